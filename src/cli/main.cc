@@ -1,0 +1,38 @@
+// paraplan: plans the parallel training of deep neural networks. A thin shell over the library:
+// parse flags, call, print; errors become one message and a documented exit code.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/plan_command.h"
+#include "ir/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"paraplan: plans how to split deep-learning training across devices"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "paraplan 0.1.0");
+  int exit_code = 0;
+  paraplan::cli::add_plan_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "paraplan: " << e.what() << "\n";
+    return static_cast<int>(paraplan::ErrorKind::kUsage);
+  } catch (const paraplan::Error& e) {
+    std::cerr << "paraplan: " << e.what() << "\n";
+    return static_cast<int>(e.kind());
+  } catch (const std::bad_alloc&) {
+    std::cerr << "paraplan: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "paraplan: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return exit_code;
+}

@@ -1,0 +1,231 @@
+// The plan subcommand: flag parsing, input loading, and dispatch to the planners.
+#include "cli/plan_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/output.h"
+#include "cost/piper_cost.h"
+#include "io/native_json.h"
+#include "io/piper_reader.h"
+#include "ir/error.h"
+#include "ir/units.h"
+#include "search/pipeline.h"
+#include "zoo/transformer_stack.h"
+
+namespace paraplan::cli {
+namespace {
+
+struct PlanArgs {
+  std::string input;
+  std::string format = "auto";
+  std::string cost_model = "auto";
+  std::string cluster_file;
+  int devices = 0;
+  std::string memory;
+  std::string bandwidth;
+  int microbatches = 0;
+  std::string machines;
+  int batch = 0;
+  int microbatch_size = 0;
+  int profile_batch = 0;
+  bool json = false;
+  std::string output;
+};
+
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
+
+// Everything a planner needs, whatever the input format.
+struct Workload {
+  Model model;
+  Cluster cluster;
+  std::string format;  // piper | dapple | native | builtin
+  int piper_devices = 0;
+  double piper_memory = 0, piper_bandwidth = 0;
+};
+
+Workload load(const PlanArgs& args) {
+  Workload w;
+  if (args.input.empty()) {
+    if (args.format != "auto")
+      usage("--format needs an INPUT file; without one the built-in default workload is used");
+    w.model = zoo::transformer_stack({});
+    w.cluster = zoo::default_cluster();
+    w.format = "builtin";
+    w.piper_devices = w.cluster.device_count();
+    w.piper_memory = w.cluster.min_device_memory_bytes();
+    w.piper_bandwidth = w.cluster.flat_bandwidth_bytes_per_s();
+    return w;
+  }
+  std::string format = args.format;
+  if (format == "auto") {
+    std::string text = io::read_text_file(args.input);
+    std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{') {
+      io::Json doc = io::parse_json_text(text, args.input);
+      if (io::looks_like_native_model(doc))
+        format = "native";
+      else if (io::looks_like_piper(doc))
+        format = "piper";
+      else
+        throw Error(ErrorKind::kInput, args.input,
+                    "unrecognised JSON: expected a paraplan model (\"format\": \"paraplan-model\") "
+                    "or a Piper input (fields nodes, edges, mbsInBatch); use --format");
+    } else {
+      format = "dapple";
+    }
+  }
+  w.format = format;
+  if (format == "piper") {
+    io::PiperInput in = io::read_piper(args.input);
+    w.model = std::move(in.model);
+    w.model.name = std::filesystem::path(args.input).stem().string();
+    w.piper_devices = in.max_devices;
+    w.piper_memory = in.memory_per_device_bytes;
+    w.piper_bandwidth = in.bandwidth_bytes_per_s;
+    w.cluster = Cluster::flat(in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s);
+  } else if (format == "native") {
+    w.model = io::read_native_model(args.input);
+    w.cluster = zoo::default_cluster();
+    w.piper_devices = w.cluster.device_count();
+    w.piper_memory = w.cluster.min_device_memory_bytes();
+    w.piper_bandwidth = w.cluster.flat_bandwidth_bytes_per_s();
+  } else if (format == "dapple") {
+    usage("dapple: not yet");
+  } else {
+    usage("--format must be one of piper, dapple, native (got \"" + format + "\")");
+  }
+  if (!args.cluster_file.empty()) {
+    w.cluster = io::cluster_from_json(io::parse_json_file(args.cluster_file), args.cluster_file);
+    w.piper_devices = w.cluster.device_count();
+    w.piper_memory = w.cluster.min_device_memory_bytes();
+    w.piper_bandwidth = w.cluster.flat_bandwidth_bytes_per_s();
+  }
+  return w;
+}
+
+void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std::string& unit,
+          const io::Json& extra) {
+  io::Json j = io::plan_to_json(plan, model);
+  for (const auto& [k, v] : extra.items()) j[k] = v;
+  std::string text = j.dump(2) + "\n";
+  if (!args.output.empty()) {
+    std::ofstream out(args.output, std::ios::binary);
+    if (!out) throw Error(ErrorKind::kIo, args.output, "cannot open file for writing");
+    out << text;
+    if (!out) throw Error(ErrorKind::kIo, args.output, "write error");
+  }
+  if (args.json)
+    std::cout << text;
+  else
+    std::cout << plan_table(plan, model, unit);
+}
+
+int run_piper(const PlanArgs& args, Workload& w) {
+  PiperSettings settings;
+  settings.max_devices = args.devices > 0 ? args.devices : w.piper_devices;
+  settings.memory_per_device_bytes = w.piper_memory;
+  settings.bandwidth_bytes_per_s = w.piper_bandwidth;
+  settings.microbatches = args.microbatches > 0 ? args.microbatches : w.model.microbatches;
+  if (!args.memory.empty()) {
+    auto m = parse_bytes(args.memory);
+    if (!m || *m <= 0)
+      usage("--memory: expected a positive size such as 8GiB, 80GB or 8589934592, got \"" +
+            args.memory + "\"");
+    settings.memory_per_device_bytes = *m;
+  }
+  if (!args.bandwidth.empty()) {
+    auto b = parse_bandwidth(args.bandwidth);
+    if (!b || *b <= 0)
+      usage("--bandwidth: expected a positive rate such as 25GiB/s or 25000000000, got \"" +
+            args.bandwidth + "\"");
+    settings.bandwidth_bytes_per_s = *b;
+  }
+  PiperCostModel cost(w.model, settings);
+  PipelineSearchResult result = search_pipeline(w.model, cost);
+  io::Json extra{{"memory_per_device_bytes", settings.memory_per_device_bytes},
+                 {"max_devices", settings.max_devices},
+                 {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s}};
+  if (result.plan.feasible) {
+    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra);
+    return 0;
+  }
+  // Nothing fits: find the smallest memory per device that would.
+  PiperSettings lean = settings;
+  lean.objective = PiperSettings::Objective::kMemory;
+  PiperCostModel memory_cost(w.model, lean);
+  PipelineSearchResult smallest = search_pipeline(w.model, memory_cost);
+  // The memory-objective plan's largest stage memory is the smallest limit any plan fits in.
+  double need = 0;
+  for (const auto& st : smallest.plan.stages) need = std::max(need, st.memory_bytes);
+  extra["smallest_memory_per_device_bytes"] = need;
+  if (args.json || !args.output.empty()) {
+    Plan none;
+    none.cost_model = cost.name();
+    none.feasible = false;
+    none.objective = kInfinity;
+    none.microbatches = settings.microbatches;
+    emit(args, none, w.model, "", extra);
+  }
+  throw Error(ErrorKind::kInfeasible, args.input.empty() ? "default workload" : args.input,
+              fmt::format("no plan fits in {:.0f} bytes ({}) per device on {} devices; the "
+                          "smallest memory per device that fits is {:.0f} bytes ({})",
+                          settings.memory_per_device_bytes,
+                          format_bytes(settings.memory_per_device_bytes), settings.max_devices,
+                          need, format_bytes(need)));
+}
+
+int run(const PlanArgs& args) {
+  Workload w = load(args);
+  std::string cost_model = args.cost_model;
+  if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
+  if (cost_model == "piper") {
+    if (!args.machines.empty() || args.batch || args.microbatch_size)
+      usage("--machines, --batch and --microbatch-size are settings of --cost-model dapple");
+    return run_piper(args, w);
+  }
+  usage("--cost-model must be piper or dapple (got \"" + cost_model + "\")");
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Find the best pipeline plan for a model (default: a built-in BERT-Large-like "
+              "transformer on 2x8 devices of 16 GiB)");
+  cmd->add_option("INPUT", args->input,
+                  "Model file: Piper JSON, DAPPLE/PipeDream profile text, or paraplan model JSON");
+  cmd->add_option("--format", args->format, "Input format: piper, dapple or native (default: detect)");
+  cmd->add_option("--cost-model", args->cost_model,
+                  "piper (time per sample) or dapple (iteration latency); default: by format");
+  cmd->add_option("--cluster", args->cluster_file, "Cluster file (paraplan cluster JSON)");
+  cmd->add_option("--devices", args->devices, "Number of devices K (overrides the input)")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--memory", args->memory,
+                  "Memory per device: 8GiB (2^30), 80GB (10^9) or a number of bytes");
+  cmd->add_option("--bandwidth", args->bandwidth,
+                  "Bandwidth per device: 25GiB/s, 25GB/s or bytes per second");
+  cmd->add_option("--microbatches", args->microbatches, "Micro-batches per batch N (Piper)")
+      ->check(CLI::Range(1, 1000000000));
+  cmd->add_option("--machines", args->machines,
+                  "DAPPLE: machines x devices per machine, e.g. 2x8, or sizes like 4,8,4");
+  cmd->add_option("--batch", args->batch, "DAPPLE: global batch size in samples")
+      ->check(CLI::Range(1, 1000000000));
+  cmd->add_option("--microbatch-size", args->microbatch_size,
+                  "DAPPLE: samples per micro-batch (default 1)")
+      ->check(CLI::Range(1, 1000000000));
+  cmd->add_option("--profile-batch", args->profile_batch,
+                  "DAPPLE: batch size the profile was measured at (default: from the file name, "
+                  "…-pbs-N.txt)")
+      ->check(CLI::Range(1, 1000000000));
+  cmd->add_flag("--json", args->json, "Print the plan as JSON instead of a table");
+  cmd->add_option("-o,--output", args->output, "Also write the plan as JSON to this file");
+  cmd->callback([args, &exit_code] { exit_code = run(*args); });
+}
+
+}  // namespace paraplan::cli

@@ -1,0 +1,53 @@
+// The interface between the pipeline planner and a bottleneck cost model (Piper's family): the
+// planner enumerates contiguous stages; the model prices a stage for a shape (t, d) and an
+// in-flight count y, incrementally as layers leave the stage, and scores whole plans.
+#pragma once
+
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/plan.h"
+
+namespace paraplan {
+
+inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+/// A stage shape: tensor-parallel degree t and data-parallel degree d (d·t devices).
+struct StageShape {
+  int tensor_parallel = 1;
+  int data_parallel = 1;
+};
+
+/// Prices one stage S as layers are removed from it. Not thread-safe; one per thread.
+class StageCursor {
+ public:
+  virtual ~StageCursor() = default;
+  /// S := `layers` (a successor-closed set's members).
+  virtual void reset(const std::vector<int>& layers) = 0;
+  /// S := S minus `layer`. `layer` must have no successor left in S.
+  virtual void remove(int layer) = 0;
+  /// Reverts the most recent remove().
+  virtual void undo() = 0;
+  /// The stage's cost with shape `shape` (index into shapes()) when y micro-batches are in
+  /// flight; +inf if it cannot run (memory, or a layer lacks the degree). Non-decreasing in y.
+  virtual double cost(int shape, int y) = 0;
+  /// Option index per layer of S (layers ascending) that attains cost(shape, y).
+  virtual std::vector<std::pair<int, int>> choice(int shape, int y) = 0;
+};
+
+/// A cost model whose objective is the bottleneck (max over stages) of stage costs.
+class PipelineCostModel {
+ public:
+  virtual ~PipelineCostModel() = default;
+  virtual std::string name() const = 0;
+  virtual int max_devices() const = 0;             ///< K: Σ d·t <= K
+  virtual int max_data_parallel_sum() const = 0;   ///< Σ d <= this
+  virtual const std::vector<StageShape>& shapes() const = 0;  ///< ascending (t, d)
+  virtual std::unique_ptr<StageCursor> cursor() const = 0;
+  /// Scores a plan from scratch: per-stage figures, memory, feasibility, objective.
+  virtual Plan evaluate(const Plan& plan) const = 0;
+};
+
+}  // namespace paraplan

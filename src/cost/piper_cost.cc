@@ -1,0 +1,472 @@
+// Piper's time-per-sample model with incremental stage pricing for the pipeline planner.
+#include "cost/piper_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "cost/knapsack.h"
+#include "ir/error.h"
+
+namespace paraplan {
+
+PiperCostModel::PiperCostModel(const Model& model, PiperSettings settings)
+    : model_(model), settings_(settings) {
+  max_dp_sum_ = std::min(settings_.microbatches, settings_.max_devices);
+  std::set<int> degrees;
+  for (const auto& layer : model_.layers)
+    for (const auto& d : layer.by_degree)
+      if (!d.options.empty()) degrees.insert(d.degree);
+  degrees_.assign(degrees.begin(), degrees.end());
+  for (int ti = 0; ti < static_cast<int>(degrees_.size()); ++ti) {
+    int t = degrees_[ti];
+    for (int d = 1; d <= max_dp_sum_ && static_cast<long long>(d) * t <= settings_.max_devices; ++d) {
+      if (settings_.microbatches % d != 0) continue;
+      shapes_.push_back({t, d});
+      shape_degree_index_.push_back(ti);
+    }
+  }
+  edge_out_pos_.assign(model_.edges.size(), 0);
+  edge_in_pos_.assign(model_.edges.size(), 0);
+  for (int v = 0; v < model_.size(); ++v) {
+    for (int i = 0; i < static_cast<int>(model_.out_edge_ids[v].size()); ++i)
+      edge_out_pos_[model_.out_edge_ids[v][i]] = i;
+    for (int i = 0; i < static_cast<int>(model_.in_edge_ids[v].size()); ++i)
+      edge_in_pos_[model_.in_edge_ids[v][i]] = i;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Incremental cursor.
+//
+// For layer x in S and option l of degree t, alpha = p + cutEdgeBytes/B, and the option's share
+// of the stage's time per sample is alpha/d + 4(d-1)w/(d·N·B). Removing a layer v from S cuts
+// the edges from v's predecessors in S; only those predecessors' alphas change.
+class PiperCursor : public StageCursor {
+ public:
+  explicit PiperCursor(const PiperCostModel& m);
+  void reset(const std::vector<int>& layers) override;
+  void remove(int layer) override;
+  void undo() override;
+  double cost(int shape, int y) override;
+  std::vector<std::pair<int, int>> choice(int shape, int y) override;
+
+ private:
+  struct Frame {
+    int layer;
+    int position;  // where `layer` sat in members_
+    std::size_t saved_sums;    // offset into sum_stack_
+    std::size_t saved_alphas;  // offset into alpha_stack_
+  };
+  const std::vector<LayerOption>* options(int layer, int ti) const {
+    return layer_options_[layer * degree_count_ + ti];
+  }
+  double contribution(int layer, int ti, int l, int d) const {
+    const auto& o = (*options(layer, ti))[l];
+    return alpha_[alpha_offset_[layer * degree_count_ + ti] + l] / d + gamma_[d] * o.parameter_bytes;
+  }
+  int fastest(int layer, int ti, int d) const;
+  // Adds (sign = +1) or subtracts (-1) layer x's share to every shape's sums.
+  void account(int layer, double sign);
+  void add_cut_out_edge(int layer, int edge);
+  KnapsackResult solve(int shape, int y);
+
+  const PiperCostModel& m_;
+  int degree_count_;
+  double limit_;
+  bool memory_objective_;
+  std::vector<const std::vector<LayerOption>*> layer_options_;
+  std::vector<int> alpha_offset_;
+  std::vector<double> alpha_;
+  std::vector<double> gamma_;  // per d
+  std::vector<int> members_, position_;
+  std::vector<int> missing_;   // per degree: members without options for it
+  // Per shape: Σ fastest contribution, and Σ a, Σ b of those fastest options.
+  std::vector<double> sum_time_, sum_a_, sum_b_;
+  // Memory objective: per degree, per y (1..max_y): Σ min_l (a_l·y + b_l).
+  int max_y_;
+  std::vector<double> min_memory_;
+  std::vector<double> sum_stack_;
+  std::vector<std::pair<int, double>> alpha_stack_;
+  std::vector<Frame> frames_;
+  // Knapsack results per (shape, y), valid while the stamp matches.
+  std::vector<std::vector<double>> cache_;
+  std::vector<std::vector<unsigned>> cache_stamp_;
+  unsigned stamp_ = 1;
+};
+
+PiperCursor::PiperCursor(const PiperCostModel& m)
+    : m_(m),
+      degree_count_(static_cast<int>(m.degrees_.size())),
+      limit_(m.settings_.memory_per_device_bytes),
+      memory_objective_(m.settings_.objective == PiperSettings::Objective::kMemory) {
+  const Model& model = m_.model_;
+  layer_options_.assign(model.size() * degree_count_, nullptr);
+  alpha_offset_.assign(model.size() * degree_count_, 0);
+  int total = 0;
+  for (int v = 0; v < model.size(); ++v)
+    for (int ti = 0; ti < degree_count_; ++ti) {
+      const auto* opts = model.layers[v].options_for(m_.degrees_[ti]);
+      layer_options_[v * degree_count_ + ti] = opts;
+      alpha_offset_[v * degree_count_ + ti] = total;
+      if (opts) total += static_cast<int>(opts->size());
+    }
+  alpha_.assign(total, 0.0);
+  int max_d = 1;
+  for (const auto& s : m_.shapes_) max_d = std::max(max_d, s.data_parallel);
+  gamma_.assign(max_d + 1, 0.0);
+  const double n = m_.settings_.microbatches, b = m_.settings_.bandwidth_bytes_per_s;
+  for (int d = 1; d <= max_d; ++d) gamma_[d] = 4.0 * (d - 1) / d / n / b;
+  position_.assign(model.size(), -1);
+  missing_.assign(degree_count_, 0);
+  sum_time_.assign(m_.shapes_.size(), 0.0);
+  sum_a_.assign(m_.shapes_.size(), 0.0);
+  sum_b_.assign(m_.shapes_.size(), 0.0);
+  max_y_ = m_.max_dp_sum_ + 1;
+  if (memory_objective_) min_memory_.assign(degree_count_ * (max_y_ + 1), 0.0);
+  cache_.resize(m_.shapes_.size());
+  cache_stamp_.resize(m_.shapes_.size());
+  for (std::size_t s = 0; s < m_.shapes_.size(); ++s) {
+    int ys = m_.max_dp_sum_ / m_.shapes_[s].data_parallel + 2;
+    cache_[s].assign(ys, 0.0);
+    cache_stamp_[s].assign(ys, 0);
+  }
+}
+
+int PiperCursor::fastest(int layer, int ti, int d) const {
+  const auto& opts = *options(layer, ti);
+  int best = 0;
+  double best_c = contribution(layer, ti, 0, d);
+  for (int l = 1; l < static_cast<int>(opts.size()); ++l) {
+    double c = contribution(layer, ti, l, d);
+    // Ties go to the smaller memory, then to the earlier option (Piper's array order).
+    if (c < best_c ||
+        (c == best_c && (opts[l].memory_per_inflight_bytes < opts[best].memory_per_inflight_bytes ||
+                         (opts[l].memory_per_inflight_bytes == opts[best].memory_per_inflight_bytes &&
+                          opts[l].memory_fixed_bytes < opts[best].memory_fixed_bytes)))) {
+      best = l;
+      best_c = c;
+    }
+  }
+  return best;
+}
+
+void PiperCursor::account(int layer, double sign) {
+  for (std::size_t s = 0; s < m_.shapes_.size(); ++s) {
+    int ti = m_.shape_degree_index_[s];
+    if (!options(layer, ti)) continue;
+    int d = m_.shapes_[s].data_parallel;
+    int l = fastest(layer, ti, d);
+    const auto& o = (*options(layer, ti))[l];
+    sum_time_[s] += sign * contribution(layer, ti, l, d);
+    sum_a_[s] += sign * o.memory_per_inflight_bytes;
+    sum_b_[s] += sign * o.memory_fixed_bytes;
+  }
+}
+
+void PiperCursor::reset(const std::vector<int>& layers) {
+  const Model& model = m_.model_;
+  const double b = m_.settings_.bandwidth_bytes_per_s;
+  for (int v : members_) position_[v] = -1;
+  members_ = layers;
+  for (int i = 0; i < static_cast<int>(members_.size()); ++i) position_[members_[i]] = i;
+  std::fill(missing_.begin(), missing_.end(), 0);
+  std::fill(sum_time_.begin(), sum_time_.end(), 0.0);
+  std::fill(sum_a_.begin(), sum_a_.end(), 0.0);
+  std::fill(sum_b_.begin(), sum_b_.end(), 0.0);
+  std::fill(min_memory_.begin(), min_memory_.end(), 0.0);
+  frames_.clear();
+  sum_stack_.clear();
+  alpha_stack_.clear();
+  ++stamp_;
+  for (int v : members_) {
+    for (int ti = 0; ti < degree_count_; ++ti) {
+      const auto* opts = options(v, ti);
+      if (!opts) {
+        ++missing_[ti];
+        continue;
+      }
+      for (int l = 0; l < static_cast<int>(opts->size()); ++l) {
+        const auto& o = (*opts)[l];
+        // S is successor-closed, so only incoming edges from outside can be cut.
+        double bytes = 0;
+        const auto& in = model.in_edge_ids[v];
+        for (int i = 0; i < static_cast<int>(in.size()); ++i) {
+          const Edge& e = model.edges[in[i]];
+          if (position_[e.from] < 0) bytes += 2 * (e.bytes + o.sync_in_bytes[i]);
+        }
+        alpha_[alpha_offset_[v * degree_count_ + ti] + l] = o.compute_time_s + bytes / b;
+      }
+      if (memory_objective_) {
+        for (int y = 1; y <= max_y_; ++y) {
+          double best = kInfinity;
+          for (const auto& o : *opts)
+            best = std::min(best, o.memory_per_inflight_bytes * y + o.memory_fixed_bytes);
+          min_memory_[ti * (max_y_ + 1) + y] += best;
+        }
+      }
+    }
+    account(v, +1);
+  }
+}
+
+void PiperCursor::add_cut_out_edge(int layer, int edge) {
+  const Model& model = m_.model_;
+  const Edge& e = model.edges[edge];
+  const int pos = m_.edge_out_pos_[edge];
+  const double b = m_.settings_.bandwidth_bytes_per_s;
+  for (int ti = 0; ti < degree_count_; ++ti) {
+    const auto* opts = options(layer, ti);
+    if (!opts) continue;
+    for (int l = 0; l < static_cast<int>(opts->size()); ++l) {
+      int idx = alpha_offset_[layer * degree_count_ + ti] + l;
+      alpha_stack_.push_back({idx, alpha_[idx]});
+      alpha_[idx] += 2 * (e.bytes + (*opts)[l].sync_out_bytes[pos]) / b;
+    }
+  }
+}
+
+void PiperCursor::remove(int layer) {
+  const Model& model = m_.model_;
+  Frame f{layer, position_[layer], sum_stack_.size(), alpha_stack_.size()};
+  sum_stack_.insert(sum_stack_.end(), sum_time_.begin(), sum_time_.end());
+  sum_stack_.insert(sum_stack_.end(), sum_a_.begin(), sum_a_.end());
+  sum_stack_.insert(sum_stack_.end(), sum_b_.begin(), sum_b_.end());
+  frames_.push_back(f);
+  account(layer, -1);
+  for (int ti = 0; ti < degree_count_; ++ti) {
+    const auto* opts = options(layer, ti);
+    if (!opts) {
+      --missing_[ti];
+      continue;
+    }
+    if (memory_objective_) {
+      for (int y = 1; y <= max_y_; ++y) {
+        double best = kInfinity;
+        for (const auto& o : *opts)
+          best = std::min(best, o.memory_per_inflight_bytes * y + o.memory_fixed_bytes);
+        min_memory_[ti * (max_y_ + 1) + y] -= best;
+      }
+    }
+  }
+  // Take `layer` out of the member list (swap with the last; undo puts it back).
+  int last = members_.back();
+  members_[f.position] = last;
+  position_[last] = f.position;
+  members_.pop_back();
+  position_[layer] = -1;
+  // Its predecessors still in S now send to a layer outside S.
+  for (int e : model.in_edge_ids[layer]) {
+    int u = model.edges[e].from;
+    if (position_[u] < 0) continue;
+    account(u, -1);
+    add_cut_out_edge(u, e);
+    account(u, +1);
+  }
+  ++stamp_;
+}
+
+void PiperCursor::undo() {
+  Frame f = frames_.back();
+  frames_.pop_back();
+  while (alpha_stack_.size() > f.saved_alphas) {
+    alpha_[alpha_stack_.back().first] = alpha_stack_.back().second;
+    alpha_stack_.pop_back();
+  }
+  const std::size_t n = sum_time_.size();
+  std::copy_n(sum_stack_.begin() + f.saved_sums, n, sum_time_.begin());
+  std::copy_n(sum_stack_.begin() + f.saved_sums + n, n, sum_a_.begin());
+  std::copy_n(sum_stack_.begin() + f.saved_sums + 2 * n, n, sum_b_.begin());
+  sum_stack_.resize(f.saved_sums);
+  // Put the layer back where it was; the layer that took its place goes back to the end.
+  if (f.position == static_cast<int>(members_.size())) {
+    members_.push_back(f.layer);
+  } else {
+    int moved = members_[f.position];
+    members_.push_back(moved);
+    position_[moved] = static_cast<int>(members_.size()) - 1;
+    members_[f.position] = f.layer;
+  }
+  position_[f.layer] = f.position;
+  for (int ti = 0; ti < degree_count_; ++ti) {
+    const auto* opts = options(f.layer, ti);
+    if (!opts) {
+      ++missing_[ti];
+      continue;
+    }
+    if (memory_objective_) {
+      for (int y = 1; y <= max_y_; ++y) {
+        double best = kInfinity;
+        for (const auto& o : *opts)
+          best = std::min(best, o.memory_per_inflight_bytes * y + o.memory_fixed_bytes);
+        min_memory_[ti * (max_y_ + 1) + y] += best;
+      }
+    }
+  }
+  ++stamp_;
+}
+
+KnapsackResult PiperCursor::solve(int shape, int y) {
+  int ti = m_.shape_degree_index_[shape];
+  int d = m_.shapes_[shape].data_parallel;
+  std::vector<int> order = members_;
+  std::sort(order.begin(), order.end());
+  std::vector<std::vector<KnapsackOption>> items(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& opts = *options(order[i], ti);
+    for (int l = 0; l < static_cast<int>(opts.size()); ++l)
+      items[i].push_back({opts[l].memory_per_inflight_bytes * y + opts[l].memory_fixed_bytes,
+                          contribution(order[i], ti, l, d)});
+  }
+  return solve_knapsack(items, limit_);
+}
+
+double PiperCursor::cost(int shape, int y) {
+  int ti = m_.shape_degree_index_[shape];
+  if (missing_[ti] > 0 || members_.empty()) return kInfinity;
+  if (memory_objective_) return min_memory_[ti * (max_y_ + 1) + std::min(y, max_y_)];
+  if (sum_a_[shape] * y + sum_b_[shape] <= limit_) return sum_time_[shape];
+  auto& slot = cache_stamp_[shape];
+  if (y < static_cast<int>(slot.size()) && slot[y] == stamp_) return cache_[shape][y];
+  double value = solve(shape, y).cost;
+  if (y < static_cast<int>(slot.size())) {
+    slot[y] = stamp_;
+    cache_[shape][y] = value;
+  }
+  return value;
+}
+
+std::vector<std::pair<int, int>> PiperCursor::choice(int shape, int y) {
+  int ti = m_.shape_degree_index_[shape];
+  int d = m_.shapes_[shape].data_parallel;
+  std::vector<int> order = members_;
+  std::sort(order.begin(), order.end());
+  std::vector<std::pair<int, int>> picks;
+  if (memory_objective_ || sum_a_[shape] * y + sum_b_[shape] <= limit_) {
+    for (int v : order) {
+      int l = 0;
+      if (memory_objective_) {
+        const auto& opts = *options(v, ti);
+        for (int k = 1; k < static_cast<int>(opts.size()); ++k)
+          if (opts[k].memory_per_inflight_bytes * y + opts[k].memory_fixed_bytes <
+              opts[l].memory_per_inflight_bytes * y + opts[l].memory_fixed_bytes)
+            l = k;
+      } else {
+        l = fastest(v, ti, d);
+      }
+      picks.push_back({v, l});
+    }
+    return picks;
+  }
+  KnapsackResult r = solve(shape, y);
+  for (std::size_t i = 0; i < order.size() && !r.choice.empty(); ++i)
+    picks.push_back({order[i], r.choice[i]});
+  return picks;
+}
+
+std::unique_ptr<StageCursor> PiperCostModel::cursor() const {
+  return std::make_unique<PiperCursor>(*this);
+}
+
+// ---------------------------------------------------------------------------------------------
+// From-scratch plan evaluation (Piper's getTPSForResult).
+Plan PiperCostModel::evaluate(const Plan& input) const {
+  Plan plan = input;
+  plan.cost_model = name();
+  plan.microbatches = settings_.microbatches;
+  plan.speedup.reset();
+  const Model& model = model_;
+  const double b = settings_.bandwidth_bytes_per_s;
+  const double n = settings_.microbatches;
+  std::vector<int> stage_of(model.size(), -1);
+  for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
+    for (int v : plan.stages[i].layers) {
+      if (v < 0 || v >= model.size())
+        throw Error(ErrorKind::kInput, "plan", fmt::format("stage {}: no layer index {}", i, v));
+      if (stage_of[v] >= 0)
+        throw Error(ErrorKind::kInput, "plan",
+                    fmt::format("layer {} is in stages {} and {}", model.layers[v].id, stage_of[v], i));
+      stage_of[v] = i;
+    }
+  }
+  for (int v = 0; v < model.size(); ++v)
+    if (stage_of[v] < 0)
+      throw Error(ErrorKind::kInput, "plan",
+                  fmt::format("layer {} is in no stage", model.layers[v].id));
+  for (const auto& e : model.edges)
+    if (stage_of[e.from] > stage_of[e.to])
+      throw Error(ErrorKind::kInput, "plan",
+                  fmt::format("edge {} -> {} goes backwards from stage {} to stage {}",
+                              model.layers[e.from].id, model.layers[e.to].id, stage_of[e.from],
+                              stage_of[e.to]));
+  long long dp_sum = 0, devices = 0;
+  for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
+    const Stage& st = plan.stages[i];
+    if (st.data_parallel < 1 || settings_.microbatches % st.data_parallel != 0)
+      throw Error(ErrorKind::kInput, "plan",
+                  fmt::format("stage {}: data-parallel degree {} must divide the {} micro-batches",
+                              i, st.data_parallel, settings_.microbatches));
+    if (st.tensor_parallel < 1)
+      throw Error(ErrorKind::kInput, "plan", fmt::format("stage {}: tensor-parallel degree {}", i,
+                                                         st.tensor_parallel));
+    dp_sum += st.data_parallel;
+    devices += static_cast<long long>(st.data_parallel) * st.tensor_parallel;
+  }
+  if (dp_sum > settings_.microbatches)
+    throw Error(ErrorKind::kInput, "plan",
+                fmt::format("the data-parallel degrees sum to {}, more than the {} micro-batches",
+                            dp_sum, settings_.microbatches));
+  if (devices > settings_.max_devices)
+    throw Error(ErrorKind::kInput, "plan",
+                fmt::format("the plan uses {} devices; {} are available", devices,
+                            settings_.max_devices));
+  plan.devices_used = static_cast<int>(devices);
+  plan.feasible = true;
+  plan.objective = 0;
+  long long suffix = dp_sum;
+  for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
+    Stage& st = plan.stages[i];
+    const int d = st.data_parallel;
+    st.inflight_microbatches = static_cast<int>((suffix + d - 1) / d);
+    suffix -= d;
+    if (st.option_index.size() != st.layers.size())
+      throw Error(ErrorKind::kInput, "plan", fmt::format("stage {}: one option per layer", i));
+    double compute = 0, edge_bytes = 0, dp_bytes = 0, memory = 0;
+    for (std::size_t j = 0; j < st.layers.size(); ++j) {
+      int v = st.layers[j];
+      const auto* opts = model.layers[v].options_for(st.tensor_parallel);
+      if (!opts || st.option_index[j] < 0 || st.option_index[j] >= static_cast<int>(opts->size()))
+        throw Error(ErrorKind::kInput, "plan",
+                    fmt::format("stage {}: layer {} has no option {} at tensor-parallel degree {}",
+                                i, model.layers[v].id, st.option_index[j], st.tensor_parallel));
+      const LayerOption& o = (*opts)[st.option_index[j]];
+      compute += o.compute_time_s;
+      const auto& in = model.in_edge_ids[v];
+      for (std::size_t k = 0; k < in.size(); ++k) {
+        const Edge& e = model.edges[in[k]];
+        if (stage_of[e.from] != i) edge_bytes += 2 * (e.bytes + o.sync_in_bytes[k]);
+      }
+      const auto& out = model.out_edge_ids[v];
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        const Edge& e = model.edges[out[k]];
+        if (stage_of[e.to] != i) edge_bytes += 2 * (e.bytes + o.sync_out_bytes[k]);
+      }
+      dp_bytes += 4.0 * (d - 1) * o.parameter_bytes / d / n;
+      memory += o.memory_per_inflight_bytes * st.inflight_microbatches + o.memory_fixed_bytes;
+    }
+    st.compute_time = compute / d;
+    st.communication_time = edge_bytes / d / b;
+    st.allreduce_time = dp_bytes / b;
+    st.time = (edge_bytes / d + dp_bytes) / b + compute / d;
+    st.memory_bytes = memory;
+    // A relative slack of 1e-12 absorbs the rounding of the planner's incremental sums.
+    if (memory > settings_.memory_per_device_bytes * (1 + 1e-12)) plan.feasible = false;
+    plan.objective = std::max(plan.objective, st.time);
+  }
+  if (!plan.feasible) plan.objective = kInfinity;
+  return plan;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,47 @@
+// Piper's cost model (Tarnawski et al., NeurIPS 2021), exactly as shared/specs/piper.md §3 gives
+// it: time per sample of the bottleneck stage, memory a·y + b per layer with y = ⌈s/d⌉ from the
+// suffix sums of data-parallel degrees. Per-stage option choice is an exact knapsack.
+#pragma once
+
+#include "cost/pipeline_cost.h"
+#include "ir/model.h"
+
+namespace paraplan {
+
+struct PiperSettings {
+  int max_devices = 1;                 ///< K
+  double memory_per_device_bytes = 0;  ///< M
+  double bandwidth_bytes_per_s = 0;    ///< B
+  int microbatches = 1;                ///< N (d must divide N; Σd <= N)
+  /// kMemory prices a stage by its smallest possible memory per device instead of its time,
+  /// with no memory limit: the planner then finds the smallest memory any plan needs.
+  enum class Objective { kTimePerSample, kMemory } objective = Objective::kTimePerSample;
+};
+
+class PiperCostModel : public PipelineCostModel {
+ public:
+  PiperCostModel(const Model& model, PiperSettings settings);
+
+  std::string name() const override { return "piper"; }
+  int max_devices() const override { return settings_.max_devices; }
+  int max_data_parallel_sum() const override { return max_dp_sum_; }
+  const std::vector<StageShape>& shapes() const override { return shapes_; }
+  std::unique_ptr<StageCursor> cursor() const override;
+  Plan evaluate(const Plan& plan) const override;
+
+  const Model& model() const { return model_; }
+  const PiperSettings& settings() const { return settings_; }
+  const std::vector<int>& degrees() const { return degrees_; }
+
+ private:
+  friend class PiperCursor;
+  const Model& model_;
+  PiperSettings settings_;
+  int max_dp_sum_;
+  std::vector<int> degrees_;         ///< every degree any layer has, ascending
+  std::vector<StageShape> shapes_;
+  std::vector<int> shape_degree_index_;  ///< per shape: index into degrees_
+  std::vector<int> edge_out_pos_, edge_in_pos_;  ///< an edge's position in its ends' lists
+};
+
+}  // namespace paraplan

@@ -1,0 +1,340 @@
+// Native JSON readers and writers.
+#include "io/native_json.h"
+
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "io/model_checks.h"
+
+namespace paraplan::io {
+namespace {
+
+void check_header(const JsonObject& top, const char* format) {
+  std::string f = top.string("format");
+  if (f != format) top.fail("format", fmt::format("must be \"{}\", got \"{}\"", format, f));
+  long long v = top.integer("version", 0, 1000000);
+  if (v != kFormatVersion)
+    top.fail("version", fmt::format("unsupported version {}; this paraplan reads version {}", v,
+                                    kFormatVersion));
+}
+
+Json finite_or_null(double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); }
+
+}  // namespace
+
+bool looks_like_native_model(const Json& doc) {
+  return doc.is_object() && doc.value("format", "") == "paraplan-model";
+}
+
+Json model_to_json(const Model& model) {
+  Json layers = Json::array();
+  for (int v = 0; v < model.size(); ++v) {
+    const Layer& layer = model.layers[v];
+    Json options = Json::object();
+    for (const auto& deg : layer.by_degree) {
+      Json list = Json::array();
+      for (const auto& o : deg.options) {
+        Json in = Json::object(), out = Json::object();
+        for (std::size_t i = 0; i < model.in_edge_ids[v].size(); ++i)
+          in[std::to_string(model.layers[model.edges[model.in_edge_ids[v][i]].from].id)] =
+              o.sync_in_bytes[i];
+        for (std::size_t i = 0; i < model.out_edge_ids[v].size(); ++i)
+          out[std::to_string(model.layers[model.edges[model.out_edge_ids[v][i]].to].id)] =
+              o.sync_out_bytes[i];
+        list.push_back({{"id", o.id},
+                        {"compute_time_s", o.compute_time_s},
+                        {"parameter_bytes", o.parameter_bytes},
+                        {"memory_per_inflight_bytes", o.memory_per_inflight_bytes},
+                        {"memory_fixed_bytes", o.memory_fixed_bytes},
+                        {"sync_in_bytes", in},
+                        {"sync_out_bytes", out}});
+      }
+      options[std::to_string(deg.degree)] = list;
+    }
+    layers.push_back({{"id", layer.id}, {"name", layer.name}, {"options", options}});
+  }
+  Json edges = Json::array();
+  for (const auto& e : model.edges)
+    edges.push_back(
+        {{"from", model.layers[e.from].id}, {"to", model.layers[e.to].id}, {"bytes", e.bytes}});
+  return Json{{"format", "paraplan-model"},
+              {"version", kFormatVersion},
+              {"name", model.name},
+              {"microbatches", model.microbatches},
+              {"profile_batch_size", model.profile_batch_size},
+              {"layers", layers},
+              {"edges", edges}};
+}
+
+Model model_from_json(const Json& doc, const std::string& source) {
+  JsonObject top(doc, source, "");
+  top.only({"format", "version", "name", "microbatches", "profile_batch_size", "layers", "edges"});
+  check_header(top, "paraplan-model");
+  Model model;
+  if (top.has("name")) model.name = top.string("name");
+  model.microbatches = static_cast<int>(top.integer("microbatches", 1, 1000000000));
+  if (top.has("profile_batch_size"))
+    model.profile_batch_size = static_cast<int>(top.integer("profile_batch_size", 1, 1000000000));
+  const Json& layers = top.array("layers");
+  std::map<long long, int> index_of;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    JsonObject l = top.element("layers", i);
+    l.only({"id", "name", "options"});
+    Layer layer;
+    layer.id = l.integer("id", -(1LL << 53), 1LL << 53);
+    if (l.has("name")) layer.name = l.string("name");
+    if (!index_of.emplace(layer.id, static_cast<int>(i)).second)
+      l.fail("id", fmt::format("duplicate layer id {}", layer.id));
+    model.layers.push_back(std::move(layer));
+  }
+  const Json& edges = top.array("edges");
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    JsonObject e = top.element("edges", i);
+    e.only({"from", "to", "bytes"});
+    Edge edge;
+    for (const char* key : {"from", "to"}) {
+      long long id = e.integer(key, -(1LL << 53), 1LL << 53);
+      auto it = index_of.find(id);
+      if (it == index_of.end()) e.fail(key, fmt::format("no layer has id {}", id));
+      (std::string(key) == "from" ? edge.from : edge.to) = it->second;
+    }
+    edge.bytes = e.number("bytes");
+    model.edges.push_back(edge);
+  }
+  check_edges(model, source);
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    JsonObject options = top.element("layers", i).object("options");
+    for (const auto& [key, list] : options.json().items()) {
+      int t = 0;
+      auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), t);
+      if (ec != std::errc() || ptr != key.data() + key.size() || t < 1 || t > 1000000)
+        options.fail(key, "keys must be tensor-parallel degrees (positive integers)");
+      TensorParallelOptions deg;
+      deg.degree = t;
+      const Json& arr = options.array(key);
+      for (std::size_t j = 0; j < arr.size(); ++j) {
+        JsonObject o = options.element(key, j);
+        o.only({"id", "compute_time_s", "parameter_bytes", "memory_per_inflight_bytes",
+                "memory_fixed_bytes", "sync_in_bytes", "sync_out_bytes"});
+        LayerOption opt;
+        opt.id = o.string("id");
+        opt.compute_time_s = o.number("compute_time_s");
+        opt.parameter_bytes = o.number("parameter_bytes");
+        opt.memory_per_inflight_bytes = o.number("memory_per_inflight_bytes");
+        opt.memory_fixed_bytes = o.number("memory_fixed_bytes");
+        for (bool incoming : {true, false}) {
+          const char* field = incoming ? "sync_in_bytes" : "sync_out_bytes";
+          const auto& ids = incoming ? model.in_edge_ids[i] : model.out_edge_ids[i];
+          std::vector<double>& bytes = incoming ? opt.sync_in_bytes : opt.sync_out_bytes;
+          bytes.assign(ids.size(), 0.0);
+          if (!o.has(field)) continue;  // optional: zero extra bytes
+          JsonObject sync = o.object(field);
+          for (const auto& [id_text, value] : sync.json().items()) {
+            int slot = -1;
+            for (std::size_t k = 0; k < ids.size(); ++k) {
+              const Edge& e = model.edges[ids[k]];
+              if (std::to_string(model.layers[incoming ? e.from : e.to].id) == id_text)
+                slot = static_cast<int>(k);
+            }
+            if (slot < 0)
+              sync.fail(id_text, fmt::format("layer {} is not a {} of this layer", id_text,
+                                             incoming ? "predecessor" : "successor"));
+            bytes[slot] = checked_number(value, sync.place(id_text), false);
+          }
+        }
+        deg.options.push_back(std::move(opt));
+      }
+      model.layers[i].by_degree.push_back(std::move(deg));
+    }
+    std::sort(model.layers[i].by_degree.begin(), model.layers[i].by_degree.end(),
+              [](const auto& a, const auto& b) { return a.degree < b.degree; });
+  }
+  check_model(model, source);
+  return model;
+}
+
+Model read_native_model(const std::string& path) {
+  return model_from_json(parse_json_file(path), path);
+}
+
+Json cluster_to_json(const Cluster& c) {
+  Json types = Json::array();
+  for (const auto& t : c.device_types)
+    types.push_back({{"name", t.name},
+                     {"memory_bytes", t.memory_bytes},
+                     {"peak_flops_per_s", t.peak_flops_per_s}});
+  Json machines = Json::array();
+  for (int m = 0; m < c.machine_count(); ++m)
+    machines.push_back({{"devices", c.machine_sizes[m]},
+                        {"device_type", c.device_types[c.machine_device_type[m]].name}});
+  Json tiers = Json::array();
+  for (const auto& t : c.tiers)
+    tiers.push_back({{"name", t.name},
+                     {"bandwidth_bytes_per_s", t.bandwidth_bytes_per_s},
+                     {"latency_s", t.latency_s}});
+  Json links = Json::array();
+  for (const auto& l : c.links)
+    links.push_back({{"from", l.from},
+                     {"to", l.to},
+                     {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
+                     {"latency_s", l.latency_s}});
+  return Json{{"format", "paraplan-cluster"}, {"version", kFormatVersion},
+              {"name", c.name},             {"device_types", types},
+              {"machines", machines},       {"tiers", tiers},
+              {"links", links}};
+}
+
+Cluster cluster_from_json(const Json& doc, const std::string& source) {
+  JsonObject top(doc, source, "");
+  top.only({"format", "version", "name", "device_types", "machines", "tiers", "links"});
+  check_header(top, "paraplan-cluster");
+  Cluster c;
+  if (top.has("name")) c.name = top.string("name");
+  std::map<std::string, int> type_index;
+  const Json& types = top.array("device_types");
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    JsonObject t = top.element("device_types", i);
+    t.only({"name", "memory_bytes", "peak_flops_per_s"});
+    DeviceType dt{t.string("name"), t.positive_number("memory_bytes"),
+                  t.has("peak_flops_per_s") ? t.number("peak_flops_per_s") : 0.0};
+    if (!type_index.emplace(dt.name, static_cast<int>(i)).second)
+      t.fail("name", "duplicate device type name \"" + dt.name + "\"");
+    c.device_types.push_back(dt);
+  }
+  const Json& machines = top.array("machines");
+  if (machines.empty()) top.fail("machines", "needs at least one machine");
+  for (std::size_t i = 0; i < machines.size(); ++i) {
+    JsonObject m = top.element("machines", i);
+    m.only({"devices", "device_type"});
+    c.machine_sizes.push_back(static_cast<int>(m.integer("devices", 1, 1000000)));
+    std::string type = m.string("device_type");
+    auto it = type_index.find(type);
+    if (it == type_index.end())
+      m.fail("device_type", "no device type is named \"" + type + "\" in /device_types");
+    c.machine_device_type.push_back(it->second);
+  }
+  const Json& tiers = top.array("tiers");
+  if (tiers.empty()) top.fail("tiers", "needs at least one link tier");
+  for (std::size_t i = 0; i < tiers.size(); ++i) {
+    JsonObject t = top.element("tiers", i);
+    t.only({"name", "bandwidth_bytes_per_s", "latency_s"});
+    c.tiers.push_back({t.string("name"), t.positive_number("bandwidth_bytes_per_s"),
+                       t.has("latency_s") ? t.number("latency_s") : 0.0});
+  }
+  if (top.has("links")) {
+    const Json& links = top.array("links");
+    int n = c.device_count();
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      JsonObject l = top.element("links", i);
+      l.only({"from", "to", "bandwidth_bytes_per_s", "latency_s"});
+      c.links.push_back({static_cast<int>(l.integer("from", 0, n - 1)),
+                         static_cast<int>(l.integer("to", 0, n - 1)),
+                         l.positive_number("bandwidth_bytes_per_s"),
+                         l.has("latency_s") ? l.number("latency_s") : 0.0});
+    }
+  }
+  return c;
+}
+
+Json plan_to_json(const Plan& plan, const Model& model) {
+  Json stages = Json::array();
+  for (const auto& st : plan.stages) {
+    Json layers = Json::array(), options = Json::array();
+    for (std::size_t j = 0; j < st.layers.size(); ++j) {
+      const Layer& layer = model.layers[st.layers[j]];
+      layers.push_back(layer.id);
+      const auto* opts = layer.options_for(st.tensor_parallel);
+      options.push_back(opts ? Json((*opts)[st.option_index[j]].id) : Json(nullptr));
+    }
+    stages.push_back({{"layers", layers},
+                      {"options", options},
+                      {"data_parallel", st.data_parallel},
+                      {"tensor_parallel", st.tensor_parallel},
+                      {"devices", st.devices()},
+                      {"device_ids", st.device_ids},
+                      {"inflight_microbatches", st.inflight_microbatches},
+                      {"time", finite_or_null(st.time)},
+                      {"compute_time", st.compute_time},
+                      {"communication_time", st.communication_time},
+                      {"allreduce_time", st.allreduce_time},
+                      {"memory_bytes", st.memory_bytes}});
+  }
+  Json out{{"format", "paraplan-plan"},
+           {"version", kFormatVersion},
+           {"model", model.name},
+           {"cost_model", plan.cost_model},
+           {"feasible", plan.feasible},
+           {"objective", finite_or_null(plan.objective)}};
+  if (plan.speedup) out["speedup"] = *plan.speedup;
+  out["schedule"] = plan.schedule;
+  out["microbatches"] = plan.microbatches;
+  out["pipeline_replicas"] = plan.pipeline_replicas;
+  out["devices_used"] = plan.devices_used;
+  out["stages"] = stages;
+  return out;
+}
+
+Plan plan_from_json(const Json& doc, const Model& model, const std::string& source) {
+  JsonObject top(doc, source, "");
+  top.only({"format", "version", "model", "cost_model", "feasible", "objective", "speedup",
+            "schedule", "microbatches", "pipeline_replicas", "devices_used", "stages"});
+  check_header(top, "paraplan-plan");
+  Plan plan;
+  plan.cost_model = top.string("cost_model");
+  const Json& feasible = top.json().at("feasible");
+  if (!feasible.is_boolean()) top.fail("feasible", "must be true or false");
+  plan.feasible = feasible.get<bool>();
+  plan.objective = top.json().at("objective").is_null() ? INFINITY : top.number("objective");
+  if (top.has("speedup")) plan.speedup = top.number("speedup");
+  plan.schedule = top.string("schedule");
+  plan.microbatches = static_cast<int>(top.integer("microbatches", 1, 1000000000));
+  plan.pipeline_replicas = static_cast<int>(top.integer("pipeline_replicas", 1, 1000000000));
+  plan.devices_used = static_cast<int>(top.integer("devices_used", 0, 1000000000));
+  std::map<long long, int> index_of;
+  for (int v = 0; v < model.size(); ++v) index_of[model.layers[v].id] = v;
+  const Json& stages = top.array("stages");
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    JsonObject s = top.element("stages", i);
+    Stage st;
+    st.data_parallel = static_cast<int>(s.integer("data_parallel", 1, 1000000000));
+    st.tensor_parallel = static_cast<int>(s.integer("tensor_parallel", 1, 1000000000));
+    st.inflight_microbatches = static_cast<int>(s.integer("inflight_microbatches", 0, 1000000000));
+    const Json& layers = s.array("layers");
+    const Json& options = s.array("options");
+    if (options.size() != layers.size()) s.fail("options", "needs one option id per layer");
+    for (std::size_t j = 0; j < layers.size(); ++j) {
+      std::string where = s.place("layers") + "/" + std::to_string(j);
+      if (!layers[j].is_number_integer() || !index_of.count(layers[j].get<long long>()))
+        throw Error(ErrorKind::kInput, where,
+                    "must be the id of a layer of model \"" + model.name + "\", got " +
+                        describe(layers[j]));
+      int v = index_of.at(layers[j].get<long long>());
+      const auto* opts = model.layers[v].options_for(st.tensor_parallel);
+      int found = -1;
+      for (int k = 0; opts && k < static_cast<int>(opts->size()); ++k)
+        if (options[j].is_string() && (*opts)[k].id == options[j].get<std::string>()) found = k;
+      if (found < 0)
+        throw Error(ErrorKind::kInput, s.place("options") + "/" + std::to_string(j),
+                    fmt::format("layer {} has no option {} at tensor-parallel degree {}",
+                                layers[j].get<long long>(), describe(options[j]),
+                                st.tensor_parallel));
+      st.layers.push_back(v);
+      st.option_index.push_back(found);
+    }
+    if (s.has("device_ids")) st.device_ids = s.json().at("device_ids").get<std::vector<int>>();
+    for (const char* key : {"compute_time", "communication_time", "allreduce_time", "memory_bytes"})
+      if (!s.has(key)) s.fail(key, "missing required field");
+    st.time = s.json().at("time").is_null() ? INFINITY : s.number("time");
+    st.compute_time = s.number("compute_time");
+    st.communication_time = s.number("communication_time");
+    st.allreduce_time = s.number("allreduce_time");
+    st.memory_bytes = s.number("memory_bytes");
+    plan.stages.push_back(std::move(st));
+  }
+  return plan;
+}
+
+}  // namespace paraplan::io

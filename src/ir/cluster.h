@@ -1,0 +1,56 @@
+// The cluster vocabulary: device types, machines, and tiers of links between devices.
+// Cost models read what they need; a planner never hard-codes a bandwidth.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace paraplan {
+
+/// A kind of accelerator.
+struct DeviceType {
+  std::string name = "device";
+  double memory_bytes = 0;
+  double peak_flops_per_s = 0;  ///< 0 when unknown (measured-cost models do not need it)
+};
+
+/// One level of the link hierarchy. Tier 0 connects devices inside a machine, tier 1 machines.
+struct LinkTier {
+  std::string name;
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+};
+
+/// An explicit point-to-point link, for topologies that are not a clean hierarchy.
+struct Link {
+  int from = 0;
+  int to = 0;
+  double bandwidth_bytes_per_s = 0;
+  double latency_s = 0;
+};
+
+/// Devices grouped into machines, with link tiers (and optionally explicit links).
+struct Cluster {
+  std::string name;
+  std::vector<DeviceType> device_types;
+  /// Devices per machine, in machine order; device ids are numbered machine by machine.
+  std::vector<int> machine_sizes;
+  /// Device type of each machine (index into device_types); all machines hold one type.
+  std::vector<int> machine_device_type;
+  std::vector<LinkTier> tiers;  ///< innermost first
+  std::vector<Link> links;      ///< optional; empty means "use the tiers"
+
+  int device_count() const;
+  int machine_count() const { return static_cast<int>(machine_sizes.size()); }
+  /// Exclusive end id of each machine (DAPPLE's "seps").
+  std::vector<int> machine_ends() const;
+  /// Memory of the smallest device.
+  double min_device_memory_bytes() const;
+  /// Bandwidth of the outermost tier (the one a flat model uses).
+  double flat_bandwidth_bytes_per_s() const;
+
+  /// A cluster of `count` identical devices on one flat network.
+  static Cluster flat(int count, double memory_bytes, double bandwidth_bytes_per_s);
+};
+
+}  // namespace paraplan

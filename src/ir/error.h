@@ -1,0 +1,32 @@
+// Errors are values with a place (file, JSON pointer or line) and a message; cli/ maps their kind
+// to a documented exit code (docs/cli.md).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace paraplan {
+
+enum class ErrorKind {
+  kUsage = 2,       ///< bad command-line flags
+  kInput = 3,       ///< a malformed or inconsistent input file
+  kInfeasible = 4,  ///< no plan fits the limits
+  kIo = 5,          ///< a file that cannot be read or written
+  kLimit = 6,       ///< the instance is beyond what the exact search is allowed to do
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string place, const std::string& message)
+      : std::runtime_error(place.empty() ? message : place + ": " + message),
+        kind_(kind),
+        place_(std::move(place)) {}
+  ErrorKind kind() const { return kind_; }
+  const std::string& place() const { return place_; }
+
+ private:
+  ErrorKind kind_;
+  std::string place_;
+};
+
+}  // namespace paraplan

@@ -1,0 +1,253 @@
+// Dynamic programme over ideals (Piper's recurrence, §4.3 of shared/specs/piper.md):
+//   best[I][k][s] = min over J ⊊ I, shapes (t, d) with t·d <= k, d <= s of
+//                   max(best[J][k - t·d][s - d], cost(I \ J, t, d, y = ⌈s/d⌉))
+// with "at most k devices, at most s = Σd" semantics (a prefix minimum over k and s). Stage costs
+// come incrementally from the cost model's cursor while a depth-first walk moves layers from
+// the stage into J; each (J, shape, k) update only touches the drop points of best[J][k - t·d].
+#include "search/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+
+#include "ir/error.h"
+#include "search/ideals.h"
+
+namespace paraplan {
+namespace {
+
+/// best[I] for one ideal: a (K+1)×(S+1) table and, per k, the s where the value drops.
+struct Table {
+  std::vector<double> value;
+  std::vector<int> drop_offset;  // per k, into drops; size K+2
+  std::vector<int> drops;
+};
+
+class Search {
+ public:
+  Search(const Model& model, const PipelineCostModel& cost, const PipelineSearchOptions& options)
+      : cost_(cost),
+        lattice_(IdealLattice::build(model, options.max_ideals)),
+        k_max_(cost.max_devices()),
+        s_max_(cost.max_data_parallel_sum()),
+        width_(s_max_ + 1) {
+    double bytes = static_cast<double>(lattice_.count()) * (k_max_ + 1) * width_ * sizeof(double);
+    if (bytes > options.max_table_bytes)
+      throw Error(ErrorKind::kLimit, "",
+                  fmt::format("the exact search would need {:.1f} GB of tables ({} stage "
+                              "boundaries x {} device counts x {} data-parallel sums); use fewer "
+                              "devices",
+                              bytes / 1e9, lattice_.count(), k_max_ + 1, width_));
+    tables_.resize(lattice_.count());
+  }
+
+  PipelineSearchResult run();
+
+ private:
+  double at(int ideal, int k, int s) const { return tables_[ideal].value[k * width_ + s]; }
+  void solve_ideal(int ideal, StageCursor& cursor);
+  void relax(int sub, StageCursor& cursor, std::vector<double>& out);
+  void visit(int ideal, int sub, StageCursor& cursor, std::vector<double>& out);
+  void finish(int ideal, std::vector<double>& out);
+  bool reconstruct_walk(int ideal, int sub, int k, int s, double target, StageCursor& cursor,
+                        Stage& stage, int& next_ideal, int& next_k, int& next_s);
+
+  const PipelineCostModel& cost_;
+  IdealLattice lattice_;
+  int k_max_, s_max_, width_;
+  std::vector<Table> tables_;
+};
+
+void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
+  const auto& shapes = cost_.shapes();
+  const Table& a = tables_[sub];
+  for (int si = 0; si < static_cast<int>(shapes.size()); ++si) {
+    const int d = shapes[si].data_parallel;
+    const int td = d * shapes[si].tensor_parallel;
+    if (td > k_max_ || d > s_max_) continue;
+    if (!(cursor.cost(si, 1) < kInfinity)) continue;  // cannot run even with y = 1
+    for (int k = td; k <= k_max_; ++k) {
+      const int kk = k - td;
+      const int* f = a.drops.data() + a.drop_offset[kk];
+      int m = a.drop_offset[kk + 1] - a.drop_offset[kk];
+      while (m > 0 && f[m - 1] + d > s_max_) --m;
+      if (m == 0) continue;
+      const double* av = a.value.data() + static_cast<std::size_t>(kk) * width_;
+      auto b = [&](int s) { return cursor.cost(si, (s + d - 1) / d); };
+      // A (the rest's bottleneck) falls along the drops while B (this stage) rises with s:
+      // find the last drop where A still dominates.
+      int lo = 0, hi = m;  // predicate true on [0, lo), false on [hi, m)
+      while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (av[f[mid]] > b(f[mid] + d))
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      double* row = out.data() + static_cast<std::size_t>(k) * width_;
+      for (int j = 0; j < lo; ++j) row[f[j] + d] = std::min(row[f[j] + d], av[f[j]]);
+      if (lo < m) {
+        double v = b(f[lo] + d);
+        row[f[lo] + d] = std::min(row[f[lo] + d], v);
+      }
+    }
+  }
+}
+
+void Search::visit(int ideal, int sub, StageCursor& cursor, std::vector<double>& out) {
+  relax(sub, cursor, out);
+  for (auto [v, child] : lattice_.children(sub)) {
+    if (!lattice_.contains(ideal, v) || child == ideal) continue;
+    cursor.remove(v);
+    visit(ideal, child, cursor, out);
+    cursor.undo();
+  }
+}
+
+void Search::finish(int ideal, std::vector<double>& out) {
+  // Prefix minima make the table mean "at most k devices, at most s".
+  for (int k = 0; k <= k_max_; ++k) {
+    double* row = out.data() + static_cast<std::size_t>(k) * width_;
+    const double* prev = k > 0 ? row - width_ : nullptr;
+    for (int s = 0; s <= s_max_; ++s) {
+      if (s > 0) row[s] = std::min(row[s], row[s - 1]);
+      if (prev) row[s] = std::min(row[s], prev[s]);
+    }
+  }
+  Table& t = tables_[ideal];
+  t.drop_offset.assign(k_max_ + 2, 0);
+  for (int k = 0; k <= k_max_; ++k) {
+    const double* row = out.data() + static_cast<std::size_t>(k) * width_;
+    double last = kInfinity;
+    for (int s = 0; s <= s_max_; ++s) {
+      if (row[s] < last) t.drops.push_back(s);
+      last = row[s];
+    }
+    t.drop_offset[k + 1] = static_cast<int>(t.drops.size());
+  }
+  t.value = std::move(out);
+}
+
+void Search::solve_ideal(int ideal, StageCursor& cursor) {
+  std::vector<double> out(static_cast<std::size_t>(k_max_ + 1) * width_, kInfinity);
+  cursor.reset(lattice_.members(ideal));
+  visit(ideal, 0, cursor, out);
+  finish(ideal, out);
+}
+
+// Finds, among the sub-ideals of `ideal` (depth-first from `sub`), a stage whose
+// max(rest, stage cost) <= target within budget (k, s). Deterministic: first in walk order,
+// shapes ascending, smallest s.
+bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target,
+                              StageCursor& cursor, Stage& stage, int& next_ideal, int& next_k,
+                              int& next_s) {
+  const auto& shapes = cost_.shapes();
+  for (int si = 0; si < static_cast<int>(shapes.size()); ++si) {
+    const int d = shapes[si].data_parallel, t = shapes[si].tensor_parallel;
+    if (d * t > k || d > s) continue;
+    for (int s2 = d; s2 <= s; ++s2) {
+      double rest = at(sub, k - d * t, s2 - d);
+      if (!(rest <= target)) continue;
+      int y = (s2 + d - 1) / d;
+      if (!(cursor.cost(si, y) <= target)) break;  // larger s2 only raises y
+      stage.data_parallel = d;
+      stage.tensor_parallel = t;
+      stage.inflight_microbatches = y;
+      stage.layers.clear();
+      stage.option_index.clear();
+      for (auto [layer, option] : cursor.choice(si, y)) {
+        stage.layers.push_back(layer);
+        stage.option_index.push_back(option);
+      }
+      next_ideal = sub;
+      next_k = k - d * t;
+      next_s = s2 - d;
+      return true;
+    }
+  }
+  for (auto [v, child] : lattice_.children(sub)) {
+    if (!lattice_.contains(ideal, v) || child == ideal) continue;
+    cursor.remove(v);
+    bool found = reconstruct_walk(ideal, child, k, s, target, cursor, stage, next_ideal, next_k,
+                                  next_s);
+    cursor.undo();
+    if (found) return true;
+  }
+  return false;
+}
+
+PipelineSearchResult Search::run() {
+  // Ideals of one size only depend on smaller ones: solve each size level in parallel.
+  Table& empty = tables_[0];
+  empty.value.assign(static_cast<std::size_t>(k_max_ + 1) * width_, 0.0);
+  empty.drop_offset.resize(k_max_ + 2);
+  for (int k = 0; k <= k_max_; ++k) {
+    empty.drops.push_back(0);
+    empty.drop_offset[k + 1] = k + 1;
+  }
+  tbb::enumerable_thread_specific<std::unique_ptr<StageCursor>> cursors(
+      [&] { return cost_.cursor(); });
+  int begin = 1;
+  while (begin < lattice_.count()) {
+    int end = begin;
+    while (end < lattice_.count() && lattice_.size_of(end) == lattice_.size_of(begin)) ++end;
+    tbb::parallel_for(begin, end, [&](int ideal) {
+      solve_ideal(ideal, *cursors.local());
+    });
+    begin = end;
+  }
+
+  PipelineSearchResult result;
+  result.stats.ideals = lattice_.count();
+  result.stats.stage_pairs = lattice_.pair_count();
+  const int full = lattice_.full();
+  double best = at(full, k_max_, s_max_);
+  Plan plan;
+  plan.cost_model = cost_.name();
+  if (!(best < kInfinity)) {
+    plan.feasible = false;
+    plan.objective = kInfinity;
+    result.plan = plan;
+    return result;
+  }
+  // The smallest budget reaching the optimum: fewest devices, then smallest Σd.
+  int k = k_max_, s = s_max_;
+  for (int kk = 0; kk <= k_max_; ++kk)
+    if (at(full, kk, s_max_) <= best) {
+      k = kk;
+      break;
+    }
+  for (int ss = 0; ss <= s_max_; ++ss)
+    if (at(full, k, ss) <= best) {
+      s = ss;
+      break;
+    }
+  auto cursor = cost_.cursor();
+  int ideal = full;
+  while (ideal != 0) {
+    Stage stage;
+    int next_ideal = 0, next_k = 0, next_s = 0;
+    cursor->reset(lattice_.members(ideal));
+    if (!reconstruct_walk(ideal, 0, k, s, best, *cursor, stage, next_ideal, next_k, next_s))
+      throw Error(ErrorKind::kLimit, "", "internal error: plan reconstruction failed");
+    plan.stages.push_back(std::move(stage));
+    ideal = next_ideal;
+    k = next_k;
+    s = next_s;
+  }
+  result.plan = cost_.evaluate(plan);
+  return result;
+}
+
+}  // namespace
+
+PipelineSearchResult search_pipeline(const Model& model, const PipelineCostModel& cost,
+                                     const PipelineSearchOptions& options) {
+  Search search(model, cost, options);
+  return search.run();
+}
+
+}  // namespace paraplan

@@ -1,0 +1,35 @@
+// The exact pipeline planner: contiguous stages of a DAG (pairs of ideals), each with its
+// tensor-parallel degree t, data-parallel degree d and per-layer options, minimising the
+// bottleneck stage cost of a PipelineCostModel under its device and memory limits.
+#pragma once
+
+#include <cstdint>
+
+#include "cost/pipeline_cost.h"
+#include "ir/model.h"
+#include "ir/plan.h"
+
+namespace paraplan {
+
+struct PipelineSearchOptions {
+  std::size_t max_ideals = 2'000'000;
+  /// Upper bound on the dynamic programme's tables; beyond it the search refuses (kLimit).
+  double max_table_bytes = 12e9;
+};
+
+struct PipelineSearchStats {
+  int ideals = 0;
+  std::uint64_t stage_pairs = 0;  ///< (I, J) pairs visited
+};
+
+struct PipelineSearchResult {
+  Plan plan;  ///< plan.feasible is false when no plan fits
+  PipelineSearchStats stats;
+};
+
+/// Exact: returns a plan whose objective is the minimum over all contiguous-stage plans that
+/// satisfy the cost model's limits. Deterministic (same inputs, same plan), multi-threaded.
+PipelineSearchResult search_pipeline(const Model& model, const PipelineCostModel& cost,
+                                     const PipelineSearchOptions& options = {});
+
+}  // namespace paraplan
