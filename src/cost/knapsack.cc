@@ -16,44 +16,190 @@ struct State {
   int option;
 };
 
+// Items whose Pareto options are at most two reduce to a 0-1 problem: every item starts on its
+// lean (light) option and may be upgraded to its cheap (fast) one, gaining `value` in cost for
+// `weight` more weight. Upgrades are considered in decreasing value density; states
+// (weight used, value gained) keep the Pareto frontier, and each state is pruned by the
+// fractional (Dantzig) bound of the remaining upgrades, found in O(log n) from prefix sums.
+struct Upgrade {
+  double value;
+  double weight;
+  int item;
+};
+
+struct BinaryState {
+  double weight, value;
+  int parent;
+  bool take;
+};
+
+// Returns, per upgrade (in the given order), whether it is taken in an optimal solution.
+// `floor_value`: only solutions gaining more than this matter.
+std::vector<char> best_upgrades(const std::vector<Upgrade>& xs, double room, double floor_value,
+                                double& best_value) {
+  const int n = static_cast<int>(xs.size());
+  std::vector<double> pw(n + 1, 0.0), pv(n + 1, 0.0);  // prefix sums
+  for (int j = 0; j < n; ++j) pw[j + 1] = pw[j] + xs[j].weight, pv[j + 1] = pv[j] + xs[j].value;
+  // Fractional best value of upgrades i..n-1 within room r, and the value of its integral
+  // prefix (a feasible completion).
+  auto bound = [&](int i, double r, double& feasible) {
+    // Largest m with pw[m] - pw[i] <= r.
+    int lo = i, hi = n;
+    while (lo < hi) {
+      int mid = (lo + hi + 1) / 2;
+      if (pw[mid] - pw[i] <= r)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    feasible = pv[lo] - pv[i];
+    double v = feasible;
+    if (lo < n) v += xs[lo].value * (r - (pw[lo] - pw[i])) / xs[lo].weight;
+    return v;
+  };
+  double incumbent = 0;
+  bound(0, room, incumbent);
+  incumbent = std::max(incumbent, floor_value);
+  std::vector<std::vector<BinaryState>> layers(n + 1);
+  layers[0].push_back({0.0, 0.0, -1, false});
+  std::vector<BinaryState> skip, take;
+  for (int i = 0; i < n; ++i) {
+    skip.clear();
+    take.clear();
+    const auto& cur = layers[i];
+    for (int s = 0; s < static_cast<int>(cur.size()); ++s) {
+      for (int t = 0; t < 2; ++t) {
+        double w = cur[s].weight + (t ? xs[i].weight : 0.0);
+        if (w > room) continue;
+        double v = cur[s].value + (t ? xs[i].value : 0.0);
+        double completion = 0;
+        double ub = v + bound(i + 1, room - w, completion);
+        incumbent = std::max(incumbent, v + completion);
+        if (ub < incumbent * (1 - 1e-12)) continue;
+        (t ? take : skip).push_back({w, v, s, t == 1});
+      }
+    }
+    // Both lists ascend in weight (they come from an ascending frontier): merge, keeping states
+    // whose value strictly rises with weight.
+    auto& keep = layers[i + 1];
+    std::size_t a = 0, b = 0;
+    while (a < skip.size() || b < take.size()) {
+      bool from_skip = b == take.size() ||
+                       (a < skip.size() && (skip[a].weight < take[b].weight ||
+                                            (skip[a].weight == take[b].weight &&
+                                             skip[a].value >= take[b].value)));
+      const BinaryState& st = from_skip ? skip[a++] : take[b++];
+      if (keep.empty() || st.value > keep.back().value) keep.push_back(st);
+    }
+  }
+  std::vector<char> chosen(n, 0);
+  const auto& last = layers[n];
+  best_value = -1;
+  if (last.empty()) return chosen;
+  int best = 0;
+  for (int s = 1; s < static_cast<int>(last.size()); ++s)
+    if (last[s].value > last[best].value) best = s;
+  best_value = last[best].value;
+  for (int i = n, s = best; i > 0; --i) {
+    chosen[i - 1] = layers[i][s].take;
+    s = layers[i][s].parent;
+  }
+  return chosen;
+}
+
 }  // namespace
 
 KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& items,
-                              double capacity) {
+                              double capacity, double cutoff) {
   const int n = static_cast<int>(items.size());
-  // Suffix minima of weight and cost: what the remaining items need at least.
-  std::vector<double> rest_min_weight(n + 1, 0.0), rest_min_cost(n + 1, 0.0);
-  for (int i = n - 1; i >= 0; --i) {
-    double w = items[i][0].weight, c = items[i][0].cost;
-    for (const auto& o : items[i]) w = std::min(w, o.weight), c = std::min(c, o.cost);
-    rest_min_weight[i] = rest_min_weight[i + 1] + w;
-    rest_min_cost[i] = rest_min_cost[i + 1] + c;
-  }
   KnapsackResult result;
-  if (rest_min_weight[0] > capacity) return result;
-
-  // Incumbent: the cheapest option per item if it fits; otherwise a greedy repair gives a bound.
-  double incumbent = std::numeric_limits<double>::infinity();
-  {
-    std::vector<int> pick(n);
-    double weight = 0, cost = 0;
-    for (int i = 0; i < n; ++i) {
-      int best = 0;
-      for (int o = 1; o < static_cast<int>(items[i].size()); ++o) {
-        const auto& a = items[i][o];
-        const auto& b = items[i][best];
-        if (a.cost < b.cost || (a.cost == b.cost && a.weight < b.weight)) best = o;
-      }
-      pick[i] = best;
-      weight += items[i][best].weight;
-      cost += items[i][best].cost;
+  // Per item: the cheapest option (ties: lighter) and the lightest (ties: cheaper).
+  std::vector<int> cheap(n), lean(n);
+  double cheap_weight = 0, cheap_cost = 0, lean_weight = 0, lean_cost = 0;
+  bool binary = true;
+  for (int i = 0; i < n; ++i) {
+    int c = 0, l = 0;
+    const auto& opts = items[i];
+    for (int o = 1; o < static_cast<int>(opts.size()); ++o) {
+      if (opts[o].cost < opts[c].cost || (opts[o].cost == opts[c].cost && opts[o].weight < opts[c].weight))
+        c = o;
+      if (opts[o].weight < opts[l].weight ||
+          (opts[o].weight == opts[l].weight && opts[o].cost < opts[l].cost))
+        l = o;
     }
-    if (weight <= capacity) {
-      result.cost = cost;
-      result.choice = pick;
+    cheap[i] = c;
+    lean[i] = l;
+    cheap_weight += opts[c].weight;
+    cheap_cost += opts[c].cost;
+    lean_weight += opts[l].weight;
+    lean_cost += opts[l].cost;
+    for (const auto& x : opts) {
+      bool dominated = (x.weight >= opts[c].weight && x.cost >= opts[c].cost) ||
+                       (x.weight >= opts[l].weight && x.cost >= opts[l].cost);
+      binary = binary && dominated;
+    }
+  }
+  if (cheap_weight <= capacity) {
+    result.cost = cheap_cost;
+    result.choice = cheap;
+    return result;
+  }
+  if (lean_weight > capacity) return result;  // nothing fits: +inf, exact
+
+  if (binary) {
+    // Everyone lean, then upgrade to the cheap option where room allows.
+    double room = capacity - lean_weight;
+    std::vector<Upgrade> xs;
+    for (int i = 0; i < n; ++i) {
+      double value = items[i][lean[i]].cost - items[i][cheap[i]].cost;
+      double weight = items[i][cheap[i]].weight - items[i][lean[i]].weight;
+      if (cheap[i] != lean[i] && value > 0 && weight > 0) xs.push_back({value, weight, i});
+    }
+    std::stable_sort(xs.begin(), xs.end(), [](const Upgrade& a, const Upgrade& b) {
+      return a.value * b.weight > b.value * a.weight;
+    });
+    // Root fractional bound: if even it cannot get below the cutoff, stop here.
+    double gain_bound = 0, w = 0;
+    for (const auto& x : xs) {
+      if (w + x.weight <= room) {
+        w += x.weight;
+        gain_bound += x.value;
+      } else {
+        gain_bound += x.value * (room - w) / x.weight;
+        break;
+      }
+    }
+    if (lean_cost - gain_bound >= cutoff) {
+      result.cost = lean_cost - gain_bound;
+      result.exact = false;
       return result;
     }
-    // Greedy repair: repeatedly take the swap with the least cost per weight saved.
+    double best_gain = 0;
+    std::vector<char> take = best_upgrades(xs, room, lean_cost - cutoff, best_gain);
+    if (best_gain < 0 || lean_cost - best_gain >= cutoff) {
+      result.cost = cutoff;
+      result.exact = false;
+      return result;
+    }
+    result.choice = lean;
+    for (std::size_t j = 0; j < xs.size(); ++j)
+      if (take[j]) result.choice[xs[j].item] = cheap[xs[j].item];
+    result.cost = 0;
+    for (int i = 0; i < n; ++i) result.cost += items[i][result.choice[i]].cost;
+    return result;
+  }
+
+  // General case. Suffix minima of weight and cost: what the remaining items need at least.
+  std::vector<double> rest_min_weight(n + 1, 0.0), rest_min_cost(n + 1, 0.0);
+  for (int i = n - 1; i >= 0; --i) {
+    rest_min_weight[i] = rest_min_weight[i + 1] + items[i][lean[i]].weight;
+    rest_min_cost[i] = rest_min_cost[i + 1] + items[i][cheap[i]].cost;
+  }
+  // Incumbent from a greedy repair of the all-cheap choice.
+  double incumbent = std::numeric_limits<double>::infinity();
+  {
+    std::vector<int> pick = cheap;
+    double weight = cheap_weight, cost = cheap_cost;
     while (weight > capacity) {
       int bi = -1, bo = -1;
       double best_ratio = std::numeric_limits<double>::infinity();
@@ -73,13 +219,11 @@ KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& it
     }
     if (weight <= capacity) incumbent = cost;
   }
-
-  // Frontier DP. layers[i] holds the non-dominated states after deciding items 0..i-1.
+  // Slack so that rounding differences between sums never prune the optimum.
+  double bound = std::min(incumbent, cutoff);
+  bound += 1e-9 * std::abs(bound);
   std::vector<std::vector<State>> layers(n + 1);
   layers[0].push_back({0.0, 0.0, -1, -1});
-  // Slack so that rounding differences between the greedy's sum and the DP's sums never prune
-  // the optimum.
-  const double bound = incumbent + 1e-9 * std::abs(incumbent);
   std::vector<State> next;
   for (int i = 0; i < n; ++i) {
     next.clear();
@@ -101,12 +245,21 @@ KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& it
     auto& keep = layers[i + 1];
     for (const auto& st : next)
       if (keep.empty() || st.cost < keep.back().cost) keep.push_back(st);
-    if (keep.empty()) return result;
+    if (keep.empty()) {
+      result.cost = cutoff;
+      result.exact = false;
+      return result;
+    }
   }
   const auto& last = layers[n];
   int best = 0;
   for (int s = 1; s < static_cast<int>(last.size()); ++s)
     if (last[s].cost < last[best].cost) best = s;
+  if (last[best].cost >= cutoff) {
+    result.cost = cutoff;
+    result.exact = false;
+    return result;
+  }
   result.cost = last[best].cost;
   result.choice.assign(n, 0);
   for (int i = n, s = best; i > 0; --i) {

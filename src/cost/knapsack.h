@@ -1,6 +1,8 @@
 // Exact multiple-choice knapsack: pick one option per item to minimise total cost under a
 // capacity. Piper solves this per stage with a greedy that is provably suboptimal; we solve it
-// exactly (Pareto-frontier dynamic programme with bound pruning).
+// exactly: a 0-1 Pareto-frontier programme with fractional bounds when every item has at most
+// two useful options (Piper's vanilla / recomputation pairs), a general frontier programme
+// otherwise.
 #pragma once
 
 #include <limits>
@@ -14,13 +16,18 @@ struct KnapsackOption {
 };
 
 struct KnapsackResult {
-  double cost = std::numeric_limits<double>::infinity();  ///< +inf when nothing fits
-  std::vector<int> choice;  ///< per item, the option index (empty when infeasible)
+  /// The minimum cost when `exact`; otherwise a lower bound that is >= the cutoff (+inf when
+  /// nothing fits at all).
+  double cost = std::numeric_limits<double>::infinity();
+  bool exact = true;
+  std::vector<int> choice;  ///< per item, the option index (only when exact and finite)
 };
 
 /// items[i] lists item i's options (at least one each). Minimises Σ cost subject to
-/// Σ weight <= capacity. Deterministic: the same items give the same choice.
+/// Σ weight <= capacity. Solutions costing `cutoff` or more are not needed: the solver may then
+/// stop early and answer with a lower bound (exact = false). Deterministic.
 KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& items,
-                              double capacity);
+                              double capacity,
+                              double cutoff = std::numeric_limits<double>::infinity());
 
 }  // namespace paraplan

@@ -32,7 +32,10 @@ class StageCursor {
   virtual void undo() = 0;
   /// The stage's cost with shape `shape` (index into shapes()) when y micro-batches are in
   /// flight; +inf if it cannot run (memory, or a layer lacks the degree). Non-decreasing in y.
-  virtual double cost(int shape, int y) = 0;
+  /// Exact when below `cutoff`; otherwise any value >= cutoff (the caller does not care).
+  virtual double cost(int shape, int y, double cutoff = kInfinity) = 0;
+  /// A lower bound on cost(shape, y) for every y (the cost with no memory limit).
+  virtual double lower_bound(int shape) = 0;
   /// Option index per layer of S (layers ascending) that attains cost(shape, y).
   virtual std::vector<std::pair<int, int>> choice(int shape, int y) = 0;
 };

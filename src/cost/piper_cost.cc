@@ -50,7 +50,8 @@ class PiperCursor : public StageCursor {
   void reset(const std::vector<int>& layers) override;
   void remove(int layer) override;
   void undo() override;
-  double cost(int shape, int y) override;
+  double cost(int shape, int y, double cutoff) override;
+  double lower_bound(int shape) override;
   std::vector<std::pair<int, int>> choice(int shape, int y) override;
 
  private:
@@ -71,7 +72,7 @@ class PiperCursor : public StageCursor {
   // Adds (sign = +1) or subtracts (-1) layer x's share to every shape's sums.
   void account(int layer, double sign);
   void add_cut_out_edge(int layer, int edge);
-  KnapsackResult solve(int shape, int y);
+  KnapsackResult solve(int shape, int y, double cutoff);
 
   const PiperCostModel& m_;
   int degree_count_;
@@ -91,8 +92,10 @@ class PiperCursor : public StageCursor {
   std::vector<double> sum_stack_;
   std::vector<std::pair<int, double>> alpha_stack_;
   std::vector<Frame> frames_;
-  // Knapsack results per (shape, y), valid while the stamp matches.
+  // Knapsack results per (shape, y), valid while the stamp matches: an exact value, or a lower
+  // bound (negative-encoded as -(bound) - 1 would be obscure, so a parallel flag array).
   std::vector<std::vector<double>> cache_;
+  std::vector<std::vector<char>> cache_exact_;
   std::vector<std::vector<unsigned>> cache_stamp_;
   unsigned stamp_ = 1;
 };
@@ -128,9 +131,11 @@ PiperCursor::PiperCursor(const PiperCostModel& m)
   if (memory_objective_) min_memory_.assign(degree_count_ * (max_y_ + 1), 0.0);
   cache_.resize(m_.shapes_.size());
   cache_stamp_.resize(m_.shapes_.size());
+  cache_exact_.resize(m_.shapes_.size());
   for (std::size_t s = 0; s < m_.shapes_.size(); ++s) {
     int ys = m_.max_dp_sum_ / m_.shapes_[s].data_parallel + 2;
     cache_[s].assign(ys, 0.0);
+    cache_exact_[s].assign(ys, 0);
     cache_stamp_[s].assign(ys, 0);
   }
 }
@@ -308,7 +313,7 @@ void PiperCursor::undo() {
   ++stamp_;
 }
 
-KnapsackResult PiperCursor::solve(int shape, int y) {
+KnapsackResult PiperCursor::solve(int shape, int y, double cutoff) {
   int ti = m_.shape_degree_index_[shape];
   int d = m_.shapes_[shape].data_parallel;
   std::vector<int> order = members_;
@@ -320,22 +325,35 @@ KnapsackResult PiperCursor::solve(int shape, int y) {
       items[i].push_back({opts[l].memory_per_inflight_bytes * y + opts[l].memory_fixed_bytes,
                           contribution(order[i], ti, l, d)});
   }
-  return solve_knapsack(items, limit_);
+  return solve_knapsack(items, limit_, cutoff);
 }
 
-double PiperCursor::cost(int shape, int y) {
+double PiperCursor::lower_bound(int shape) {
+  int ti = m_.shape_degree_index_[shape];
+  if (missing_[ti] > 0 || members_.empty()) return kInfinity;
+  if (memory_objective_) return min_memory_[ti * (max_y_ + 1) + 1];
+  return sum_time_[shape];
+}
+
+double PiperCursor::cost(int shape, int y, double cutoff) {
   int ti = m_.shape_degree_index_[shape];
   if (missing_[ti] > 0 || members_.empty()) return kInfinity;
   if (memory_objective_) return min_memory_[ti * (max_y_ + 1) + std::min(y, max_y_)];
   if (sum_a_[shape] * y + sum_b_[shape] <= limit_) return sum_time_[shape];
-  auto& slot = cache_stamp_[shape];
-  if (y < static_cast<int>(slot.size()) && slot[y] == stamp_) return cache_[shape][y];
-  double value = solve(shape, y).cost;
-  if (y < static_cast<int>(slot.size())) {
-    slot[y] = stamp_;
-    cache_[shape][y] = value;
+  if (sum_time_[shape] >= cutoff) return sum_time_[shape];
+  auto& stamps = cache_stamp_[shape];
+  const bool cacheable = y < static_cast<int>(stamps.size());
+  if (cacheable && stamps[y] == stamp_) {
+    double v = cache_[shape][y];
+    if (cache_exact_[shape][y] || v >= cutoff) return v;
   }
-  return value;
+  KnapsackResult r = solve(shape, y, cutoff);
+  if (cacheable) {
+    stamps[y] = stamp_;
+    cache_[shape][y] = r.cost;
+    cache_exact_[shape][y] = r.exact;
+  }
+  return r.cost;
 }
 
 std::vector<std::pair<int, int>> PiperCursor::choice(int shape, int y) {
@@ -360,7 +378,7 @@ std::vector<std::pair<int, int>> PiperCursor::choice(int shape, int y) {
     }
     return picks;
   }
-  KnapsackResult r = solve(shape, y);
+  KnapsackResult r = solve(shape, y, kInfinity);
   for (std::size_t i = 0; i < order.size() && !r.choice.empty(); ++i)
     picks.push_back({order[i], r.choice[i]});
   return picks;

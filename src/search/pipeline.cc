@@ -68,7 +68,8 @@ void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
     const int d = shapes[si].data_parallel;
     const int td = d * shapes[si].tensor_parallel;
     if (td > k_max_ || d > s_max_) continue;
-    if (!(cursor.cost(si, 1) < kInfinity)) continue;  // cannot run even with y = 1
+    const double lower = cursor.lower_bound(si);
+    if (!(lower < kInfinity)) continue;  // a layer lacks degree t
     for (int k = td; k <= k_max_; ++k) {
       const int kk = k - td;
       const int* f = a.drops.data() + a.drop_offset[kk];
@@ -76,13 +77,14 @@ void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
       while (m > 0 && f[m - 1] + d > s_max_) --m;
       if (m == 0) continue;
       const double* av = a.value.data() + static_cast<std::size_t>(kk) * width_;
-      auto b = [&](int s) { return cursor.cost(si, (s + d - 1) / d); };
+      auto b = [&](int s, double cutoff) { return cursor.cost(si, (s + d - 1) / d, cutoff); };
       // A (the rest's bottleneck) falls along the drops while B (this stage) rises with s:
-      // find the last drop where A still dominates.
+      // find the last drop where A still dominates. B only matters below A, so A is B's cutoff.
       int lo = 0, hi = m;  // predicate true on [0, lo), false on [hi, m)
       while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (av[f[mid]] > b(f[mid] + d))
+        const double am = av[f[mid]];
+        if (am > lower && am > b(f[mid] + d, am))
           lo = mid + 1;
         else
           hi = mid;
@@ -90,8 +92,8 @@ void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
       double* row = out.data() + static_cast<std::size_t>(k) * width_;
       for (int j = 0; j < lo; ++j) row[f[j] + d] = std::min(row[f[j] + d], av[f[j]]);
       if (lo < m) {
-        double v = b(f[lo] + d);
-        row[f[lo] + d] = std::min(row[f[lo] + d], v);
+        double& cell = row[f[lo] + d];
+        if (lower < cell) cell = std::min(cell, b(f[lo] + d, cell));
       }
     }
   }
@@ -152,7 +154,8 @@ bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target,
       double rest = at(sub, k - d * t, s2 - d);
       if (!(rest <= target)) continue;
       int y = (s2 + d - 1) / d;
-      if (!(cursor.cost(si, y) <= target)) break;  // larger s2 only raises y
+      const double above = std::nextafter(target, kInfinity);
+      if (!(cursor.cost(si, y, above) <= target)) break;  // larger s2 only raises y
       stage.data_parallel = d;
       stage.tensor_parallel = t;
       stage.inflight_microbatches = y;
