@@ -51,6 +51,9 @@ class PipelineCostModel {
   virtual std::unique_ptr<StageCursor> cursor() const = 0;
   /// Scores a plan from scratch: per-stage figures, memory, feasibility, objective.
   virtual Plan evaluate(const Plan& plan) const = 0;
+  /// A value no plan's objective is below (0 if unknown). The planner uses it to try tight
+  /// upper bounds first.
+  virtual double objective_lower_bound() const { return 0; }
 };
 
 }  // namespace paraplan

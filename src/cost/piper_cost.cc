@@ -388,6 +388,29 @@ std::unique_ptr<StageCursor> PiperCostModel::cursor() const {
   return std::make_unique<PiperCursor>(*this);
 }
 
+// Every stage has time >= compute/d and uses d·t devices, so the bottleneck τ satisfies
+// K·τ >= Σ_stages d·t·τ >= Σ_layers t·p(layer, t); and each layer alone needs p/d with
+// d <= min(N, K/t).
+double PiperCostModel::objective_lower_bound() const {
+  if (settings_.objective == PiperSettings::Objective::kMemory) return 0;
+  double total = 0, single = 0;
+  for (const auto& layer : model_.layers) {
+    double best_total = kInfinity, best_single = kInfinity;
+    for (const auto& deg : layer.by_degree) {
+      int d_max = std::min(max_dp_sum_, settings_.max_devices / deg.degree);
+      if (d_max < 1) continue;
+      for (const auto& o : deg.options) {
+        best_total = std::min(best_total, deg.degree * o.compute_time_s);
+        best_single = std::min(best_single, o.compute_time_s / d_max);
+      }
+    }
+    if (!(best_total < kInfinity)) return 0;
+    total += best_total;
+    single = std::max(single, best_single);
+  }
+  return std::max(total / settings_.max_devices, single);
+}
+
 // ---------------------------------------------------------------------------------------------
 // From-scratch plan evaluation (Piper's getTPSForResult).
 Plan PiperCostModel::evaluate(const Plan& input) const {

@@ -28,6 +28,7 @@ class PiperCostModel : public PipelineCostModel {
   const std::vector<StageShape>& shapes() const override { return shapes_; }
   std::unique_ptr<StageCursor> cursor() const override;
   Plan evaluate(const Plan& plan) const override;
+  double objective_lower_bound() const override;
 
   const Model& model() const { return model_; }
   const PiperSettings& settings() const { return settings_; }

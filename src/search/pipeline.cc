@@ -45,6 +45,8 @@ class Search {
   }
 
   PipelineSearchResult run();
+  void solve_all();
+  PipelineSearchResult extract();
 
  private:
   double at(int ideal, int k, int s) const { return tables_[ideal].value[k * width_ + s]; }
@@ -59,6 +61,9 @@ class Search {
   IdealLattice lattice_;
   int k_max_, s_max_, width_;
   std::vector<Table> tables_;
+  // Values above this bound are treated as infinite: the search proves optimality among plans
+  // at or under it, and tries growing bounds until one holds a plan.
+  double bound_ = kInfinity;
 };
 
 void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
@@ -69,13 +74,14 @@ void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
     const int td = d * shapes[si].tensor_parallel;
     if (td > k_max_ || d > s_max_) continue;
     const double lower = cursor.lower_bound(si);
-    if (!(lower < kInfinity)) continue;  // a layer lacks degree t
+    if (!(lower <= bound_)) continue;  // a layer lacks degree t, or the stage is too slow
     for (int k = td; k <= k_max_; ++k) {
       const int kk = k - td;
       const int* f = a.drops.data() + a.drop_offset[kk];
       int m = a.drop_offset[kk + 1] - a.drop_offset[kk];
       while (m > 0 && f[m - 1] + d > s_max_) --m;
       if (m == 0) continue;
+      // The rest's values above the bound were dropped in finish(), so every drop is relevant.
       const double* av = a.value.data() + static_cast<std::size_t>(kk) * width_;
       auto b = [&](int s, double cutoff) { return cursor.cost(si, (s + d - 1) / d, cutoff); };
       // A (the rest's bottleneck) falls along the drops while B (this stage) rises with s:
@@ -115,6 +121,7 @@ void Search::finish(int ideal, std::vector<double>& out) {
     double* row = out.data() + static_cast<std::size_t>(k) * width_;
     const double* prev = k > 0 ? row - width_ : nullptr;
     for (int s = 0; s <= s_max_; ++s) {
+      if (row[s] > bound_) row[s] = kInfinity;
       if (s > 0) row[s] = std::min(row[s], row[s - 1]);
       if (prev) row[s] = std::min(row[s], prev[s]);
     }
@@ -183,7 +190,25 @@ bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target,
 }
 
 PipelineSearchResult Search::run() {
+  // Bounds to try: a little above the cost model's lower bound first (the pruning makes those
+  // passes cheap), then wider, then none. The first pass whose optimum is within its bound is
+  // the global optimum: only plans above the bound were discarded.
+  const double floor = cost_.objective_lower_bound();
+  std::vector<double> bounds;
+  if (floor > 0 && std::isfinite(floor))
+    for (double factor : {1.15, 1.5, 2.5, 6.0}) bounds.push_back(floor * factor);
+  bounds.push_back(kInfinity);
+  for (double bound : bounds) {
+    bound_ = bound;
+    solve_all();
+    if (at(lattice_.full(), k_max_, s_max_) <= bound_) break;
+  }
+  return extract();
+}
+
+void Search::solve_all() {
   // Ideals of one size only depend on smaller ones: solve each size level in parallel.
+  for (auto& t : tables_) t = Table{};
   Table& empty = tables_[0];
   empty.value.assign(static_cast<std::size_t>(k_max_ + 1) * width_, 0.0);
   empty.drop_offset.resize(k_max_ + 2);
@@ -202,7 +227,9 @@ PipelineSearchResult Search::run() {
     });
     begin = end;
   }
+}
 
+PipelineSearchResult Search::extract() {
   PipelineSearchResult result;
   result.stats.ideals = lattice_.count();
   result.stats.stage_pairs = lattice_.pair_count();
