@@ -19,11 +19,12 @@
 namespace paraplan {
 namespace {
 
-/// best[I] for one ideal: a (K+1)×(S+1) table and, per k, the s where the value drops.
+/// best[I] for one ideal, stored sparsely: per k, the s where the (non-increasing) value drops
+/// and the value from there on. Cells above the search bound are infinite and store nothing.
 struct Table {
-  std::vector<double> value;
   std::vector<int> drop_offset;  // per k, into drops; size K+2
   std::vector<int> drops;
+  std::vector<double> values;
 };
 
 class Search {
@@ -34,13 +35,13 @@ class Search {
         k_max_(cost.max_devices()),
         s_max_(cost.max_data_parallel_sum()),
         width_(s_max_ + 1) {
-    double bytes = static_cast<double>(lattice_.count()) * (k_max_ + 1) * width_ * sizeof(double);
+    // One dense working table per thread.
+    double bytes = 2.0 * (k_max_ + 1) * width_ * sizeof(double);
     if (bytes > options.max_table_bytes)
       throw Error(ErrorKind::kLimit, "",
-                  fmt::format("the exact search would need {:.1f} GB of tables ({} stage "
-                              "boundaries x {} device counts x {} data-parallel sums); use fewer "
-                              "devices",
-                              bytes / 1e9, lattice_.count(), k_max_ + 1, width_));
+                  fmt::format("the exact search would need {:.1f} GB of working tables ({} device "
+                              "counts x {} data-parallel sums); use fewer devices",
+                              bytes / 1e9, k_max_ + 1, width_));
     tables_.resize(lattice_.count());
   }
 
@@ -49,8 +50,13 @@ class Search {
   PipelineSearchResult extract();
 
  private:
-  double at(int ideal, int k, int s) const { return tables_[ideal].value[k * width_ + s]; }
-  void solve_ideal(int ideal, StageCursor& cursor);
+  double at(int ideal, int k, int s) const {
+    const Table& t = tables_[ideal];
+    auto first = t.drops.begin() + t.drop_offset[k], last = t.drops.begin() + t.drop_offset[k + 1];
+    auto it = std::upper_bound(first, last, s);
+    return it == first ? kInfinity : t.values[(it - t.drops.begin()) - 1];
+  }
+  void solve_ideal(int ideal, StageCursor& cursor, std::vector<double>& out);
   void relax(int sub, StageCursor& cursor, std::vector<double>& out);
   void visit(int ideal, int sub, StageCursor& cursor, std::vector<double>& out);
   void finish(int ideal, std::vector<double>& out);
@@ -82,21 +88,21 @@ void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
       while (m > 0 && f[m - 1] + d > s_max_) --m;
       if (m == 0) continue;
       // The rest's values above the bound were dropped in finish(), so every drop is relevant.
-      const double* av = a.value.data() + static_cast<std::size_t>(kk) * width_;
+      const double* av = a.values.data() + a.drop_offset[kk];
       auto b = [&](int s, double cutoff) { return cursor.cost(si, (s + d - 1) / d, cutoff); };
       // A (the rest's bottleneck) falls along the drops while B (this stage) rises with s:
       // find the last drop where A still dominates. B only matters below A, so A is B's cutoff.
       int lo = 0, hi = m;  // predicate true on [0, lo), false on [hi, m)
       while (lo < hi) {
         int mid = (lo + hi) / 2;
-        const double am = av[f[mid]];
+        const double am = av[mid];
         if (am > lower && am > b(f[mid] + d, am))
           lo = mid + 1;
         else
           hi = mid;
       }
       double* row = out.data() + static_cast<std::size_t>(k) * width_;
-      for (int j = 0; j < lo; ++j) row[f[j] + d] = std::min(row[f[j] + d], av[f[j]]);
+      for (int j = 0; j < lo; ++j) row[f[j] + d] = std::min(row[f[j] + d], av[j]);
       if (lo < m) {
         double& cell = row[f[lo] + d];
         if (lower < cell) cell = std::min(cell, b(f[lo] + d, cell));
@@ -132,16 +138,20 @@ void Search::finish(int ideal, std::vector<double>& out) {
     const double* row = out.data() + static_cast<std::size_t>(k) * width_;
     double last = kInfinity;
     for (int s = 0; s <= s_max_; ++s) {
-      if (row[s] < last) t.drops.push_back(s);
+      if (row[s] < last) {
+        t.drops.push_back(s);
+        t.values.push_back(row[s]);
+      }
       last = row[s];
     }
     t.drop_offset[k + 1] = static_cast<int>(t.drops.size());
   }
-  t.value = std::move(out);
+  t.drops.shrink_to_fit();
+  t.values.shrink_to_fit();
 }
 
-void Search::solve_ideal(int ideal, StageCursor& cursor) {
-  std::vector<double> out(static_cast<std::size_t>(k_max_ + 1) * width_, kInfinity);
+void Search::solve_ideal(int ideal, StageCursor& cursor, std::vector<double>& out) {
+  out.assign(static_cast<std::size_t>(k_max_ + 1) * width_, kInfinity);
   cursor.reset(lattice_.members(ideal));
   visit(ideal, 0, cursor, out);
   finish(ideal, out);
@@ -210,12 +220,13 @@ void Search::solve_all() {
   // Ideals of one size only depend on smaller ones: solve each size level in parallel.
   for (auto& t : tables_) t = Table{};
   Table& empty = tables_[0];
-  empty.value.assign(static_cast<std::size_t>(k_max_ + 1) * width_, 0.0);
   empty.drop_offset.resize(k_max_ + 2);
   for (int k = 0; k <= k_max_; ++k) {
     empty.drops.push_back(0);
+    empty.values.push_back(0.0);
     empty.drop_offset[k + 1] = k + 1;
   }
+  tbb::enumerable_thread_specific<std::vector<double>> buffers;
   tbb::enumerable_thread_specific<std::unique_ptr<StageCursor>> cursors(
       [&] { return cost_.cursor(); });
   int begin = 1;
@@ -223,7 +234,7 @@ void Search::solve_all() {
     int end = begin;
     while (end < lattice_.count() && lattice_.size_of(end) == lattice_.size_of(begin)) ++end;
     tbb::parallel_for(begin, end, [&](int ideal) {
-      solve_ideal(ideal, *cursors.local());
+      solve_ideal(ideal, *cursors.local(), buffers.local());
     });
     begin = end;
   }
