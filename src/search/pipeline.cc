@@ -164,15 +164,18 @@ bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target,
                               StageCursor& cursor, Stage& stage, int& next_ideal, int& next_k,
                               int& next_s) {
   const auto& shapes = cost_.shapes();
+  // Knapsack optima reached through different tie-breaks may differ in the last bits, so the
+  // walk accepts values within a relative 1e-12 of the target.
+  const double limit = target + 1e-12 * std::abs(target);
+  const double above = std::nextafter(limit, kInfinity);
   for (int si = 0; si < static_cast<int>(shapes.size()); ++si) {
     const int d = shapes[si].data_parallel, t = shapes[si].tensor_parallel;
     if (d * t > k || d > s) continue;
     for (int s2 = d; s2 <= s; ++s2) {
       double rest = at(sub, k - d * t, s2 - d);
-      if (!(rest <= target)) continue;
+      if (!(rest <= limit)) continue;
       int y = (s2 + d - 1) / d;
-      const double above = std::nextafter(target, kInfinity);
-      if (!(cursor.cost(si, y, above) <= target)) break;  // larger s2 only raises y
+      if (!(cursor.cost(si, y, above) <= limit)) break;  // larger s2 only raises y
       stage.data_parallel = d;
       stage.tensor_parallel = t;
       stage.inflight_microbatches = y;

@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "cost/piper_cost.h"
+#include "io/native_json.h"
 #include "io/piper_reader.h"
 
 namespace paraplan {
@@ -109,7 +110,7 @@ double brute_force(const Model& m, const PiperSettings& s) {
     std::vector<int> t(count), d(count);
     std::function<void(int)> shape = [&](int i) {
       if (i < count) {
-        for (int tt = 1; tt <= s.max_devices; ++tt)
+        for (int tt = 1; tt <= std::min(s.max_devices, 2); ++tt)
           for (int dd = 1; dd <= s.max_devices; ++dd) {
             if (s.microbatches % dd) continue;
             t[i] = tt, d[i] = dd;
@@ -191,8 +192,8 @@ Model random_model(int n, int degrees) {
         opt.id += std::to_string(o);
         opt.compute_time_s = *rc::gen::inRange(0, 20);
         opt.parameter_bytes = *rc::gen::inRange(0, 8);
-        opt.memory_per_inflight_bytes = *rc::gen::inRange(0, 6);
-        opt.memory_fixed_bytes = *rc::gen::inRange(0, 6);
+        opt.memory_per_inflight_bytes = *rc::gen::inRange(0, 9);
+        opt.memory_fixed_bytes = *rc::gen::inRange(0, 11);
         for (std::size_t q = 0; q < m.in_edge_ids[v].size(); ++q)
           opt.sync_in_bytes.push_back(*rc::gen::inRange(0, 3));
         for (std::size_t q = 0; q < m.out_edge_ids[v].size(); ++q)
@@ -206,16 +207,21 @@ Model random_model(int n, int degrees) {
 }
 
 RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
-  const int n = *rc::gen::inRange(1, 5);
+  const int n = *rc::gen::inRange(1, 6);
   Model m = random_model(n, *rc::gen::inRange(1, 3));
   PiperSettings s;
   s.max_devices = *rc::gen::inRange(1, 5);
-  s.microbatches = *rc::gen::inRange(1, 7);
-  s.memory_per_device_bytes = *rc::gen::inRange(1, 40);
+  s.microbatches = *rc::gen::inRange(1, 5);
+  s.memory_per_device_bytes = *rc::gen::inRange(4, 30);
   s.bandwidth_bytes_per_s = *rc::gen::inRange(1, 3);
   PiperCostModel cost(m, s);
   Plan plan = search_pipeline(m, cost).plan;
   double expected = brute_force(m, s);
+  RC_TAG(std::isfinite(expected), plan.stages.size());
+  RC_LOG() << io::model_to_json(m).dump() << "\nK=" << s.max_devices << " N=" << s.microbatches
+           << " M=" << s.memory_per_device_bytes << " B=" << s.bandwidth_bytes_per_s
+           << " planner=" << plan.objective << " brute=" << expected << "\n"
+           << io::plan_to_json(plan, m).dump() << "\n";
   if (!std::isfinite(expected)) {
     RC_ASSERT(!plan.feasible);
   } else {
