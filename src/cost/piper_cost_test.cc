@@ -1,0 +1,103 @@
+// Piper's plan evaluator against the fixed-plan checks of shared/data/piper/reference.md.
+#include "cost/piper_cost.h"
+
+#include <gtest/gtest.h>
+
+#include "io/piper_reader.h"
+
+namespace paraplan {
+namespace {
+
+// Piper's buildEquiPartitionResult(ins, d, t, stages, false, true) for BERT-32.
+Plan equi_plan(const Model& m, int d, int t, int stages) {
+  std::vector<int> transformers;
+  for (int v = 0; v < m.size(); ++v)
+    if (m.layers[v].name == "ParallelTransformerLayer") transformers.push_back(v);
+  const int n = static_cast<int>(transformers.size());
+  Plan plan;
+  std::size_t next = 0;
+  for (int i = 0; i < stages; ++i) {
+    int count = n / stages + (i >= stages - n % stages ? 1 : 0);
+    Stage st;
+    st.data_parallel = d;
+    st.tensor_parallel = t;
+    for (int j = 0; j < count; ++j) st.layers.push_back(transformers[next++]);
+    plan.stages.push_back(st);
+  }
+  for (int v = 0; v < m.size(); ++v) {
+    if (m.layers[v].name == "ParallelTransformerLayer") continue;
+    if (v == m.size() - 1)
+      plan.stages.back().layers.push_back(v);
+    else
+      plan.stages.front().layers.push_back(v);
+  }
+  for (auto& st : plan.stages) {
+    std::sort(st.layers.begin(), st.layers.end());
+    for (int v : st.layers) {
+      const auto& opts = *m.layers[v].options_for(t);
+      int recompute = 0;
+      for (int o = 0; o < static_cast<int>(opts.size()); ++o)
+        if (opts[o].id == "activation recomp") recompute = o;
+      st.option_index.push_back(recompute);
+    }
+  }
+  return plan;
+}
+
+struct Check {
+  int microbatches, d, t, stages;
+  double objective;
+};
+
+TEST(PiperEvaluator, ReproducesCorrelationExperimentPlans) {
+  io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  const Check checks[] = {
+      {128, 32, 1, 2, 0.021116558533654767}, {128, 16, 1, 4, 0.021237981405780867},
+      {128, 8, 1, 8, 0.021941355411951358},  {128, 4, 1, 16, 0.023515680055251488},
+      {128, 2, 1, 32, 0.026767930157331317}, {128, 32, 2, 1, 0.02545258203658461},
+      {128, 16, 4, 1, 0.03172586767356671},  {128, 8, 8, 1, 0.047830751887761626},
+      {512, 32, 1, 2, 0.020721910066106002}, {512, 16, 1, 4, 0.02103437756298368},
+      {512, 8, 1, 8, 0.021834538372218607},  {512, 4, 1, 16, 0.023459785398428256},
+      {512, 2, 1, 32, 0.02674255465471744},  {512, 32, 2, 1, 0.025068520509146153},
+      {512, 16, 4, 1, 0.031538560668391676}, {512, 8, 8, 1, 0.0477419692219404},
+  };
+  for (const Check& c : checks) {
+    PiperSettings s{64, 8e10, 162.5 * 1073741824.0, c.microbatches};
+    PiperCostModel cost(in.model, s);
+    Plan plan = cost.evaluate(equi_plan(in.model, c.d, c.t, c.stages));
+    ASSERT_TRUE(plan.feasible);
+    EXPECT_NEAR(plan.objective, c.objective, 1e-12 * c.objective)
+        << "N=" << c.microbatches << " d=" << c.d << " t=" << c.t << " stages=" << c.stages;
+  }
+  // "with d = 32, t = 1 and 2 stages, the first stage holds 20 nodes with y = 2 and uses
+  // 15.442 GiB, the second holds 17 nodes with y = 1 (14.373 GiB)"
+  PiperCostModel cost(in.model, {64, 8e10, 162.5 * 1073741824.0, 128});
+  Plan plan = cost.evaluate(equi_plan(in.model, 32, 1, 2));
+  EXPECT_EQ(plan.stages[0].layers.size(), 20u);
+  EXPECT_EQ(plan.stages[0].inflight_microbatches, 2);
+  EXPECT_NEAR(plan.stages[0].memory_bytes / 1073741824.0, 15.442, 5e-4);
+  EXPECT_EQ(plan.stages[1].inflight_microbatches, 1);
+  EXPECT_NEAR(plan.stages[1].memory_bytes / 1073741824.0, 14.373, 5e-4);
+}
+
+TEST(PiperEvaluator, RejectsInvalidPlans) {
+  io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  PiperCostModel cost(in.model, {64, 8e10, 2.5e10, 128});
+  Plan plan = equi_plan(in.model, 32, 1, 2);
+  Plan missing = plan;
+  missing.stages[1].layers.pop_back();
+  missing.stages[1].option_index.pop_back();
+  EXPECT_THROW(cost.evaluate(missing), Error);
+  Plan backwards = plan;
+  std::swap(backwards.stages[0], backwards.stages[1]);
+  EXPECT_THROW(cost.evaluate(backwards), Error);
+  Plan too_many = plan;
+  too_many.stages[0].data_parallel = 64;
+  EXPECT_THROW(cost.evaluate(too_many), Error);
+  Plan not_dividing = plan;
+  not_dividing.stages[0].data_parallel = 3;
+  EXPECT_THROW(cost.evaluate(not_dividing), Error);
+}
+
+}  // namespace
+}  // namespace paraplan
