@@ -196,7 +196,7 @@ int run(const PlanArgs& args) {
 void add_plan_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Find the best pipeline plan for a model (default: a built-in BERT-Large-like "
+      "plan", "Find the best pipeline plan for a model (default: a built-in GPT-3 2.7B-like "
               "transformer on 2x8 devices of 16 GiB)");
   cmd->add_option("INPUT", args->input,
                   "Model file: Piper JSON, DAPPLE/PipeDream profile text, or paraplan model JSON");

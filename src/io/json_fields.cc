@@ -39,6 +39,13 @@ Json parse_json_text(const std::string& text, const std::string& source) {
     std::string reason = colon == std::string::npos ? what : what.substr(colon + 2);
     throw Error(ErrorKind::kInput, fmt::format("{}:{}:{}", source, line, column),
                 "malformed JSON (" + reason + ")");
+  } catch (const Json::exception& e) {
+    // e.g. a number too large for a double: "number overflow parsing '1e999'".
+    std::string what = e.what();
+    auto bracket = what.find("] ");
+    throw Error(ErrorKind::kInput, source,
+                "malformed JSON (" + (bracket == std::string::npos ? what : what.substr(bracket + 2)) +
+                    "); numbers must be finite");
   }
 }
 

@@ -25,10 +25,6 @@ void check_edges(Model& model, const std::string& source) {
                               model.layers[edge.to].id));
   }
   model.index();
-}
-
-void check_model(Model& model, const std::string& source) {
-  check_edges(model, source);
   if (model.topological_order().empty()) {
     // Name one layer on the cycle: repeatedly strip sources and sinks; what is left is cyclic.
     std::vector<int> indeg(model.layers.size()), outdeg(model.layers.size());
@@ -52,6 +48,10 @@ void check_model(Model& model, const std::string& source) {
                 "the graph has a cycle (a model must be a DAG); layers on or between cycles: " +
                     members);
   }
+}
+
+void check_model(Model& model, const std::string& source) {
+  check_edges(model, source);
   for (const auto& layer : model.layers) {
     bool any = false;
     for (const auto& d : layer.by_degree) any = any || !d.options.empty();

@@ -8,9 +8,10 @@
 
 namespace paraplan::io {
 
-/// Throws Error(kInput) naming `source` for self-loops and duplicate edges; calls model.index().
+/// Throws Error(kInput) naming `source` for self-loops, duplicate edges and cycles; calls
+/// model.index().
 void check_edges(Model& model, const std::string& source);
-/// check_edges, plus cycles and layers without options.
+/// check_edges, plus layers without options.
 void check_model(Model& model, const std::string& source);
 
 }  // namespace paraplan::io

@@ -20,7 +20,7 @@ LayerOption option(const char* id, double time_s, double params, double a, doubl
 
 Model transformer_stack(const TransformerShape& p) {
   Model m;
-  m.name = "transformer-stack";
+  m.name = "gpt3-2.7b-like";
   m.microbatches = p.microbatches;
   const double b = p.microbatch_size, s = p.sequence, h = p.hidden, a = p.heads;
   const double rate = p.peak_flops_per_s * p.efficiency;

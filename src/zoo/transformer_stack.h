@@ -10,18 +10,18 @@
 namespace paraplan::zoo {
 
 struct TransformerShape {
-  int layers = 24;
-  int hidden = 1024;
-  int heads = 16;
-  int sequence = 512;
-  int vocabulary = 30522;
-  int microbatch_size = 8;   ///< samples per micro-batch
+  int layers = 40;
+  int hidden = 2560;
+  int heads = 32;
+  int sequence = 1024;
+  int vocabulary = 50257;
+  int microbatch_size = 2;   ///< samples per micro-batch
   int microbatches = 64;     ///< per batch
   double peak_flops_per_s = 312e12;  ///< A100 bf16 dense
   double efficiency = 0.5;           ///< achieved fraction of peak for these GEMMs
 };
 
-/// BERT-Large-like by default.
+/// GPT-3 2.7B-like by default (40 layers, hidden 2560).
 Model transformer_stack(const TransformerShape& shape);
 /// The default workload's cluster: 2 machines of 8 devices with 16 GiB each, NVLink inside a
 /// machine, 25 GiB/s between machines.

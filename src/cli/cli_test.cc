@@ -1,0 +1,105 @@
+// The paraplan binary end to end: outputs, exit codes and one-line messages for bad input.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string out;  // stdout and stderr together
+};
+
+Outcome run(const std::string& args) {
+  std::string cmd = std::string(PARAPLAN_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const std::string kPiper = std::string(PARAPLAN_SHARED_DATA) + "/piper/";
+
+TEST(Cli, PlansTheDefaultWorkload) {
+  Outcome r = run("plan");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("objective:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("devices used:"), std::string::npos) << r.out;
+}
+
+TEST(Cli, JsonOutputHasTheDocumentedTopLevel) {
+  Outcome r = run("plan " + kPiper + "bert32a100.json --devices 8 --memory 8GiB --bandwidth 25GiB/s --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["feasible"], true);
+  EXPECT_NEAR(j["objective"].get<double>(), 0.16585575, 1e-12);
+  EXPECT_EQ(j["devices_used"], 8);
+  EXPECT_EQ(j["format"], "paraplan-plan");
+}
+
+TEST(Cli, WritesThePlanFile) {
+  std::string out = testing::TempDir() + "plan.json";
+  Outcome r = run("plan " + kPiper + "bert32a100.json -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(out);
+  auto j = nlohmann::json::parse(in);
+  EXPECT_NEAR(j["objective"].get<double>(), 0.09772736112, 1e-9);
+}
+
+TEST(Cli, DeterministicOutput) {
+  std::string args = "plan " + kPiper + "resnet.json --devices 16 --memory 8GiB --json";
+  EXPECT_EQ(run(args).out, run(args).out);
+}
+
+TEST(Cli, InfeasibleMemoryNamesTheSmallestThatFits) {
+  Outcome r = run("plan " + kPiper + "bert32a100.json --devices 8 --memory 1GiB");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_NE(r.out.find("no plan fits in 1073741824 bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("smallest memory per device that fits is"), std::string::npos) << r.out;
+  // And that amount really fits.
+  auto pos = r.out.find("fits is ") + 8;
+  std::string need = r.out.substr(pos, r.out.find(' ', pos) - pos);
+  Outcome again = run("plan " + kPiper + "bert32a100.json --devices 8 --memory " + need);
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+}
+
+TEST(Cli, BadFlagsAreUsageErrors) {
+  EXPECT_EQ(run("plan --devices 0").exit_code, 2);
+  EXPECT_EQ(run("plan --memory lots").exit_code, 2);
+  EXPECT_EQ(run("plan --bandwidth -3GB/s").exit_code, 2);
+  EXPECT_EQ(run("plan --cost-model alpa").exit_code, 2);
+  EXPECT_EQ(run("frobnicate").exit_code, 2);
+  Outcome r = run("plan --memory lots");
+  EXPECT_NE(r.out.find("--memory: expected a positive size such as 8GiB"), std::string::npos)
+      << r.out;
+}
+
+TEST(Cli, BadFilesAreInputErrorsNamingTheFile) {
+  std::string bad = write_temp("bad.json", "{\"nodes\": [1, 2,, 3]}");
+  Outcome r = run("plan " + bad);
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find(bad + ":1:"), std::string::npos) << r.out;
+  std::string odd = write_temp("odd.json", "{\"hello\": 1}");
+  EXPECT_EQ(run("plan " + odd).exit_code, 3);
+  EXPECT_EQ(run("plan /nonexistent.json").exit_code, 5);
+}
+
+TEST(Cli, HelpOnEveryCommand) {
+  EXPECT_EQ(run("--help").exit_code, 0);
+  Outcome r = run("plan --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--microbatch-size"), std::string::npos);
+}
+
+}  // namespace
