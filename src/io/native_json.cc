@@ -54,7 +54,10 @@ Json model_to_json(const Model& model) {
       }
       options[std::to_string(deg.degree)] = list;
     }
-    layers.push_back({{"id", layer.id}, {"name", layer.name}, {"options", options}});
+    layers.push_back({{"id", layer.id},
+                      {"name", layer.name},
+                      {"output_bytes", layer.output_bytes},
+                      {"options", options}});
   }
   Json edges = Json::array();
   for (const auto& e : model.edges)
@@ -82,10 +85,11 @@ Model model_from_json(const Json& doc, const std::string& source) {
   std::map<long long, int> index_of;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     JsonObject l = top.element("layers", i);
-    l.only({"id", "name", "options"});
+    l.only({"id", "name", "output_bytes", "options"});
     Layer layer;
     layer.id = l.integer("id", -(1LL << 53), 1LL << 53);
     if (l.has("name")) layer.name = l.string("name");
+    if (l.has("output_bytes")) layer.output_bytes = l.number("output_bytes");
     if (!index_of.emplace(layer.id, static_cast<int>(i)).second)
       l.fail("id", fmt::format("duplicate layer id {}", layer.id));
     model.layers.push_back(std::move(layer));

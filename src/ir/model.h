@@ -33,6 +33,8 @@ struct Layer {
   std::int64_t id = 0;  ///< the id in the input file (stable, shown to users)
   std::string name;
   std::vector<TensorParallelOptions> by_degree;  ///< sorted by degree, degrees unique
+  /// Bytes of the layer's output activation (profile-based models: per profile batch).
+  double output_bytes = 0;
 
   const std::vector<LayerOption>* options_for(int degree) const;
 };
