@@ -10,10 +10,13 @@
 
 #include "cli/output.h"
 #include "cost/piper_cost.h"
+#include "cost/dapple_cost.h"
+#include "io/dapple_reader.h"
 #include "io/native_json.h"
 #include "io/piper_reader.h"
 #include "ir/error.h"
 #include "ir/units.h"
+#include "search/dapple_search.h"
 #include "search/pipeline.h"
 #include "zoo/transformer_stack.h"
 
@@ -95,7 +98,7 @@ Workload load(const PlanArgs& args) {
     w.piper_memory = w.cluster.min_device_memory_bytes();
     w.piper_bandwidth = w.cluster.flat_bandwidth_bytes_per_s();
   } else if (format == "dapple") {
-    usage("dapple: not yet");
+    w.model = io::read_dapple(args.input, args.profile_batch);
   } else {
     usage("--format must be one of piper, dapple, native (got \"" + format + "\")");
   }
@@ -179,6 +182,69 @@ int run_piper(const PlanArgs& args, Workload& w) {
                           need, format_bytes(need)));
 }
 
+// "2x8" (machines x devices) or "4,8,4" (devices per machine) -> exclusive machine ends.
+std::vector<int> parse_machines(const std::string& text) {
+  std::vector<int> sizes;
+  auto x = text.find('x');
+  auto number = [&](const std::string& part) {
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+      usage("--machines: expected MxD (e.g. 2x8) or per-machine sizes (e.g. 4,8,4), got \"" +
+            text + "\"");
+    int v = std::stoi(part);
+    if (v < 1) usage("--machines: every count must be at least 1, got \"" + text + "\"");
+    return v;
+  };
+  if (x != std::string::npos) {
+    int machines = number(text.substr(0, x)), per = number(text.substr(x + 1));
+    if (static_cast<long long>(machines) * per > 65536)
+      usage("--machines: at most 65536 devices");
+    sizes.assign(machines, per);
+  } else {
+    std::size_t start = 0;
+    while (true) {
+      auto comma = text.find(',', start);
+      sizes.push_back(number(text.substr(start, comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  std::vector<int> ends;
+  int end = 0;
+  for (int s : sizes) ends.push_back(end += s);
+  if (end > 65536) usage("--machines: at most 65536 devices");
+  return ends;
+}
+
+int run_dapple(const PlanArgs& args, Workload& w) {
+  if (w.format != "dapple")
+    usage("--cost-model dapple needs a DAPPLE/PipeDream profile as input");
+  if (args.devices || !args.memory.empty() || !args.bandwidth.empty() || args.microbatches)
+    usage("--devices, --memory, --bandwidth and --microbatches are settings of --cost-model "
+          "piper; DAPPLE takes --machines, --batch and --microbatch-size");
+  DappleSettings settings;
+  settings.machine_ends = parse_machines(args.machines.empty() ? "2x8" : args.machines);
+  const int devices = settings.machine_ends.back();
+  settings.global_batch = args.batch > 0 ? args.batch : w.model.profile_batch_size * devices;
+  settings.microbatch_size = args.microbatch_size > 0 ? args.microbatch_size : 1;
+  if (settings.microbatch_size > settings.global_batch)
+    usage(fmt::format("--microbatch-size {} is larger than the global batch {}",
+                      settings.microbatch_size, settings.global_batch));
+  DappleCostModel cost(w.model, dapple_states(w.model), settings);
+  DappleSearchResult result = search_dapple(cost);
+  const double dp_speedup = cost.total_compute_s() / result.data_parallel_latency_s;
+  io::Json extra{{"global_batch", settings.global_batch},
+                 {"microbatch_size", settings.microbatch_size},
+                 {"profile_batch_size", w.model.profile_batch_size},
+                 {"machines", settings.machine_ends},
+                 {"data_parallel_speedup", dp_speedup},
+                 {"states", cost.states().size()},
+                 {"states_linearised", cost.states().linearised}};
+  emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", extra);
+  if (!args.json)
+    std::cout << fmt::format("data parallelism alone: speedup {:.12g}\n", dp_speedup);
+  return 0;
+}
+
 int run(const PlanArgs& args) {
   Workload w = load(args);
   std::string cost_model = args.cost_model;
@@ -188,6 +254,7 @@ int run(const PlanArgs& args) {
       usage("--machines, --batch and --microbatch-size are settings of --cost-model dapple");
     return run_piper(args, w);
   }
+  if (cost_model == "dapple") return run_dapple(args, w);
   usage("--cost-model must be piper or dapple (got \"" + cost_model + "\")");
 }
 

@@ -1,0 +1,24 @@
+// Pipeline search under DAPPLE's latency model: pipeline replicas rp, contiguous stages along
+// paths of the antichain DAG, a GPU count per stage (a multiple of rp) and contiguous placement
+// in machine order. It contains DAPPLE's own candidates (pseudo data parallelism, straight
+// 2- and N-stage pipelines, bipartitions with contiguous placement) and plain data parallelism,
+// so its plan is never slower than either under the same model.
+#pragma once
+
+#include "cost/dapple_cost.h"
+#include "ir/plan.h"
+
+namespace paraplan {
+
+struct DappleSearchResult {
+  DappleLayout layout;
+  Plan plan;
+  double data_parallel_latency_s = 0;
+  long long layouts_scored = 0;
+};
+
+/// States up to `max_dp_states` get the multi-stage label DP; larger state DAGs get every
+/// one- and two-stage layout.
+DappleSearchResult search_dapple(const DappleCostModel& cost, int max_dp_states = 400);
+
+}  // namespace paraplan
