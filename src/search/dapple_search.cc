@@ -1,5 +1,6 @@
 // Label-setting dynamic programme over (state, GPUs used, GPUs of the last stage) with Pareto
-// labels (bottleneck P, activation hops H, largest stage all-reduce A); every complete label is
+// labels (bottleneck P, activation hops H, largest stage all-reduce A; at most 12 per cell);
+// every complete label is
 // scored with the full latency formula, and the best layout wins. A bounds the all-reduce tail
 // from above (the formula subtracts s·β of slack), so the search is exact for the bottleneck and
 // the hops and keeps every trade-off between them and the tail that the bound can tell apart.
@@ -16,6 +17,7 @@ struct Label {
   double bottleneck;  // P so far
   double hops;        // Σ per-micro-batch activation transfers so far
   double allreduce;   // max over stages of the gradient all-reduce time
+  double estimate;    // P·(M-1)/M + H + A: the latency with the tail bounded by A
   int prev_state;     // -1: this is the first stage
   int prev_units;     // units used before this stage
   int prev_last;      // units of the previous stage
@@ -47,7 +49,7 @@ class Searcher {
     // Every two-stage layout first: a good incumbent makes the label programme's bound bite.
     two_stages();
     if (n_ <= max_dp_states_)
-      for (int rp = 1; rp <= gpus_; ++rp) label_dp(rp);
+      for (int rp = gpus_; rp >= 1; --rp) label_dp(rp);
     result.layout = best_;
     result.plan = cost_.to_plan(best_);
     result.layouts_scored = scored_;
@@ -85,8 +87,17 @@ class Searcher {
       return l.bottleneck <= o.bottleneck && l.hops <= o.hops && l.allreduce <= o.allreduce;
     });
     cell.push_back(l);
+    // A cell keeps at most kMaxLabels trade-offs: past that, the one whose latency estimate
+    // (the formula with the tail bounded by A) is worst goes.
+    if (cell.size() > kMaxLabels) {
+      auto worst = std::max_element(cell.begin(), cell.end(), [](const Label& a, const Label& b) {
+        return a.estimate < b.estimate;
+      });
+      cell.erase(worst);
+    }
     return true;
   }
+  static constexpr std::size_t kMaxLabels = 12;
 
   void label_dp(int rp) {
     const int units = gpus_ / rp;
@@ -105,10 +116,12 @@ class Searcher {
     };
     std::vector<std::vector<Label>> cells(static_cast<std::size_t>(n_) * (units + 1) * (units + 1));
     for (int j = 0; j < n_; ++j)
-      for (int u = 1; u <= units; ++u)
-        cells[index(j, u, u)].push_back({cost_.compute_s(-1, j) / (u * rp), 0.0,
-                                         cost_.allreduce_s(range(0, u * rp), parameters(-1, j)),
-                                         -1, 0, 0, -1});
+      for (int u = 1; u <= units; ++u) {
+        Label l{cost_.compute_s(-1, j) / (u * rp), 0.0,
+                cost_.allreduce_s(range(0, u * rp), parameters(-1, j)), 0.0, -1, 0, 0, -1};
+        l.estimate = l.bottleneck * (md - 1) / md + l.hops + l.allreduce;
+        cells[index(j, u, u)].push_back(l);
+      }
     for (int k = 0; k < n_; ++k) {
       for (int used = 1; used <= units; ++used) {
         for (int last = 1; last <= used; ++last) {
@@ -126,8 +139,9 @@ class Searcher {
               for (int li = 0; li < static_cast<int>(from.size()); ++li) {
                 Label l{std::max({from[li].bottleneck, stage, hop}),
                         from[li].hops + hop_per_microbatch,
-                        std::max(from[li].allreduce, allreduce), k, used, last, li};
+                        std::max(from[li].allreduce, allreduce), 0.0, k, used, last, li};
                 if (hopeless(l)) continue;
+                l.estimate = l.bottleneck * (md - 1) / md + l.hops + l.allreduce;
                 insert(cells[index(j, used + add, add)], l);
               }
             }

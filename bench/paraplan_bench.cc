@@ -1,0 +1,246 @@
+// The reference benchmark: paraplan against Piper's and DAPPLE's recorded results, on their own
+// inputs and cost models. Each case runs in a child process so that its CPU time, wall time and
+// peak memory are its own. Prints paraplan's figure, the reference and the ratio, and whether
+// each target of the foundation issue is met. Exit status 1 if an objective is wrong (a
+// correctness failure); missed speed targets are reported but do not fail.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "cost/dapple_cost.h"
+#include "cost/piper_cost.h"
+#include "io/dapple_reader.h"
+#include "io/json_fields.h"
+#include "io/piper_reader.h"
+#include "search/dapple_search.h"
+#include "search/pipeline.h"
+
+namespace paraplan {
+namespace {
+
+const std::string kData = PARAPLAN_SHARED_DATA;
+constexpr double kGiB = 1073741824.0;
+
+struct Measured {
+  double value = NAN;  // what the child computed
+  double cpu_s = 0, wall_s = 0, peak_mb = 0;
+};
+
+// Runs `work` in a child; returns its result and resource usage.
+Measured measure(const std::function<double()>& work) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    double v = work();
+    if (write(fds[1], &v, sizeof v) != sizeof v) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  Measured m;
+  if (read(fds[0], &m.value, sizeof m.value) != sizeof m.value) m.value = NAN;
+  close(fds[0]);
+  int status = 0;
+  struct rusage usage {};
+  wait4(pid, &status, 0, &usage);
+  m.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  m.cpu_s = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 + usage.ru_stime.tv_sec +
+            usage.ru_stime.tv_usec / 1e6;
+  m.peak_mb = usage.ru_maxrss / 1024.0;
+  return m;
+}
+
+double piper_plan(const std::string& file, int k, double m, double b, bool memory_objective = false) {
+  io::PiperInput in = io::read_piper(kData + "/piper/" + file);
+  PiperSettings s{k, m, b, in.model.microbatches};
+  if (memory_objective) s.objective = PiperSettings::Objective::kMemory;
+  PiperCostModel cost(in.model, s);
+  Plan plan = search_pipeline(in.model, cost).plan;
+  if (!memory_objective) return plan.feasible ? plan.objective : INFINITY;
+  double need = 0;
+  for (const auto& st : plan.stages) need = std::max(need, st.memory_bytes);
+  return need;
+}
+
+int failures = 0, missed = 0;
+
+void piper_section() {
+  struct Case {
+    const char* id;
+    const char* file;
+    int k;
+    double m, b, reference;  // reference objective (NaN: none recorded)
+    bool exact;              // equal (BERT) or at most (greedy-suboptimal ResNet/GNMT)
+    double piper_cpu_s;      // Piper's recorded CPU time (NaN: none)
+    double cpu_target_s, peak_target_mb;
+  };
+  const double nan = NAN;
+  const Case cases[] = {
+      {"P1", "bert32a100.json", 10, 8e10, 2.5e10, 0.09772736112, true, 0.07, nan, nan},
+      {"P2", "bert32a100.json", 8, 8 * kGiB, 25 * kGiB, 0.16585575, true, 0.04, nan, nan},
+      {"P3", "bert32a100.json", 16, 8 * kGiB, 25 * kGiB, 0.0829622169611, true, 0.11, nan, nan},
+      {"P4", "bert32a100.json", 32, 8 * kGiB, 25 * kGiB, 0.0415154504417, true, 0.12, nan, nan},
+      {"P5", "bert32a100.json", 64, 8 * kGiB, 25 * kGiB, 0.0202005502945, true, 0.27, nan, nan},
+      {"P6", "bert32a100.json", 512, 8 * kGiB, 25 * kGiB, 0.00256112784601, true, 4.72, 0.25, nan},
+      {"P7", "resnet.json", 10, 8e10, 2.5e10, 46.2381019168, false, 2.84, nan, nan},
+      {"P8", "resnet.json", 8, 8 * kGiB, 25 * kGiB, 63.4335366048, false, 3.41, nan, nan},
+      {"P9", "resnet.json", 16, 8 * kGiB, 25 * kGiB, 31.6343942681, false, 4.57, nan, nan},
+      {"P10", "resnet.json", 32, 8 * kGiB, 25 * kGiB, 15.7580260655, false, 5.83, nan, nan},
+      {"P11", "resnet.json", 64, 8 * kGiB, 25 * kGiB, 7.87901305062, false, 8.50, nan, nan},
+      {"P12", "resnet.json", 128, 8 * kGiB, 25 * kGiB, 3.89450408727, false, 16.24, nan, nan},
+      {"P13", "gnmt.json", 10, 8e10, 2.5e10, 53.4911057249, false, 357.29, 15, nan},
+      {"K2048", "bert32a100.json", 2048, 8 * kGiB, 25 * kGiB, nan, true, 85, 4, 300},
+  };
+  fmt::print("Piper cost model (shared/data/piper/reference.md): objective = time per sample\n");
+  fmt::print("{:<6} {:<16} {:>5} {:>7}  {:>16} {:>16} {:>10}  {:>8} {:>8} {:>8} {:>9} {:>9}  {}\n",
+             "case", "input", "K", "M(GiB)", "paraplan", "Piper", "ratio", "cpu(s)", "wall(s)",
+             "Piper(s)", "cpu ratio", "peak(MB)", "verdict");
+  for (const Case& c : cases) {
+    Measured m = measure([&] { return piper_plan(c.file, c.k, c.m, c.b); });
+    std::string verdict;
+    if (!std::isnan(c.reference)) {
+      bool ok = c.exact ? std::fabs(m.value - c.reference) <= 1e-9 * c.reference
+                        : m.value <= c.reference * (1 + 1e-9);
+      verdict += ok ? (c.exact ? "objective equal" : "objective <= Piper") : "OBJECTIVE WRONG";
+      if (!ok) ++failures;
+    } else {
+      verdict += "no reference objective";
+    }
+    if (!std::isnan(c.cpu_target_s)) {
+      bool ok = m.cpu_s <= c.cpu_target_s;
+      verdict += fmt::format("; cpu <= {} s: {}", c.cpu_target_s, ok ? "met" : "MISSED");
+      missed += !ok;
+    }
+    if (!std::isnan(c.peak_target_mb)) {
+      bool ok = m.peak_mb <= c.peak_target_mb;
+      verdict += fmt::format("; peak <= {} MB: {}", c.peak_target_mb, ok ? "met" : "MISSED");
+      missed += !ok;
+    }
+    fmt::print("{:<6} {:<16} {:>5} {:>7.3f}  {:>16.12g} {:>16.12g} {:>10.8f}  {:>8.3f} {:>8.3f} "
+               "{:>8.2f} {:>9.1f} {:>9.1f}  {}\n",
+               c.id, c.file, c.k, c.m / kGiB, m.value, c.reference, m.value / c.reference, m.cpu_s,
+               m.wall_s, c.piper_cpu_s, c.piper_cpu_s / m.cpu_s, m.peak_mb, verdict);
+  }
+
+  // Settings the reference file does not list: feasible exactly when the memory limit is at
+  // least the smallest memory any plan needs (found by the same exact search, minimising memory).
+  fmt::print("\nFeasibility sweep: infeasible exactly where no plan fits\n");
+  fmt::print("{:<16} {:>5} {:>7}  {:>16} {:>14}  {}\n", "input", "K", "M(GiB)", "objective",
+             "min mem (GiB)", "verdict");
+  struct Sweep {
+    const char* file;
+    std::vector<int> ks;
+  };
+  for (const Sweep& sw : {Sweep{"bert32a100.json", {8, 32, 128, 512}}, Sweep{"resnet.json", {8, 32, 64}}}) {
+    for (int k : sw.ks) {
+      double need = measure([&] { return piper_plan(sw.file, k, 8 * kGiB, 25 * kGiB, true); }).value;
+      for (double gib : {1.0, 2.0, 4.0, 8.0, 16.0}) {
+        double obj = measure([&] { return piper_plan(sw.file, k, gib * kGiB, 25 * kGiB); }).value;
+        bool consistent = std::isfinite(obj) == (gib * kGiB >= need);
+        failures += !consistent;
+        fmt::print("{:<16} {:>5} {:>7.1f}  {:>16.12g} {:>14.4f}  {}\n", sw.file, k, gib, obj,
+                   need / kGiB, consistent ? "consistent" : "INCONSISTENT");
+      }
+    }
+  }
+}
+
+std::vector<int> numbers(const std::string& text) {
+  std::vector<int> out;
+  std::regex number("[0-9]+");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it)
+    out.push_back(std::stoi(it->str()));
+  return out;
+}
+
+void dapple_section() {
+  fmt::print("\nDAPPLE cost model (shared/data/dapple/reference/planner_runs.jsonl): speedup over one "
+             "device\n");
+  fmt::print("{:<30} {:>5} {:>5} {:>4}  {:>10} {:>10} {:>8} {:>10}  {:>8} {:>8} {:>9} {:>9}  {}\n",
+             "profile", "GBS", "dev", "mbs", "paraplan", "DAPPLE", "ratio", "DP", "cpu(s)",
+             "wall(s)", "DAPPLE(s)", "peak(MB)", "verdict");
+  std::ifstream in(kData + "/dapple/reference/planner_runs.jsonl");
+  std::string line;
+  double worst_cpu = 0;
+  while (std::getline(in, line)) {
+    io::Json run = io::parse_json_text(line, "planner_runs.jsonl");
+    std::string profile = run["profile"];
+    int pbs = run["pbs"], gbs = run["gbs"], mbs = run["mbs"];
+    std::vector<int> ends = numbers(run["seps"].get<std::string>());
+    double dapple = std::stod(std::regex_replace(run["best"].get<std::string>(),
+                                                 std::regex(R"(^BEST speedup=(\S+) .*$)"), "$1"));
+    double dp = run["dp_speedup"];
+    Measured m = measure([&] {
+      Model model = io::read_dapple(kData + "/dapple/" + profile, pbs);
+      DappleSettings s;
+      s.machine_ends = ends;
+      s.global_batch = gbs;
+      s.microbatch_size = mbs;
+      DappleCostModel cost(model, dapple_states(model), s);
+      return *search_dapple(cost).plan.speedup;
+    });
+    bool ok = m.value >= dapple * (1 - 1e-9) && m.value >= dp * (1 - 1e-9);
+    failures += !ok;
+    bool fast = m.cpu_s <= 1.0;
+    missed += !fast;
+    worst_cpu = std::max(worst_cpu, m.cpu_s);
+    fmt::print("{:<30} {:>5} {:>5} {:>4}  {:>10.6f} {:>10.6f} {:>8.5f} {:>10.6f}  {:>8.3f} {:>8.3f} "
+               "{:>9.2f} {:>9.1f}  {}{}\n",
+               profile, gbs, run["devices"].get<std::string>(), mbs, m.value, dapple,
+               m.value / dapple, dp, m.cpu_s, m.wall_s, run["secs"].get<double>(), m.peak_mb,
+               ok ? ">= DAPPLE and DP" : "BELOW DAPPLE OR DP", fast ? "" : "; cpu > 1 s: MISSED");
+  }
+  // Profiles without recorded runs (DAPPLE needs minutes on gnmt-16 and does not finish gnmt-32).
+  fmt::print("\nProfiles without recorded DAPPLE runs (GBS 512, mbs 1)\n");
+  for (std::string profile : {"amoeba-36-pbs-1.txt", "amoeba-18-pbs-8.txt", "amoeba-6-pbs-8-simplified.txt",
+                              "amoeba-6-pbs-8-complicated.txt", "gnmt-32-pbs-64-simplified.txt",
+                              "gnmt-16-pbs-64.txt", "gnmt-32-pbs-64.txt"}) {
+    for (const char* layout : {"2x8", "16x1", "2x4"}) {
+      std::vector<int> ends = std::string(layout) == "2x8"   ? std::vector<int>{8, 16}
+                              : std::string(layout) == "2x4" ? std::vector<int>{4, 8}
+                                                             : numbers("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16");
+      double dp = 0;
+      Measured m = measure([&] {
+        Model model = io::read_dapple(kData + "/dapple/" + profile);
+        DappleSettings s;
+        s.machine_ends = ends;
+        s.global_batch = 512;
+        DappleCostModel cost(model, dapple_states(model), s);
+        auto r = search_dapple(cost);
+        return *r.plan.speedup / (cost.total_compute_s() / r.data_parallel_latency_s);
+      });
+      (void)dp;
+      bool ok = m.value >= 1 - 1e-9;
+      failures += !ok;
+      bool fast = m.cpu_s <= 1.0;
+      missed += !fast;
+      fmt::print("{:<30} {:>5}  speedup / DP speedup = {:>8.5f}  cpu {:>6.3f} s  wall {:>6.3f} s  "
+                 "peak {:>6.1f} MB  {}{}\n",
+                 profile, layout, m.value, m.cpu_s, m.wall_s, m.peak_mb,
+                 ok ? ">= DP" : "BELOW DP", fast ? "" : "; cpu > 1 s: MISSED");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace paraplan
+
+int main() {
+  paraplan::piper_section();
+  paraplan::dapple_section();
+  std::printf("\nsummary: %d objective failures, %d speed targets missed\n", paraplan::failures,
+              paraplan::missed);
+  return paraplan::failures > 0 ? 1 : 0;
+}
