@@ -58,7 +58,11 @@ INSTANTIATE_TEST_SUITE_P(
                     Reference{"resnet.json", 16, 8 * kGiB, 25 * kGiB, 31.6343942681, false},
                     Reference{"resnet.json", 32, 8 * kGiB, 25 * kGiB, 15.7580260655, false},
                     Reference{"resnet.json", 64, 8 * kGiB, 25 * kGiB, 7.87901305062, false},
-                    Reference{"resnet.json", 128, 8 * kGiB, 25 * kGiB, 3.89450408727, false}));
+                    Reference{"resnet.json", 128, 8 * kGiB, 25 * kGiB, 3.89450408727, false}),
+    [](const testing::TestParamInfo<Reference>& info) {
+      std::string file = info.param.file;
+      return file.substr(0, file.find('.')) + "_K" + std::to_string(info.param.devices);
+    });
 
 TEST(PipelineSearch, ResNetExactKnapsackBeatsPiperWhereItsGreedyFails) {
   io::PiperInput in = io::read_piper(kPiper + "resnet.json");
