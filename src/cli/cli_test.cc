@@ -95,6 +95,27 @@ TEST(Cli, BadFilesAreInputErrorsNamingTheFile) {
   EXPECT_EQ(run("plan /nonexistent.json").exit_code, 5);
 }
 
+TEST(Cli, DappleProfilesUseTheDappleModel) {
+  std::string profile = std::string(PARAPLAN_SHARED_DATA) + "/dapple/xlnet-36-pbs-1.txt";
+  Outcome r = run("plan " + profile + " --machines 2x8 --batch 128 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cost_model"], "dapple");
+  // DAPPLE's worked example (spec §6): 14.816194; paraplan finds the same plan.
+  EXPECT_GE(j["speedup"].get<double>(), 14.816194280556266 * (1 - 1e-9));
+  EXPECT_NEAR(j["objective"].get<double>(), 38.49088 / j["speedup"].get<double>(), 1e-6);
+  EXPECT_GE(j["speedup"].get<double>(), j["data_parallel_speedup"].get<double>());
+  EXPECT_EQ(run("plan " + profile + " --machines 0x8").exit_code, 2);
+  EXPECT_EQ(run("plan " + profile + " --machines 2y8").exit_code, 2);
+  EXPECT_EQ(run("plan " + profile + " --devices 4").exit_code, 2);
+  EXPECT_EQ(run("plan " + profile + " --batch 4 --microbatch-size 8").exit_code, 2);
+  EXPECT_EQ(run("plan " + kPiper + "bert32a100.json --cost-model dapple").exit_code, 2);
+  std::string bad = write_temp("bad.txt", "node1 -- x -- forward_compute_time=1\n");
+  Outcome b = run("plan " + bad);
+  EXPECT_EQ(b.exit_code, 3);
+  EXPECT_NE(b.out.find(bad + ":1:"), std::string::npos) << b.out;
+}
+
 TEST(Cli, HelpOnEveryCommand) {
   EXPECT_EQ(run("--help").exit_code, 0);
   Outcome r = run("plan --help");

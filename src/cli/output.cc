@@ -45,10 +45,13 @@ std::string plan_table(const Plan& plan, const Model& model, const std::string& 
     for (const auto& [id, n] : counts) options += fmt::format("{}{}x {}", options.empty() ? "" : ", ", n, id);
     std::string layers = id_ranges(st.layers, model);
     if (layers.size() > 24) layers = layers.substr(0, 21) + "...";
-    out += fmt::format("{:>5}  {:<24} {:>6} {:>5} {:>3} {:>3}  {:<28} {:>14.9g} {:>8.3f} GiB {:>8}\n", i,
-                       layers, st.layers.size(), st.data_parallel, st.tensor_parallel,
-                       st.inflight_microbatches, options, st.time,
-                       st.memory_bytes / 1073741824.0, st.devices());
+    // DAPPLE's model has no memory and no in-flight count.
+    const bool has_memory = plan.cost_model != "dapple";
+    std::string memory = has_memory ? fmt::format("{:.3f} GiB", st.memory_bytes / 1073741824.0) : "n/a";
+    std::string inflight = has_memory ? std::to_string(st.inflight_microbatches) : "-";
+    out += fmt::format("{:>5}  {:<24} {:>6} {:>5} {:>3} {:>3}  {:<28} {:>14.9g} {:>12} {:>8}\n", i,
+                       layers, st.layers.size(), st.data_parallel, st.tensor_parallel, inflight,
+                       options, st.time, memory, st.devices());
   }
   out += fmt::format("objective: {:.12g} {}\n", plan.objective, unit);
   if (plan.speedup) out += fmt::format("speedup: {:.12g} (vs one device running the batch)\n", *plan.speedup);
