@@ -72,6 +72,8 @@ class PiperCursor : public StageCursor {
   // Adds (sign = +1) or subtracts (-1) layer x's share to every shape's sums.
   void account(int layer, double sign);
   void add_cut_out_edge(int layer, int edge);
+  // Memory objective: adds (+1) or subtracts (-1) the layer's smallest memory at every y.
+  void account_memory(int layer, int ti, double sign);
   KnapsackResult solve(int shape, int y, double cutoff);
 
   const PiperCostModel& m_;
@@ -204,16 +206,18 @@ void PiperCursor::reset(const std::vector<int>& layers) {
         }
         alpha_[alpha_offset_[v * degree_count_ + ti] + l] = o.compute_time_s + bytes / b;
       }
-      if (memory_objective_) {
-        for (int y = 1; y <= max_y_; ++y) {
-          double best = kInfinity;
-          for (const auto& o : *opts)
-            best = std::min(best, o.memory_per_inflight_bytes * y + o.memory_fixed_bytes);
-          min_memory_[ti * (max_y_ + 1) + y] += best;
-        }
-      }
+      if (memory_objective_) account_memory(v, ti, +1);
     }
     account(v, +1);
+  }
+}
+
+void PiperCursor::account_memory(int layer, int ti, double sign) {
+  for (int y = 1; y <= max_y_; ++y) {
+    double best = kInfinity;
+    for (const auto& o : *options(layer, ti))
+      best = std::min(best, o.memory_per_inflight_bytes * y + o.memory_fixed_bytes);
+    min_memory_[ti * (max_y_ + 1) + y] += sign * best;
   }
 }
 
@@ -242,19 +246,10 @@ void PiperCursor::remove(int layer) {
   frames_.push_back(f);
   account(layer, -1);
   for (int ti = 0; ti < degree_count_; ++ti) {
-    const auto* opts = options(layer, ti);
-    if (!opts) {
+    if (!options(layer, ti))
       --missing_[ti];
-      continue;
-    }
-    if (memory_objective_) {
-      for (int y = 1; y <= max_y_; ++y) {
-        double best = kInfinity;
-        for (const auto& o : *opts)
-          best = std::min(best, o.memory_per_inflight_bytes * y + o.memory_fixed_bytes);
-        min_memory_[ti * (max_y_ + 1) + y] -= best;
-      }
-    }
+    else if (memory_objective_)
+      account_memory(layer, ti, -1);
   }
   // Take `layer` out of the member list (swap with the last; undo puts it back).
   int last = members_.back();
@@ -296,19 +291,10 @@ void PiperCursor::undo() {
   }
   position_[f.layer] = f.position;
   for (int ti = 0; ti < degree_count_; ++ti) {
-    const auto* opts = options(f.layer, ti);
-    if (!opts) {
+    if (!options(f.layer, ti))
       ++missing_[ti];
-      continue;
-    }
-    if (memory_objective_) {
-      for (int y = 1; y <= max_y_; ++y) {
-        double best = kInfinity;
-        for (const auto& o : *opts)
-          best = std::min(best, o.memory_per_inflight_bytes * y + o.memory_fixed_bytes);
-        min_memory_[ti * (max_y_ + 1) + y] += best;
-      }
-    }
+    else if (memory_objective_)
+      account_memory(f.layer, ti, +1);
   }
   ++stamp_;
 }
