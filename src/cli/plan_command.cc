@@ -1,6 +1,7 @@
 // The plan subcommand: flag parsing, input loading, and dispatch to the planners.
 #include "cli/plan_command.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -165,6 +166,7 @@ int run_piper(const PlanArgs& args, Workload& w) {
   // The memory-objective plan's largest stage memory is the smallest limit any plan fits in.
   double need = 0;
   for (const auto& st : smallest.plan.stages) need = std::max(need, st.memory_bytes);
+  need = std::ceil(need);  // a whole number of bytes that is not below the requirement
   extra["smallest_memory_per_device_bytes"] = need;
   if (args.json || !args.output.empty()) {
     Plan none;

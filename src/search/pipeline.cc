@@ -27,12 +27,20 @@ struct Table {
   std::vector<double> values;
 };
 
+// No plan uses more than Σd·max(t) devices, so a larger budget only costs time.
+int device_budget(const PipelineCostModel& cost) {
+  long long widest = 1;
+  for (const auto& shape : cost.shapes()) widest = std::max<long long>(widest, shape.tensor_parallel);
+  return static_cast<int>(std::min<long long>(cost.max_devices(),
+                                              widest * cost.max_data_parallel_sum()));
+}
+
 class Search {
  public:
   Search(const Model& model, const PipelineCostModel& cost, const PipelineSearchOptions& options)
       : cost_(cost),
         lattice_(IdealLattice::build(model, options.max_ideals)),
-        k_max_(cost.max_devices()),
+        k_max_(device_budget(cost)),
         s_max_(cost.max_data_parallel_sum()),
         width_(s_max_ + 1) {
     // One dense working table per thread.
