@@ -22,6 +22,7 @@
 #include "io/dapple_reader.h"
 #include "io/json_fields.h"
 #include "io/piper_reader.h"
+#include "ir/cluster.h"
 #include "search/dapple_search.h"
 #include "search/pipeline.h"
 
@@ -157,14 +158,6 @@ void piper_section() {
   }
 }
 
-std::vector<int> numbers(const std::string& text) {
-  std::vector<int> out;
-  std::regex number("[0-9]+");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it)
-    out.push_back(std::stoi(it->str()));
-  return out;
-}
-
 void dapple_section() {
   fmt::print("\nDAPPLE cost model (shared/data/dapple/reference/planner_runs.jsonl): speedup over one "
              "device\n");
@@ -178,7 +171,7 @@ void dapple_section() {
     io::Json run = io::parse_json_text(line, "planner_runs.jsonl");
     std::string profile = run["profile"];
     int pbs = run["pbs"], gbs = run["gbs"], mbs = run["mbs"];
-    std::vector<int> ends = numbers(run["seps"].get<std::string>());
+    std::vector<int> ends = machine_ends(*parse_machine_sizes(run["devices"].get<std::string>()));
     double dapple = std::stod(std::regex_replace(run["best"].get<std::string>(),
                                                  std::regex(R"(^BEST speedup=(\S+) .*$)"), "$1"));
     double dp = run["dp_speedup"];
@@ -208,10 +201,7 @@ void dapple_section() {
                               "amoeba-6-pbs-8-complicated.txt", "gnmt-32-pbs-64-simplified.txt",
                               "gnmt-16-pbs-64.txt", "gnmt-32-pbs-64.txt"}) {
     for (const char* layout : {"2x8", "16x1", "2x4"}) {
-      std::vector<int> ends = std::string(layout) == "2x8"   ? std::vector<int>{8, 16}
-                              : std::string(layout) == "2x4" ? std::vector<int>{4, 8}
-                                                             : numbers("1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16");
-      double dp = 0;
+      std::vector<int> ends = machine_ends(*parse_machine_sizes(layout));
       Measured m = measure([&] {
         Model model = io::read_dapple(kData + "/dapple/" + profile);
         DappleSettings s;
@@ -221,7 +211,6 @@ void dapple_section() {
         auto r = search_dapple(cost);
         return *r.plan.speedup / (cost.total_compute_s() / r.data_parallel_latency_s);
       });
-      (void)dp;
       bool ok = m.value >= 1 - 1e-9;
       failures += !ok;
       bool fast = m.cpu_s <= 1.0;

@@ -184,37 +184,12 @@ int run_piper(const PlanArgs& args, Workload& w) {
                           need, format_bytes(need)));
 }
 
-// "2x8" (machines x devices) or "4,8,4" (devices per machine) -> exclusive machine ends.
 std::vector<int> parse_machines(const std::string& text) {
-  std::vector<int> sizes;
-  auto x = text.find('x');
-  auto number = [&](const std::string& part) {
-    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
-      usage("--machines: expected MxD (e.g. 2x8) or per-machine sizes (e.g. 4,8,4), got \"" +
-            text + "\"");
-    int v = std::stoi(part);
-    if (v < 1) usage("--machines: every count must be at least 1, got \"" + text + "\"");
-    return v;
-  };
-  if (x != std::string::npos) {
-    int machines = number(text.substr(0, x)), per = number(text.substr(x + 1));
-    if (static_cast<long long>(machines) * per > 65536)
-      usage("--machines: at most 65536 devices");
-    sizes.assign(machines, per);
-  } else {
-    std::size_t start = 0;
-    while (true) {
-      auto comma = text.find(',', start);
-      sizes.push_back(number(text.substr(start, comma - start)));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-  std::vector<int> ends;
-  int end = 0;
-  for (int s : sizes) ends.push_back(end += s);
-  if (end > 65536) usage("--machines: at most 65536 devices");
-  return ends;
+  auto sizes = parse_machine_sizes(text);
+  if (!sizes)
+    usage("--machines: expected MxD (e.g. 2x8) or devices per machine (e.g. 4,8,4), each at "
+          "least 1 and at most 65536 devices in all; got \"" + text + "\"");
+  return machine_ends(*sizes);
 }
 
 int run_dapple(const PlanArgs& args, Workload& w) {

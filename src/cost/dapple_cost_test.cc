@@ -10,20 +10,12 @@
 
 #include "io/dapple_reader.h"
 #include "io/json_fields.h"
+#include "ir/cluster.h"
 
 namespace paraplan {
 namespace {
 
 const std::string kDapple = std::string(PARAPLAN_SHARED_DATA) + "/dapple/";
-
-std::vector<int> ends_of(const std::string& layout) {
-  if (layout == "2x8") return {8, 16};
-  if (layout == "2x4") return {4, 8};
-  if (layout == "4+8+4") return {4, 12, 16};
-  std::vector<int> flat;  // 16x1
-  for (int i = 1; i <= 16; ++i) flat.push_back(i);
-  return flat;
-}
 
 std::vector<int> ids(const std::string& text) {
   std::vector<int> out;
@@ -45,14 +37,14 @@ TEST(DappleCost, CollectiveAndTransferVectors) {
     std::smatch m;
     if (std::regex_search(line, m, ar)) {
       DappleSettings s;
-      s.machine_ends = ends_of(m[1]);
+      s.machine_ends = machine_ends(*parse_machine_sizes(m[1].str() == "4+8+4" ? "4,8,4" : m[1].str()));
       DappleCostModel cost(empty, {}, s);
       double want = std::stod(m[4]);
       EXPECT_NEAR(cost.allreduce_s(ids(m[2]), std::stod(m[3])), want, 1e-9 * std::max(1.0, want)) << line;
       ++checked;
     } else if (std::regex_search(line, m, x)) {
       DappleSettings s;
-      s.machine_ends = ends_of(m[1]);
+      s.machine_ends = machine_ends(*parse_machine_sizes(m[1].str() == "4+8+4" ? "4,8,4" : m[1].str()));
       DappleCostModel cost(empty, {}, s);
       double want = std::stod(m[5]);
       EXPECT_NEAR(cost.transfer_s(ids(m[2]), ids(m[3]), std::stod(m[4])), want,
@@ -87,7 +79,7 @@ TEST(DappleCost, ReproducesEveryRecordedCandidate) {
       std::string c = text.get<std::string>();
       ASSERT_TRUE(std::regex_match(c, m, cand)) << c;
       DappleSettings s;
-      s.machine_ends = ids(run["seps"].get<std::string>());
+      s.machine_ends = machine_ends(*parse_machine_sizes(run["devices"].get<std::string>()));
       s.global_batch = run["gbs"];
       s.microbatch_size = run["mbs"];
       s.bottleneck_activation_factor = m[1].str() == "bipartition" ? 1 : 2;
@@ -108,7 +100,7 @@ TEST(DappleCost, ReproducesEveryRecordedCandidate) {
     }
     // The data-parallel baseline the table reports.
     DappleSettings s;
-    s.machine_ends = ids(run["seps"].get<std::string>());
+    s.machine_ends = machine_ends(*parse_machine_sizes(run["devices"].get<std::string>()));
     s.global_batch = run["gbs"];
     DappleCostModel cost(model, states, s);
     double dp = run["dp_speedup"];

@@ -2,6 +2,7 @@
 // Cost models read what they need; a planner never hard-codes a bandwidth.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,11 @@ struct Cluster {
   /// A cluster of `count` identical devices on one flat network.
   static Cluster flat(int count, double memory_bytes, double bandwidth_bytes_per_s);
 };
+
+/// Parses a machine layout as users write it: "2x8" (machines x devices per machine) or "4,8,4"
+/// (devices per machine). nullopt if malformed, a count is below 1, or more than 65536 devices.
+std::optional<std::vector<int>> parse_machine_sizes(const std::string& text);
+/// Exclusive end id of each machine for the given sizes ({8, 8} -> {8, 16}).
+std::vector<int> machine_ends(const std::vector<int>& sizes);
 
 }  // namespace paraplan

@@ -9,19 +9,12 @@
 
 #include "io/dapple_reader.h"
 #include "io/json_fields.h"
+#include "ir/cluster.h"
 
 namespace paraplan {
 namespace {
 
 const std::string kDapple = std::string(PARAPLAN_SHARED_DATA) + "/dapple/";
-
-std::vector<int> numbers(const std::string& text) {
-  std::vector<int> out;
-  std::regex number("[0-9]+");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it)
-    out.push_back(std::stoi(it->str()));
-  return out;
-}
 
 TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
   std::ifstream in(kDapple + "reference/planner_runs.jsonl");
@@ -34,7 +27,7 @@ TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
     if (!models.count(profile)) models.emplace(profile, io::read_dapple(kDapple + profile, run["pbs"].get<int>()));
     const Model& model = models.at(profile);
     DappleSettings s;
-    s.machine_ends = numbers(run["seps"].get<std::string>());
+    s.machine_ends = machine_ends(*parse_machine_sizes(run["devices"].get<std::string>()));
     s.global_batch = run["gbs"];
     s.microbatch_size = run["mbs"];
     DappleCostModel cost(model, dapple_states(model), s);
