@@ -116,11 +116,36 @@ TEST(Cli, DappleProfilesUseTheDappleModel) {
   EXPECT_NE(b.out.find(bad + ":1:"), std::string::npos) << b.out;
 }
 
+TEST(Cli, ConvertedModelsPlanTheSame) {
+  std::string model = testing::TempDir() + "bert.model.json";
+  std::string cluster = testing::TempDir() + "bert.cluster.json";
+  Outcome c = run("convert " + kPiper + "bert32a100.json -o " + model + " --cluster-output " + cluster);
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  Outcome direct = run("plan " + kPiper + "bert32a100.json --devices 16 --memory 8GiB --json");
+  Outcome native = run("plan " + model + " --cluster " + cluster + " --devices 16 --memory 8GiB --json");
+  ASSERT_EQ(native.exit_code, 0) << native.out;
+  EXPECT_EQ(nlohmann::json::parse(direct.out)["objective"], nlohmann::json::parse(native.out)["objective"]);
+  // The cluster file carries Piper's K, memory and bandwidth: same figure with no overrides.
+  EXPECT_EQ(nlohmann::json::parse(run("plan " + kPiper + "bert32a100.json --json").out)["objective"],
+            nlohmann::json::parse(run("plan " + model + " --cluster " + cluster + " --json").out)["objective"]);
+  std::string profile = std::string(PARAPLAN_SHARED_DATA) + "/dapple/vgg-19-pbs-32.txt";
+  std::string vgg = testing::TempDir() + "vgg.model.json";
+  ASSERT_EQ(run("convert " + profile + " -o " + vgg).exit_code, 0);
+  Outcome from_profile = run("plan " + profile + " --batch 512 --json");
+  Outcome from_native = run("plan " + vgg + " --cost-model dapple --batch 512 --json");
+  ASSERT_EQ(from_native.exit_code, 0) << from_native.out;
+  EXPECT_EQ(nlohmann::json::parse(from_profile.out)["speedup"],
+            nlohmann::json::parse(from_native.out)["speedup"]);
+  EXPECT_EQ(run("convert /nonexistent.txt").exit_code, 5);
+  EXPECT_EQ(run("convert " + profile + " -o /nonexistent/dir/x.json").exit_code, 5);
+}
+
 TEST(Cli, HelpOnEveryCommand) {
   EXPECT_EQ(run("--help").exit_code, 0);
   Outcome r = run("plan --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("--microbatch-size"), std::string::npos);
+  EXPECT_EQ(run("convert --help").exit_code, 0);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/convert_command.h"
 #include "cli/plan_command.h"
 #include "ir/error.h"
 
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "paraplan 0.1.0");
   int exit_code = 0;
   paraplan::cli::add_plan_command(app, exit_code);
+  paraplan::cli::add_convert_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -2,7 +2,6 @@
 #include "cli/plan_command.h"
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -10,16 +9,14 @@
 #include <fmt/format.h>
 
 #include "cli/output.h"
+#include "cli/workload.h"
 #include "cost/piper_cost.h"
 #include "cost/dapple_cost.h"
-#include "io/dapple_reader.h"
 #include "io/native_json.h"
-#include "io/piper_reader.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "search/dapple_search.h"
 #include "search/pipeline.h"
-#include "zoo/transformer_stack.h"
 
 namespace paraplan::cli {
 namespace {
@@ -43,75 +40,6 @@ struct PlanArgs {
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
-// Everything a planner needs, whatever the input format.
-struct Workload {
-  Model model;
-  Cluster cluster;
-  std::string format;  // piper | dapple | native | builtin
-  int piper_devices = 0;
-  double piper_memory = 0, piper_bandwidth = 0;
-};
-
-Workload load(const PlanArgs& args) {
-  Workload w;
-  if (args.input.empty()) {
-    if (args.format != "auto")
-      usage("--format needs an INPUT file; without one the built-in default workload is used");
-    w.model = zoo::transformer_stack({});
-    w.cluster = zoo::default_cluster();
-    w.format = "builtin";
-    w.piper_devices = w.cluster.device_count();
-    w.piper_memory = w.cluster.min_device_memory_bytes();
-    w.piper_bandwidth = w.cluster.flat_bandwidth_bytes_per_s();
-    return w;
-  }
-  std::string format = args.format;
-  if (format == "auto") {
-    std::string text = io::read_text_file(args.input);
-    std::size_t first = text.find_first_not_of(" \t\r\n");
-    if (first != std::string::npos && text[first] == '{') {
-      io::Json doc = io::parse_json_text(text, args.input);
-      if (io::looks_like_native_model(doc))
-        format = "native";
-      else if (io::looks_like_piper(doc))
-        format = "piper";
-      else
-        throw Error(ErrorKind::kInput, args.input,
-                    "unrecognised JSON: expected a paraplan model (\"format\": \"paraplan-model\") "
-                    "or a Piper input (fields nodes, edges, mbsInBatch); use --format");
-    } else {
-      format = "dapple";
-    }
-  }
-  w.format = format;
-  if (format == "piper") {
-    io::PiperInput in = io::read_piper(args.input);
-    w.model = std::move(in.model);
-    w.model.name = std::filesystem::path(args.input).stem().string();
-    w.piper_devices = in.max_devices;
-    w.piper_memory = in.memory_per_device_bytes;
-    w.piper_bandwidth = in.bandwidth_bytes_per_s;
-    w.cluster = Cluster::flat(in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s);
-  } else if (format == "native") {
-    w.model = io::read_native_model(args.input);
-    w.cluster = zoo::default_cluster();
-    w.piper_devices = w.cluster.device_count();
-    w.piper_memory = w.cluster.min_device_memory_bytes();
-    w.piper_bandwidth = w.cluster.flat_bandwidth_bytes_per_s();
-  } else if (format == "dapple") {
-    w.model = io::read_dapple(args.input, args.profile_batch);
-  } else {
-    usage("--format must be one of piper, dapple, native (got \"" + format + "\")");
-  }
-  if (!args.cluster_file.empty()) {
-    w.cluster = io::cluster_from_json(io::parse_json_file(args.cluster_file), args.cluster_file);
-    w.piper_devices = w.cluster.device_count();
-    w.piper_memory = w.cluster.min_device_memory_bytes();
-    w.piper_bandwidth = w.cluster.flat_bandwidth_bytes_per_s();
-  }
-  return w;
-}
-
 void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std::string& unit,
           const io::Json& extra) {
   io::Json j = io::plan_to_json(plan, model);
@@ -131,9 +59,9 @@ void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std:
 
 int run_piper(const PlanArgs& args, Workload& w) {
   PiperSettings settings;
-  settings.max_devices = args.devices > 0 ? args.devices : w.piper_devices;
-  settings.memory_per_device_bytes = w.piper_memory;
-  settings.bandwidth_bytes_per_s = w.piper_bandwidth;
+  settings.max_devices = args.devices > 0 ? args.devices : w.devices;
+  settings.memory_per_device_bytes = w.memory_per_device_bytes;
+  settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
   settings.microbatches = args.microbatches > 0 ? args.microbatches : w.model.microbatches;
   if (!args.memory.empty()) {
     auto m = parse_bytes(args.memory);
@@ -193,8 +121,15 @@ std::vector<int> parse_machines(const std::string& text) {
 }
 
 int run_dapple(const PlanArgs& args, Workload& w) {
-  if (w.format != "dapple")
-    usage("--cost-model dapple needs a DAPPLE/PipeDream profile as input");
+  if (w.format == "piper" || w.format == "builtin")
+    usage("--cost-model dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
+          "as input");
+  for (const auto& layer : w.model.layers)
+    if (!layer.options_for(1))
+      throw Error(ErrorKind::kInput, args.input,
+                  fmt::format("layer {} has no option at tensor-parallel degree 1, which DAPPLE's "
+                              "model prices",
+                              layer.id));
   if (args.devices || !args.memory.empty() || !args.bandwidth.empty() || args.microbatches)
     usage("--devices, --memory, --bandwidth and --microbatches are settings of --cost-model "
           "piper; DAPPLE takes --machines, --batch and --microbatch-size");
@@ -223,7 +158,7 @@ int run_dapple(const PlanArgs& args, Workload& w) {
 }
 
 int run(const PlanArgs& args) {
-  Workload w = load(args);
+  Workload w = load_workload({args.input, args.format, args.cluster_file, args.profile_batch});
   std::string cost_model = args.cost_model;
   if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
   if (cost_model == "piper") {

@@ -253,9 +253,10 @@ DappleStates dapple_states(const Model& model, int max_states) {
     double c = 0, a = 0, p = 0, out = 0;
     for (int u : covered[i]) {
       const Layer& layer = model.layers[g.node[u]];
-      c += layer.by_degree.at(0).options.at(0).compute_time_s;
+      const LayerOption& o = layer.options_for(1)->front();
+      c += o.compute_time_s;
       a += layer.output_bytes;
-      p += layer.by_degree.at(0).options.at(0).parameter_bytes;
+      p += o.parameter_bytes;
     }
     for (int u : st.augmented_antichain[i]) out += model.layers[g.node[u]].output_bytes;
     st.prefix_compute_s.push_back(c);

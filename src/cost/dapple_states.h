@@ -25,7 +25,7 @@ struct DappleStates {
   int size() const { return static_cast<int>(description.size()); }
 };
 
-/// PipeDream's antichain states. If the antichain DAG would exceed `max_states`, falls back to a
+/// PipeDream's antichain states. Uses each layer's first option at t = 1 (every layer needs one). If the antichain DAG would exceed `max_states`, falls back to a
 /// linear order of the layers (each state = a prefix of a topological order; the activation
 /// crossing the cut is the sum of outputs of prefix layers with an edge leaving the prefix).
 DappleStates dapple_states(const Model& model, int max_states = 5000);

@@ -132,14 +132,17 @@ Model parse_dapple(const std::string& text, const std::string& source, int profi
   return model;
 }
 
+int profile_batch_from_name(const std::string& path, int given) {
+  if (given > 0) return given;
+  std::smatch m;
+  std::string name = std::filesystem::path(path).filename().string();
+  static const std::regex kPbs("-pbs-([0-9]{1,9})");
+  return std::regex_search(name, m, kPbs) ? std::stoi(m[1].str()) : 0;
+}
+
 Model read_dapple(const std::string& path, int profile_batch_size) {
-  if (profile_batch_size <= 0) {
-    std::smatch m;
-    std::string name = std::filesystem::path(path).filename().string();
-    static const std::regex kPbs("-pbs-([0-9]{1,9})");
-    profile_batch_size = std::regex_search(name, m, kPbs) ? std::stoi(m[1].str()) : 0;
-  }
-  Model model = parse_dapple(read_text_file(path), path, profile_batch_size);
+  Model model =
+      parse_dapple(read_text_file(path), path, profile_batch_from_name(path, profile_batch_size));
   model.name = std::filesystem::path(path).stem().string();
   return model;
 }

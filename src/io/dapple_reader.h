@@ -15,5 +15,7 @@ namespace paraplan::io {
 /// the argument if > 0, else from a "-pbs-N" in the file name, else 1.
 Model read_dapple(const std::string& path, int profile_batch_size = 0);
 Model parse_dapple(const std::string& text, const std::string& source, int profile_batch_size);
+/// `given` if > 0, else N from "-pbs-N" in the file name, else 0 (parse_dapple then uses 1).
+int profile_batch_from_name(const std::string& path, int given = 0);
 
 }  // namespace paraplan::io

@@ -1,0 +1,80 @@
+// Input loading shared by the subcommands.
+#include "cli/workload.h"
+
+#include <filesystem>
+
+#include "io/dapple_reader.h"
+#include "io/native_json.h"
+#include "io/piper_reader.h"
+#include "ir/error.h"
+#include "zoo/transformer_stack.h"
+
+namespace paraplan::cli {
+namespace {
+
+void use_cluster(Workload& w, Cluster cluster) {
+  w.cluster = std::move(cluster);
+  w.devices = w.cluster.device_count();
+  w.memory_per_device_bytes = w.cluster.min_device_memory_bytes();
+  w.bandwidth_bytes_per_s = w.cluster.flat_bandwidth_bytes_per_s();
+}
+
+}  // namespace
+
+Workload load_workload(const InputSpec& spec) {
+  Workload w;
+  if (spec.path.empty()) {
+    if (spec.format != "auto")
+      throw Error(ErrorKind::kUsage, "",
+                  "--format needs an INPUT file; without one the built-in default workload is used");
+    w.model = zoo::transformer_stack({});
+    w.format = "builtin";
+    use_cluster(w, zoo::default_cluster());
+  } else {
+    const std::string text = io::read_text_file(spec.path);
+    std::string format = spec.format;
+    io::Json doc;
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    const bool json = first != std::string::npos && text[first] == '{';
+    if (format == "auto") {
+      if (json) {
+        doc = io::parse_json_text(text, spec.path);
+        if (io::looks_like_native_model(doc))
+          format = "native";
+        else if (io::looks_like_piper(doc))
+          format = "piper";
+        else
+          throw Error(ErrorKind::kInput, spec.path,
+                      "unrecognised JSON: expected a paraplan model (\"format\": "
+                      "\"paraplan-model\") or a Piper input (fields nodes, edges, mbsInBatch); "
+                      "use --format");
+      } else {
+        format = "dapple";
+      }
+    }
+    w.format = format;
+    if (format == "piper") {
+      io::PiperInput in = io::parse_piper(text, spec.path);
+      w.model = std::move(in.model);
+      w.model.name = std::filesystem::path(spec.path).stem().string();
+      use_cluster(w, Cluster::flat(in.max_devices, in.memory_per_device_bytes,
+                                   in.bandwidth_bytes_per_s));
+    } else if (format == "native") {
+      if (doc.is_null()) doc = io::parse_json_text(text, spec.path);
+      w.model = io::model_from_json(doc, spec.path);
+      use_cluster(w, zoo::default_cluster());
+    } else if (format == "dapple") {
+      w.model = io::parse_dapple(text, spec.path, io::profile_batch_from_name(spec.path, spec.profile_batch));
+      w.model.name = std::filesystem::path(spec.path).stem().string();
+      use_cluster(w, zoo::default_cluster());
+    } else {
+      throw Error(ErrorKind::kUsage, "",
+                  "--format must be one of piper, dapple, native (got \"" + format + "\")");
+    }
+  }
+  if (!spec.cluster_file.empty())
+    use_cluster(w, io::cluster_from_json(io::parse_json_file(spec.cluster_file), spec.cluster_file));
+  return w;
+}
+
+}  // namespace paraplan::cli
