@@ -120,6 +120,8 @@ std::vector<int> parse_machines(const std::string& text) {
   return machine_ends(*sizes);
 }
 
+constexpr int kDappleMaxDevices = 128;
+
 int run_dapple(const PlanArgs& args, Workload& w) {
   if (w.format == "piper" || w.format == "builtin")
     usage("--cost-model dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
@@ -136,6 +138,10 @@ int run_dapple(const PlanArgs& args, Workload& w) {
   DappleSettings settings;
   settings.machine_ends = parse_machines(args.machines.empty() ? "2x8" : args.machines);
   const int devices = settings.machine_ends.back();
+  if (devices > kDappleMaxDevices)
+    usage(fmt::format("--machines: the dapple cost model takes at most {} devices (its formulas "
+                      "describe a few machines; its search is quadratic in the devices); got {}",
+                      kDappleMaxDevices, devices));
   settings.global_batch = args.batch > 0 ? args.batch : w.model.profile_batch_size * devices;
   settings.microbatch_size = args.microbatch_size > 0 ? args.microbatch_size : 1;
   if (settings.microbatch_size > settings.global_batch)

@@ -19,13 +19,27 @@ int DappleCostModel::machine_of(int gpu) const {
   return static_cast<int>(std::upper_bound(ends.begin(), ends.end(), gpu) - ends.begin());
 }
 
+namespace {
+
+// AR(G, W) for |G| = n whose lowest and highest ids do or do not lie in different machines.
+double allreduce(const DappleSettings& s, int n, bool crosses, double bytes) {
+  if (n <= 1) return 0;
+  const double nd = n;
+  double volume = bytes * 2 * ((nd - 1) / nd);
+  if (crosses) return volume / s.nccl_bytes_per_s;
+  return volume / s.nvlink_bytes_per_s / std::floor(nd / 2);
+}
+
+}  // namespace
+
 double DappleCostModel::allreduce_s(const std::vector<int>& g, double bytes) const {
-  const double n = static_cast<double>(g.size());
   if (g.size() <= 1) return 0;
   auto [lo, hi] = std::minmax_element(g.begin(), g.end());
-  double volume = bytes * 2 * ((n - 1) / n);
-  if (machine_of(*lo) != machine_of(*hi)) return volume / settings_.nccl_bytes_per_s;
-  return volume / settings_.nvlink_bytes_per_s / std::floor(n / 2);
+  return allreduce(settings_, static_cast<int>(g.size()), machine_of(*lo) != machine_of(*hi), bytes);
+}
+
+double DappleCostModel::allreduce_s(int first, int count, double bytes) const {
+  return allreduce(settings_, count, machine_of(first) != machine_of(first + count - 1), bytes);
 }
 
 double DappleCostModel::transfer_s(const std::vector<int>& from, const std::vector<int>& to,

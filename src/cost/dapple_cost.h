@@ -43,6 +43,8 @@ class DappleCostModel {
 
   /// AR(G, W): all-reduce of W bytes over the GPUs G.
   double allreduce_s(const std::vector<int>& gpus, double bytes) const;
+  /// AR over the contiguous GPUs first .. first + count - 1.
+  double allreduce_s(int first, int count, double bytes) const;
   /// X(F, T, V): activation transfer of V bytes from the GPUs F to the GPUs T.
   double transfer_s(const std::vector<int>& from, const std::vector<int>& to, double bytes) const;
   /// C(k+1..j) for the whole global batch on one GPU; k = -1 is the start.

@@ -67,11 +67,27 @@ class Searcher {
   }
 
   void two_stages() {
-    for (int rp = 1; rp <= gpus_; ++rp)
-      for (int k : cost_.states().predecessors[n_ - 1])
-        for (int g1 = rp; g1 < gpus_; g1 += rp)
-          for (int g2 = rp; g1 + g2 <= gpus_; g2 += rp)
+    for (int rp = 1; rp <= gpus_; ++rp) {
+      const long long m = static_cast<long long>(cost_.settings().global_batch) / rp /
+                          cost_.settings().microbatch_size;
+      if (m <= 0) continue;
+      const double md = static_cast<double>(m), warmup = cost_.total_compute_s() / rp / md;
+      const auto& pre = cost_.states().prefix_parameter_bytes;
+      for (int k : cost_.states().predecessors[n_ - 1]) {
+        const double first = cost_.compute_s(-1, k), second = cost_.compute_s(k, n_ - 1);
+        const double first_parameters = pre[std::min(k + 1, n_ - 1)];  // DAPPLE's off-by-one
+        for (int g1 = rp; g1 < gpus_; g1 += rp) {
+          // The first stage's all-reduce has no slack: it is a floor on the tail.
+          const double tail = cost_.allreduce_s(0, g1, first_parameters);
+          for (int g2 = rp; g1 + g2 <= gpus_; g2 += rp) {
+            // L >= P·(M-1)/M + Ctot/(rp·M) + tail with P >= each stage's compute share.
+            const double p = std::max(first / g1, second / g2);
+            if (p * (md - 1) / md + warmup + tail >= best_latency_) continue;
             consider({{k, n_ - 1}, {range(0, g1), range(g1, g1 + g2)}, rp});
+          }
+        }
+      }
+    }
   }
 
   double parameters(int k, int j) const {
@@ -98,12 +114,15 @@ class Searcher {
     return true;
   }
   static constexpr std::size_t kMaxLabels = 12;
+  static constexpr int kMaxUnits = 16;
 
   void label_dp(int rp) {
     const int units = gpus_ / rp;
     const long long m = static_cast<long long>(cost_.settings().global_batch) / rp /
                         cost_.settings().microbatch_size;
-    if (m <= 0 || units < 2) return;
+    // The label programme is cubic in the units; past kMaxUnits, rp values with fewer units
+    // (and the exhaustive one- and two-stage layouts) cover the space.
+    if (m <= 0 || units < 2 || units > kMaxUnits) return;
     const double md = static_cast<double>(m);
     // Whatever follows, L >= P·(M-1)/M + Ctot/(rp·M) + H: labels at or above the incumbent go.
     const double warmup = cost_.total_compute_s() / rp / md;

@@ -17,8 +17,9 @@ struct DappleSearchResult {
   long long layouts_scored = 0;
 };
 
-/// States up to `max_dp_states` get the multi-stage label DP; larger state DAGs get every
-/// one- and two-stage layout.
+/// Every one- and two-stage layout is scored; for up to `max_dp_states` states, a label
+/// programme adds multi-stage layouts whose stages hold whole units of rp GPUs, for every rp
+/// that leaves at most 16 units.
 DappleSearchResult search_dapple(const DappleCostModel& cost, int max_dp_states = 400);
 
 }  // namespace paraplan
