@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -138,6 +139,31 @@ TEST(Cli, ConvertedModelsPlanTheSame) {
             nlohmann::json::parse(from_native.out)["speedup"]);
   EXPECT_EQ(run("convert /nonexistent.txt").exit_code, 5);
   EXPECT_EQ(run("convert " + profile + " -o /nonexistent/dir/x.json").exit_code, 5);
+}
+
+TEST(Cli, InstancesBeyondTheExactSearchAreRefusedQuickly) {
+  // A chain of 15,000 layers has ~1.1e8 contiguous stages: refused with exit code 6, not a hang.
+  const int n = 15000;
+  std::ostringstream text;
+  text << R"({"maxMemoryPerDevice": 1e9, "maxDevices": 8, "bandwidth": 1e9, "mbsInBatch": 8, )"
+       << R"("nodes": [)";
+  for (int i = 0; i < n; ++i) {
+    text << (i ? "," : "") << R"({"id": )" << i
+         << R"(, "TMPCs": {"1": [{"id": "v", "timePerSample": 1, "parameterSize": 1, )"
+         << R"("memoryUsageA": 1, "memoryUsageB": 1, "syncTimeFw": {)";
+    if (i) text << '"' << i - 1 << R"(": 0)";
+    text << R"(}, "syncTimeBw": {)";
+    if (i + 1 < n) text << '"' << i + 1 << R"(": 0)";
+    text << "}}]}}";
+  }
+  text << R"(], "edges": [)";
+  for (int i = 1; i < n; ++i)
+    text << (i > 1 ? "," : "") << R"({"sourceId": )" << i - 1 << R"(, "destId": )" << i
+         << R"(, "communicationCost": 1})";
+  text << "]}";
+  Outcome r = run("plan " + write_temp("chain.json", text.str()));
+  EXPECT_EQ(r.exit_code, 6) << r.out;
+  EXPECT_NE(r.out.find("candidate stages"), std::string::npos) << r.out;
 }
 
 TEST(Cli, HelpOnEveryCommand) {

@@ -97,7 +97,7 @@ std::vector<int> IdealLattice::members(int id) const {
   return out;
 }
 
-std::uint64_t IdealLattice::pair_count() const {
+std::uint64_t IdealLattice::pair_count(std::uint64_t limit) const {
   // Σ over I of (number of ideals J ⊊ I), counted by walking the tree under each I.
   std::uint64_t total = 0;
   std::vector<int> stack;
@@ -106,7 +106,7 @@ std::uint64_t IdealLattice::pair_count() const {
     while (!stack.empty()) {
       int j = stack.back();
       stack.pop_back();
-      if (j != i) ++total;
+      if (j != i && ++total > limit) return limit + 1;
       for (auto [v, c] : children_[j])
         if (contains(i, v)) stack.push_back(c);
     }

@@ -26,8 +26,9 @@ class IdealLattice {
   /// Spanning-tree children of `id`: (layer added, child id), layer ascending.
   const std::vector<std::pair<int, int>>& children(int id) const { return children_[id]; }
   int full() const { return count() - 1; }  ///< the whole model
-  /// Number of pairs J ⊊ I over all I (the stages a planner may price).
-  std::uint64_t pair_count() const;
+  /// Number of pairs J ⊊ I over all I (the stages a planner may price); counting stops past
+  /// `limit` and returns limit + 1.
+  std::uint64_t pair_count(std::uint64_t limit = UINT64_MAX - 1) const;
 
  private:
   int words_ = 0;

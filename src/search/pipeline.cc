@@ -51,6 +51,15 @@ class Search {
                               "counts x {} data-parallel sums); use fewer devices",
                               bytes / 1e9, k_max_ + 1, width_));
     tables_.resize(lattice_.count());
+    const auto ideals = static_cast<std::uint64_t>(lattice_.count());
+    pairs_ = ideals * ideals / 2 <= options.max_stage_pairs
+                 ? lattice_.pair_count()
+                 : lattice_.pair_count(options.max_stage_pairs);
+    if (pairs_ > options.max_stage_pairs)
+      throw Error(ErrorKind::kLimit, "",
+                  fmt::format("the model has more than {} candidate stages ({} stage boundaries); "
+                              "the exact search would take too long: merge layers into blocks",
+                              options.max_stage_pairs, lattice_.count()));
   }
 
   PipelineSearchResult run();
@@ -75,6 +84,7 @@ class Search {
   IdealLattice lattice_;
   int k_max_, s_max_, width_;
   std::vector<Table> tables_;
+  std::uint64_t pairs_ = 0;
   // Values above this bound are treated as infinite: the search proves optimality among plans
   // at or under it, and tries growing bounds until one holds a plan.
   double bound_ = kInfinity;
@@ -254,7 +264,7 @@ void Search::solve_all() {
 PipelineSearchResult Search::extract() {
   PipelineSearchResult result;
   result.stats.ideals = lattice_.count();
-  result.stats.stage_pairs = lattice_.pair_count();
+  result.stats.stage_pairs = pairs_;
   const int full = lattice_.full();
   double best = at(full, k_max_, s_max_);
   Plan plan;

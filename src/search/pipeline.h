@@ -13,6 +13,8 @@ namespace paraplan {
 
 struct PipelineSearchOptions {
   std::size_t max_ideals = 2'000'000;
+  /// Upper bound on the (I, J) stage candidates; beyond it the search refuses (kLimit).
+  std::uint64_t max_stage_pairs = 100'000'000;
   /// Upper bound on the dynamic programme's tables; beyond it the search refuses (kLimit).
   double max_table_bytes = 12e9;
 };
