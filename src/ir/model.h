@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "ir/operator.h"
 
 namespace paraplan {
 
@@ -35,6 +38,8 @@ struct Layer {
   std::vector<TensorParallelOptions> by_degree;  ///< sorted by degree, degrees unique
   /// Bytes of the layer's output activation (profile-based models: per profile batch).
   double output_bytes = 0;
+  /// Operator-level description (operator graphs: PaSE's models, ONNX); empty for profiled layers.
+  std::optional<Operator> op;
 
   const std::vector<LayerOption>* options_for(int degree) const;
 };
@@ -45,6 +50,10 @@ struct Edge {
   int from = 0;  ///< layer index (position in Model::layers)
   int to = 0;
   double bytes = 0;
+  /// Operator graphs: which output tensor of `from` flows into which input of `to`. Two layers
+  /// may be joined by several edges (one per tensor flow).
+  int from_output = 0;
+  int to_input = 0;
 };
 
 /// A DAG of layers. Layers are addressed by index; `Layer::id` is what users see.

@@ -178,7 +178,7 @@ double brute_force(const Model& m, const PiperSettings& s) {
 Model random_model(int n, int degrees) {
   Model m;
   m.name = "random";
-  for (int v = 0; v < n; ++v) m.layers.push_back(Layer{v, "", {}});
+  for (int v = 0; v < n; ++v) m.layers.push_back(Layer{v, "", {}, 0, {}});
   for (int v = 0; v < n; ++v)
     for (int w = v + 1; w < n; ++w)
       if (*rc::gen::inRange(0, 3) == 0)

@@ -1,0 +1,322 @@
+// Variable (bucket) elimination for min-sum pairwise networks. Tables are indexed by classes of
+// configurations (configurations a factor cannot tell apart share a class), so a table over a
+// neighbour costs what the neighbour's distinct tensor layouts cost, not its configuration count.
+#include "search/intra_op.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include "ir/error.h"
+
+namespace paraplan {
+namespace {
+
+std::vector<std::set<int>> adjacency(const IntraOpNetwork& net) {
+  std::vector<std::set<int>> adj(net.size());
+  for (const auto& p : net.pairs) {
+    if (p.u == p.v) continue;
+    adj[p.u].insert(p.v);
+    adj[p.v].insert(p.u);
+  }
+  return adj;
+}
+
+template <typename Score>
+std::vector<int> greedy_order(const IntraOpNetwork& net, Score score) {
+  auto adj = adjacency(net);
+  const int n = net.size();
+  std::vector<bool> done(n, false);
+  std::vector<int> order;
+  for (int step = 0; step < n; ++step) {
+    int best = -1;
+    double best_score = 0;
+    for (int v = 0; v < n; ++v) {
+      if (done[v]) continue;
+      double s = score(v, adj[v]);
+      if (best < 0 || s < best_score) {
+        best = v;
+        best_score = s;
+      }
+    }
+    done[best] = true;
+    order.push_back(best);
+    const std::set<int> nb = adj[best];
+    for (int w : nb) {
+      adj[w].erase(best);
+      for (int x : nb)
+        if (x != w) adj[w].insert(x);
+    }
+    adj[best].clear();
+  }
+  return order;
+}
+
+double domain(const IntraOpNetwork& net, int v) { return static_cast<double>(net.unary[v].size()); }
+
+/// Σ over steps of Π domain sizes of the vertex and its dependent set.
+double order_cost(const IntraOpNetwork& net, const std::vector<int>& order) {
+  auto adj = adjacency(net);
+  double total = 0;
+  for (int v : order) {
+    double t = domain(net, v);
+    for (int w : adj[v]) t *= domain(net, w);
+    total += t;
+    const std::set<int> nb = adj[v];
+    for (int w : nb) {
+      adj[w].erase(v);
+      for (int x : nb)
+        if (x != w) adj[w].insert(x);
+    }
+    adj[v].clear();
+  }
+  return total;
+}
+
+/// A table over `vars` (row-major, last variable fastest), indexed by per-variable classes.
+struct Factor {
+  std::vector<int> vars;
+  std::vector<std::vector<int>> cls;  ///< per variable: configuration → class
+  std::vector<int> ncls;
+  std::vector<double> val;
+  bool alive = true;
+};
+
+struct Step {
+  int v = 0;
+  std::vector<int> dep;                ///< D(i)
+  std::vector<std::vector<int>> cls;   ///< per dependent: configuration → class of the table
+  std::vector<std::int64_t> stride;
+  std::vector<int> argmin;             ///< configuration of v per table entry
+};
+
+/// Refines several configuration → class maps of one variable into one, classes numbered by
+/// first appearance.
+std::vector<int> refine(const std::vector<const std::vector<int>*>& maps, int size, int& count) {
+  std::vector<int> out(size);
+  std::map<std::vector<int>, int> ids;
+  std::vector<int> key(maps.size());
+  for (int c = 0; c < size; ++c) {
+    for (std::size_t i = 0; i < maps.size(); ++i) key[i] = (*maps[i])[c];
+    auto [it, fresh] = ids.emplace(key, static_cast<int>(ids.size()));
+    out[c] = it->second;
+  }
+  count = static_cast<int>(ids.size());
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> min_degree_order(const IntraOpNetwork& net) {
+  return greedy_order(net, [](int, const std::set<int>& nb) { return static_cast<double>(nb.size()); });
+}
+
+std::vector<int> min_weight_order(const IntraOpNetwork& net) {
+  return greedy_order(net, [&](int v, const std::set<int>& nb) {
+    double t = domain(net, v);
+    for (int w : nb) t *= domain(net, w);
+    return t;
+  });
+}
+
+IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& options) {
+  const int n = net.size();
+  IntraOpResult result;
+  for (int v = 0; v < n; ++v)
+    if (net.unary[v].empty()) throw Error(ErrorKind::kInfeasible, "", "a layer has no configuration");
+  {
+    auto a = min_degree_order(net), b = min_weight_order(net);
+    result.order = order_cost(net, b) < order_cost(net, a) ? b : a;
+  }
+  std::vector<Factor> factors;
+  std::vector<std::vector<int>> bucket(n);  // factor ids touching each variable
+  for (const auto& p : net.pairs) {
+    Factor f;
+    if (p.u == p.v) throw Error(ErrorKind::kInput, "", "a layer is paired with itself");
+    f.vars = {p.u, p.v};
+    f.cls = {p.u_class, p.v_class};
+    f.ncls = {p.u_classes, p.v_classes};
+    f.val = p.cost;
+    bucket[p.u].push_back(static_cast<int>(factors.size()));
+    bucket[p.v].push_back(static_cast<int>(factors.size()));
+    factors.push_back(std::move(f));
+  }
+  double constant = 0;
+  std::vector<Step> steps;
+  for (int v : result.order) {
+    std::vector<int> fs;
+    for (int f : bucket[v])
+      if (factors[f].alive) fs.push_back(f);
+    std::sort(fs.begin(), fs.end());
+    fs.erase(std::unique(fs.begin(), fs.end()), fs.end());
+    Step st;
+    st.v = v;
+    std::set<int> dep;
+    for (int f : fs)
+      for (int w : factors[f].vars)
+        if (w != v) dep.insert(w);
+    st.dep.assign(dep.begin(), dep.end());
+    const int nd = static_cast<int>(st.dep.size());
+    result.max_dependent = std::max(result.max_dependent, nd);
+    // Classes of the new table's axes.
+    std::vector<int> ncls(nd);
+    st.cls.resize(nd);
+    for (int i = 0; i < nd; ++i) {
+      int w = st.dep[i];
+      std::vector<const std::vector<int>*> maps;
+      for (int f : fs)
+        for (std::size_t j = 0; j < factors[f].vars.size(); ++j)
+          if (factors[f].vars[j] == w) maps.push_back(&factors[f].cls[j]);
+      st.cls[i] = refine(maps, static_cast<int>(net.unary[w].size()), ncls[i]);
+    }
+    // Groups of v: configurations the factors cannot tell apart; keep the cheapest of each.
+    std::vector<const std::vector<int>*> vmaps;
+    std::vector<int> vpos(fs.size());
+    for (std::size_t k = 0; k < fs.size(); ++k)
+      for (std::size_t j = 0; j < factors[fs[k]].vars.size(); ++j)
+        if (factors[fs[k]].vars[j] == v) {
+          vmaps.push_back(&factors[fs[k]].cls[j]);
+          vpos[k] = static_cast<int>(j);
+        }
+    const int kv = static_cast<int>(net.unary[v].size());
+    int ngroups = 0;
+    std::vector<int> group = refine(vmaps, kv, ngroups);
+    std::vector<double> gcost(ngroups, std::numeric_limits<double>::infinity());
+    std::vector<int> gconf(ngroups, -1);
+    for (int c = 0; c < kv; ++c) {
+      int g = group[c];
+      if (net.unary[v][c] < gcost[g]) {
+        gcost[g] = net.unary[v][c];
+        gconf[g] = c;
+      }
+    }
+    // Strides of the new table and, per factor, the offset of each dependent class and group.
+    st.stride.assign(nd, 1);
+    std::int64_t entries = 1;
+    for (int i = nd - 1; i >= 0; --i) {
+      st.stride[i] = entries;
+      entries *= ncls[i];
+      if (entries > options.max_table_entries) {
+        std::ostringstream s;
+        s << "eliminating a layer needs a table of more than " << options.max_table_entries
+          << " entries; the graph is too densely connected for the exact search at this device "
+             "count";
+        throw Error(ErrorKind::kLimit, "", s.str());
+      }
+    }
+    result.largest_table = std::max(result.largest_table, entries);
+    result.work += static_cast<double>(entries) * ngroups;
+    struct Part {
+      const double* val;
+      std::vector<std::vector<std::int64_t>> dep_off;  // per dependent i: new class → offset
+      std::vector<std::int64_t> group_off;             // per group of v
+    };
+    std::vector<Part> parts;
+    for (std::size_t k = 0; k < fs.size(); ++k) {
+      const Factor& f = factors[fs[k]];
+      Part part;
+      part.val = f.val.data();
+      const int nf = static_cast<int>(f.vars.size());
+      std::vector<std::int64_t> fstride(nf, 1);
+      for (int j = nf - 2; j >= 0; --j) fstride[j] = fstride[j + 1] * f.ncls[j + 1];
+      part.dep_off.assign(nd, {});
+      for (int i = 0; i < nd; ++i) {
+        auto it = std::find(f.vars.begin(), f.vars.end(), st.dep[i]);
+        part.dep_off[i].assign(ncls[i], 0);
+        if (it == f.vars.end()) continue;
+        int j = static_cast<int>(it - f.vars.begin());
+        const int w = st.dep[i];
+        for (int c = 0; c < static_cast<int>(net.unary[w].size()); ++c)
+          part.dep_off[i][st.cls[i][c]] = f.cls[j][c] * fstride[j];
+      }
+      part.group_off.assign(ngroups, 0);
+      for (int c = 0; c < kv; ++c) part.group_off[group[c]] = f.cls[vpos[k]][c] * fstride[vpos[k]];
+      parts.push_back(std::move(part));
+    }
+    Factor out;
+    out.vars = st.dep;
+    out.cls = st.cls;
+    out.ncls = ncls;
+    out.val.assign(entries, 0);
+    st.argmin.assign(entries, -1);
+    auto fill = [&](std::int64_t lo, std::int64_t hi) {
+      std::vector<int> digit(nd);
+      std::vector<std::int64_t> base(parts.size());
+      std::vector<double> acc(ngroups);
+      for (std::int64_t idx = lo; idx < hi; ++idx) {
+        std::int64_t rest = idx;
+        for (int i = 0; i < nd; ++i) {
+          digit[i] = static_cast<int>(rest / st.stride[i]);
+          rest %= st.stride[i];
+        }
+        for (int g = 0; g < ngroups; ++g) acc[g] = gcost[g];
+        for (std::size_t k = 0; k < parts.size(); ++k) {
+          std::int64_t b = 0;
+          for (int i = 0; i < nd; ++i) b += parts[k].dep_off[i][digit[i]];
+          const double* val = parts[k].val + b;
+          const std::int64_t* off = parts[k].group_off.data();
+          for (int g = 0; g < ngroups; ++g) acc[g] += val[off[g]];
+        }
+        int best = 0;
+        for (int g = 1; g < ngroups; ++g)
+          if (acc[g] < acc[best] || (acc[g] == acc[best] && gconf[g] < gconf[best])) best = g;
+        out.val[idx] = acc[best];
+        st.argmin[idx] = gconf[best];
+      }
+    };
+    const double work = static_cast<double>(entries) * ngroups * (1 + parts.size());
+    if (work > 2e5 && entries > 1)
+      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries, 64),
+                        [&](const tbb::blocked_range<std::int64_t>& r) { fill(r.begin(), r.end()); });
+    else
+      fill(0, entries);
+    for (int f : fs) {
+      factors[f].alive = false;
+      factors[f].val = {};
+    }
+    if (nd == 0) {
+      constant += out.val[0];
+    } else {
+      int id = static_cast<int>(factors.size());
+      for (int w : st.dep) bucket[w].push_back(id);
+      factors.push_back(std::move(out));
+    }
+    steps.push_back(std::move(st));
+  }
+  // Back-substitution in reverse elimination order.
+  result.choice.assign(n, -1);
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    std::int64_t idx = 0;
+    for (std::size_t i = 0; i < it->dep.size(); ++i)
+      idx += it->cls[i][result.choice[it->dep[i]]] * it->stride[i];
+    result.choice[it->v] = it->argmin[idx];
+  }
+  (void)constant;
+  result.objective = net.evaluate(result.choice);
+  return result;
+}
+
+IntraOpResult brute_force_intra_op(const IntraOpNetwork& net) {
+  const int n = net.size();
+  IntraOpResult best;
+  std::vector<int> c(n, 0);
+  best.objective = std::numeric_limits<double>::infinity();
+  while (true) {
+    double cost = net.evaluate(c);
+    if (cost < best.objective) {
+      best.objective = cost;
+      best.choice = c;
+    }
+    int i = n - 1;
+    while (i >= 0 && ++c[i] == static_cast<int>(net.unary[i].size())) c[i--] = 0;
+    if (i < 0) break;
+  }
+  return best;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,42 @@
+// The intra-operator planner: an exact minimum of a min-sum pairwise cost network (one variable
+// per layer, its candidate configurations), by variable elimination with back-pointers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cost/intra_op_network.h"
+
+namespace paraplan {
+
+struct IntraOpOptions {
+  /// Refuse (Error kLimit) an elimination whose table would exceed this many entries.
+  std::int64_t max_table_entries = std::int64_t{1} << 28;
+};
+
+struct IntraOpResult {
+  std::vector<int> choice;  ///< configuration index per variable
+  double objective = 0;     ///< the network's minimum (re-evaluated from `choice`)
+  // Structure of the solve, for reports and benchmarks.
+  std::vector<int> order;               ///< elimination order
+  int max_dependent = 0;                ///< max |D(i)| of the order (its induced width)
+  double work = 0;                      ///< Σ over steps of table entries × candidate groups
+  std::int64_t largest_table = 0;       ///< entries of the largest intermediate table
+};
+
+/// Greedy elimination order of PaSE: minimum degree in the elimination graph, ties to the
+/// smallest index.
+std::vector<int> min_degree_order(const IntraOpNetwork& net);
+/// Greedy order minimising the table about to be built (Π of domain sizes of the vertex and its
+/// neighbours), ties to the smallest index.
+std::vector<int> min_weight_order(const IntraOpNetwork& net);
+
+/// Exact minimum. Deterministic: among optimal configurations of an eliminated variable (given
+/// its neighbours) the smallest index wins. Multi-threaded (oneTBB) on large tables.
+IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& options = {});
+
+/// Exhaustive twin for tests: every assignment (small networks only). Ties: lexicographically
+/// smallest choice.
+IntraOpResult brute_force_intra_op(const IntraOpNetwork& net);
+
+}  // namespace paraplan

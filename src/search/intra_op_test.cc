@@ -1,0 +1,164 @@
+// The intra-op planner: PaSE's reference totals, and a brute-force twin on random networks and
+// random small operator graphs.
+#include "search/intra_op.h"
+
+#include <cmath>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "cost/pase_cost.h"
+#include "ir/op_graph.h"
+#include "zoo/pase_graphs.h"
+
+namespace paraplan {
+namespace {
+
+double solve_graph(const std::string& graph, int p, int batch = 128) {
+  auto w = zoo::pase_graph(graph, batch);
+  PaseSettings s;
+  s.devices = p;
+  s.min_block = w.min_block;
+  PaseCostModel cost(w.model, s);
+  IntraOpResult r = solve_intra_op(cost.network());
+  // The returned strategy re-evaluates to the optimum from the formulas.
+  EXPECT_NEAR(cost.evaluate(r.choice), r.objective, 1e-12 * r.objective);
+  return r.objective;
+}
+
+void expect_rel(double got, double want) { EXPECT_NEAR(got, want, 1e-9 * want) << std::fixed << got; }
+
+TEST(IntraOp, MatchesPaseReferenceTotals) {
+  // shared/data/pase/reference.md, runs R1-R11 (R4, R5, R10 repeat R2 and R9).
+  expect_rel(solve_graph("alexnet", 8), 97098296512.00);
+  expect_rel(solve_graph("alexnet", 32), 53136349552.00);
+  expect_rel(solve_graph("alexnet", 64), 41120456048.00);
+  expect_rel(solve_graph("rnnlm", 8), 7462723813376.00);
+  expect_rel(solve_graph("rnnlm", 32), 2625038401536.00);
+}
+
+TEST(IntraOp, MatchesPaseReferenceTotalsLargeGraphs) {
+  expect_rel(solve_graph("resnet101", 8), 1425262849920.00);
+  expect_rel(solve_graph("inception3", 8), 782140602432.00);
+  expect_rel(solve_graph("transformer", 8), 2340308361216.00);
+}
+
+TEST(IntraOp, AlexNetP32StrategyIsPasesUniqueOptimum) {
+  auto w = zoo::pase_graph("alexnet", 128);
+  PaseSettings s;
+  s.devices = 32;
+  s.min_block = 4;
+  PaseCostModel cost(w.model, s);
+  auto r = solve_intra_op(cost.network());
+  std::vector<std::vector<int>> want = {
+      {32, 1, 1, 1, 1, 1, 1}, {32, 1, 1, 1}, {32, 1, 1, 1, 1, 1, 1}, {32, 1, 1, 1},
+      {32, 1, 1, 1, 1, 1, 1}, {16, 2, 1, 1, 1, 1, 1}, {16, 2, 1, 1, 1, 1, 1}, {16, 1, 1, 1},
+      {16, 1, 1, 1}, {16, 1}, {1, 4, 8}, {1, 8, 4}, {1, 4, 8}, {1, 4}};
+  for (int v = 0; v < w.model.size(); ++v) EXPECT_EQ(cost.configs(v)[r.choice[v]], want[v]) << v;
+}
+
+TEST(IntraOp, MinDegreeOrderIsPases) {
+  auto w = zoo::pase_graph("resnet101", 128);
+  PaseSettings s;
+  s.min_block = 4;
+  PaseCostModel cost(w.model, s);
+  auto order = min_degree_order(cost.network());
+  std::vector<int> want = {0, 1, 244, 243, 242};
+  for (int v = 2; v <= 241; ++v) want.push_back(v);
+  EXPECT_EQ(order, want);
+}
+
+/// A random min-sum network over a random graph.
+IntraOpNetwork random_network(std::mt19937& rng) {
+  std::uniform_int_distribution<int> nvar(1, 6), dom(1, 4), ncls(1, 3);
+  std::uniform_real_distribution<double> cost(0, 10);
+  IntraOpNetwork net;
+  int n = nvar(rng);
+  for (int v = 0; v < n; ++v) {
+    int k = dom(rng);
+    std::vector<double> u(k);
+    for (auto& x : u) x = std::round(cost(rng));  // integers: ties happen
+    net.unary.push_back(u);
+  }
+  std::bernoulli_distribution edge(0.5);
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b) {
+      if (!edge(rng)) continue;
+      PairFactor p;
+      p.u = a;
+      p.v = b;
+      p.u_classes = std::min<int>(ncls(rng), static_cast<int>(net.unary[a].size()));
+      p.v_classes = std::min<int>(ncls(rng), static_cast<int>(net.unary[b].size()));
+      for (std::size_t c = 0; c < net.unary[a].size(); ++c)
+        p.u_class.push_back(static_cast<int>(c) % p.u_classes);
+      for (std::size_t c = 0; c < net.unary[b].size(); ++c)
+        p.v_class.push_back(static_cast<int>(c) % p.v_classes);
+      std::shuffle(p.u_class.begin(), p.u_class.end(), rng);
+      std::shuffle(p.v_class.begin(), p.v_class.end(), rng);
+      // Classes must all be used for the table to be meaningful; renumber densely.
+      for (auto* cls : {&p.u_class, &p.v_class}) {
+        std::vector<int> id(8, -1);
+        int next = 0;
+        for (int& c : *cls) {
+          if (id[c] < 0) id[c] = next++;
+          c = id[c];
+        }
+        (cls == &p.u_class ? p.u_classes : p.v_classes) = next;
+      }
+      p.cost.resize(static_cast<std::size_t>(p.u_classes) * p.v_classes);
+      for (auto& x : p.cost) x = std::round(cost(rng));
+      net.pairs.push_back(std::move(p));
+    }
+  return net;
+}
+
+RC_GTEST_PROP(IntraOp, EqualsBruteForceOnRandomNetworks, ()) {
+  std::mt19937 rng(*rc::gen::arbitrary<unsigned>());
+  IntraOpNetwork net = random_network(rng);
+  auto exact = solve_intra_op(net);
+  auto brute = brute_force_intra_op(net);
+  RC_ASSERT(std::abs(exact.objective - brute.objective) <= 1e-9 * (1 + brute.objective));
+  // Deterministic: the same network gives the same choice.
+  RC_ASSERT(solve_intra_op(net).choice == exact.choice);
+}
+
+/// Random small operator graphs: a chain of FC / elementwise / norm / softmax layers with skip
+/// connections, priced by the PaSE model on few devices.
+RC_GTEST_PROP(IntraOp, EqualsBruteForceOnRandomOperatorGraphs, ()) {
+  const int layers = *rc::gen::inRange(2, 6);
+  const int p = *rc::gen::element(2, 4, 6);
+  const std::int64_t b = *rc::gen::element(4, 6, 8);
+  const std::int64_t width = *rc::gen::element(4, 6, 12);
+  OpGraphBuilder g("random");
+  std::vector<OpTensor> made;
+  OpTensor x = g.fully_connected(g.input({b, width}), width, 1);
+  made.push_back(x);
+  for (int i = 1; i < layers; ++i) {
+    int kind = *rc::gen::inRange(0, 4);
+    const OpTensor& other = made[*rc::gen::inRange<std::size_t>(0, made.size())];
+    switch (kind) {
+      case 0: x = g.fully_connected(x, width, *rc::gen::inRange(0, 2)); break;
+      case 1: x = g.elementwise({x, other}, 0); break;
+      case 2: x = g.norm(x, -1); break;
+      default: x = g.softmax(x, 1); break;
+    }
+    made.push_back(x);
+  }
+  g.softmax_cross_entropy(x);
+  Model m = g.finish();
+  PaseSettings s;
+  s.devices = p;
+  s.keep_all_flows = *rc::gen::arbitrary<bool>();
+  PaseCostModel cost(m, s);
+  double space = 1;
+  for (int v = 0; v < m.size(); ++v) space *= static_cast<double>(cost.configs(v).size());
+  RC_PRE(space <= 2e5);
+  auto exact = solve_intra_op(cost.network());
+  auto brute = brute_force_intra_op(cost.network());
+  RC_ASSERT(std::abs(exact.objective - brute.objective) <= 1e-9 * brute.objective);
+  RC_ASSERT(std::abs(cost.evaluate(exact.choice) - exact.objective) <= 1e-9 * exact.objective);
+}
+
+}  // namespace
+}  // namespace paraplan
