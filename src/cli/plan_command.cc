@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/intra_op_command.h"
 #include "cli/output.h"
 #include "cli/workload.h"
 #include "cost/piper_cost.h"
@@ -20,6 +21,8 @@
 
 namespace paraplan::cli {
 namespace {
+
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
 struct PlanArgs {
   std::string input;
@@ -36,9 +39,47 @@ struct PlanArgs {
   int profile_batch = 0;
   bool json = false;
   std::string output;
+  // The intra-op planner.
+  std::string planner = "auto";
+  std::string model;
+  std::string flops;
+  std::string bw;
+  int min_block = 0;
+  bool keep_all_flows = false;
+  bool powers_of_two = false;
+  bool all_devices = false;
+  std::string dot;
 };
 
-[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+int run_intra_op_path(const PlanArgs& args) {
+  if (args.cost_model != "auto" && args.cost_model != "pase")
+    usage("the intra-op planner prices with --cost-model pase (got \"" + args.cost_model + "\")");
+  if (!args.memory.empty() || !args.bandwidth.empty() || args.microbatches ||
+      !args.machines.empty() || args.microbatch_size || !args.cluster_file.empty())
+    usage("--memory, --bandwidth, --microbatches, --machines, --microbatch-size and --cluster are "
+          "settings of the pipeline planner; the intra-op planner takes --devices, --batch, "
+          "--flops and --bw");
+  IntraOpArgs a;
+  a.input = args.input;
+  a.format = args.format;
+  a.model = args.model;
+  a.devices = args.devices;
+  a.batch = args.batch;
+  a.flops = args.flops;
+  a.bandwidth = args.bw;
+  a.min_block = args.min_block;
+  a.keep_all_flows = args.keep_all_flows;
+  a.powers_of_two = args.powers_of_two;
+  a.all_devices = args.all_devices;
+  a.json = args.json;
+  a.output = args.output;
+  a.dot = args.dot;
+  return run_intra_op(a);
+}
 
 void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std::string& unit,
           const io::Json& extra) {
@@ -164,6 +205,18 @@ int run_dapple(const PlanArgs& args, Workload& w) {
 }
 
 int run(const PlanArgs& args) {
+  std::string planner = args.planner;
+  if (planner == "auto")
+    planner = !args.model.empty() || args.format == "onnx" || ends_with(args.input, ".onnx")
+                  ? "intra-op"
+                  : "pipeline";
+  if (planner == "intra-op") return run_intra_op_path(args);
+  if (planner != "pipeline")
+    usage("--planner must be pipeline or intra-op (got \"" + args.planner + "\")");
+  if (!args.model.empty() || !args.flops.empty() || !args.bw.empty() || args.min_block ||
+      args.keep_all_flows || args.powers_of_two || args.all_devices || !args.dot.empty())
+    usage("--model, --flops, --bw, --min-block, --keep-all-flows, --powers-of-two, --all-devices "
+          "and --dot are settings of --planner intra-op");
   Workload w = load_workload({args.input, args.format, args.cluster_file, args.profile_batch});
   std::string cost_model = args.cost_model;
   if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
@@ -185,7 +238,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
               "transformer on 2x8 devices of 16 GiB)");
   cmd->add_option("INPUT", args->input,
                   "Model file: Piper JSON, DAPPLE/PipeDream profile text, or paraplan model JSON");
-  cmd->add_option("--format", args->format, "Input format: piper, dapple or native (default: detect)");
+  cmd->add_option("--format", args->format,
+                  "Input format: piper, dapple, native or onnx (default: detect)");
   cmd->add_option("--cost-model", args->cost_model,
                   "piper (time per sample) or dapple (iteration latency); default: by format");
   cmd->add_option("--cluster", args->cluster_file, "Cluster file (paraplan cluster JSON)");
@@ -199,7 +253,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000000000));
   cmd->add_option("--machines", args->machines,
                   "DAPPLE: machines x devices per machine, e.g. 2x8, or sizes like 4,8,4");
-  cmd->add_option("--batch", args->batch, "DAPPLE: global batch size in samples")
+  cmd->add_option("--batch", args->batch,
+                  "Global batch size in samples (DAPPLE; intra-op: default 128)")
       ->check(CLI::Range(1, 1000000000));
   cmd->add_option("--microbatch-size", args->microbatch_size,
                   "DAPPLE: samples per micro-batch (default 1)")
@@ -208,6 +263,27 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "DAPPLE: batch size the profile was measured at (default: from the file name, "
                   "…-pbs-N.txt)")
       ->check(CLI::Range(1, 1000000000));
+  cmd->add_option("--planner", args->planner,
+                  "pipeline (stages x data x tensor parallel) or intra-op (per-layer sharding); "
+                  "default: intra-op for --model and ONNX inputs, else pipeline");
+  cmd->add_option("--model", args->model,
+                  "Built-in operator graph: alexnet, resnet101, inception3, rnnlm, transformer");
+  cmd->add_option("--flops", args->flops,
+                  "Intra-op: peak compute per device in TFLOP/s (default 10), or with a unit "
+                  "such as 312TFLOP/s");
+  cmd->add_option("--bw", args->bw,
+                  "Intra-op: bandwidth per device in GB/s (default 16), or with a unit such as "
+                  "25GiB/s");
+  cmd->add_option("--min-block", args->min_block,
+                  "Intra-op: smallest extent a split may leave per device (PaSE's cutoff; "
+                  "default 4 for the CNNs, 1 otherwise)")
+      ->check(CLI::Range(1, 1000000000));
+  cmd->add_flag("--keep-all-flows", args->keep_all_flows,
+                "Intra-op: price every tensor flow between two layers (PaSE keeps only the last)");
+  cmd->add_flag("--powers-of-two", args->powers_of_two,
+                "Intra-op: split dimensions by powers of two only");
+  cmd->add_flag("--all-devices", args->all_devices, "Intra-op: every layer uses all devices");
+  cmd->add_option("--dot", args->dot, "Intra-op: write the graph with its splits for Graphviz");
   cmd->add_flag("--json", args->json, "Print the plan as JSON instead of a table");
   cmd->add_option("-o,--output", args->output, "Also write the plan as JSON to this file");
   cmd->callback([args, &exit_code] { exit_code = run(*args); });

@@ -231,6 +231,7 @@ PaseLayerCost PaseCostModel::layer_cost(int v, const std::vector<int>& c) const 
     case OpKind::kUnstack:
     case OpKind::kRavel:
     case OpKind::kUnravel:
+    case OpKind::kTranspose:
       break;
   }
   return cost;
@@ -313,6 +314,31 @@ double PaseCostModel::evaluate(const std::vector<int>& choice) const {
     total += flow_cost(f.from, f.from_output, configs_[f.from][choice[f.from]], f.to, f.to_input,
                        configs_[f.to][choice[f.to]]);
   return total;
+}
+
+Plan PaseCostModel::to_plan(const std::vector<int>& choice) const {
+  Plan plan;
+  plan.cost_model = "pase";
+  plan.feasible = true;
+  plan.schedule = "none";
+  for (int v = 0; v < model_.size(); ++v) {
+    LayerSplit ls;
+    ls.layer = v;
+    ls.split = configs_[v][choice[v]];
+    ls.devices = static_cast<int>(product(ls.split));
+    PaseLayerCost lc = layer_cost(v, ls.split);
+    ls.compute = lc.compute;
+    ls.communication = lc.communication;
+    plan.devices_used = std::max(plan.devices_used, ls.devices);
+    plan.layer_splits.push_back(std::move(ls));
+  }
+  for (const auto& f : flows_)
+    plan.layer_splits[f.to].redistribution +=
+        flow_cost(f.from, f.from_output, configs_[f.from][choice[f.from]], f.to, f.to_input,
+                  configs_[f.to][choice[f.to]]);
+  plan.objective = evaluate(choice);
+  plan.step_time_s = plan.objective / settings_.flops_per_s;
+  return plan;
 }
 
 }  // namespace paraplan

@@ -8,6 +8,7 @@
 
 #include "cost/intra_op_network.h"
 #include "ir/model.h"
+#include "ir/plan.h"
 
 namespace paraplan {
 
@@ -54,6 +55,9 @@ class PaseCostModel {
   const IntraOpNetwork& network() const { return network_; }
   /// Cost(φ) recomputed from the formulas (not from the network's tables).
   double evaluate(const std::vector<int>& choice) const;
+  /// The plan for one configuration per layer: per-layer splits and costs, objective = Cost(φ),
+  /// step time = Cost / peak FLOP/s.
+  Plan to_plan(const std::vector<int>& choice) const;
   /// The tensor flows priced between layers, after PaSE's collapse unless keep_all_flows:
   /// (from, to, from_output, to_input).
   struct Flow {

@@ -278,13 +278,34 @@ Json plan_to_json(const Plan& plan, const Model& model) {
   out["pipeline_replicas"] = plan.pipeline_replicas;
   out["devices_used"] = plan.devices_used;
   out["stages"] = stages;
+  if (plan.step_time_s) out["step_time_s"] = *plan.step_time_s;
+  if (!plan.layer_splits.empty()) {
+    Json splits = Json::array();
+    for (const auto& ls : plan.layer_splits) {
+      const Layer& layer = model.layers[ls.layer];
+      Json dims = Json::array();
+      if (layer.op)
+        for (const auto& d : layer.op->dims) dims.push_back({{"name", d.name}, {"extent", d.extent}});
+      splits.push_back({{"layer", layer.id},
+                        {"name", layer.name},
+                        {"type", layer.op ? std::string(op_kind_name(layer.op->kind)) : ""},
+                        {"dims", dims},
+                        {"split", ls.split},
+                        {"devices", ls.devices},
+                        {"compute", ls.compute},
+                        {"communication", ls.communication},
+                        {"redistribution", ls.redistribution}});
+    }
+    out["layer_splits"] = splits;
+  }
   return out;
 }
 
 Plan plan_from_json(const Json& doc, const Model& model, const std::string& source) {
   JsonObject top(doc, source, "");
   top.only({"format", "version", "model", "cost_model", "feasible", "objective", "speedup",
-            "schedule", "microbatches", "pipeline_replicas", "devices_used", "stages"});
+            "schedule", "microbatches", "pipeline_replicas", "devices_used", "stages",
+            "step_time_s", "layer_splits"});
   check_header(top, "paraplan-plan");
   Plan plan;
   plan.cost_model = top.string("cost_model");
@@ -337,6 +358,43 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
     st.allreduce_time = s.number("allreduce_time");
     st.memory_bytes = s.number("memory_bytes");
     plan.stages.push_back(std::move(st));
+  }
+  if (top.has("step_time_s")) plan.step_time_s = top.number("step_time_s");
+  if (top.has("layer_splits")) {
+    const Json& splits = top.array("layer_splits");
+    for (std::size_t i = 0; i < splits.size(); ++i) {
+      JsonObject s = top.element("layer_splits", i);
+      s.only({"layer", "name", "type", "dims", "split", "devices", "compute", "communication",
+              "redistribution"});
+      const Json& id = s.json().at("layer");
+      if (!id.is_number_integer() || !index_of.count(id.get<long long>()))
+        s.fail("layer", "must be the id of a layer of model \"" + model.name + "\", got " +
+                            describe(id));
+      LayerSplit ls;
+      ls.layer = index_of.at(id.get<long long>());
+      const Layer& layer = model.layers[ls.layer];
+      const Json& split = s.array("split");
+      std::size_t rank = layer.op ? layer.op->dims.size() : 0;
+      if (split.size() != rank)
+        s.fail("split", fmt::format("needs one part count per dimension of layer {} ({} "
+                                    "dimensions), got {}", id.get<long long>(), rank,
+                                    split.size()));
+      int devices = 1;
+      for (std::size_t j = 0; j < split.size(); ++j) {
+        if (!split[j].is_number_integer() || split[j].get<long long>() < 1 ||
+            layer.op->dims[j].extent % split[j].get<long long>() != 0)
+          throw Error(ErrorKind::kInput, s.place("split") + "/" + std::to_string(j),
+                      fmt::format("must be a divisor of the dimension's extent {}, got {}",
+                                  layer.op->dims[j].extent, describe(split[j])));
+        ls.split.push_back(split[j].get<int>());
+        devices *= ls.split.back();
+      }
+      ls.devices = devices;
+      ls.compute = s.number("compute");
+      ls.communication = s.number("communication");
+      ls.redistribution = s.number("redistribution");
+      plan.layer_splits.push_back(std::move(ls));
+    }
   }
   return plan;
 }

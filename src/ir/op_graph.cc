@@ -344,29 +344,62 @@ OpTensor OpGraphBuilder::elementwise(const std::vector<OpTensor>& xs, int pointw
   if (name.empty()) name = default_name(kind);
   if (xs.empty() || xs.size() > 2) fail(kind, name, "takes one or two inputs");
   check_positive(xs[0], kind, name);
-  if (xs.size() == 2 && xs[1].shape != xs[0].shape)
-    fail(kind, name, "inputs have different shapes " + shape_text(xs[0].shape) + " and " +
-                         shape_text(xs[1].shape));
   Operator op;
   op.kind = kind;
   op.dims = dims_of(xs[0]);
-  std::vector<OpTensor> inputs;
-  for (const auto& x : xs) {
-    op.inputs.push_back(identity_view(x.shape));
-    inputs.push_back(x);
-  }
-  // Graph inputs are not edges; keep only produced tensors as inputs.
-  Operator trimmed = op;
-  trimmed.inputs.clear();
   std::vector<OpTensor> produced;
-  for (std::size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].producer >= 0) {
-      trimmed.inputs.push_back(op.inputs[i]);
-      produced.push_back(inputs[i]);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const OpTensor& x = xs[i];
+    TensorView v;
+    v.shape = x.shape;
+    const int offset = xs[0].rank() - x.rank();
+    bool ok = offset >= 0;
+    for (int j = 0; ok && j < x.rank(); ++j) {
+      std::int64_t full = xs[0].shape[offset + j];
+      if (x.shape[j] == full)
+        v.dims.push_back({offset + j});
+      else if (x.shape[j] == 1)
+        v.dims.push_back({});
+      else
+        ok = false;
     }
-  trimmed.outputs = {identity_view(xs[0].shape)};
-  trimmed.pointwise_ops = pointwise_ops;
-  return add(std::move(trimmed), std::move(produced), std::move(name))[0];
+    if (!ok)
+      fail(kind, name, "input shape " + shape_text(x.shape) + " does not broadcast to " +
+                           shape_text(xs[0].shape));
+    if (x.producer >= 0) {
+      op.inputs.push_back(std::move(v));
+      produced.push_back(x);
+    }
+  }
+  op.outputs = {identity_view(xs[0].shape)};
+  op.pointwise_ops = pointwise_ops;
+  return add(std::move(op), std::move(produced), std::move(name))[0];
+}
+
+OpTensor OpGraphBuilder::transpose(const OpTensor& x, const std::vector<int>& perm,
+                                   std::string name) {
+  const OpKind kind = OpKind::kTranspose;
+  if (name.empty()) name = default_name(kind);
+  check_positive(x, kind, name);
+  std::vector<int> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  bool ok = static_cast<int>(perm.size()) == x.rank();
+  for (int i = 0; ok && i < x.rank(); ++i) ok = sorted[i] == i;
+  if (!ok) fail(kind, name, "the permutation does not match a tensor of rank " + std::to_string(x.rank()));
+  Operator op;
+  op.kind = kind;
+  op.dims = dims_of(x);
+  op.inputs = {identity_view(x.shape)};
+  TensorView out;
+  for (int p : perm) {
+    out.shape.push_back(x.shape[p]);
+    out.dims.push_back({p});
+  }
+  op.outputs = {out};
+  std::vector<OpTensor> inputs;
+  if (x.producer >= 0) inputs = {x};
+  else op.inputs.clear();
+  return add(std::move(op), std::move(inputs), std::move(name))[0];
 }
 
 namespace {
@@ -422,7 +455,8 @@ OpTensor OpGraphBuilder::softmax_cross_entropy(const OpTensor& x, std::string na
   return add(std::move(op), std::move(inputs), std::move(name))[0];
 }
 
-OpTensor OpGraphBuilder::reduce_mean(const OpTensor& x, std::vector<int> axes, std::string name) {
+OpTensor OpGraphBuilder::reduce_mean(const OpTensor& x, std::vector<int> axes, std::string name,
+                                     bool keepdims) {
   const OpKind kind = OpKind::kReduceMean;
   if (name.empty()) name = default_name(kind);
   check_positive(x, kind, name);
@@ -436,6 +470,9 @@ OpTensor OpGraphBuilder::reduce_mean(const OpTensor& x, std::vector<int> axes, s
     if (!std::binary_search(axes.begin(), axes.end(), i)) {
       out.shape.push_back(x.shape[i]);
       out.dims.push_back({i});
+    } else if (keepdims) {
+      out.shape.push_back(1);
+      out.dims.push_back({});
     }
   op.outputs = {out};
   op.reduce_axes = axes;

@@ -57,15 +57,19 @@ class OpGraphBuilder {
                      std::string name = {});
   /// Stacked LSTM on x (B, S, K) with K = units: iteration space (L, S, B, N, K).
   OpTensor lstm(const OpTensor& x, std::int64_t units, std::int64_t layers, std::string name = {});
-  /// Element-wise op on one or two same-shaped tensors (pointwise_ops extra ops per element).
+  /// Element-wise op on one or two tensors (pointwise_ops extra ops per element). The second may
+  /// broadcast (numpy rules) to the first's shape; its broadcast dimensions are never cut.
   OpTensor elementwise(const std::vector<OpTensor>& xs, int pointwise_ops, std::string name = {});
   /// Normalisation over `axis` (negative counts from the end; BatchNorm is axis 0).
   OpTensor norm(const OpTensor& x, int axis, std::string name = {});
   OpTensor softmax(const OpTensor& x, int axis, std::string name = {});
   /// Softmax cross-entropy over the last axis; the graph's loss (no output consumed).
   OpTensor softmax_cross_entropy(const OpTensor& x, std::string name = {});
-  /// Mean over `axes` (keepdims false).
-  OpTensor reduce_mean(const OpTensor& x, std::vector<int> axes, std::string name = {});
+  /// Mean over `axes`; with keepdims the reduced axes stay as extent-1 dimensions.
+  OpTensor reduce_mean(const OpTensor& x, std::vector<int> axes, std::string name = {},
+                       bool keepdims = false);
+  /// Permutes dimensions: output dimension i is input dimension perm[i]. No cost of its own.
+  OpTensor transpose(const OpTensor& x, const std::vector<int>& perm, std::string name = {});
   OpTensor concat(const std::vector<OpTensor>& xs, int axis, std::string name = {});
   /// Splits x along `axis` into parts of the given sizes.
   std::vector<OpTensor> split(const OpTensor& x, int axis, const std::vector<std::int64_t>& sizes,

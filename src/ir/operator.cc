@@ -24,6 +24,7 @@ std::string_view op_kind_name(OpKind kind) {
     case OpKind::kUnstack: return "Unstack";
     case OpKind::kRavel: return "Ravel";
     case OpKind::kUnravel: return "Unravel";
+    case OpKind::kTranspose: return "Transpose";
   }
   return "?";
 }

@@ -28,6 +28,7 @@ enum class OpKind {
   kUnstack,
   kRavel,
   kUnravel,
+  kTranspose,
 };
 
 /// Name used in output and error messages ("Conv", "FC", "Einsum", ...).

@@ -25,10 +25,21 @@ struct Stage {
   int devices() const { return data_parallel * tensor_parallel; }
 };
 
+/// Intra-operator plans: how one layer's iteration space is cut (one count per dimension) and
+/// what it costs (cost-model units; PaSE: FLOP-equivalents per device).
+struct LayerSplit {
+  int layer = 0;               ///< layer index
+  std::vector<int> split;      ///< parts per iteration dimension, in the operator's dim order
+  int devices = 1;             ///< product of `split`
+  double compute = 0;
+  double communication = 0;    ///< collectives inside the layer
+  double redistribution = 0;   ///< re-laying out its inputs from their producers
+};
+
 /// A complete parallelisation of one model on one cluster.
 struct Plan {
   bool feasible = false;
-  std::string cost_model;   ///< "piper" or "dapple"
+  std::string cost_model;   ///< "piper", "dapple" or "pase"
   double objective = 0;     ///< the cost model's own figure (lower is better)
   std::optional<double> speedup;   ///< DAPPLE: one device on the whole batch / plan time
   std::string schedule = "1F1B";
@@ -36,6 +47,8 @@ struct Plan {
   int pipeline_replicas = 1;  ///< DAPPLE's rp: identical copies of the pipeline
   int devices_used = 0;
   std::vector<Stage> stages;
+  std::vector<LayerSplit> layer_splits;  ///< intra-operator plans: one per layer
+  std::optional<double> step_time_s;     ///< estimated seconds per training step, if known
 };
 
 }  // namespace paraplan

@@ -49,6 +49,33 @@ std::optional<double> parse_bandwidth(const std::string& text) {
   return parse_with_suffix(text, true);
 }
 
+std::optional<double> parse_flops(const std::string& text) {
+  std::string t = text;
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  struct Unit {
+    const char* suffix;
+    double factor;
+  };
+  static const Unit units[] = {{"PFLOP/s", 1e15}, {"TFLOP/s", 1e12}, {"GFLOP/s", 1e9},
+                               {"MFLOP/s", 1e6},  {"FLOP/s", 1.0}};
+  double factor = 0;
+  for (const auto& u : units) {
+    std::string s = u.suffix;
+    if (t.size() > s.size() && t.compare(t.size() - s.size(), s.size(), s) == 0) {
+      t.resize(t.size() - s.size());
+      factor = u.factor;
+      break;
+    }
+  }
+  if (factor == 0) return std::nullopt;
+  while (!t.empty() && t.back() == ' ') t.pop_back();
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  double value = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() + t.size() || !std::isfinite(value) || value < 0) return std::nullopt;
+  return value * factor;
+}
+
 std::string format_bytes(double bytes) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.3f GiB", bytes / 1073741824.0);
