@@ -18,13 +18,16 @@
 #include <fmt/format.h>
 
 #include "cost/dapple_cost.h"
+#include "cost/pase_cost.h"
 #include "cost/piper_cost.h"
 #include "io/dapple_reader.h"
 #include "io/json_fields.h"
 #include "io/piper_reader.h"
 #include "ir/cluster.h"
 #include "search/dapple_search.h"
+#include "search/intra_op.h"
 #include "search/pipeline.h"
+#include "zoo/pase_graphs.h"
 
 namespace paraplan {
 namespace {
@@ -223,12 +226,91 @@ void dapple_section() {
   }
 }
 
+double pase_plan(const std::string& graph, int p, int batch, double flops, double bw,
+                 IntraOpOptions::Order order = IntraOpOptions::Order::kBest) {
+  auto w = zoo::pase_graph(graph, batch);
+  PaseSettings s;
+  s.devices = p;
+  s.min_block = w.min_block;
+  s.flops_per_s = flops * 1e12;
+  s.bandwidth_bytes_per_s = bw * 1e9;
+  PaseCostModel cost(w.model, s);
+  IntraOpOptions o;
+  o.order = order;
+  return solve_intra_op(cost.network(), o).objective;
+}
+
+void pase_section() {
+  fmt::print("\nPaSE (intra-op planner, pase cost model): reference runs of "
+             "shared/data/pase/reference.md\n");
+  fmt::print("{:<5} {:<12} {:>3}  {:>20} {:>20} {:>10}  {:>8} {:>8} {:>9}  {:>9} {:>9}  {}\n", "run",
+             "graph", "p", "paraplan total", "PaSE total", "ratio", "cpu s", "wall s", "peak MB",
+             "PaSE cpu", "PaSE DP s", "verdict");
+  struct Ref {
+    const char* id;
+    const char* graph;
+    int p;
+    double total, cpu, dp;
+  } refs[] = {{"R1", "alexnet", 8, 97098296512.00, 0.51, 0.15},
+              {"R2", "alexnet", 32, 53136349552.00, 0.58, 0.26},
+              {"R3", "alexnet", 64, 41120456048.00, 0.59, 0.31},
+              {"R6", "resnet101", 8, 1425262849920.00, 17.02, 40.34},
+              {"R7", "inception3", 8, 782140602432.00, 5.82, 8.79},
+              {"R8", "rnnlm", 8, 7462723813376.00, 0.50, 0.04},
+              {"R9", "rnnlm", 32, 2625038401536.00, 0.50, 0.08},
+              {"R11", "transformer", 8, 2340308361216.00, 22.69, 81.13}};
+  for (const auto& r : refs) {
+    Measured m = measure([&] { return pase_plan(r.graph, r.p, 128, 10, 16); });
+    bool ok = std::abs(m.value - r.total) <= 1e-9 * r.total;
+    failures += !ok;
+    bool fast = m.cpu_s < 1.0;
+    missed += !fast;
+    fmt::print("{:<5} {:<12} {:>3}  {:>20.2f} {:>20.2f} {:>10.7f}  {:>8.3f} {:>8.3f} {:>9.1f}  {:>9.2f} "
+               "{:>9.2f}  {}{}\n",
+               r.id, r.graph, r.p, m.value, r.total, m.value / r.total, m.cpu_s, m.wall_s, m.peak_mb,
+               r.cpu, r.dp, ok ? "equal (1e-9)" : "DIFFERENT", fast ? "" : "; cpu >= 1 s: MISSED");
+  }
+  fmt::print("\nSettings PaSE's file does not list: the optimum under a second, independent "
+             "elimination order (min-degree) must be equal\n");
+  fmt::print("{:<12} {:>3} {:>5} {:>6} {:>6}  {:>20} {:>20}  {:>8} {:>8} {:>9}  {}\n", "graph", "p",
+             "batch", "TFLOPs", "GB/s", "paraplan total", "min-degree order", "cpu s", "wall s",
+             "peak MB", "verdict");
+  struct Unlisted {
+    const char* graph;
+    int p, batch;
+    double flops, bw, cpu_target;
+  } cases[] = {{"alexnet", 16, 128, 10, 16, 1},     {"alexnet", 128, 256, 10, 16, 1},
+               {"alexnet", 32, 128, 125, 25, 1},    {"rnnlm", 64, 128, 10, 16, 1},
+               {"rnnlm", 16, 64, 7, 12, 1},         {"resnet101", 32, 128, 10, 16, 1},
+               {"resnet101", 64, 128, 10, 16, 1},   {"resnet101", 16, 64, 19.5, 300, 1},
+               {"inception3", 32, 128, 10, 16, 1},  {"inception3", 64, 128, 10, 16, 1},
+               {"transformer", 16, 128, 10, 16, 1}, {"transformer", 32, 128, 10, 16, 1},
+               {"transformer", 32, 64, 312, 300, 1}, {"transformer", 64, 128, 10, 16, 3}};
+  for (const auto& c : cases) {
+    Measured m = measure([&] { return pase_plan(c.graph, c.p, c.batch, c.flops, c.bw); });
+    Measured twin = measure([&] {
+      return pase_plan(c.graph, c.p, c.batch, c.flops, c.bw, IntraOpOptions::Order::kMinDegree);
+    });
+    bool ok = std::abs(m.value - twin.value) <= 1e-9 * twin.value;
+    failures += !ok;
+    bool fast = m.cpu_s < c.cpu_target;
+    missed += !fast;
+    fmt::print("{:<12} {:>3} {:>5} {:>6g} {:>6g}  {:>20.2f} {:>20.2f}  {:>8.3f} {:>8.3f} {:>9.1f}  "
+               "{}{}\n",
+               c.graph, c.p, c.batch, c.flops, c.bw, m.value, twin.value, m.cpu_s, m.wall_s,
+               m.peak_mb, ok ? "equal" : "DIFFERENT",
+               fast ? fmt::format(" (cpu < {:g} s)", c.cpu_target)
+                    : fmt::format("; cpu >= {:g} s: MISSED", c.cpu_target));
+  }
+}
+
 }  // namespace
 }  // namespace paraplan
 
 int main() {
   paraplan::piper_section();
   paraplan::dapple_section();
+  paraplan::pase_section();
   std::printf("\nsummary: %d objective failures, %d speed targets missed\n", paraplan::failures,
               paraplan::missed);
   return paraplan::failures > 0 ? 1 : 0;

@@ -175,3 +175,70 @@ TEST(Cli, HelpOnEveryCommand) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliIntraOp, PrintsEveryLayerAndTheTotal) {
+  Outcome r = run("plan --planner intra-op --model transformer --devices 32 --flops 10 --bw 16");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("total cost: 1042774374400.00"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("estimated step time: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("decoder5/ffn/norm"), std::string::npos) << r.out;
+}
+
+TEST(CliIntraOp, JsonHasObjectiveAndSplits) {
+  Outcome r = run("plan --model alexnet --devices 32 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["objective"].get<double>(), 53136349552.0, 1e-3);
+  EXPECT_EQ(j["cost_model"], "pase");
+  EXPECT_EQ(j["planner"], "intra-op");
+  ASSERT_EQ(j["layer_splits"].size(), 14u);
+  EXPECT_EQ(j["layer_splits"][10]["split"], (std::vector<int>{1, 4, 8}));
+  EXPECT_NEAR(j["step_time_s"].get<double>(), 0.0053136349552, 1e-12);
+}
+
+TEST(CliIntraOp, OptionsBeyondPase) {
+  auto objective = [](const std::string& flags) {
+    Outcome r = run("plan --model transformer --devices 8 --json " + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return nlohmann::json::parse(r.out)["objective"].get<double>();
+  };
+  double base = objective("");
+  EXPECT_GE(objective("--keep-all-flows"), base);  // more flows priced, never cheaper
+  EXPECT_GE(objective("--powers-of-two"), base);   // a subset of the strategies
+  EXPECT_GE(objective("--all-devices"), base);
+  Outcome r = run("plan --model transformer --devices 8 --all-devices --json");
+  for (const auto& l : nlohmann::json::parse(r.out)["layer_splits"]) EXPECT_EQ(l["devices"], 8);
+}
+
+TEST(CliIntraOp, WritesGraphvizDot) {
+  std::string dot = testing::TempDir() + "alexnet.dot";
+  Outcome r = run("plan --model alexnet --devices 8 --dot " + dot);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(dot);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str().rfind("digraph \"alexnet\" {", 0), 0u);
+  EXPECT_NE(text.str().find("n12 -> n13"), std::string::npos);
+}
+
+TEST(CliIntraOp, BadInputGetsOneMessageAndAnExitCode) {
+  Outcome zero = run("plan --model transformer --devices 0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.out;
+  Outcome unknown = run("plan --model vgg16");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("alexnet, resnet101"), std::string::npos) << unknown.out;
+  Outcome nofit = run("plan --model alexnet --devices 7 --all-devices");
+  EXPECT_EQ(nofit.exit_code, 4) << nofit.out;
+  EXPECT_NE(nofit.out.find("conv1"), std::string::npos) << nofit.out;
+  Outcome garbage = run("plan " + write_temp("garbage.onnx", "not a model"));
+  EXPECT_EQ(garbage.exit_code, 3) << garbage.out;
+  EXPECT_NE(garbage.out.find("garbage.onnx"), std::string::npos) << garbage.out;
+  Outcome flops = run("plan --model alexnet --flops fast");
+  EXPECT_EQ(flops.exit_code, 2) << flops.out;
+  Outcome mixed = run("plan --model alexnet --memory 8GiB");
+  EXPECT_EQ(mixed.exit_code, 2) << mixed.out;
+}
+
+}  // namespace

@@ -129,9 +129,14 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
   IntraOpResult result;
   for (int v = 0; v < n; ++v)
     if (net.unary[v].empty()) throw Error(ErrorKind::kInfeasible, "", "a layer has no configuration");
-  {
-    auto a = min_degree_order(net), b = min_weight_order(net);
-    result.order = order_cost(net, b) < order_cost(net, a) ? b : a;
+  switch (options.order) {
+    case IntraOpOptions::Order::kMinDegree: result.order = min_degree_order(net); break;
+    case IntraOpOptions::Order::kMinWeight: result.order = min_weight_order(net); break;
+    case IntraOpOptions::Order::kBest: {
+      auto a = min_degree_order(net), b = min_weight_order(net);
+      result.order = order_cost(net, b) < order_cost(net, a) ? b : a;
+      break;
+    }
   }
   std::vector<Factor> factors;
   std::vector<std::vector<int>> bucket(n);  // factor ids touching each variable

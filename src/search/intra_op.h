@@ -10,6 +10,10 @@
 namespace paraplan {
 
 struct IntraOpOptions {
+  /// Elimination order: the cheaper (estimated work) of min-degree and min-weight, or one of them
+  /// (tests and the benchmark cross-check the optimum under two independent orders).
+  enum class Order { kBest, kMinDegree, kMinWeight };
+  Order order = Order::kBest;
   /// Refuse (Error kLimit) an elimination whose table would exceed this many entries.
   std::int64_t max_table_entries = std::int64_t{1} << 28;
 };
