@@ -33,6 +33,12 @@ Workload load_workload(const InputSpec& spec) {
   } else {
     const std::string text = io::read_text_file(spec.path);
     std::string format = spec.format;
+    const bool onnx_name = spec.path.size() > 5 && spec.path.compare(spec.path.size() - 5, 5, ".onnx") == 0;
+    if (format == "onnx" || (format == "auto" && (onnx_name || text.find('\0') != std::string::npos)))
+      throw Error(ErrorKind::kUsage, spec.path,
+                  "an ONNX (binary) model is an operator graph: plan it with "
+                  "`paraplan plan FILE --planner intra-op`; it cannot be converted to a layer "
+                  "model");
     io::Json doc;
     const std::size_t first = text.find_first_not_of(" \t\r\n");
     const bool json = first != std::string::npos && text[first] == '{';
