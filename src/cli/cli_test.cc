@@ -209,7 +209,8 @@ TEST(CliIntraOp, OptionsBeyondPase) {
   EXPECT_GE(objective("--powers-of-two"), base);   // a subset of the strategies
   EXPECT_GE(objective("--all-devices"), base);
   Outcome r = run("plan --model transformer --devices 8 --all-devices --json");
-  for (const auto& l : nlohmann::json::parse(r.out)["layer_splits"]) EXPECT_EQ(l["devices"], 8);
+  auto j = nlohmann::json::parse(r.out);
+  for (const auto& l : j["layer_splits"]) EXPECT_EQ(l["devices"], 8);
 }
 
 TEST(CliIntraOp, WritesGraphvizDot) {
