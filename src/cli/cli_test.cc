@@ -243,3 +243,17 @@ TEST(CliIntraOp, BadInputGetsOneMessageAndAnExitCode) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliIntraOp, SameInputByteIdenticalOutput) {
+  Outcome a = run("plan --model transformer --devices 16 --json");
+  Outcome b = run("plan --model transformer --devices 16 --json");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  EXPECT_EQ(a.out, b.out);
+  Outcome c = run("plan --model rnnlm --devices 32");
+  Outcome d = run("plan --model rnnlm --devices 32");
+  EXPECT_EQ(c.out, d.out);
+}
+
+}  // namespace

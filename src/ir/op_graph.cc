@@ -424,8 +424,7 @@ std::vector<OpTensor> produced_only(Operator& op, const std::vector<OpTensor>& x
 }
 }  // namespace
 
-OpTensor OpGraphBuilder::norm(const OpTensor& x, int axis, std::string name) {
-  const OpKind kind = OpKind::kNorm;
+OpTensor OpGraphBuilder::along_axis(OpKind kind, const OpTensor& x, int axis, std::string name) {
   if (name.empty()) name = default_name(kind);
   check_positive(x, kind, name);
   Operator op = same_shape_op(kind, x);
@@ -434,14 +433,12 @@ OpTensor OpGraphBuilder::norm(const OpTensor& x, int axis, std::string name) {
   return add(std::move(op), std::move(inputs), std::move(name))[0];
 }
 
+OpTensor OpGraphBuilder::norm(const OpTensor& x, int axis, std::string name) {
+  return along_axis(OpKind::kNorm, x, axis, std::move(name));
+}
+
 OpTensor OpGraphBuilder::softmax(const OpTensor& x, int axis, std::string name) {
-  const OpKind kind = OpKind::kSoftmax;
-  if (name.empty()) name = default_name(kind);
-  check_positive(x, kind, name);
-  Operator op = same_shape_op(kind, x);
-  op.axis = normalise_axis(axis, x.rank(), kind, name);
-  auto inputs = produced_only(op, {x});
-  return add(std::move(op), std::move(inputs), std::move(name))[0];
+  return along_axis(OpKind::kSoftmax, x, axis, std::move(name));
 }
 
 OpTensor OpGraphBuilder::softmax_cross_entropy(const OpTensor& x, std::string name) {

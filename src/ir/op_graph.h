@@ -90,6 +90,8 @@ class OpGraphBuilder {
  private:
   std::vector<OpTensor> add(Operator op, std::vector<OpTensor> inputs, std::string name);
   std::string default_name(OpKind kind) const;
+  /// A same-shaped operator acting along one axis (Norm, Softmax).
+  OpTensor along_axis(OpKind kind, const OpTensor& x, int axis, std::string name);
 
   Model model_;
 };

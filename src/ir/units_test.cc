@@ -24,6 +24,15 @@ TEST(Units, BytesAndBandwidths) {
   EXPECT_FALSE(parse_bandwidth("3 parsecs"));
 }
 
+TEST(Units, ComputeRatesNeedTheirUnit) {
+  EXPECT_EQ(parse_flops("10TFLOP/s"), 10e12);
+  EXPECT_EQ(parse_flops("312 TFLOP/s"), 312e12);
+  EXPECT_EQ(parse_flops("1.5PFLOP/s"), 1.5e15);
+  EXPECT_EQ(parse_flops("1e13FLOP/s"), 1e13);
+  for (const char* bad : {"10", "TFLOP/s", "-1TFLOP/s", "10TB/s", "fast"})
+    EXPECT_FALSE(parse_flops(bad)) << bad;
+}
+
 TEST(Units, MachineLayouts) {
   EXPECT_EQ(parse_machine_sizes("2x8"), (std::vector<int>{8, 8}));
   EXPECT_EQ(parse_machine_sizes("4,8,4"), (std::vector<int>{4, 8, 4}));

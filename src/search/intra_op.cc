@@ -27,6 +27,17 @@ std::vector<std::set<int>> adjacency(const IntraOpNetwork& net) {
   return adj;
 }
 
+/// Removes v from the elimination graph, joining its neighbours into a clique.
+void eliminate_vertex(std::vector<std::set<int>>& adj, int v) {
+  const std::set<int> nb = adj[v];
+  for (int w : nb) {
+    adj[w].erase(v);
+    for (int x : nb)
+      if (x != w) adj[w].insert(x);
+  }
+  adj[v].clear();
+}
+
 template <typename Score>
 std::vector<int> greedy_order(const IntraOpNetwork& net, Score score) {
   auto adj = adjacency(net);
@@ -46,36 +57,34 @@ std::vector<int> greedy_order(const IntraOpNetwork& net, Score score) {
     }
     done[best] = true;
     order.push_back(best);
-    const std::set<int> nb = adj[best];
-    for (int w : nb) {
-      adj[w].erase(best);
-      for (int x : nb)
-        if (x != w) adj[w].insert(x);
-    }
-    adj[best].clear();
+    eliminate_vertex(adj, best);
   }
   return order;
 }
 
 double domain(const IntraOpNetwork& net, int v) { return static_cast<double>(net.unary[v].size()); }
 
-/// Σ over steps of Π domain sizes of the vertex and its dependent set.
-double order_cost(const IntraOpNetwork& net, const std::vector<int>& order) {
+}  // namespace
+
+EliminationStats elimination_stats(const IntraOpNetwork& net, const std::vector<int>& order) {
   auto adj = adjacency(net);
-  double total = 0;
+  EliminationStats st;
   for (int v : order) {
     double t = domain(net, v);
     for (int w : adj[v]) t *= domain(net, w);
-    total += t;
-    const std::set<int> nb = adj[v];
-    for (int w : nb) {
-      adj[w].erase(v);
-      for (int x : nb)
-        if (x != w) adj[w].insert(x);
-    }
-    adj[v].clear();
+    st.total_rows += t;
+    st.largest_table = std::max(st.largest_table, t);
+    st.max_dependent = std::max(st.max_dependent, static_cast<int>(adj[v].size()));
+    eliminate_vertex(adj, v);
   }
-  return total;
+  return st;
+}
+
+namespace {
+
+/// Σ over steps of Π domain sizes of the vertex and its dependent set.
+double order_cost(const IntraOpNetwork& net, const std::vector<int>& order) {
+  return elimination_stats(net, order).total_rows;
 }
 
 /// A table over `vars` (row-major, last variable fastest), indexed by per-variable classes.
@@ -249,37 +258,81 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
     out.ncls = ncls;
     out.val.assign(entries, 0);
     st.argmin.assign(entries, -1);
+    // Entries are filled by prefix (all dependents but the last): parts that do not involve
+    // the last dependent are summed once per prefix, and the last part's sum is fused with the
+    // minimum.
+    const int last = nd - 1;
+    const std::int64_t n_last = nd > 0 ? ncls[last] : 1;
+    const std::int64_t prefixes = entries / n_last;
+    std::vector<const Part*> inner, outer;  // involve the last dependent or not
+    for (const auto& part : parts) {
+      bool uses_last = false;
+      if (nd > 0)
+        for (auto o : part.dep_off[last]) uses_last = uses_last || o != 0;
+      (uses_last ? inner : outer).push_back(&part);
+    }
     auto fill = [&](std::int64_t lo, std::int64_t hi) {
-      std::vector<int> digit(nd);
-      std::vector<std::int64_t> base(parts.size());
-      std::vector<double> acc(ngroups);
-      for (std::int64_t idx = lo; idx < hi; ++idx) {
-        std::int64_t rest = idx;
-        for (int i = 0; i < nd; ++i) {
+      std::vector<int> digit(std::max(nd, 1));
+      std::vector<double> base(ngroups), acc(ngroups);
+      for (std::int64_t pre = lo; pre < hi; ++pre) {
+        std::int64_t rest = pre * n_last;
+        for (int i = 0; i < last; ++i) {
           digit[i] = static_cast<int>(rest / st.stride[i]);
           rest %= st.stride[i];
         }
-        for (int g = 0; g < ngroups; ++g) acc[g] = gcost[g];
-        for (std::size_t k = 0; k < parts.size(); ++k) {
+        auto prefix_offset = [&](const Part* part) {
           std::int64_t b = 0;
-          for (int i = 0; i < nd; ++i) b += parts[k].dep_off[i][digit[i]];
-          const double* val = parts[k].val + b;
-          const std::int64_t* off = parts[k].group_off.data();
-          for (int g = 0; g < ngroups; ++g) acc[g] += val[off[g]];
+          for (int i = 0; i < last; ++i) b += part->dep_off[i][digit[i]];
+          return b;
+        };
+        for (int g = 0; g < ngroups; ++g) base[g] = gcost[g];
+        for (const Part* part : outer) {
+          const double* val = part->val + prefix_offset(part);
+          const std::int64_t* off = part->group_off.data();
+          for (int g = 0; g < ngroups; ++g) base[g] += val[off[g]];
         }
-        int best = 0;
-        for (int g = 1; g < ngroups; ++g)
-          if (acc[g] < acc[best] || (acc[g] == acc[best] && gconf[g] < gconf[best])) best = g;
-        out.val[idx] = acc[best];
-        st.argmin[idx] = gconf[best];
+        for (std::int64_t d = 0; d < n_last; ++d) {
+          const double* src = base.data();
+          if (inner.size() > 1) {
+            for (int g = 0; g < ngroups; ++g) acc[g] = base[g];
+            for (std::size_t k = 0; k + 1 < inner.size(); ++k) {
+              const double* val = inner[k]->val + prefix_offset(inner[k]) + inner[k]->dep_off[last][d];
+              const std::int64_t* off = inner[k]->group_off.data();
+              for (int g = 0; g < ngroups; ++g) acc[g] += val[off[g]];
+            }
+            src = acc.data();
+          }
+          double best_value = std::numeric_limits<double>::infinity();
+          int best = -1;
+          if (inner.empty()) {
+            for (int g = 0; g < ngroups; ++g)
+              if (best < 0 || src[g] < best_value || (src[g] == best_value && gconf[g] < gconf[best])) {
+                best_value = src[g];
+                best = g;
+              }
+          } else {
+            const Part* lp = inner.back();
+            const double* val = lp->val + prefix_offset(lp) + lp->dep_off[last][d];
+            const std::int64_t* off = lp->group_off.data();
+            for (int g = 0; g < ngroups; ++g) {
+              double x = src[g] + val[off[g]];
+              if (best < 0 || x < best_value || (x == best_value && gconf[g] < gconf[best])) {
+                best_value = x;
+                best = g;
+              }
+            }
+          }
+          out.val[pre * n_last + d] = best_value;
+          st.argmin[pre * n_last + d] = gconf[best];
+        }
       }
     };
     const double work = static_cast<double>(entries) * ngroups * (1 + parts.size());
-    if (work > 2e5 && entries > 1)
-      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, entries, 64),
+    if (work > 2e5 && prefixes > 1)
+      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, prefixes, 4),
                         [&](const tbb::blocked_range<std::int64_t>& r) { fill(r.begin(), r.end()); });
     else
-      fill(0, entries);
+      fill(0, prefixes);
     for (int f : fs) {
       factors[f].alive = false;
       factors[f].val = {};

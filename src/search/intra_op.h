@@ -35,6 +35,15 @@ std::vector<int> min_degree_order(const IntraOpNetwork& net);
 /// neighbours), ties to the smallest index.
 std::vector<int> min_weight_order(const IntraOpNetwork& net);
 
+/// Size of an elimination order in PaSE's terms: tables before reduction have
+/// Π_{u ∈ D(i) ∪ {v_i}} K_u rows (full configuration counts, no classes).
+struct EliminationStats {
+  double largest_table = 0;
+  double total_rows = 0;  ///< Σ over steps
+  int max_dependent = 0;
+};
+EliminationStats elimination_stats(const IntraOpNetwork& net, const std::vector<int>& order);
+
 /// Exact minimum. Deterministic: among optimal configurations of an eliminated variable (given
 /// its neighbours) the smallest index wins. Multi-threaded (oneTBB) on large tables.
 IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& options = {});

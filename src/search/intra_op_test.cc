@@ -3,7 +3,10 @@
 #include "search/intra_op.h"
 
 #include <cmath>
+#include <fstream>
 #include <random>
+#include <regex>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -67,6 +70,67 @@ TEST(IntraOp, MinDegreeOrderIsPases) {
   std::vector<int> want = {0, 1, 244, 243, 242};
   for (int v = 2; v <= 241; ++v) want.push_back(v);
   EXPECT_EQ(order, want);
+}
+
+std::vector<std::string> reference_lines() {
+  std::ifstream in(std::string(PARAPLAN_SHARED_DATA) + "/pase/reference.md");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+/// "13, 19, 4×2" → 13, 19, 4, 4.
+std::vector<int> expand_counts(const std::string& text) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    auto x = item.find("×");
+    int value = std::stoi(item.substr(0, x));
+    int times = x == std::string::npos ? 1 : std::stoi(item.substr(x + 2));
+    for (int i = 0; i < times; ++i) out.push_back(value);
+  }
+  return out;
+}
+
+// Every per-node configuration count and every DP table-size summary of reference.md: checks
+// the graphs, the strategy enumeration and PaSE's elimination order at once.
+TEST(IntraOp, ConfigurationCountsAndTableSizesOfEveryReferenceRun) {
+  auto lines = reference_lines();
+  ASSERT_GT(lines.size(), 50u) << "shared/data/pase/reference.md not found";
+  std::regex counts_row(R"(^\| (\w+), p(\d+), b(\d+) \| (.*) \|$)");
+  std::regex sizes_row(R"(^\| (\w+), p(\d+) \| ([\d,]+) \| ([\d,]+) \|$)");
+  auto number = [](std::string t) {
+    t.erase(std::remove(t.begin(), t.end(), ','), t.end());
+    return std::stod(t);
+  };
+  int count_rows = 0, size_rows = 0;
+  for (const auto& line : lines) {
+    std::smatch m;
+    if (std::regex_match(line, m, counts_row)) {
+      auto w = zoo::pase_graph(m[1], std::stoi(m[3]));
+      PaseSettings s;
+      s.devices = std::stoi(m[2]);
+      s.min_block = w.min_block;
+      PaseCostModel cost(w.model, s);
+      std::vector<int> k;
+      for (int v = 0; v < w.model.size(); ++v) k.push_back(static_cast<int>(cost.configs(v).size()));
+      EXPECT_EQ(k, expand_counts(m[4])) << line.substr(0, 40);
+      ++count_rows;
+    } else if (std::regex_match(line, m, sizes_row)) {
+      auto w = zoo::pase_graph(m[1], 128);
+      PaseSettings s;
+      s.devices = std::stoi(m[2]);
+      s.min_block = w.min_block;
+      PaseCostModel cost(w.model, s);
+      auto st = elimination_stats(cost.network(), min_degree_order(cost.network()));
+      EXPECT_EQ(st.largest_table, number(m[3])) << line;
+      EXPECT_EQ(st.total_rows, number(m[4])) << line;
+      ++size_rows;
+    }
+  }
+  EXPECT_EQ(count_rows, 8);
+  EXPECT_EQ(size_rows, 8);
 }
 
 /// A random min-sum network over a random graph.
