@@ -1,0 +1,102 @@
+// Dimensions from the models' papers and published config.json files.
+#include "zoo/llm_models.h"
+
+#include <map>
+
+namespace paraplan::zoo {
+namespace {
+
+TransformerConfig gpt(const std::string& name, std::int64_t heads, std::int64_t hidden,
+                      std::int64_t layers, std::int64_t vocab = 51200) {
+  TransformerConfig c;
+  c.name = name;
+  c.hidden_size = hidden;
+  c.num_layers = layers;
+  c.num_attention_heads = heads;
+  c.num_kv_heads = heads;
+  c.head_dim = hidden / heads;
+  c.ffn_hidden_size = 4 * hidden;
+  c.vocab_size = vocab;
+  c.tied_embeddings = true;
+  c.learned_positions = true;
+  c.max_positions = 2048;
+  c.biases = true;
+  return c;
+}
+
+TransformerConfig llama(const std::string& name, std::int64_t hidden, std::int64_t layers,
+                        std::int64_t heads, std::int64_t kv_heads, std::int64_t ffn,
+                        std::int64_t vocab) {
+  TransformerConfig c;
+  c.name = name;
+  c.hidden_size = hidden;
+  c.num_layers = layers;
+  c.num_attention_heads = heads;
+  c.num_kv_heads = kv_heads;
+  c.head_dim = hidden / heads;
+  c.ffn_hidden_size = ffn;
+  c.gated_mlp = true;
+  c.vocab_size = vocab;
+  return c;
+}
+
+const std::map<std::string, TransformerConfig>& table() {
+  static const std::map<std::string, TransformerConfig> models = [] {
+    std::map<std::string, TransformerConfig> m;
+    auto add = [&](TransformerConfig c) { m[c.name] = c; };
+    // Megatron-LM scaling study: vocabulary 51,200, sequence 2,048.
+    add(gpt("gpt-1.7b", 24, 2304, 24));
+    add(gpt("gpt-3.6b", 32, 3072, 30));
+    add(gpt("gpt-7.5b", 32, 4096, 36));
+    add(gpt("gpt-18.4b", 48, 6144, 40));
+    add(gpt("gpt-39.1b", 64, 8192, 48));
+    add(gpt("gpt-76.1b", 80, 10240, 60));
+    add(gpt("gpt-145.6b", 96, 12288, 80));
+    add(gpt("gpt-310.1b", 128, 16384, 96));
+    add(gpt("gpt-529.6b", 128, 20480, 105));
+    add(gpt("gpt-1t", 160, 25600, 128));
+    add(gpt("gpt3-175b", 96, 12288, 96, 50257));
+    add(llama("llama2-7b", 4096, 32, 32, 32, 11008, 32000));
+    add(llama("llama2-13b", 5120, 40, 40, 40, 13824, 32000));
+    add(llama("llama2-70b", 8192, 80, 64, 8, 28672, 32000));
+    add(llama("llama3-8b", 4096, 32, 32, 8, 14336, 128256));
+    add(llama("llama3-70b", 8192, 80, 64, 8, 28672, 128256));
+    add(llama("llama3-405b", 16384, 126, 128, 8, 53248, 128256));
+    TransformerConfig mixtral = llama("mixtral-8x7b", 4096, 32, 32, 8, 14336, 32000);
+    mixtral.num_experts = 8;
+    mixtral.experts_per_token = 2;
+    mixtral.expert_ffn_hidden_size = 14336;
+    add(mixtral);
+    // DeepSeek-V3's dimensions with grouped-query attention standing in for multi-head latent
+    // attention: 61 layers (3 dense), 256 routed experts (top 8) and 1 shared expert.
+    TransformerConfig ds = llama("deepseek-v3-like", 7168, 61, 128, 8, 18432, 129280);
+    ds.head_dim = 128;
+    ds.num_experts = 256;
+    ds.experts_per_token = 8;
+    ds.shared_experts = 1;
+    ds.expert_ffn_hidden_size = 2048;
+    ds.first_dense_layers = 3;
+    add(ds);
+    return m;
+  }();
+  return models;
+}
+
+}  // namespace
+
+const std::vector<std::string>& llm_model_names() {
+  static const std::vector<std::string> names = {
+      "gpt-1.7b",   "gpt-3.6b",    "gpt-7.5b",   "gpt-18.4b",   "gpt-39.1b",  "gpt-76.1b",
+      "gpt-145.6b", "gpt-310.1b",  "gpt-529.6b", "gpt-1t",      "gpt3-175b",  "llama2-7b",
+      "llama2-13b", "llama2-70b",  "llama3-8b",  "llama3-70b",  "llama3-405b", "mixtral-8x7b",
+      "deepseek-v3-like"};
+  return names;
+}
+
+std::optional<TransformerConfig> llm_model(const std::string& name) {
+  auto it = table().find(name);
+  if (it == table().end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace paraplan::zoo

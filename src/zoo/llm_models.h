@@ -1,0 +1,17 @@
+// Built-in transformer architectures: the GPT family of Megatron-LM's scaling study (Narayanan et
+// al., SC'21, Table 1), GPT-3 175B, Llama 2 and 3, Mixtral 8x7B and a DeepSeek-V3-like MoE.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/transformer.h"
+
+namespace paraplan::zoo {
+
+/// Names accepted by `llm_model`, in a stable order.
+const std::vector<std::string>& llm_model_names();
+std::optional<TransformerConfig> llm_model(const std::string& name);
+
+}  // namespace paraplan::zoo

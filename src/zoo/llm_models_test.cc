@@ -1,0 +1,94 @@
+// Built-in transformer architectures and Hugging Face configs: parameter counts against the
+// published figures.
+#include "zoo/llm_models.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "io/hf_config.h"
+#include "ir/error.h"
+
+namespace paraplan {
+namespace {
+
+double params(const std::string& name) { return zoo::llm_model(name)->parameters(); }
+
+TEST(LlmModels, ExactParameterCountsOfPublishedModels) {
+  EXPECT_EQ(params("llama2-7b"), 6738415616.0);
+  EXPECT_EQ(params("llama2-70b"), 68976648192.0);
+  EXPECT_EQ(params("llama3-8b"), 8030261248.0);
+  EXPECT_EQ(params("llama3-70b"), 70553706496.0);
+  EXPECT_EQ(params("llama3-405b"), 405853388800.0);
+  EXPECT_EQ(params("mixtral-8x7b"), 46702792704.0);
+  EXPECT_NEAR(zoo::llm_model("mixtral-8x7b")->active_parameters() / 1e9, 12.88, 0.01);
+  EXPECT_NEAR(params("deepseek-v3-like") / 1e9, 671, 671 * 0.02);
+  EXPECT_NEAR(params("gpt3-175b") / 1e9, 175, 175 * 0.01);
+}
+
+TEST(LlmModels, MegatronScalingStudySizes) {
+  // Narayanan et al. (SC'21) Table 1, billions of parameters, rounded to 0.1.
+  struct Row {
+    const char* name;
+    double billions;
+  } rows[] = {{"gpt-1.7b", 1.7},   {"gpt-3.6b", 3.6},     {"gpt-7.5b", 7.5},
+              {"gpt-18.4b", 18.4}, {"gpt-39.1b", 39.1},   {"gpt-76.1b", 76.1},
+              {"gpt-145.6b", 145.6}, {"gpt-310.1b", 310.1}, {"gpt-529.6b", 529.6},
+              {"gpt-1t", 1008.0}};
+  for (const auto& r : rows) EXPECT_NEAR(params(r.name) / 1e9, r.billions, 0.06) << r.name;
+  EXPECT_FALSE(zoo::llm_model("gpt-2t"));
+  for (const auto& n : zoo::llm_model_names()) EXPECT_TRUE(zoo::llm_model(n)) << n;
+}
+
+std::string hf(const std::string& file) { return std::string(PARAPLAN_TEST_DATA) + "/hf/" + file; }
+
+TEST(HfConfig, ReadsEachFamily) {
+  auto gpt2 = io::read_hf_config(hf("gpt2.json"));
+  EXPECT_EQ(gpt2.parameters(), 124439808.0);  // GPT-2 small
+  EXPECT_TRUE(gpt2.tied_embeddings);
+  EXPECT_EQ(gpt2.ffn_hidden_size, 3072);
+  auto llama = io::read_hf_config(hf("llama3-8b.json"));
+  EXPECT_EQ(llama.parameters(), 8030261248.0);
+  EXPECT_TRUE(llama.gated_mlp);
+  EXPECT_EQ(llama.num_kv_heads, 8);
+  auto mixtral = io::read_hf_config(hf("mixtral-8x7b.json"));
+  EXPECT_EQ(mixtral.parameters(), 46702792704.0);
+  auto neox = io::read_hf_config(hf("gpt-neox-20b.json"));
+  EXPECT_EQ(neox.parameters(), 20554567680.0);
+  auto qwen = io::read_hf_config(hf("qwen2-moe.json"));
+  EXPECT_EQ(qwen.num_experts, 60);
+  EXPECT_EQ(qwen.shared_experts, 1);
+  EXPECT_NEAR(qwen.parameters() / 1e9, 14.3, 0.1);          // Qwen1.5-MoE-A2.7B
+  EXPECT_NEAR(qwen.active_parameters() / 1e9, 2.7, 0.1);
+}
+
+TEST(HfConfig, BadConfigsNameTheKey) {
+  auto expect_error = [](const std::string& text, const std::string& needle) {
+    try {
+      io::hf_config_from_json(io::parse_json_text(text, "config.json"), "config.json");
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  expect_error(R"({"num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10})",
+               "\"hidden_size\", \"n_embd\", \"d_model\"");
+  expect_error(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+                   "num_key_value_heads": 3, "intermediate_size": 128, "vocab_size": 10})",
+               "/num_key_value_heads");
+  expect_error(R"({"hidden_size": -64, "num_hidden_layers": 2, "num_attention_heads": 8,
+                   "intermediate_size": 128, "vocab_size": 10})",
+               "/hidden_size");
+  expect_error(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+                   "vocab_size": 10})",
+               "\"intermediate_size\"");
+  expect_error(R"({"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8,
+                   "intermediate_size": 128, "vocab_size": 10, "num_local_experts": 4,
+                   "num_experts_per_tok": 6})",
+               "/num_experts_per_tok");
+  expect_error("[1, 2]", "JSON object");
+}
+
+}  // namespace
+}  // namespace paraplan
