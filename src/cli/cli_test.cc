@@ -257,3 +257,28 @@ TEST(CliIntraOp, SameInputByteIdenticalOutput) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliInspect, TransformersAndOperatorGraphs) {
+  Outcome llama = run("inspect --model llama3-405b --json");
+  ASSERT_EQ(llama.exit_code, 0) << llama.out;
+  auto j = nlohmann::json::parse(llama.out);
+  EXPECT_EQ(j["parameters"].get<double>(), 405853388800.0);
+  EXPECT_EQ(j["num_kv_heads"], 8);
+  Outcome hf = run("inspect --model " + std::string(PARAPLAN_TEST_DATA) + "/hf/mixtral-8x7b.json");
+  ASSERT_EQ(hf.exit_code, 0) << hf.out;
+  EXPECT_NE(hf.out.find("mixtral-8x7b: decoder-only transformer"), std::string::npos) << hf.out;
+  EXPECT_NE(hf.out.find("active per token 12879925248"), std::string::npos) << hf.out;
+  Outcome graph = run("inspect --model resnet101 --json");
+  ASSERT_EQ(graph.exit_code, 0) << graph.out;
+  EXPECT_EQ(nlohmann::json::parse(graph.out)["layers"].size(), 245u);
+  Outcome unknown = run("inspect --model gpt-5");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("llama3-405b"), std::string::npos) << unknown.out;
+  Outcome bad = run("inspect --model " + write_temp("config.json", R"({"hidden_size": 64})"));
+  EXPECT_EQ(bad.exit_code, 3) << bad.out;
+  EXPECT_NE(bad.out.find("num_hidden_layers"), std::string::npos) << bad.out;
+}
+
+}  // namespace

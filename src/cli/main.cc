@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/convert_command.h"
+#include "cli/inspect_command.h"
 #include "cli/plan_command.h"
 #include "ir/error.h"
 
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   paraplan::cli::add_plan_command(app, exit_code);
   paraplan::cli::add_convert_command(app, exit_code);
+  paraplan::cli::add_inspect_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

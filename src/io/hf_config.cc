@@ -67,9 +67,11 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
   TransformerConfig c;
   std::string type;
   if (const Json* t = k.find({"model_type"}); t && t->is_string()) type = t->get<std::string>();
+  const std::filesystem::path file(source);
   c.name = doc.contains("_name_or_path") && doc["_name_or_path"].is_string()
                ? doc["_name_or_path"].get<std::string>()
-               : std::filesystem::path(source).parent_path().filename().string();
+           : file.filename() == "config.json" ? file.parent_path().filename().string()
+                                              : file.stem().string();
   if (c.name.empty()) c.name = type.empty() ? "model" : type;
   const bool gpt2 = type == "gpt2", neox = type == "gpt_neox";
   c.hidden_size = k.count({"hidden_size", "n_embd", "d_model"}, "the hidden size");
