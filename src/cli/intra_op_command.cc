@@ -2,7 +2,9 @@
 // it exactly, print or write the per-layer splits.
 #include "cli/intra_op_command.h"
 
+#include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <fstream>
 #include <iostream>
 
@@ -28,32 +30,25 @@ bool plain_number(const std::string& text, double& value) {
   return !text.empty() && end == text.c_str() + text.size();
 }
 
-double flops_per_s(const std::string& text) {
-  if (text.empty()) return 10e12;
+/// A rate flag: a bare number is in `plain_unit` (PaSE's convention), or give the unit.
+double rate(const std::string& text, const char* flag, double fallback, double plain_factor,
+            const char* plain_unit, std::optional<double> (*parse)(const std::string&),
+            const char* example) {
+  if (text.empty()) return fallback;
   double v = 0;
-  if (plain_number(text, v)) {
-    if (!(v > 0) || !std::isfinite(v)) usage("--flops: expected a positive number of TFLOP/s, got \"" + text + "\"");
-    return v * 1e12;
-  }
-  auto f = parse_flops(text);
-  if (!f || *f <= 0)
-    usage("--flops: expected TFLOP/s per device (e.g. 10) or a rate with its unit (e.g. "
-          "312TFLOP/s), got \"" + text + "\"");
-  return *f;
+  std::optional<double> r = plain_number(text, v) ? std::optional<double>(v * plain_factor) : parse(text);
+  if (!r || !(*r > 0) || !std::isfinite(*r))
+    usage(fmt::format("{}: expected a positive number of {} per device, or a rate with its unit "
+                      "(e.g. {}), got \"{}\"", flag, plain_unit, example, text));
+  return *r;
+}
+
+double flops_per_s(const std::string& text) {
+  return rate(text, "--flops", 10e12, 1e12, "TFLOP/s", parse_flops, "312TFLOP/s");
 }
 
 double bandwidth(const std::string& text) {
-  if (text.empty()) return 16e9;
-  double v = 0;
-  if (plain_number(text, v)) {
-    if (!(v > 0) || !std::isfinite(v)) usage("--bw: expected a positive number of GB/s, got \"" + text + "\"");
-    return v * 1e9;
-  }
-  auto b = parse_bandwidth(text);
-  if (!b || *b <= 0)
-    usage("--bw: expected GB/s per device (e.g. 16) or a rate with its unit (e.g. 25GiB/s), got \"" +
-          text + "\"");
-  return *b;
+  return rate(text, "--bw", 16e9, 1e9, "GB/s", parse_bandwidth, "25GiB/s");
 }
 
 std::string split_text(const Operator& op, const std::vector<int>& split) {
