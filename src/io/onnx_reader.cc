@@ -170,7 +170,12 @@ class Reader {
   }
 
   bool is_constant(const std::string& name) const { return name.empty() || constants_.count(name); }
-  const OpTensor& act(const std::string& name) const { return tensors_.at(name); }
+  const OpTensor& act(const std::string& name) const {
+    auto it = tensors_.find(name);
+    if (it == tensors_.end())
+      throw Unsupported{"input \"" + name + "\" comes from an output paraplan does not model"};
+    return it->second;
+  }
 
   void visit(const onnx::NodeProto& n, int index) {
     const std::string label = n.name().empty()
@@ -234,6 +239,8 @@ class Reader {
                         std::int64_t kc, std::int64_t& sr, std::int64_t& sc, std::int64_t& pr,
                         std::int64_t& pc) {
     auto strides = ints_attr(n, "strides");
+    if (!strides.empty() && (strides.size() != 2 || strides[0] < 1 || strides[1] < 1))
+      throw Unsupported{"strides must be two positive integers"};
     sr = strides.size() == 2 ? strides[0] : 1;
     sc = strides.size() == 2 ? strides[1] : 1;
     for (auto d : ints_attr(n, "dilations"))
@@ -274,8 +281,14 @@ class Reader {
     if (op == "Identity" || op == "Cast") {
       tensors_[n.output(0)] = x;
     } else if (unary.count(op)) {
-      if (acts.size() != 1) throw Unsupported{"expected one activation input"};
-      set(n, g_.elementwise({x}, 0, n.name()));
+      // Input 0 is the data; further inputs (Clip bounds, Dropout ratio) are parameters.
+      if (is_constant(n.input(0))) {
+        for (const auto& o : n.output()) constants_.insert(o);
+        return;
+      }
+      set(n, g_.elementwise({act(n.input(0))}, 0, n.name()));
+      for (int i = 1; i < n.output_size(); ++i)
+        if (!n.output(i).empty()) constants_.insert(n.output(i));  // Dropout's mask
     } else if (binary.count(op)) {
       Shape out = x.shape;
       if (shapes_.count(n.output(0))) out = shapes_.at(n.output(0));
@@ -299,7 +312,10 @@ class Reader {
       if (int_attr(n, "group", 1) != 1) throw Unsupported{"grouped convolutions are not supported"};
       if (n.input_size() < 2 || !is_constant(n.input(1))) throw Unsupported{"the filter must be a constant"};
       Shape w = shape_of(n.input(1));
+      if (w.size() != 4 || w[1] != x.shape[1])
+        throw Unsupported{"the filter " + shape_text(w) + " does not fit the input " + shape_text(x.shape)};
       Shape out = shape_of(n.output(0));
+      if (out.size() != 4) throw Unsupported{"the output is not 4-D"};
       std::int64_t sr, sc, pr, pc;
       pads_and_strides(n, x.shape, out, w[2], w[3], sr, sc, pr, pc);
       set(n, g_.conv(x, w[0], w[2], w[3], sr, sc, pr, pc, 0, n.name()));
@@ -309,6 +325,7 @@ class Reader {
       auto k = ints_attr(n, "kernel_shape");
       if (k.size() != 2) throw Unsupported{"kernel_shape must have two entries"};
       Shape out = shape_of(n.output(0));
+      if (out.size() != 4) throw Unsupported{"the output is not 4-D"};
       std::int64_t sr, sc, pr, pc;
       pads_and_strides(n, x.shape, out, k[0], k[1], sr, sc, pr, pc);
       set(n, g_.pooling(x, k[0], k[1], sr, sc, pr, pc, n.name()));
@@ -327,6 +344,7 @@ class Reader {
       if (acts.size() != 1 || acts[0] != n.input(0) || !is_constant(n.input(1)))
         throw Unsupported{"only activation × constant weight is supported"};
       Shape w = shape_of(n.input(1));
+      if (w.size() != 2) throw Unsupported{"the weight " + shape_text(w) + " is not 2-D"};
       std::int64_t units = int_attr(n, "transB", 0) ? w[0] : w[1];
       set(n, g_.fully_connected(x, units, 0, n.name()));
     } else if (op == "MatMul") {
@@ -400,6 +418,8 @@ class Reader {
           sizes.push_back(s[a]);
         }
       }
+      if (static_cast<int>(sizes.size()) != n.output_size())
+        throw Unsupported{fmt::format("{} split sizes for {} outputs", sizes.size(), n.output_size())};
       auto outs = g_.split(x, axis, sizes, n.name());
       for (int i = 0; i < n.output_size(); ++i) set(n, outs[i], i);
     } else if (op == "Gather") {

@@ -263,6 +263,32 @@ TEST(OnnxReader, DebianTestdataModelsPlanOrReportTheNode) {
     EXPECT_NO_THROW(read_onnx((root / name / "model.onnx").string())) << name;
 }
 
+// Every model of Debian's ONNX test data (single operators, small graphs, PyTorch exports):
+// either it plans, or it is refused with an input error; never a crash or another exception.
+TEST(OnnxReader, EveryTestdataModelPlansOrIsRefusedCleanly) {
+  fs::path root(PARAPLAN_ONNX_TESTDATA);
+  if (!fs::exists(root)) GTEST_SKIP() << "libonnx-testdata is not installed";
+  std::vector<fs::path> models;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.path().filename() == "model.onnx") models.push_back(e.path());
+  std::sort(models.begin(), models.end());
+  ASSERT_GT(models.size(), 1000u);
+  int planned = 0, refused = 0;
+  for (const auto& p : models) {
+    try {
+      OnnxModel m = read_onnx(p.string());
+      plan_cost(m.model, 4);
+      ++planned;
+    } catch (const Error& e) {
+      EXPECT_TRUE(e.kind() == ErrorKind::kInput || e.kind() == ErrorKind::kInfeasible)
+          << p << ": " << e.what();
+      ++refused;
+    }
+  }
+  EXPECT_GE(planned, 300);
+  EXPECT_EQ(planned + refused, static_cast<int>(models.size()));
+}
+
 TEST(OnnxReader, UnsupportedOperatorsAreNamed) {
   OnnxBuilder b;
   std::string x = b.input("x", {2, 3, 8, 8});
