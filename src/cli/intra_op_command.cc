@@ -130,6 +130,9 @@ int run_intra_op(const IntraOpArgs& args) {
   j["keep_all_flows"] = s.keep_all_flows;
   j["powers_of_two"] = s.powers_of_two;
   j["all_devices"] = s.use_all_devices;
+  j["elimination"] = {{"induced_width", r.max_dependent},
+                      {"largest_table_entries", r.largest_table},
+                      {"work", r.work}};
   std::string text = j.dump(2) + "\n";
   if (!args.output.empty()) write_file(args.output, text);
   if (!args.dot.empty()) write_file(args.dot, io::model_to_dot(w.model, &plan));

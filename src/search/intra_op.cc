@@ -160,7 +160,6 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
     bucket[p.v].push_back(static_cast<int>(factors.size()));
     factors.push_back(std::move(f));
   }
-  double constant = 0;
   std::vector<Step> steps;
   for (int v : result.order) {
     std::vector<int> fs;
@@ -338,7 +337,7 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
       factors[f].val = {};
     }
     if (nd == 0) {
-      constant += out.val[0];
+      result.table_minimum += out.val[0];  // a connected component is done
     } else {
       int id = static_cast<int>(factors.size());
       for (int w : st.dep) bucket[w].push_back(id);
@@ -354,7 +353,6 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
       idx += it->cls[i][result.choice[it->dep[i]]] * it->stride[i];
     result.choice[it->v] = it->argmin[idx];
   }
-  (void)constant;
   result.objective = net.evaluate(result.choice);
   return result;
 }

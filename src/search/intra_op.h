@@ -21,6 +21,8 @@ struct IntraOpOptions {
 struct IntraOpResult {
   std::vector<int> choice;  ///< configuration index per variable
   double objective = 0;     ///< the network's minimum (re-evaluated from `choice`)
+  double table_minimum = 0; ///< the minimum as the elimination tables summed it (= objective
+                            ///< up to rounding; a consistency check)
   // Structure of the solve, for reports and benchmarks.
   std::vector<int> order;               ///< elimination order
   int max_dependent = 0;                ///< max |D(i)| of the order (its induced width)

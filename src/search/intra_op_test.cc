@@ -27,6 +27,7 @@ double solve_graph(const std::string& graph, int p, int batch = 128) {
   IntraOpResult r = solve_intra_op(cost.network());
   // The returned strategy re-evaluates to the optimum from the formulas.
   EXPECT_NEAR(cost.evaluate(r.choice), r.objective, 1e-12 * r.objective);
+  EXPECT_NEAR(r.table_minimum, r.objective, 1e-12 * r.objective);
   return r.objective;
 }
 
@@ -183,6 +184,7 @@ RC_GTEST_PROP(IntraOp, EqualsBruteForceOnRandomNetworks, ()) {
   auto exact = solve_intra_op(net);
   auto brute = brute_force_intra_op(net);
   RC_ASSERT(std::abs(exact.objective - brute.objective) <= 1e-9 * (1 + brute.objective));
+  RC_ASSERT(std::abs(exact.table_minimum - exact.objective) <= 1e-9 * (1 + exact.objective));
   // Deterministic: the same network gives the same choice.
   RC_ASSERT(solve_intra_op(net).choice == exact.choice);
 }
