@@ -4,10 +4,8 @@
 #include <map>
 
 namespace paraplan::zoo {
-namespace {
-
-TransformerConfig gpt(const std::string& name, std::int64_t heads, std::int64_t hidden,
-                      std::int64_t layers, std::int64_t vocab = 51200) {
+TransformerConfig megatron_gpt(const std::string& name, std::int64_t heads, std::int64_t hidden,
+                               std::int64_t layers, std::int64_t vocab) {
   TransformerConfig c;
   c.name = name;
   c.hidden_size = hidden;
@@ -22,6 +20,13 @@ TransformerConfig gpt(const std::string& name, std::int64_t heads, std::int64_t 
   c.max_positions = 2048;
   c.biases = true;
   return c;
+}
+
+namespace {
+
+TransformerConfig gpt(const std::string& name, std::int64_t heads, std::int64_t hidden,
+                      std::int64_t layers, std::int64_t vocab = 51200) {
+  return megatron_gpt(name, heads, hidden, layers, vocab);
 }
 
 TransformerConfig llama(const std::string& name, std::int64_t hidden, std::int64_t layers,

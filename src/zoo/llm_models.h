@@ -13,5 +13,8 @@ namespace paraplan::zoo {
 /// Names accepted by `llm_model`, in a stable order.
 const std::vector<std::string>& llm_model_names();
 std::optional<TransformerConfig> llm_model(const std::string& name);
+/// A GPT of Megatron-LM's kind (biases, learned positions, tied embeddings, MLP 4 × hidden).
+TransformerConfig megatron_gpt(const std::string& name, std::int64_t heads, std::int64_t hidden,
+                               std::int64_t layers, std::int64_t vocab = 51200);
 
 }  // namespace paraplan::zoo
