@@ -282,3 +282,46 @@ TEST(CliInspect, TransformersAndOperatorGraphs) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliEvaluate, JsonHasTheDocumentedKeys) {
+  Outcome r = run("evaluate --model gpt3-175b --cluster dgx-a100 --devices 1024 --tp 8 --pp 16 "
+                  "--batch 1536 --sequence-parallel --zero 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"iteration_time_s", "tflops_per_device", "mfu", "fits", "memory", "config"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  for (const char* key : {"peak_bytes", "weights_bytes", "gradients_bytes", "optimizer_bytes",
+                          "activations_bytes"})
+    EXPECT_TRUE(j["memory"].contains(key)) << key;
+  EXPECT_EQ(j["config"]["dp"], 8);
+  EXPECT_GT(j["iteration_time_s"].get<double>(), 0);
+}
+
+TEST(CliEvaluate, BadKnobsNameTheRule) {
+  Outcome heads = run("evaluate --model llama3-8b --tp 3");
+  EXPECT_EQ(heads.exit_code, 2);
+  EXPECT_NE(heads.out.find("divisible by the tensor-parallel size"), std::string::npos) << heads.out;
+  Outcome devices = run("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --dp 2");
+  EXPECT_EQ(devices.exit_code, 2);
+  EXPECT_NE(devices.out.find("is not tp × pp × dp"), std::string::npos) << devices.out;
+  Outcome batch = run("evaluate --model llama3-8b --devices 8 --batch 100 --micro-batch 3");
+  EXPECT_EQ(batch.exit_code, 2);
+  EXPECT_NE(batch.out.find("divisible by micro-batch"), std::string::npos) << batch.out;
+  Outcome preset = run("evaluate --model llama3-8b --cluster tpu-v5");
+  EXPECT_EQ(preset.exit_code, 2);
+  EXPECT_NE(preset.out.find("dgx-h100"), std::string::npos) << preset.out;
+  Outcome model = run("evaluate --model gpt-9");
+  EXPECT_EQ(model.exit_code, 2);
+}
+
+TEST(CliValidate, PrintsRowsAndSummary) {
+  Outcome r = run("validate");
+  ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 500);
+  EXPECT_NE(r.out.find("multi-node:  109 runs"), std::string::npos);
+  EXPECT_NE(r.out.find("single-node: 1440 runs"), std::string::npos);
+  EXPECT_NE(r.out.find("ranking 175.0B on 512 GPUs"), std::string::npos);
+}
+
+}  // namespace

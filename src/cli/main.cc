@@ -7,6 +7,7 @@
 #include "cli/convert_command.h"
 #include "cli/inspect_command.h"
 #include "cli/validate_command.h"
+#include "cli/evaluate_command.h"
 #include "cli/plan_command.h"
 #include "ir/error.h"
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   paraplan::cli::add_plan_command(app, exit_code);
   paraplan::cli::add_convert_command(app, exit_code);
   paraplan::cli::add_inspect_command(app, exit_code);
+  paraplan::cli::add_evaluate_command(app, exit_code);
   paraplan::cli::add_validate_command(app, exit_code);
   try {
     app.parse(argc, argv);

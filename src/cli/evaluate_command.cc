@@ -1,0 +1,170 @@
+// The evaluate subcommand.
+#include "cli/evaluate_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cost/analytic.h"
+#include "io/hf_config.h"
+#include "ir/error.h"
+#include "ir/units.h"
+#include "zoo/cluster_presets.h"
+#include "zoo/llm_models.h"
+
+namespace paraplan::cli {
+namespace {
+
+struct EvaluateArgs {
+  std::string model;
+  std::string cluster = "dgx-a100";
+  int devices = 0;
+  std::int64_t batch = 0;
+  std::int64_t seq_len = 2048;
+  std::int64_t micro_batch = 1;
+  int tp = 1, pp = 1, dp = 0;
+  std::string recompute = "full";
+  bool sequence_parallel = false;
+  int zero = 0;
+  bool json = false;
+};
+
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
+
+TransformerConfig load_model(const std::string& name) {
+  if (auto c = zoo::llm_model(name)) return *c;
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) return io::read_hf_config(name);
+  std::string valid;
+  for (const auto& n : zoo::llm_model_names()) {
+    valid += valid.empty() ? "" : ", ";
+    valid += n;
+  }
+  usage("--model: \"" + name + "\" is neither a built-in transformer (" + valid +
+        ") nor a config.json file");
+}
+
+int run(const EvaluateArgs& a) {
+  TransformerConfig model = load_model(a.model);
+  if (a.tp < 1 || a.pp < 1 || a.dp < 0) usage("--tp, --pp and --dp must be at least 1");
+  int devices = a.devices > 0 ? a.devices : a.tp * a.pp * std::max(a.dp, 1);
+  int dp = a.dp;
+  if (dp == 0) {
+    if (devices % (a.tp * a.pp))
+      usage(fmt::format("--devices {}: must be divisible by tp × pp = {} × {}", devices, a.tp, a.pp));
+    dp = devices / (a.tp * a.pp);
+  }
+  if (a.tp * a.pp * dp != devices)
+    usage(fmt::format("--devices {} is not tp × pp × dp = {} × {} × {} = {}", devices, a.tp, a.pp,
+                      dp, a.tp * a.pp * dp));
+  auto cluster = zoo::cluster_preset(a.cluster, devices);
+  if (!cluster) {
+    std::string valid;
+    for (const auto& n : zoo::cluster_preset_names()) {
+      valid += valid.empty() ? "" : ", ";
+      valid += n;
+    }
+    usage("--cluster: unknown preset \"" + a.cluster + "\" (presets: " + valid + ")");
+  }
+  TrainingConfig t;
+  t.seq_len = a.seq_len;
+  t.micro_batch = a.micro_batch;
+  t.global_batch = a.batch > 0 ? a.batch : a.micro_batch * dp;
+  t.tp = a.tp;
+  t.pp = a.pp;
+  t.dp = dp;
+  if (a.recompute == "none") t.recompute = Recompute::kNone;
+  else if (a.recompute == "selective") t.recompute = Recompute::kSelective;
+  else if (a.recompute == "full") t.recompute = Recompute::kFull;
+  else usage("--recompute must be none, selective or full (got \"" + a.recompute + "\")");
+  t.sequence_parallel = a.sequence_parallel;
+  t.zero_stage = a.zero;
+  AnalyticCostModel cost(model, *cluster, default_calibration(cluster->device_types[0].name));
+  AnalyticResult r = cost.evaluate(t);
+  const MemoryBreakdown& m = r.memory;
+  if (a.json) {
+    io::Json j{{"model", model.name},
+               {"cluster", a.cluster},
+               {"iteration_time_s", r.iteration_time_s},
+               {"tokens_per_s", r.tokens_per_s},
+               {"tflops_per_device", r.tflops_per_device},
+               {"mfu", r.mfu},
+               {"fits", r.fits},
+               {"memory",
+                {{"peak_bytes", m.peak_bytes},
+                 {"weights_bytes", m.weights_bytes},
+                 {"gradients_bytes", m.gradients_bytes},
+                 {"optimizer_bytes", m.optimizer_bytes},
+                 {"activations_bytes", m.activations_bytes},
+                 {"buffers_bytes", m.buffers_bytes},
+                 {"device_memory_bytes", cluster->device_types[0].memory_bytes}}},
+               {"breakdown",
+                {{"pipeline_s", r.pipeline_s},
+                 {"bubble_s", r.bubble_s},
+                 {"compute_per_microbatch_s", r.compute_per_microbatch_s},
+                 {"tp_comm_per_microbatch_s", r.tp_comm_per_microbatch_s},
+                 {"pp_comm_per_microbatch_s", r.pp_comm_per_microbatch_s},
+                 {"dp_allreduce_s", r.dp_allreduce_s},
+                 {"optimizer_s", r.optimizer_s}}},
+               {"config",
+                {{"devices", devices},
+                 {"global_batch", t.global_batch},
+                 {"micro_batch", t.micro_batch},
+                 {"seq_len", t.seq_len},
+                 {"tp", t.tp},
+                 {"pp", t.pp},
+                 {"dp", t.dp},
+                 {"recompute", a.recompute},
+                 {"sequence_parallel", t.sequence_parallel},
+                 {"zero", t.zero_stage}}}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} pp {} dp {}, "
+                           "recompute {}{}, ZeRO {}\n",
+                           model.name, devices, cluster->device_types[0].name, a.cluster,
+                           t.global_batch, t.seq_len, t.micro_batch, t.tp, t.pp, t.dp, a.recompute,
+                           t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage)
+            << fmt::format("iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: {:.1f}%\n",
+                           r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu)
+            << fmt::format("  pipeline {:.4f} s (bubble {:.4f} s), data-parallel all-reduce {:.4f} s, optimizer {:.4f} s\n",
+                           r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s)
+            << fmt::format("memory per device: {} of {} — {}\n", format_bytes(m.peak_bytes),
+                           format_bytes(cluster->device_types[0].memory_bytes),
+                           r.fits ? "fits" : "OUT OF MEMORY")
+            << fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, buffers {}\n",
+                           format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
+                           format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes),
+                           format_bytes(m.buffers_bytes));
+  return 0;
+}
+
+}  // namespace
+
+void add_evaluate_command(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<EvaluateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "evaluate", "Price one transformer training configuration: iteration time, tokens/s, "
+                  "TFLOP/s per device, MFU and memory per device");
+  cmd->add_option("--model", a->model, "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json")
+      ->required();
+  cmd->add_option("--cluster", a->cluster, "Cluster preset: dgx-a100, dgx-h100, h200, vtrain-a100");
+  cmd->add_option("--devices", a->devices, "GPUs (default tp × pp × dp)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--batch", a->batch, "Global batch in sequences (default micro-batch × dp)")
+      ->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--seq-len", a->seq_len, "Sequence length in tokens (default 2048)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch (default 1)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--tp", a->tp, "Tensor-parallel size")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--pp", a->pp, "Pipeline-parallel size")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--dp", a->dp, "Data-parallel size (default devices ÷ (tp × pp))")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--recompute", a->recompute, "Activation recomputation: none, selective, full (default)");
+  cmd->add_flag("--sequence-parallel", a->sequence_parallel, "Megatron sequence parallelism");
+  cmd->add_option("--zero", a->zero, "ZeRO stage / distributed optimizer: 0-3")->check(CLI::Range(0, 3));
+  cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->callback([a, &exit_code] { exit_code = run(*a); });
+}
+
+}  // namespace paraplan::cli
