@@ -234,14 +234,17 @@ int run(const PlanArgs& args) {
 void add_plan_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Find the best pipeline plan for a model (default: a built-in GPT-3 2.7B-like "
-              "transformer on 2x8 devices of 16 GiB)");
+      "plan", "Find the best plan: pipeline stages for layer models (default: a built-in GPT-3 "
+              "2.7B-like transformer on 2x8 devices of 16 GiB), per-layer sharding for operator "
+              "graphs (--model alexnet|..., ONNX files)");
   cmd->add_option("INPUT", args->input,
-                  "Model file: Piper JSON, DAPPLE/PipeDream profile text, or paraplan model JSON");
+                  "Model file: Piper JSON, DAPPLE/PipeDream profile text, paraplan model JSON, or "
+                  "ONNX");
   cmd->add_option("--format", args->format,
                   "Input format: piper, dapple, native or onnx (default: detect)");
   cmd->add_option("--cost-model", args->cost_model,
-                  "piper (time per sample) or dapple (iteration latency); default: by format");
+                  "piper (time per sample), dapple (iteration latency) or pase (intra-op); "
+                  "default: by input");
   cmd->add_option("--cluster", args->cluster_file, "Cluster file (paraplan cluster JSON)");
   cmd->add_option("--devices", args->devices, "Number of devices K (overrides the input)")
       ->check(CLI::Range(1, 1000000));
