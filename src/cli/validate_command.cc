@@ -4,17 +4,13 @@
 // against the measured best.
 #include "cli/validate_command.h"
 
-#include <cmath>
 #include <iostream>
-#include <map>
 #include <memory>
 
 #include <fmt/format.h>
 
-#include "cost/analytic.h"
 #include "io/vtrain_reader.h"
-#include "zoo/cluster_presets.h"
-#include "zoo/llm_models.h"
+#include "validate/vtrain.h"
 
 namespace paraplan::cli {
 namespace {
@@ -24,40 +20,9 @@ struct ValidateArgs {
   bool quiet = false;
 };
 
-struct Scored {
-  io::MeasuredRun run;
-  double predicted_s = 0;
-};
-
-std::vector<Scored> score(const std::vector<io::MeasuredRun>& runs) {
-  std::vector<Scored> out;
-  for (const auto& r : runs) {
-    TransformerConfig model = zoo::megatron_gpt("gpt", r.heads, r.hidden, r.layers, 50257);
-    model.max_positions = r.seq_len;
-    AnalyticCostModel cost(model, *zoo::cluster_preset("vtrain-a100", r.gpus),
-                           default_calibration("A100"));
-    TrainingConfig t;
-    t.seq_len = r.seq_len;
-    t.global_batch = r.global_batch;
-    t.micro_batch = r.micro_batch;
-    t.tp = r.tp;
-    t.pp = r.pp;
-    t.dp = r.dp;
-    t.recompute = Recompute::kFull;
-    out.push_back({r, cost.evaluate(t).iteration_time_s});
-  }
-  return out;
-}
-
-double mape(const std::vector<Scored>& rows) {
-  double sum = 0;
-  for (const auto& s : rows) sum += std::abs(s.predicted_s - s.run.iteration_time_s) / s.run.iteration_time_s;
-  return 100 * sum / static_cast<double>(rows.size());
-}
-
 int run(const ValidateArgs& args) {
-  auto multi = score(io::read_vtrain_csv(args.data + "/ground_truth_multi.csv"));
-  auto single = score(io::read_vtrain_csv(args.data + "/ground_truth_single.csv"));
+  auto multi = validate::score_runs(io::read_vtrain_csv(args.data + "/ground_truth_multi.csv"));
+  auto single = validate::score_runs(io::read_vtrain_csv(args.data + "/ground_truth_single.csv"));
   if (!args.quiet) {
     std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n",
                              "set", "line", "GPUs", "batch", "hidden", "L", "mb", "t", "p", "d",
@@ -68,30 +33,19 @@ int run(const ValidateArgs& args) {
                                  set == &multi ? "multi" : "single", s.run.line, s.run.gpus,
                                  s.run.global_batch, s.run.hidden, s.run.layers, s.run.micro_batch,
                                  s.run.tp, s.run.pp, s.run.dp, s.run.iteration_time_s, s.predicted_s,
-                                 100 * (s.predicted_s / s.run.iteration_time_s - 1));
+                                 100 * s.error());
   }
   std::cout << fmt::format("multi-node:  {} runs, mean absolute percentage error {:.2f}% (target 8%)\n",
-                           multi.size(), mape(multi));
+                           multi.size(), validate::mean_absolute_percentage_error(multi));
   std::cout << fmt::format("single-node: {} runs, mean absolute percentage error {:.2f}% (target 10%)\n",
-                           single.size(), mape(single));
-  std::map<std::tuple<std::int64_t, std::int64_t, int, std::int64_t>, std::vector<const Scored*>> models;
-  for (const auto& s : multi)
-    models[{s.run.hidden, s.run.layers, s.run.gpus, s.run.global_batch}].push_back(&s);
-  for (const auto& [key, rows] : models) {
-    const Scored* best = rows[0];
-    const Scored* picked = rows[0];
-    for (const Scored* s : rows) {
-      if (s->run.iteration_time_s < best->run.iteration_time_s) best = s;
-      if (s->predicted_s < picked->predicted_s) picked = s;
-    }
-    const double ratio = picked->run.iteration_time_s / best->run.iteration_time_s;
+                           single.size(), validate::mean_absolute_percentage_error(single));
+  for (const auto& r : validate::rankings(multi))
     std::cout << fmt::format(
         "ranking {:.1f}B on {} GPUs ({} configurations): first-ranked (line {}) measures {:.3f} s, "
         "measured best (line {}) {:.3f} s: {:+.1f}% (target within 2%)\n",
-        rows[0]->run.parameters_billion, std::get<2>(key), rows.size(), picked->run.line,
-        picked->run.iteration_time_s, best->run.line, best->run.iteration_time_s,
-        100 * (ratio - 1));
-  }
+        r.parameters_billion, r.gpus, r.configurations, r.picked->run.line,
+        r.picked->run.iteration_time_s, r.best->run.line, r.best->run.iteration_time_s,
+        100 * r.slowdown());
   return 0;
 }
 

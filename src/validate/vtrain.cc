@@ -1,0 +1,56 @@
+// Scoring measured runs with the analytic model.
+#include "validate/vtrain.h"
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "cost/analytic.h"
+#include "zoo/cluster_presets.h"
+#include "zoo/llm_models.h"
+
+namespace paraplan::validate {
+
+std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs) {
+  std::vector<ScoredRun> out;
+  out.reserve(runs.size());
+  const Calibration calibration = default_calibration("A100");
+  for (const auto& r : runs) {
+    TransformerConfig model = zoo::megatron_gpt("gpt", r.heads, r.hidden, r.layers, 50257);
+    model.max_positions = r.seq_len;
+    AnalyticCostModel cost(model, *zoo::cluster_preset("vtrain-a100", r.gpus), calibration);
+    TrainingConfig t;
+    t.seq_len = r.seq_len;
+    t.global_batch = r.global_batch;
+    t.micro_batch = r.micro_batch;
+    t.tp = r.tp;
+    t.pp = r.pp;
+    t.dp = r.dp;
+    t.recompute = Recompute::kFull;
+    out.push_back({r, cost.evaluate(t).iteration_time_s});
+  }
+  return out;
+}
+
+double mean_absolute_percentage_error(const std::vector<ScoredRun>& rows) {
+  double sum = 0;
+  for (const auto& s : rows) sum += std::abs(s.error());
+  return rows.empty() ? 0 : 100 * sum / static_cast<double>(rows.size());
+}
+
+std::vector<Ranking> rankings(const std::vector<ScoredRun>& rows) {
+  std::map<std::tuple<std::int64_t, std::int64_t, int, std::int64_t>, Ranking> by_model;
+  for (const auto& s : rows) {
+    Ranking& r = by_model[{s.run.hidden, s.run.layers, s.run.gpus, s.run.global_batch}];
+    r.parameters_billion = s.run.parameters_billion;
+    r.gpus = s.run.gpus;
+    ++r.configurations;
+    if (!r.best || s.run.iteration_time_s < r.best->run.iteration_time_s) r.best = &s;
+    if (!r.picked || s.predicted_s < r.picked->predicted_s) r.picked = &s;
+  }
+  std::vector<Ranking> out;
+  for (const auto& [key, r] : by_model) out.push_back(r);
+  return out;
+}
+
+}  // namespace paraplan::validate

@@ -1,0 +1,35 @@
+// Accuracy of the analytic cost model against measured runs (shared/data/vtrain): each run is
+// priced on the cluster it ran on with the shipped A100 calibration.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/vtrain_reader.h"
+
+namespace paraplan::validate {
+
+struct ScoredRun {
+  io::MeasuredRun run;
+  double predicted_s = 0;
+  double error() const { return predicted_s / run.iteration_time_s - 1; }
+};
+
+/// Prices every run (a Megatron GPT with GPT-2's vocabulary, full recomputation, 1F1B).
+std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs);
+/// Mean absolute percentage error, in percent.
+double mean_absolute_percentage_error(const std::vector<ScoredRun>& rows);
+
+/// For one model (same width, depth, GPUs and batch): the configuration the model ranks first
+/// against the measured best.
+struct Ranking {
+  double parameters_billion = 0;
+  int gpus = 0;
+  int configurations = 0;
+  const ScoredRun* picked = nullptr;
+  const ScoredRun* best = nullptr;
+  double slowdown() const { return picked->run.iteration_time_s / best->run.iteration_time_s - 1; }
+};
+std::vector<Ranking> rankings(const std::vector<ScoredRun>& rows);
+
+}  // namespace paraplan::validate

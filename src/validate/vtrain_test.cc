@@ -1,0 +1,53 @@
+// The analytic model against the measured vTrain runs, and the reader's handling of bad rows.
+#include "validate/vtrain.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+
+namespace paraplan::validate {
+namespace {
+
+double mape(const std::string& file) {
+  auto runs = io::read_vtrain_csv(std::string(PARAPLAN_SHARED_DATA) + "/vtrain/" + file);
+  return mean_absolute_percentage_error(score_runs(runs));
+}
+
+TEST(Validate, MeetsTheAccuracyTargetsOnMeasuredRuns) {
+  EXPECT_LE(mape("ground_truth_multi.csv"), 8.0);    // 109 runs on 64-512 A100
+  EXPECT_LE(mape("ground_truth_single.csv"), 10.0);  // 1,440 single-node runs
+}
+
+TEST(Validate, RankingsCoverEveryMultiNodeModel) {
+  auto runs = io::read_vtrain_csv(std::string(PARAPLAN_SHARED_DATA) + "/vtrain/ground_truth_multi.csv");
+  auto scored = score_runs(runs);
+  auto r = rankings(scored);
+  ASSERT_EQ(r.size(), 4u);  // GPT 3.6B, 18.4B, 39.1B, 175B
+  int configurations = 0;
+  for (const auto& x : r) {
+    configurations += x.configurations;
+    EXPECT_GE(x.slowdown(), 0);
+  }
+  EXPECT_EQ(configurations, 109);
+}
+
+TEST(Validate, MalformedRowsNameTheLine) {
+  std::string path = testing::TempDir() + "vtrain_bad.csv";
+  std::ofstream(path) << "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,"
+                         "sequence length,tensor parallelism,data parallelism,pipeline parallelism,"
+                         "iteration time (ms)\n2,16,8,1024,16,24,1024,1,1,2,372.1\n"
+                         "2,16,x,1024,16,24,1024,1,1,2,372.1\n";
+  try {
+    io::read_vtrain_csv(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_NE(std::string(e.what()).find(":3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("micro batch"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace paraplan::validate
