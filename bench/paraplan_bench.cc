@@ -26,6 +26,9 @@
 #include "ir/cluster.h"
 #include "search/dapple_search.h"
 #include "search/intra_op.h"
+#include "search/llm.h"
+#include "zoo/cluster_presets.h"
+#include "zoo/llm_models.h"
 #include "search/pipeline.h"
 #include "zoo/pase_graphs.h"
 
@@ -304,6 +307,37 @@ void pase_section() {
   }
 }
 
+void llm_section() {
+  fmt::print("\nTransformer planner (analytic cost model): full knob search\n");
+  fmt::print("{:<34} {:>12} {:>9} {:>9} {:>9} {:>14}  {:>10}  {}\n", "case", "configs", "cpu s",
+             "wall s", "peak MB", "configs/s", "target s", "verdict");
+  struct Case {
+    const char* label;
+    const char* model;
+    const char* cluster;
+    int devices;
+    std::int64_t batch, seq;
+    double target_s;
+  } cases[] = {{"GPT-3 175B on 1,024 A100", "gpt3-175b", "dgx-a100", 1024, 1536, 2048, 1.0},
+               {"Llama-3 405B on 16,384 H100", "llama3-405b", "dgx-h100", 16384, 2048, 8192, 10.0}};
+  for (const auto& c : cases) {
+    Measured m = measure([&] {
+      AnalyticCostModel cost(*zoo::llm_model(c.model), *zoo::cluster_preset(c.cluster, c.devices),
+                             default_calibration(c.devices > 2048 ? "H100" : "A100"));
+      LlmSearchSettings s;
+      s.devices = c.devices;
+      s.global_batch = c.batch;
+      s.seq_len = c.seq;
+      return static_cast<double>(search_llm(cost, s).evaluated);
+    });
+    bool fast = m.cpu_s <= c.target_s;
+    missed += !fast;
+    fmt::print("{:<34} {:>12.0f} {:>9.3f} {:>9.3f} {:>9.1f} {:>14.0f}  {:>10g}  {}\n", c.label, m.value,
+               m.cpu_s, m.wall_s, m.peak_mb, m.value / std::max(m.cpu_s, 1e-6), c.target_s,
+               fast ? "met" : "MISSED");
+  }
+}
+
 }  // namespace
 }  // namespace paraplan
 
@@ -311,6 +345,7 @@ int main() {
   paraplan::piper_section();
   paraplan::dapple_section();
   paraplan::pase_section();
+  paraplan::llm_section();
   std::printf("\nsummary: %d objective failures, %d speed targets missed\n", paraplan::failures,
               paraplan::missed);
   return paraplan::failures > 0 ? 1 : 0;

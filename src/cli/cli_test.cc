@@ -325,3 +325,27 @@ TEST(CliValidate, PrintsRowsAndSummary) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliLlmPlan, SearchesTheKnobsAndPrintsTheTop) {
+  Outcome r = run("plan --model gpt3-175b --devices 1024 --batch 1536 --top 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"iteration_time_s", "tflops_per_device", "mfu", "fits", "memory", "config", "top"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["top"].size(), 3u);
+  EXPECT_EQ(j["config"]["devices"], 1024);
+  EXPECT_GT(j["search"]["evaluated"].get<int>(), 1000);
+  Outcome fixed = run("plan --model llama3-8b --devices 16 --batch 64 --tp 2 --json");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.out;
+  EXPECT_EQ(nlohmann::json::parse(fixed.out)["config"]["tp"], 2);
+  Outcome bad = run("plan --model llama3-8b --devices 16 --tp 3");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  Outcome mixed = run("plan --model llama3-8b --flops 10");
+  EXPECT_EQ(mixed.exit_code, 2) << mixed.out;
+  Outcome wrong = run("plan --model alexnet --tp 2");
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
+}
+
+}  // namespace

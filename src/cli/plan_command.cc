@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/intra_op_command.h"
+#include "cli/llm_plan_command.h"
 #include "cli/output.h"
 #include "cli/workload.h"
 #include "cost/piper_cost.h"
@@ -49,6 +50,15 @@ struct PlanArgs {
   bool powers_of_two = false;
   bool all_devices = false;
   std::string dot;
+  // The transformer planner.
+  std::int64_t seq_len = 0;
+  std::int64_t micro_batch = 0;
+  int tp = 0, pp = 0, dp = 0;
+  std::string recompute;
+  bool sequence_parallel = false;
+  int zero = -1;
+  int top = 5;
+  double time_limit_s = 0;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -204,7 +214,44 @@ int run_dapple(const PlanArgs& args, Workload& w) {
   return 0;
 }
 
+int run_llm_path(const PlanArgs& args) {
+  if (!args.input.empty()) usage("give either INPUT or --model, not both");
+  if (!args.memory.empty() || !args.bandwidth.empty() || args.microbatches ||
+      !args.machines.empty() || args.microbatch_size || !args.flops.empty() || !args.bw.empty() ||
+      !args.dot.empty() || args.min_block || args.keep_all_flows || args.powers_of_two ||
+      args.all_devices)
+    usage("the transformer planner takes --cluster PRESET, --devices, --batch, --seq-len, "
+          "--micro-batch, --tp, --pp, --dp, --recompute, --sequence-parallel, --zero, --top and "
+          "--time-limit");
+  LlmPlanArgs a;
+  a.model = args.model;
+  a.cluster = args.cluster_file;
+  a.devices = args.devices;
+  a.batch = args.batch;
+  a.seq_len = args.seq_len;
+  a.micro_batch = args.micro_batch;
+  a.tp = args.tp;
+  a.pp = args.pp;
+  a.dp = args.dp;
+  a.recompute = args.recompute;
+  a.sequence_parallel = args.sequence_parallel;
+  a.zero = args.zero;
+  a.top = args.top;
+  a.time_limit_s = args.time_limit_s;
+  a.json = args.json;
+  a.output = args.output;
+  return run_llm_plan(a);
+}
+
 int run(const PlanArgs& args) {
+  if (!args.model.empty() && is_transformer_model(args.model) &&
+      (args.planner == "auto" || args.planner == "llm"))
+    return run_llm_path(args);
+  if (args.planner == "llm") usage("--planner llm needs --model with a transformer (built-in or config.json)");
+  if (args.seq_len || args.micro_batch || args.tp || args.pp || args.dp || !args.recompute.empty() ||
+      args.sequence_parallel || args.zero >= 0 || args.time_limit_s > 0)
+    usage("--seq-len, --micro-batch, --tp, --pp, --dp, --recompute, --sequence-parallel, --zero "
+          "and --time-limit are settings of the transformer planner (--model gpt3-175b, ...)");
   std::string planner = args.planner;
   if (planner == "auto")
     planner = !args.model.empty() || args.format == "onnx" || ends_with(args.input, ".onnx")
@@ -245,7 +292,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cost-model", args->cost_model,
                   "piper (time per sample), dapple (iteration latency) or pase (intra-op); "
                   "default: by input");
-  cmd->add_option("--cluster", args->cluster_file, "Cluster file (paraplan cluster JSON)");
+  cmd->add_option("--cluster", args->cluster_file,
+                  "Cluster file (paraplan cluster JSON); transformer planner: a preset (dgx-a100, "
+                  "dgx-h100, h200, vtrain-a100)");
   cmd->add_option("--devices", args->devices, "Number of devices K (overrides the input)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--memory", args->memory,
@@ -267,10 +316,12 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "…-pbs-N.txt)")
       ->check(CLI::Range(1, 1000000000));
   cmd->add_option("--planner", args->planner,
-                  "pipeline (stages x data x tensor parallel) or intra-op (per-layer sharding); "
-                  "default: intra-op for --model and ONNX inputs, else pipeline");
+                  "pipeline (stages x data x tensor parallel), intra-op (per-layer sharding) or "
+                  "llm (transformer knobs); default: llm for transformer --model, intra-op for "
+                  "operator graphs and ONNX, else pipeline");
   cmd->add_option("--model", args->model,
-                  "Built-in operator graph: alexnet, resnet101, inception3, rnnlm, transformer");
+                  "Built-in transformer (gpt3-175b, llama3-405b, ...) or config.json; or a built-in "
+                  "operator graph (alexnet, resnet101, inception3, rnnlm, transformer)");
   cmd->add_option("--flops", args->flops,
                   "Intra-op: peak compute per device in TFLOP/s (default 10), or with a unit "
                   "such as 312TFLOP/s");
@@ -287,6 +338,22 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                 "Intra-op: split dimensions by powers of two only");
   cmd->add_flag("--all-devices", args->all_devices, "Intra-op: every layer uses all devices");
   cmd->add_option("--dot", args->dot, "Intra-op: write the graph with its splits for Graphviz");
+  cmd->add_option("--seq-len", args->seq_len, "Transformer: sequence length in tokens (default 2048)")
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--micro-batch", args->micro_batch, "Transformer: fix the micro-batch (sequences)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--tp", args->tp, "Transformer: fix the tensor-parallel size")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--pp", args->pp, "Transformer: fix the pipeline-parallel size")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--dp", args->dp, "Transformer: fix the data-parallel size")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--recompute", args->recompute, "Transformer: fix recomputation: none, selective, full");
+  cmd->add_flag("--sequence-parallel", args->sequence_parallel, "Transformer: require sequence parallelism");
+  cmd->add_option("--zero", args->zero, "Transformer: fix the ZeRO stage 0-3 (searched: 0, 1)")
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--top", args->top, "Transformer: how many plans to list (default 5)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--time-limit", args->time_limit_s,
+                  "Transformer: stop after this many seconds with the best plan so far")
+      ->check(CLI::Range(0.0, 1e6));
   cmd->add_flag("--json", args->json, "Print the plan as JSON instead of a table");
   cmd->add_option("-o,--output", args->output, "Also write the plan as JSON to this file");
   cmd->callback([args, &exit_code] { exit_code = run(*args); });
