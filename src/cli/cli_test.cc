@@ -349,3 +349,19 @@ TEST(CliLlmPlan, SearchesTheKnobsAndPrintsTheTop) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliExport, MegatronAndDeepSpeed) {
+  Outcome m = run("plan --model gpt3-175b --devices 1024 --batch 1536 --export megatron");
+  ASSERT_EQ(m.exit_code, 0) << m.out;
+  EXPECT_NE(m.out.find("--tensor-model-parallel-size"), std::string::npos) << m.out;
+  Outcome d = run("evaluate --model llama3-8b --devices 8 --dp 8 --batch 64 --micro-batch 2 --export deepspeed");
+  ASSERT_EQ(d.exit_code, 0) << d.out;
+  auto j = nlohmann::json::parse(d.out);
+  EXPECT_EQ(j["gradient_accumulation_steps"], 4);
+  Outcome bad = run("evaluate --model llama3-8b --export nemo");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}
+
+}  // namespace

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cost/analytic.h"
+#include "io/engine_export.h"
 #include "io/hf_config.h"
 #include "ir/error.h"
 #include "ir/units.h"
@@ -28,6 +29,7 @@ struct EvaluateArgs {
   bool sequence_parallel = false;
   int zero = 0;
   bool json = false;
+  std::string export_to;
 };
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
@@ -81,6 +83,15 @@ int run(const EvaluateArgs& a) {
   t.zero_stage = a.zero;
   AnalyticCostModel cost(model, *cluster, default_calibration(cluster->device_types[0].name));
   AnalyticResult r = cost.evaluate(t);
+  if (!a.export_to.empty()) {
+    if (a.export_to == "megatron")
+      std::cout << io::megatron_arguments(model, t);
+    else if (a.export_to == "deepspeed")
+      std::cout << io::deepspeed_config(t).dump(2) << "\n";
+    else
+      usage("--export must be megatron or deepspeed (got \"" + a.export_to + "\")");
+    return 0;
+  }
   const MemoryBreakdown& m = r.memory;
   if (a.json) {
     io::Json j{{"model", model.name},
@@ -164,6 +175,9 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--sequence-parallel", a->sequence_parallel, "Megatron sequence parallelism");
   cmd->add_option("--zero", a->zero, "ZeRO stage / distributed optimizer: 0-3")->check(CLI::Range(0, 3));
   cmd->add_flag("--json", a->json, "Print JSON");
+  cmd->add_option("--export", a->export_to,
+                  "Print the configuration for a training engine instead: megatron (Megatron-LM "
+                  "arguments) or deepspeed (DeepSpeed JSON config)");
   cmd->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

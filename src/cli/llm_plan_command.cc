@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "io/engine_export.h"
 #include "io/hf_config.h"
 #include "ir/error.h"
 #include "ir/units.h"
@@ -121,6 +122,15 @@ int run_llm_plan(const LlmPlanArgs& a) {
     std::ofstream out(a.output, std::ios::binary);
     if (!out) throw Error(ErrorKind::kIo, a.output, "cannot open file for writing");
     out << text;
+  }
+  if (!a.export_to.empty()) {
+    if (a.export_to == "megatron")
+      std::cout << io::megatron_arguments(model, r.top[0].config);
+    else if (a.export_to == "deepspeed")
+      std::cout << io::deepspeed_config(r.top[0].config).dump(2) << "\n";
+    else
+      usage("--export must be megatron or deepspeed (got \"" + a.export_to + "\")");
+    return 0;
   }
   if (a.json) {
     std::cout << text;

@@ -59,6 +59,7 @@ struct PlanArgs {
   int zero = -1;
   int top = 5;
   double time_limit_s = 0;
+  std::string export_to;
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -240,6 +241,7 @@ int run_llm_path(const PlanArgs& args) {
   a.time_limit_s = args.time_limit_s;
   a.json = args.json;
   a.output = args.output;
+  a.export_to = args.export_to;
   return run_llm_plan(a);
 }
 
@@ -249,9 +251,9 @@ int run(const PlanArgs& args) {
     return run_llm_path(args);
   if (args.planner == "llm") usage("--planner llm needs --model with a transformer (built-in or config.json)");
   if (args.seq_len || args.micro_batch || args.tp || args.pp || args.dp || !args.recompute.empty() ||
-      args.sequence_parallel || args.zero >= 0 || args.time_limit_s > 0)
+      args.sequence_parallel || args.zero >= 0 || args.time_limit_s > 0 || !args.export_to.empty())
     usage("--seq-len, --micro-batch, --tp, --pp, --dp, --recompute, --sequence-parallel, --zero "
-          "and --time-limit are settings of the transformer planner (--model gpt3-175b, ...)");
+          "--time-limit and --export are settings of the transformer planner (--model gpt3-175b, ...)");
   std::string planner = args.planner;
   if (planner == "auto")
     planner = !args.model.empty() || args.format == "onnx" || ends_with(args.input, ".onnx")
@@ -354,6 +356,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--time-limit", args->time_limit_s,
                   "Transformer: stop after this many seconds with the best plan so far")
       ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--export", args->export_to,
+                  "Transformer: print the best plan for a training engine: megatron (Megatron-LM "
+                  "arguments) or deepspeed (DeepSpeed JSON config)");
   cmd->add_flag("--json", args->json, "Print the plan as JSON instead of a table");
   cmd->add_option("-o,--output", args->output, "Also write the plan as JSON to this file");
   cmd->callback([args, &exit_code] { exit_code = run(*args); });

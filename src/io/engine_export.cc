@@ -1,0 +1,72 @@
+// Option names: Megatron-LM megatron/training/arguments.py; DeepSpeed docs/config-json.
+#include "io/engine_export.h"
+
+#include <fmt/format.h>
+
+namespace paraplan::io {
+
+std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig& t) {
+  std::string out;
+  auto arg = [&](const std::string& flag, const std::string& value = {}) {
+    out += value.empty() ? flag : flag + " " + value;
+    out += " \\\n";
+  };
+  auto num = [](auto v) { return fmt::format("{}", v); };
+  arg("--num-layers", num(m.num_layers));
+  arg("--hidden-size", num(m.hidden_size));
+  arg("--num-attention-heads", num(m.num_attention_heads));
+  if (m.num_kv_heads != m.num_attention_heads) {
+    arg("--group-query-attention");
+    arg("--num-query-groups", num(m.num_kv_heads));
+  }
+  if (m.head_dim * m.num_attention_heads != m.hidden_size) arg("--kv-channels", num(m.head_dim));
+  arg("--ffn-hidden-size", num(m.moe() ? m.expert_ffn_hidden_size : m.ffn_hidden_size));
+  if (m.gated_mlp) arg("--swiglu");
+  if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
+  if (!m.learned_positions) arg("--position-embedding-type", "rope");
+  if (!m.biases) arg("--disable-bias-linear");
+  if (m.moe()) {
+    arg("--num-experts", num(m.num_experts));
+    arg("--moe-router-topk", num(m.experts_per_token));
+  }
+  arg("--seq-length", num(t.seq_len));
+  arg("--max-position-embeddings", num(std::max<std::int64_t>(t.seq_len, m.max_positions)));
+  arg("--micro-batch-size", num(t.micro_batch));
+  arg("--global-batch-size", num(t.global_batch));
+  arg("--tensor-model-parallel-size", num(t.tp));
+  arg("--pipeline-model-parallel-size", num(t.pp));
+  if (t.sequence_parallel) arg("--sequence-parallel");
+  switch (t.recompute) {
+    case Recompute::kFull:
+      arg("--recompute-granularity", "full");
+      arg("--recompute-method", "uniform");
+      arg("--recompute-num-layers", "1");
+      break;
+    case Recompute::kSelective: arg("--recompute-granularity", "selective"); break;
+    case Recompute::kNone: break;
+  }
+  if (t.zero_stage >= 1) arg("--use-distributed-optimizer");
+  arg("--bf16");
+  out.resize(out.size() - 3);  // no continuation after the last argument
+  out += "\n";
+  return out;
+}
+
+Json deepspeed_config(const TrainingConfig& t) {
+  Json j{{"train_batch_size", t.global_batch},
+         {"train_micro_batch_size_per_gpu", t.micro_batch},
+         {"gradient_accumulation_steps", t.microbatches()},
+         {"bf16", {{"enabled", true}}},
+         {"zero_optimization", {{"stage", t.zero_stage}}},
+         {"gradient_clipping", 1.0}};
+  if (t.recompute != Recompute::kNone)
+    j["activation_checkpointing"] = {{"partition_activations", t.sequence_parallel},
+                                     {"contiguous_memory_optimization", false},
+                                     {"cpu_checkpointing", false},
+                                     {"number_checkpoints", nullptr},
+                                     {"synchronize_checkpoint_boundary", false},
+                                     {"profile", false}};
+  return j;
+}
+
+}  // namespace paraplan::io

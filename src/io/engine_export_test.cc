@@ -1,0 +1,55 @@
+// Export to Megatron-LM arguments and DeepSpeed configuration.
+#include "io/engine_export.h"
+
+#include <gtest/gtest.h>
+
+#include "zoo/llm_models.h"
+
+namespace paraplan::io {
+namespace {
+
+TEST(EngineExport, MegatronArgumentsCarryEveryKnob) {
+  TrainingConfig t;
+  t.seq_len = 4096;
+  t.global_batch = 256;
+  t.micro_batch = 2;
+  t.tp = 4;
+  t.pp = 8;
+  t.dp = 2;
+  t.recompute = Recompute::kFull;
+  t.sequence_parallel = true;
+  t.zero_stage = 1;
+  std::string args = megatron_arguments(*zoo::llm_model("llama3-70b"), t);
+  for (const char* want :
+       {"--num-layers 80 \\\n", "--num-query-groups 8 \\\n", "--group-query-attention \\\n",
+        "--swiglu \\\n", "--tensor-model-parallel-size 4 \\\n",
+        "--pipeline-model-parallel-size 8 \\\n", "--micro-batch-size 2 \\\n",
+        "--global-batch-size 256 \\\n", "--sequence-parallel \\\n",
+        "--recompute-granularity full \\\n", "--recompute-method uniform \\\n",
+        "--use-distributed-optimizer \\\n", "--seq-length 4096 \\\n"})
+    EXPECT_NE(args.find(want), std::string::npos) << want << "\n" << args;
+  EXPECT_EQ(args.substr(args.size() - 7), "--bf16\n");  // no dangling continuation
+  t.recompute = Recompute::kNone;
+  t.zero_stage = 0;
+  std::string plain = megatron_arguments(*zoo::llm_model("gpt3-175b"), t);
+  EXPECT_EQ(plain.find("--recompute"), std::string::npos);
+  EXPECT_EQ(plain.find("--use-distributed-optimizer"), std::string::npos);
+  EXPECT_EQ(plain.find("--swiglu"), std::string::npos);
+}
+
+TEST(EngineExport, DeepSpeedBatchArithmetic) {
+  TrainingConfig t;
+  t.global_batch = 512;
+  t.micro_batch = 4;
+  t.dp = 16;
+  t.zero_stage = 1;
+  Json j = deepspeed_config(t);
+  EXPECT_EQ(j["train_batch_size"], 512);
+  EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 4);
+  EXPECT_EQ(j["gradient_accumulation_steps"], 8);  // 512 = 4 × 8 × 16
+  EXPECT_EQ(j["zero_optimization"]["stage"], 1);
+  EXPECT_TRUE(j.contains("activation_checkpointing"));
+}
+
+}  // namespace
+}  // namespace paraplan::io
