@@ -7,12 +7,9 @@
 #include <fmt/format.h>
 
 #include "cost/analytic.h"
-#include "io/engine_export.h"
-#include "io/hf_config.h"
 #include "ir/error.h"
 #include "ir/units.h"
-#include "zoo/cluster_presets.h"
-#include "zoo/llm_models.h"
+#include "cli/transformer_common.h"
 
 namespace paraplan::cli {
 namespace {
@@ -34,20 +31,8 @@ struct EvaluateArgs {
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
-TransformerConfig load_model(const std::string& name) {
-  if (auto c = zoo::llm_model(name)) return *c;
-  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) return io::read_hf_config(name);
-  std::string valid;
-  for (const auto& n : zoo::llm_model_names()) {
-    valid += valid.empty() ? "" : ", ";
-    valid += n;
-  }
-  usage("--model: \"" + name + "\" is neither a built-in transformer (" + valid +
-        ") nor a config.json file");
-}
-
 int run(const EvaluateArgs& a) {
-  TransformerConfig model = load_model(a.model);
+  TransformerConfig model = load_transformer(a.model);
   if (a.tp < 1 || a.pp < 1 || a.dp < 0) usage("--tp, --pp and --dp must be at least 1");
   int devices = a.devices > 0 ? a.devices : a.tp * a.pp * std::max(a.dp, 1);
   int dp = a.dp;
@@ -59,15 +44,7 @@ int run(const EvaluateArgs& a) {
   if (a.tp * a.pp * dp != devices)
     usage(fmt::format("--devices {} is not tp × pp × dp = {} × {} × {} = {}", devices, a.tp, a.pp,
                       dp, a.tp * a.pp * dp));
-  auto cluster = zoo::cluster_preset(a.cluster, devices);
-  if (!cluster) {
-    std::string valid;
-    for (const auto& n : zoo::cluster_preset_names()) {
-      valid += valid.empty() ? "" : ", ";
-      valid += n;
-    }
-    usage("--cluster: unknown preset \"" + a.cluster + "\" (presets: " + valid + ")");
-  }
+  const Cluster cluster = load_cluster_preset(a.cluster, devices);
   TrainingConfig t;
   t.seq_len = a.seq_len;
   t.micro_batch = a.micro_batch;
@@ -75,65 +52,27 @@ int run(const EvaluateArgs& a) {
   t.tp = a.tp;
   t.pp = a.pp;
   t.dp = dp;
-  if (a.recompute == "none") t.recompute = Recompute::kNone;
-  else if (a.recompute == "selective") t.recompute = Recompute::kSelective;
-  else if (a.recompute == "full") t.recompute = Recompute::kFull;
-  else usage("--recompute must be none, selective or full (got \"" + a.recompute + "\")");
+  t.recompute = parse_recompute(a.recompute);
   t.sequence_parallel = a.sequence_parallel;
   t.zero_stage = a.zero;
-  AnalyticCostModel cost(model, *cluster, default_calibration(cluster->device_types[0].name));
+  AnalyticCostModel cost(model, cluster, default_calibration(cluster.device_types[0].name));
   AnalyticResult r = cost.evaluate(t);
   if (!a.export_to.empty()) {
-    if (a.export_to == "megatron")
-      std::cout << io::megatron_arguments(model, t);
-    else if (a.export_to == "deepspeed")
-      std::cout << io::deepspeed_config(t).dump(2) << "\n";
-    else
-      usage("--export must be megatron or deepspeed (got \"" + a.export_to + "\")");
+    std::cout << engine_export(a.export_to, model, t);
     return 0;
   }
   const MemoryBreakdown& m = r.memory;
   if (a.json) {
-    io::Json j{{"model", model.name},
-               {"cluster", a.cluster},
-               {"iteration_time_s", r.iteration_time_s},
-               {"tokens_per_s", r.tokens_per_s},
-               {"tflops_per_device", r.tflops_per_device},
-               {"mfu", r.mfu},
-               {"fits", r.fits},
-               {"memory",
-                {{"peak_bytes", m.peak_bytes},
-                 {"weights_bytes", m.weights_bytes},
-                 {"gradients_bytes", m.gradients_bytes},
-                 {"optimizer_bytes", m.optimizer_bytes},
-                 {"activations_bytes", m.activations_bytes},
-                 {"buffers_bytes", m.buffers_bytes},
-                 {"device_memory_bytes", cluster->device_types[0].memory_bytes}}},
-               {"breakdown",
-                {{"pipeline_s", r.pipeline_s},
-                 {"bubble_s", r.bubble_s},
-                 {"compute_per_microbatch_s", r.compute_per_microbatch_s},
-                 {"tp_comm_per_microbatch_s", r.tp_comm_per_microbatch_s},
-                 {"pp_comm_per_microbatch_s", r.pp_comm_per_microbatch_s},
-                 {"dp_allreduce_s", r.dp_allreduce_s},
-                 {"optimizer_s", r.optimizer_s}}},
-               {"config",
-                {{"devices", devices},
-                 {"global_batch", t.global_batch},
-                 {"micro_batch", t.micro_batch},
-                 {"seq_len", t.seq_len},
-                 {"tp", t.tp},
-                 {"pp", t.pp},
-                 {"dp", t.dp},
-                 {"recompute", a.recompute},
-                 {"sequence_parallel", t.sequence_parallel},
-                 {"zero", t.zero_stage}}}};
+    io::Json j = priced_json(t, r, devices);
+    j["model"] = model.name;
+    j["cluster"] = a.cluster;
+    j["memory"]["device_memory_bytes"] = cluster.device_types[0].memory_bytes;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
   std::cout << fmt::format("{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} pp {} dp {}, "
                            "recompute {}{}, ZeRO {}\n",
-                           model.name, devices, cluster->device_types[0].name, a.cluster,
+                           model.name, devices, cluster.device_types[0].name, a.cluster,
                            t.global_batch, t.seq_len, t.micro_batch, t.tp, t.pp, t.dp, a.recompute,
                            t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage)
             << fmt::format("iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: {:.1f}%\n",
@@ -141,7 +80,7 @@ int run(const EvaluateArgs& a) {
             << fmt::format("  pipeline {:.4f} s (bubble {:.4f} s), data-parallel all-reduce {:.4f} s, optimizer {:.4f} s\n",
                            r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s)
             << fmt::format("memory per device: {} of {} — {}\n", format_bytes(m.peak_bytes),
-                           format_bytes(cluster->device_types[0].memory_bytes),
+                           format_bytes(cluster.device_types[0].memory_bytes),
                            r.fits ? "fits" : "OUT OF MEMORY")
             << fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, buffers {}\n",
                            format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),

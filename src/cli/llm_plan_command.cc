@@ -6,8 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "io/engine_export.h"
-#include "io/hf_config.h"
+#include "cli/transformer_common.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "search/llm.h"
@@ -15,71 +14,17 @@
 #include "zoo/llm_models.h"
 
 namespace paraplan::cli {
-namespace {
-
-[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
-
-const char* recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
-  }
-  return "?";
-}
-
-io::Json candidate_json(const LlmCandidate& c, int devices) {
-  const TrainingConfig& t = c.config;
-  const AnalyticResult& r = c.result;
-  return {{"iteration_time_s", r.iteration_time_s},
-          {"tokens_per_s", r.tokens_per_s},
-          {"tflops_per_device", r.tflops_per_device},
-          {"mfu", r.mfu},
-          {"fits", r.fits},
-          {"memory",
-           {{"peak_bytes", r.memory.peak_bytes},
-            {"weights_bytes", r.memory.weights_bytes},
-            {"gradients_bytes", r.memory.gradients_bytes},
-            {"optimizer_bytes", r.memory.optimizer_bytes},
-            {"activations_bytes", r.memory.activations_bytes},
-            {"buffers_bytes", r.memory.buffers_bytes}}},
-          {"config",
-           {{"devices", devices},
-            {"global_batch", t.global_batch},
-            {"micro_batch", t.micro_batch},
-            {"seq_len", t.seq_len},
-            {"tp", t.tp},
-            {"pp", t.pp},
-            {"dp", t.dp},
-            {"cp", 1},
-            {"ep", 1},
-            {"vpp", 1},
-            {"recompute", recompute_name(t.recompute)},
-            {"sequence_parallel", t.sequence_parallel},
-            {"zero", t.zero_stage}}}};
-}
-
-}  // namespace
-
 bool is_transformer_model(const std::string& model) {
   return zoo::llm_model(model).has_value() ||
          (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0);
 }
 
 int run_llm_plan(const LlmPlanArgs& a) {
-  TransformerConfig model = zoo::llm_model(a.model) ? *zoo::llm_model(a.model) : io::read_hf_config(a.model);
+  TransformerConfig model = load_transformer(a.model);
   const std::string preset = a.cluster.empty() ? "dgx-a100" : a.cluster;
   LlmSearchSettings s;
   s.devices = a.devices > 0 ? a.devices : 8;
-  auto cluster = zoo::cluster_preset(preset, s.devices);
-  if (!cluster) {
-    std::string valid;
-    for (const auto& n : zoo::cluster_preset_names()) {
-      valid += valid.empty() ? "" : ", ";
-      valid += n;
-    }
-    usage("--cluster: unknown preset \"" + preset + "\" (presets: " + valid + ")");
-  }
+  const Cluster cluster = load_cluster_preset(preset, s.devices);
   s.seq_len = a.seq_len > 0 ? a.seq_len : 2048;
   s.global_batch = a.batch > 0 ? a.batch : 512;
   if (a.tp) s.tp = a.tp;
@@ -87,30 +32,27 @@ int run_llm_plan(const LlmPlanArgs& a) {
   if (a.dp) s.dp = a.dp;
   if (a.micro_batch) s.micro_batch = a.micro_batch;
   if (!a.recompute.empty()) {
-    if (a.recompute == "none") s.recompute = Recompute::kNone;
-    else if (a.recompute == "selective") s.recompute = Recompute::kSelective;
-    else if (a.recompute == "full") s.recompute = Recompute::kFull;
-    else usage("--recompute must be none, selective or full (got \"" + a.recompute + "\")");
+    s.recompute = parse_recompute(a.recompute);
   }
   if (a.sequence_parallel) s.sequence_parallel = true;
   if (a.zero >= 0) s.zero_stage = a.zero;
   s.top_k = a.top;
   s.time_limit_s = a.time_limit_s;
-  AnalyticCostModel cost(model, *cluster, default_calibration(cluster->device_types[0].name));
+  AnalyticCostModel cost(model, cluster, default_calibration(cluster.device_types[0].name));
   LlmSearchResult r = search_llm(cost, s);
   if (r.top.empty()) {
     throw Error(ErrorKind::kInfeasible, "",
                 fmt::format("none of the {} configurations of {} on {} × {} fits in {} per device",
-                            r.evaluated, model.name, s.devices, cluster->device_types[0].name,
-                            format_bytes(cluster->device_types[0].memory_bytes)));
+                            r.evaluated, model.name, s.devices, cluster.device_types[0].name,
+                            format_bytes(cluster.device_types[0].memory_bytes)));
   }
-  io::Json j = candidate_json(r.top[0], s.devices);
+  io::Json j = priced_json(r.top[0].config, r.top[0].result, s.devices);
   j["model"] = model.name;
   j["cluster"] = preset;
   j["planner"] = "llm";
   j["cost_model"] = "analytic";
   io::Json top = io::Json::array();
-  for (const auto& c : r.top) top.push_back(candidate_json(c, s.devices));
+  for (const auto& c : r.top) top.push_back(priced_json(c.config, c.result, s.devices));
   j["top"] = top;
   j["search"] = {{"evaluated", r.evaluated},
                  {"rejected_out_of_memory", r.rejected_memory},
@@ -124,12 +66,7 @@ int run_llm_plan(const LlmPlanArgs& a) {
     out << text;
   }
   if (!a.export_to.empty()) {
-    if (a.export_to == "megatron")
-      std::cout << io::megatron_arguments(model, r.top[0].config);
-    else if (a.export_to == "deepspeed")
-      std::cout << io::deepspeed_config(r.top[0].config).dump(2) << "\n";
-    else
-      usage("--export must be megatron or deepspeed (got \"" + a.export_to + "\")");
+    std::cout << engine_export(a.export_to, model, r.top[0].config);
     return 0;
   }
   if (a.json) {
@@ -138,7 +75,7 @@ int run_llm_plan(const LlmPlanArgs& a) {
   }
   std::cout << fmt::format("{} on {} × {} ({}), global batch {} × {} tokens: {} configurations "
                            "priced in {:.3f} s ({} do not fit){}\n",
-                           model.name, s.devices, cluster->device_types[0].name, preset,
+                           model.name, s.devices, cluster.device_types[0].name, preset,
                            s.global_batch, s.seq_len, r.evaluated, r.seconds, r.rejected_memory,
                            r.timed_out ? "; time limit reached, best so far" : "");
   std::cout << fmt::format("{:>4} {:>4} {:>4} {:>5} {:>5} {:>10} {:>3} {:>4} {:>12} {:>12} {:>8} {:>6} {:>12}\n",
