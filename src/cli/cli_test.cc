@@ -365,3 +365,19 @@ TEST(CliExport, MegatronAndDeepSpeed) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliOutputFiles, UnwritablePathsExitWithTheIoCode) {
+  const std::string nowhere = "/nonexistent-dir/plan.json";
+  for (const std::string& cmd :
+       {"plan --model alexnet -o " + nowhere, "plan --model alexnet --dot " + nowhere,
+        "plan --model llama3-8b -o " + nowhere, "plan -o " + nowhere,
+        "convert -o " + nowhere}) {
+    Outcome r = run(cmd);
+    EXPECT_EQ(r.exit_code, 5) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("cannot open file for writing"), std::string::npos) << cmd << ": " << r.out;
+  }
+}
+
+}  // namespace

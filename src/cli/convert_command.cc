@@ -1,7 +1,6 @@
 // The convert subcommand.
 #include "cli/convert_command.h"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -25,10 +24,7 @@ void write(const std::string& path, const std::string& text) {
     std::cout << text;
     return;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(ErrorKind::kIo, path, "cannot open file for writing");
-  out << text;
-  if (!out) throw Error(ErrorKind::kIo, path, "write error");
+  io::write_text_file(path, text);
 }
 
 int run(const ConvertArgs& args) {

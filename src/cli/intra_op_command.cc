@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
-#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -81,13 +80,6 @@ std::string table(const Plan& plan, const Model& model, const PaseSettings& s, i
   return out;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(ErrorKind::kIo, path, "cannot open file for writing");
-  out << text;
-  if (!out) throw Error(ErrorKind::kIo, path, "write error");
-}
-
 }  // namespace
 
 int run_intra_op(const IntraOpArgs& args) {
@@ -134,8 +126,8 @@ int run_intra_op(const IntraOpArgs& args) {
                       {"largest_table_entries", r.largest_table},
                       {"work", r.work}};
   std::string text = j.dump(2) + "\n";
-  if (!args.output.empty()) write_file(args.output, text);
-  if (!args.dot.empty()) write_file(args.dot, io::model_to_dot(w.model, &plan));
+  if (!args.output.empty()) io::write_text_file(args.output, text);
+  if (!args.dot.empty()) io::write_text_file(args.dot, io::model_to_dot(w.model, &plan));
   std::cout << (args.json ? text : table(plan, w.model, s, batch));
   return 0;
 }

@@ -1,7 +1,6 @@
 // Flags → search settings → table or JSON.
 #include "cli/llm_plan_command.h"
 
-#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -60,11 +59,7 @@ int run_llm_plan(const LlmPlanArgs& a) {
                  {"configurations_per_s", r.seconds > 0 ? r.evaluated / r.seconds : 0.0},
                  {"timed_out", r.timed_out}};
   const std::string text = j.dump(2) + "\n";
-  if (!a.output.empty()) {
-    std::ofstream out(a.output, std::ios::binary);
-    if (!out) throw Error(ErrorKind::kIo, a.output, "cannot open file for writing");
-    out << text;
-  }
+  if (!a.output.empty()) io::write_text_file(a.output, text);
   if (!a.export_to.empty()) {
     std::cout << engine_export(a.export_to, model, r.top[0].config);
     return 0;

@@ -2,7 +2,6 @@
 #include "cli/plan_command.h"
 
 #include <cmath>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -97,12 +96,7 @@ void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std:
   io::Json j = io::plan_to_json(plan, model);
   for (const auto& [k, v] : extra.items()) j[k] = v;
   std::string text = j.dump(2) + "\n";
-  if (!args.output.empty()) {
-    std::ofstream out(args.output, std::ios::binary);
-    if (!out) throw Error(ErrorKind::kIo, args.output, "cannot open file for writing");
-    out << text;
-    if (!out) throw Error(ErrorKind::kIo, args.output, "write error");
-  }
+  if (!args.output.empty()) io::write_text_file(args.output, text);
   if (args.json)
     std::cout << text;
   else

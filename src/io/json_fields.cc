@@ -18,6 +18,14 @@ std::string read_text_file(const std::string& path) {
   return text.str();
 }
 
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(ErrorKind::kIo, path, "cannot open file for writing");
+  out << text;
+  out.flush();
+  if (!out) throw Error(ErrorKind::kIo, path, "write error");
+}
+
 Json parse_json_text(const std::string& text, const std::string& source) {
   try {
     return Json::parse(text);

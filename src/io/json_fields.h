@@ -19,6 +19,8 @@ Json parse_json_file(const std::string& path);
 Json parse_json_text(const std::string& text, const std::string& source);
 /// Reads a whole file; Error(kIo) if it cannot be opened.
 std::string read_text_file(const std::string& path);
+/// Writes (replaces) a whole file; Error(kIo) if it cannot be opened or written.
+void write_text_file(const std::string& path, const std::string& text);
 
 /// A view of one JSON object at a pointer inside a file.
 class JsonObject {
