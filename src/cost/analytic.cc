@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -13,13 +15,28 @@ namespace {
 
 [[noreturn]] void bad(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
-/// Ring all-reduce (or reduce-scatter + all-gather) of `bytes` over n devices.
+/// Ring all-reduce of `bytes` over n devices (reduce-scatter + all-gather: twice the half).
 double ring_allreduce_s(double bytes, int n, double bandwidth, double step_latency) {
   if (n <= 1) return 0;
   return 2.0 * (n - 1) / n * bytes / bandwidth + 2.0 * (n - 1) * step_latency;
 }
 
+/// Ring reduce-scatter or all-gather of `bytes` (the full buffer) over n devices.
+double ring_half_s(double bytes, int n, double bandwidth, double step_latency) {
+  return ring_allreduce_s(bytes, n, bandwidth, step_latency) / 2;
+}
+
 }  // namespace
+
+std::vector<int> even_stage_split(int layers, int stages) {
+  std::vector<int> split(static_cast<std::size_t>(std::max(stages, 0)), stages > 0 ? layers / stages : 0);
+  int extra = stages > 0 ? layers % stages : 0;
+  // Middle stages first (1 .. stages-2), then the first, then the last.
+  for (int i = 1; i + 1 < stages && extra > 0; ++i, --extra) ++split[static_cast<std::size_t>(i)];
+  if (extra > 0) ++split[0], --extra;
+  if (extra > 0) ++split.back(), --extra;
+  return split;
+}
 
 Calibration default_calibration(const std::string& device) {
   Calibration c;
@@ -34,17 +51,22 @@ Calibration default_calibration(const std::string& device) {
     c.memory_bandwidth_bytes_per_s = 4.8e12;
     return c;
   }
-  bad("no shipped calibration for device \"" + device + "\" (shipped: A100, H100, H200)");
+  bad("no shipped calibration for device \"" + device + "\" (shipped: A100, H100, H200; give "
+      "one with --calibration FILE)");
 }
 
 AnalyticCostModel::AnalyticCostModel(TransformerConfig model, Cluster cluster,
                                      Calibration calibration)
     : model_(std::move(model)), cluster_(std::move(cluster)), cal_(std::move(calibration)) {}
 
+double AnalyticCostModel::device_memory_bytes() const {
+  return cluster_.device_types.empty() ? 0 : cluster_.device_types[0].memory_bytes;
+}
+
 void AnalyticCostModel::check(const TrainingConfig& t) const {
   const auto& m = model_;
-  if (t.tp < 1 || t.pp < 1 || t.dp < 1)
-    bad("--tp, --pp and --dp must be at least 1");
+  if (t.tp < 1 || t.pp < 1 || t.dp < 1 || t.cp < 1 || t.ep < 1 || t.vpp < 1)
+    bad("--tp, --cp, --pp, --dp, --ep and --vpp must be at least 1");
   if (m.num_attention_heads % t.tp)
     bad(fmt::format("--tp {}: the {} attention heads must be divisible by the tensor-parallel size",
                     t.tp, m.num_attention_heads));
@@ -59,141 +81,363 @@ void AnalyticCostModel::check(const TrainingConfig& t) const {
     bad(fmt::format("--batch {}: the global batch must be divisible by micro-batch × data-parallel "
                     "size = {} × {}", t.global_batch, t.micro_batch, t.dp));
   if (t.devices() > cluster_.device_count())
-    bad(fmt::format("tp × pp × dp = {} × {} × {} = {} devices, but the cluster has {}", t.tp, t.pp,
-                    t.dp, t.devices(), cluster_.device_count()));
-  if (t.sequence_parallel && t.seq_len % t.tp)
-    bad(fmt::format("--sequence-parallel: the sequence length {} must be divisible by --tp {}",
-                    t.seq_len, t.tp));
+    bad(fmt::format("tp × cp × pp × dp = {} × {} × {} × {} = {} devices, but the cluster has {}",
+                    t.tp, t.cp, t.pp, t.dp, t.devices(), cluster_.device_count()));
+  if (t.cp > 1 && t.seq_len % (2 * t.cp))
+    bad(fmt::format("--cp {}: the sequence length {} must be divisible by 2 × cp (each rank "
+                    "holds two chunks for causal load balance)", t.cp, t.seq_len));
+  if (t.sequence_parallel && (t.seq_len / t.cp) % t.tp)
+    bad(fmt::format("--sequence-parallel: the sequence length per context-parallel rank {} must "
+                    "be divisible by --tp {}", t.seq_len / t.cp, t.tp));
+  if (t.ep > 1 && !m.moe())
+    bad(fmt::format("--ep {}: expert parallelism needs a mixture-of-experts model; {} is dense",
+                    t.ep, m.name));
+  if (t.ep > 1 && m.num_experts % t.ep)
+    bad(fmt::format("--ep {}: the {} experts must be divisible by the expert-parallel size", t.ep,
+                    m.num_experts));
+  if (t.ep > 1 && (t.dp * t.cp) % t.ep)
+    bad(fmt::format("--ep {}: the expert-parallel group is carved out of dp × cp = {} × {} and "
+                    "must divide it", t.ep, t.dp, t.cp));
   if (t.zero_stage < 0 || t.zero_stage > 3) bad("--zero must be 0, 1, 2 or 3");
+  if (t.zero_stage >= 2 && t.pp > 1)
+    bad(fmt::format("--zero {}: ZeRO stages 2 and 3 partition gradients per micro-batch and do "
+                    "not combine with pipeline parallelism (--pp {}); use --zero 0 or 1",
+                    t.zero_stage, t.pp));
+  if (t.vpp > 1) {
+    if (t.pp < 2) bad(fmt::format("--vpp {}: interleaving needs --pp 2 or more", t.vpp));
+    if (m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vpp))
+      bad(fmt::format("--vpp {}: the {} layers must be divisible by pp × vpp = {} × {}", t.vpp,
+                      m.num_layers, t.pp, t.vpp));
+    if (t.microbatches() % t.pp)
+      bad(fmt::format("--vpp {}: the interleaved schedule needs the micro-batches per pipeline "
+                      "({}) to be a multiple of --pp {}", t.vpp, t.microbatches(), t.pp));
+    if (!t.stage_layers.empty())
+      bad("--vpp with a per-stage layer split: interleaved stages are uniform");
+  }
+  if (t.recompute_layers < 0) bad("--recompute N: N must be at least 0");
+  if (t.recompute_layers > 0 && t.recompute != Recompute::kFull)
+    bad("a number of recomputed layers applies to full recomputation only");
+  if (!t.stage_layers.empty()) {
+    if (static_cast<int>(t.stage_layers.size()) != t.pp)
+      bad(fmt::format("stage layers: {} stages given, but --pp is {}", t.stage_layers.size(), t.pp));
+    std::int64_t sum = 0;
+    for (int n : t.stage_layers) {
+      if (n < 1) bad("stage layers: every stage needs at least one layer");
+      sum += n;
+    }
+    if (sum != m.num_layers)
+      bad(fmt::format("stage layers: they sum to {}, but the model has {} layers", sum,
+                      m.num_layers));
+  }
+  if (t.recompute_layers > 0) {
+    const std::vector<int> split = t.stage_layers.empty()
+                                       ? even_stage_split(static_cast<int>(m.num_layers), t.pp)
+                                       : t.stage_layers;
+    const int chunk = *std::min_element(split.begin(), split.end()) / t.vpp;
+    if (t.recompute_layers > chunk)
+      bad(fmt::format("--recompute {}: more than the {} layers of the smallest (virtual) stage",
+                      t.recompute_layers, chunk));
+  }
   if (cluster_.device_types.empty() || cluster_.device_types[0].peak_flops_per_s <= 0)
     bad("the cluster's device type has no peak FLOP/s; the analytic model needs it");
+  if (cluster_.tiers.empty()) bad("the cluster has no link tiers; the analytic model needs them");
+  if (cal_.collective_efficiency.empty() || cal_.p2p_efficiency.empty())
+    bad("the calibration has no collective or p2p efficiency");
 }
 
-AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
-  check(t);
+BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   const auto& m = model_;
-  const DeviceType& dev = cluster_.device_types[0];
-  const double peak = dev.peak_flops_per_s;
+  const double peak = cluster_.device_types[0].peak_flops_per_s;
   const double hbm = cal_.memory_bandwidth_bytes_per_s;
   const int node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
   const double b = static_cast<double>(t.micro_batch), s = static_cast<double>(t.seq_len),
-               h = static_cast<double>(m.hidden_size), tp = t.tp;
-  const double tokens = b * s;
+               h = static_cast<double>(m.hidden_size), tp = t.tp, cp = t.cp;
+  const double s_local = s / cp;
+  const double tokens = b * s_local;
   const double q_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
   const double kv_dim = static_cast<double>(m.num_kv_heads * m.head_dim);
   const double heads_per_device = static_cast<double>(m.num_attention_heads) / tp;
   // Megatron pads the vocabulary to a multiple of 128 × tp.
   const double vocab = std::ceil(static_cast<double>(m.vocab_size) / (128.0 * tp)) * 128.0 * tp;
+  const double moe_fraction =
+      m.moe() ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.num_layers) : 0.0;
 
   auto gemm_s = [&](double rows, double cols, double inner) {
-    double flops = 2 * rows * cols * inner;
-    double bytes = 2 * (rows * inner + inner * cols + rows * cols);
-    return std::max(flops / (peak * cal_.gemm_efficiency), bytes / hbm);
+    const double flops = 2 * rows * cols * inner;
+    const double bytes = 2 * (rows * inner + inner * cols + rows * cols);
+    const double eff = cal_.gemm_efficiency * flops / (flops + cal_.gemm_half_efficiency_flops);
+    return std::max(flops / (peak * eff), bytes / hbm);
   };
-  // Tier bandwidth seen by a group of `members` devices spread `per_node` to a node.
-  auto tier_bw = [&](int members, int per_node, const std::vector<double>& eff) {
-    const LinkTier& inner = cluster_.tiers.at(0);
-    if (members <= node || cluster_.tiers.size() < 2)
-      return inner.bandwidth_bytes_per_s * eff.at(0);
-    return cluster_.tiers[1].bandwidth_bytes_per_s * std::max(1, per_node) * eff.at(1);
+  auto tier = [&](int tier_index, const std::vector<double>& eff) {
+    const auto i = static_cast<std::size_t>(std::min<int>(tier_index, static_cast<int>(cluster_.tiers.size()) - 1));
+    return cluster_.tiers[i].bandwidth_bytes_per_s * eff.at(std::min(i, eff.size() - 1));
+  };
+  // Ring bandwidth of a group whose members sit `stride` devices apart: inside a node it runs on
+  // NVLink; across nodes on the NICs of the members a node holds.
+  auto group_bw = [&](int members, int stride) {
+    if (members * stride <= node || cluster_.tiers.size() < 2) return tier(0, cal_.collective_efficiency);
+    const int per_node = std::clamp(node / std::max(1, stride), 1, members);
+    return tier(1, cal_.collective_efficiency) * per_node;
   };
 
+  BlockCosts c;
   // One layer, one micro-batch, forward, on one device.
-  double mlp_gemms;
-  const double ffn = static_cast<double>(m.moe() ? m.expert_ffn_hidden_size : m.ffn_hidden_size);
-  const double active = m.moe() ? static_cast<double>(m.experts_per_token + m.shared_experts) : 1.0;
-  if (m.gated_mlp)
-    mlp_gemms = gemm_s(tokens * active, 2 * ffn / tp, h) + gemm_s(tokens * active, h, ffn / tp);
-  else
-    mlp_gemms = gemm_s(tokens * active, ffn / tp, h) + gemm_s(tokens * active, h, ffn / tp);
-  const double proj_gemms = gemm_s(tokens, (q_dim + 2 * kv_dim) / tp, h) + gemm_s(tokens, h, q_dim / tp);
-  const double attn_s = 4 * b * s * s * q_dim / tp / (peak * cal_.attention_efficiency);
+  auto mlp_s = [&](double ffn, double rows) {
+    return m.gated_mlp ? gemm_s(rows, 2 * ffn / tp, h) + gemm_s(rows, h, ffn / tp)
+                       : gemm_s(rows, ffn / tp, h) + gemm_s(rows, h, ffn / tp);
+  };
+  double mlp = 0;
+  if (moe_fraction < 1) mlp += (1 - moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens);
+  if (m.moe()) {
+    const double shared_ffn = static_cast<double>(
+        m.shared_expert_ffn_hidden_size ? m.shared_expert_ffn_hidden_size : m.expert_ffn_hidden_size);
+    double moe = mlp_s(static_cast<double>(m.expert_ffn_hidden_size),
+                       tokens * static_cast<double>(m.experts_per_token)) +
+                 gemm_s(tokens, static_cast<double>(m.num_experts), h);  // router
+    if (m.shared_experts > 0)
+      moe += mlp_s(shared_ffn, tokens * static_cast<double>(m.shared_experts));
+    mlp += moe_fraction * moe;
+  }
+  const double proj = gemm_s(tokens, (q_dim + 2 * kv_dim) / tp, h) + gemm_s(tokens, h, q_dim / tp);
+  const double attn_s = 4 * b * s_local * s * q_dim / tp / (peak * cal_.attention_efficiency);
   const double mem_s = (cal_.hidden_bytes_per_element * tokens * h / tp +
-                        cal_.score_bytes_per_element * b * heads_per_device * s * s) / hbm;
-  const double forward_s = proj_gemms + mlp_gemms + attn_s + mem_s;
-  double passes = 3;  // forward + backward (twice the forward)
-  int tp_collectives = 4;
-  if (t.recompute == Recompute::kFull) {
-    passes = 4;
-    tp_collectives = 6;
-  }
-  double layer_compute = passes * forward_s;
-  if (t.recompute == Recompute::kSelective) layer_compute += attn_s + mem_s;
+                        cal_.score_bytes_per_element * b * heads_per_device * s_local * s) / hbm;
+  const double forward_s = proj + mlp + attn_s + mem_s;
   const double act_bytes = tokens * h * 2;
-  const double tp_bw = tier_bw(t.tp, std::min(t.tp, node), cal_.collective_efficiency);
-  const double tp_comm = tp_collectives * ring_allreduce_s(act_bytes, t.tp, tp_bw, cal_.ring_step_latency_s);
-  const double layer_s = layer_compute + tp_comm + 3 * cal_.layer_overhead_s;
 
-  const double layers_per_stage = std::ceil(static_cast<double>(m.num_layers) / t.pp);
-  const double stage_s = layers_per_stage * layer_s;
-  double pp_s = 0;
-  if (t.pp > 1) {
-    const bool crosses = t.tp * t.pp > node;
-    const double bw = (crosses && cluster_.tiers.size() > 1 ? cluster_.tiers[1] : cluster_.tiers[0])
-                          .bandwidth_bytes_per_s *
-                      cal_.p2p_efficiency.at(crosses ? 1 : 0);
-    pp_s = 2 * (act_bytes / bw + cal_.p2p_overhead_s);
+  // Collectives of one layer: tensor parallel (tp innermost), context parallel (stride tp),
+  // expert parallel (stride tp × cp).
+  auto layer_time = [&](Recompute rc, BlockCosts* parts) {
+    const double forwards = rc == Recompute::kFull ? 2.0 : 1.0;  // forward passes per layer
+    double compute = (forwards + 2) * forward_s;
+    if (rc == Recompute::kSelective) compute += attn_s + mem_s;
+    const double tp_comm = (2 * forwards + 2) *
+        ring_allreduce_s(act_bytes, t.tp, group_bw(t.tp, 1), cal_.ring_step_latency_s);
+    double cp_comm = 0;
+    if (t.cp > 1) {  // ring attention: K and V chunks go round, overlapped with the attention
+      const double kv_bytes = 2 * tokens * std::max(kv_dim / tp, static_cast<double>(m.head_dim)) * 2;
+      const double bw = group_bw(t.cp, t.tp);
+      const double passes = forwards + 2;  // backward sends K, V and their gradients
+      const double wire = passes * (t.cp - 1) * (kv_bytes / bw + cal_.ring_step_latency_s);
+      cp_comm = std::max(0.0, wire - (forwards + 2) * attn_s);
+    }
+    double ep_comm = 0;
+    if (t.ep > 1) {  // dispatch and combine, forward and backward
+      const double bytes = tokens * static_cast<double>(m.experts_per_token) * h * 2 *
+                           (t.ep - 1) / t.ep;
+      const double bw = group_bw(t.ep, t.tp * t.cp);
+      ep_comm = moe_fraction * (2 * forwards + 2) * (bytes / bw + (t.ep - 1) * cal_.ring_step_latency_s);
+    }
+    if (parts) {
+      parts->tp_comm_s = tp_comm;
+      parts->cp_comm_s = cp_comm;
+      parts->ep_comm_s = ep_comm;
+    }
+    return compute + tp_comm + cp_comm + ep_comm + 3 * cal_.layer_overhead_s;
+  };
+  c.layer_s = layer_time(t.recompute, &c);
+  c.layer_plain_s = t.recompute == Recompute::kFull ? layer_time(Recompute::kNone, nullptr) : c.layer_s;
+  c.embedding_s = 3 * tokens * h * 2 / hbm;
+  c.head_s = 3 * gemm_s(tokens, vocab / tp, h) + 3 * tokens * vocab / tp * 4 / hbm;
+  if (t.pp > 1) {  // pipeline neighbours sit tp × cp apart
+    const bool crosses = t.tp * t.cp * t.pp > node && cluster_.tiers.size() > 1;
+    c.p2p_s = 2 * (act_bytes / tier(crosses ? 1 : 0, cal_.p2p_efficiency) + cal_.p2p_overhead_s);
   }
-  const double head_s = 3 * gemm_s(tokens, vocab / tp, h) + 3 * tokens * vocab / tp * 4 / hbm;
-  const double last_s = stage_s + head_s + pp_s;
-  const double middle_s = stage_s + pp_s;
-  const double microbatches = static_cast<double>(t.microbatches());
-  AnalyticResult r;
-  r.pipeline_s = (microbatches - 1) * std::max(middle_s, last_s) + (t.pp - 1) * middle_s + last_s;
-  r.bubble_s = r.pipeline_s - microbatches * std::max(middle_s, last_s);
-  r.compute_per_microbatch_s = layers_per_stage * layer_compute + head_s;
-  r.tp_comm_per_microbatch_s = layers_per_stage * tp_comm;
-  r.pp_comm_per_microbatch_s = pp_s;
 
-  // Parameters held by the most loaded device (first stage: layers + embedding).
-  double layer_params = m.attention_parameters() + m.mlp_parameters(m.ffn_hidden_size) +
-                        (m.biases ? 2.0 : 1.0) * h;
-  if (m.moe())
-    layer_params = m.attention_parameters() +
-                   static_cast<double>(m.num_experts) * m.mlp_parameters(m.expert_ffn_hidden_size);
-  const double embed = vocab * h;  // the first stage's embedding (the last stage's head is alike)
-  const double params = (layers_per_stage * layer_params + embed) / tp;
-  const int dp_per_node = std::max(1, node / std::max(1, t.tp * t.pp));
-  const double dp_bw = tier_bw(t.devices(), dp_per_node, cal_.collective_efficiency);
-  r.dp_allreduce_s = ring_allreduce_s(params * cal_.gradient_bytes_per_parameter, t.dp, dp_bw,
-                                      cal_.ring_step_latency_s);
-  const double optimizer_share = t.zero_stage >= 1 ? 1.0 / t.dp : 1.0;
-  r.optimizer_s = params * optimizer_share * cal_.optimizer_bytes_per_parameter / hbm;
+  // Parameters per device.
+  const double dense_mlp = m.mlp_parameters(m.ffn_hidden_size);
+  double dense = m.attention_parameters() + (m.biases ? 2.0 : 1.0) * h + (1 - moe_fraction) * dense_mlp;
+  double expert = 0;
+  if (m.moe()) {
+    const std::int64_t shared_ffn =
+        m.shared_expert_ffn_hidden_size ? m.shared_expert_ffn_hidden_size : m.expert_ffn_hidden_size;
+    dense += moe_fraction * (static_cast<double>(m.shared_experts) * m.mlp_parameters(shared_ffn) +
+                             static_cast<double>(m.num_experts) * h);
+    expert = moe_fraction * static_cast<double>(m.num_experts) * m.mlp_parameters(m.expert_ffn_hidden_size);
+  }
+  c.layer_dense_params = dense / tp;
+  c.layer_expert_params = expert / tp / t.ep;
+  const double positions = m.learned_positions ? static_cast<double>(m.max_positions) * h : 0.0;
+  c.embedding_params = (vocab * h + positions) / tp;
+  // The LM head: its own matrix, or (tied) a copy of the embedding on the last stage.
+  c.head_params = (m.tied_embeddings && t.pp == 1) ? 0.0 : vocab * h / tp;
+
+  // Activations per layer per micro-batch (Korthikanti et al.), s → s/cp per device.
+  const double sbh = s_local * b * h;
+  const double scores = 5.0 * static_cast<double>(m.num_attention_heads) * b * s_local * s / tp;
+  const double full_layer = t.sequence_parallel ? sbh * 34 / tp + scores : sbh * (10 + 24 / tp) + scores;
+  const double selective = t.sequence_parallel ? sbh * 34 / tp : sbh * (10 + 24 / tp);
+  const double input_only = t.sequence_parallel ? 2 * sbh / tp : 2 * sbh;
+  switch (t.recompute) {
+    case Recompute::kFull: c.layer_activation_bytes = input_only; break;
+    case Recompute::kSelective: c.layer_activation_bytes = selective; break;
+    default: c.layer_activation_bytes = full_layer; break;
+  }
+  // Layers a partial full recomputation leaves alone keep everything.
+  c.layer_plain_activation_bytes = t.recompute == Recompute::kFull ? full_layer : c.layer_activation_bytes;
+  c.recompute_working_bytes = t.recompute == Recompute::kFull ? full_layer : 0.0;
+  c.logits_bytes = 2 * tokens * vocab / tp * 4;
+  return c;
+}
+
+double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_params,
+                                          double expert_params, double backward_window_s) const {
+  const int node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
+  const int inner = t.tp * t.cp * t.pp;  // data-parallel replicas sit this far apart
+  auto bw = [&](int members) {
+    if (members <= 1) return 1.0;
+    const bool crosses = static_cast<std::int64_t>(members) * inner > node && cluster_.tiers.size() > 1;
+    const double tier_bw = cluster_.tiers[crosses ? 1 : 0].bandwidth_bytes_per_s *
+                           cal_.collective_efficiency.at(std::min<std::size_t>(crosses ? 1 : 0, cal_.collective_efficiency.size() - 1));
+    return crosses ? tier_bw * std::clamp(node / inner, 1, members) : tier_bw;
+  };
+  const int dense_group = t.dp * t.cp, expert_group = t.dp * t.cp / t.ep;
+  const double g = cal_.gradient_bytes_per_parameter, lat = cal_.ring_step_latency_s;
+  const double m = static_cast<double>(t.microbatches());
+  double sync = 0;
+  for (auto [params, n] : {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}}) {
+    if (params <= 0 || n <= 1) continue;
+    const double band = bw(n);
+    switch (t.zero_stage) {
+      case 0:
+      case 1:  // all-reduce (ZeRO-1: reduce-scatter, then all-gather of the updated weights)
+        sync += ring_allreduce_s(params * g, n, band, lat);
+        break;
+      case 2:  // reduce-scatter every micro-batch, one all-gather of 16-bit weights
+        sync += m * ring_half_s(params * g, n, band, lat) + ring_half_s(params * 2, n, band, lat);
+        break;
+      default:  // ZeRO-3: gather weights for forward and backward, reduce-scatter, per micro-batch
+        sync += m * (2 * ring_half_s(params * 2, n, band, lat) + ring_half_s(params * g, n, band, lat));
+        break;
+    }
+  }
+  if (!t.overlap_grad_reduce) return sync;
+  const double hidden = std::min(sync, backward_window_s);
+  return sync - hidden + cal_.overlap_slowdown * hidden;
+}
+
+double AnalyticCostModel::optimizer_step_s(const TrainingConfig& t, double dense_params,
+                                           double expert_params) const {
+  const bool sharded = t.zero_stage >= 1;
+  const double params = dense_params / (sharded ? t.dp * t.cp : 1) +
+                        expert_params / (sharded ? t.dp * t.cp / t.ep : 1);
+  return params * cal_.optimizer_bytes_per_parameter / cal_.memory_bandwidth_bytes_per_s;
+}
+
+MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const BlockCosts& c,
+                                                int stage, int layers) const {
+  const bool first = stage == 0, last = stage == t.pp - 1;
+  const double n = layers;
+  const double dense = n * c.layer_dense_params + (first ? c.embedding_params : 0.0) +
+                       (last ? c.head_params : 0.0);
+  const double expert = n * c.layer_expert_params;
+  const double dense_shards = t.dp * t.cp, expert_shards = t.dp * t.cp / t.ep;
+  auto sharded = [&](double bytes_per_param, int from_stage) {
+    const bool on = t.zero_stage >= from_stage;
+    return bytes_per_param * (dense / (on ? dense_shards : 1) + expert / (on ? expert_shards : 1));
+  };
+  MemoryBreakdown mem;
+  mem.weights_bytes = sharded(2, 3);
+  mem.gradients_bytes = sharded(cal_.gradient_bytes_per_parameter, 2);
+  mem.optimizer_bytes = sharded(12, 1);
+  const double m = static_cast<double>(t.microbatches());
+  double in_flight = std::min<double>(t.pp - stage, m);
+  if (t.vpp > 1) in_flight += static_cast<double>(t.pp - 1) / t.vpp;
+  const double recomputed =
+      t.recompute == Recompute::kFull
+          ? (t.recompute_layers > 0 ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp) : n)
+          : 0.0;
+  mem.activations_bytes = in_flight * (recomputed * c.layer_activation_bytes +
+                                       (n - recomputed) * c.layer_plain_activation_bytes);
+  mem.buffers_bytes = (recomputed > 0 ? c.recompute_working_bytes : 0.0) + (last ? c.logits_bytes : 0.0);
+  mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
+                   mem.activations_bytes + mem.buffers_bytes;
+  return mem;
+}
+
+AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
+  check(t);
+  const auto& m = model_;
+  const BlockCosts c = block_costs(t);
+  AnalyticResult r;
+  r.stage_layers = t.stage_layers.empty() ? even_stage_split(static_cast<int>(m.num_layers), t.pp)
+                                          : t.stage_layers;
+  const double microbatches = static_cast<double>(t.microbatches());
+  double work_max = 0, work_sum = 0, sync_max = 0, optimizer_max = 0, peak = -1;
+  int bottleneck = 0;
+  for (int i = 0; i < t.pp; ++i) {
+    const int n = r.stage_layers[static_cast<std::size_t>(i)];
+    const bool first = i == 0, last = i == t.pp - 1;
+    const double recomputed =
+        t.recompute == Recompute::kFull && t.recompute_layers > 0
+            ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp)
+            : (t.recompute == Recompute::kFull ? n : 0.0);
+    StageFigures st;
+    st.layers = n;
+    st.time_per_microbatch_s = recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s +
+                               (first ? c.embedding_s : 0.0) + (last ? c.head_s : 0.0) +
+                               t.vpp * c.p2p_s;
+    st.memory = stage_memory(t, c, i, n);
+    if (st.time_per_microbatch_s > work_max) {
+      work_max = st.time_per_microbatch_s;
+      bottleneck = i;
+    }
+    work_sum += st.time_per_microbatch_s;
+    const double dense = n * c.layer_dense_params + (first ? c.embedding_params : 0.0) +
+                         (last ? c.head_params : 0.0);
+    const double expert = n * c.layer_expert_params;
+    // Gradient reduction may hide behind the last micro-batch's backward (two thirds of it).
+    sync_max = std::max(sync_max, gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3));
+    optimizer_max = std::max(optimizer_max, optimizer_step_s(t, dense, expert));
+    if (st.memory.peak_bytes > peak) {
+      peak = st.memory.peak_bytes;
+      r.memory = st.memory;
+    }
+    r.stages.push_back(st);
+  }
+  // 1F1B: the bottleneck stage paces every micro-batch; the others add the fill and drain,
+  // shortened by the interleaving factor.
+  r.pipeline_s = microbatches * work_max + (work_sum - work_max) / t.vpp;
+  r.bubble_s = r.pipeline_s - microbatches * work_max;
+  const int nb = r.stage_layers[static_cast<std::size_t>(bottleneck)];
+  r.compute_per_microbatch_s = work_max - t.vpp * c.p2p_s - nb * (c.tp_comm_s + c.cp_comm_s + c.ep_comm_s);
+  r.tp_comm_per_microbatch_s = nb * c.tp_comm_s;
+  r.pp_comm_per_microbatch_s = t.vpp * c.p2p_s;
+  r.dp_allreduce_s = sync_max;
+  r.optimizer_s = optimizer_max;
   r.iteration_time_s = r.pipeline_s + r.dp_allreduce_s + r.optimizer_s + cal_.iteration_overhead_s;
 
+  const double s = static_cast<double>(t.seq_len), h = static_cast<double>(m.hidden_size);
+  const double q_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
+  const double vocab = std::ceil(static_cast<double>(m.vocab_size) / (128.0 * t.tp)) * 128.0 * t.tp;
   const double total_tokens = static_cast<double>(t.global_batch) * s;
   r.tokens_per_s = total_tokens / r.iteration_time_s;
-  // Model FLOPs per token: 6 × active parameters (without embeddings) + attention.
+  // Model FLOPs per token: 6 × active parameters (without embeddings) + attention + LM head.
   const double model_flops = total_tokens * (6 * (m.active_parameters() - m.embedding_parameters()) +
                                              12.0 * static_cast<double>(m.num_layers) * q_dim * s +
                                              6 * h * vocab);
+  const double peak_flops = cluster_.device_types[0].peak_flops_per_s;
   r.tflops_per_device = model_flops / r.iteration_time_s / t.devices() / 1e12;
-  r.mfu = r.tflops_per_device * 1e12 / peak;
-
-  // Memory (Korthikanti et al. 2022, bytes, 16-bit activations).
-  MemoryBreakdown& mem = r.memory;
-  const double dp = t.dp;
-  mem.weights_bytes = params * 2 / (t.zero_stage >= 3 ? dp : 1.0);
-  mem.gradients_bytes = params * cal_.gradient_bytes_per_parameter / (t.zero_stage >= 2 ? dp : 1.0);
-  mem.optimizer_bytes = params * 12 / (t.zero_stage >= 1 ? dp : 1.0);
-  const double a_over_h = static_cast<double>(m.num_attention_heads) * s / h;
-  double per_layer;
-  const double sbh = s * b * h;
-  const double full_layer = t.sequence_parallel ? sbh * (34 / tp + 5 * a_over_h / tp)
-                                                : sbh * (10 + 24 / tp + 5 * a_over_h / tp);
-  switch (t.recompute) {
-    case Recompute::kFull: per_layer = t.sequence_parallel ? 2 * sbh / tp : 2 * sbh; break;
-    case Recompute::kSelective: per_layer = t.sequence_parallel ? sbh * 34 / tp : sbh * (10 + 24 / tp); break;
-    default: per_layer = full_layer; break;
-  }
-  const double in_flight = std::min<double>(t.pp, microbatches);
-  mem.activations_bytes = per_layer * layers_per_stage * in_flight +
-                          (t.recompute == Recompute::kFull ? full_layer : 0.0);
-  mem.buffers_bytes = 2 * tokens * vocab / tp * 4 / (t.pp > 1 ? 2.0 : 1.0);
-  mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
-                   mem.activations_bytes + mem.buffers_bytes;
-  r.fits = mem.peak_bytes <= dev.memory_bytes;
+  r.mfu = r.tflops_per_device * 1e12 / peak_flops;
+  r.fits = r.memory.peak_bytes <= device_memory_bytes();
   return r;
+}
+
+double AnalyticCostModel::time_lower_bound(const TrainingConfig& t) const {
+  const BlockCosts c = block_costs(t);
+  const double L = static_cast<double>(model_.num_layers);
+  const double layer = t.recompute == Recompute::kFull && t.recompute_layers == 0 ? c.layer_s
+                       : std::min(c.layer_s, c.layer_plain_s);
+  const double p = t.pp;
+  const double work_sum = L * layer + c.embedding_s + c.head_s + p * t.vpp * c.p2p_s;
+  const double work_max = std::max(work_sum / p, layer + t.vpp * c.p2p_s);
+  const double pipeline = static_cast<double>(t.microbatches()) * work_max + (work_sum - work_max) / t.vpp;
+  // Synchronisation and optimizer grow with a stage's parameters: the average stage is a bound.
+  const double dense = (L * c.layer_dense_params + c.embedding_params + c.head_params) / p;
+  const double expert = L * c.layer_expert_params / p;
+  // With overlap, the most a stage can hide is all of it (an unbounded backward window).
+  const double sync = gradient_sync_s(t, dense, expert, std::numeric_limits<double>::infinity());
+  return pipeline + sync + optimizer_step_s(t, dense, expert) + cal_.iteration_overhead_s;
 }
 
 }  // namespace paraplan

@@ -1,7 +1,9 @@
 // The analytical cost model of transformer training: per-GEMM rooflines, memory-bound attention
-// terms, collectives priced on the link tier they cross, the 1F1B pipeline, the data-parallel
-// gradient all-reduce, the optimizer step; memory per device after Korthikanti et al. (2022).
-// Every efficiency comes from a Calibration (docs/cost-models.md gives each formula).
+// terms, tensor/context/expert-parallel collectives priced on the link tier they cross, pipeline
+// stages (any layer split, 1F1B or interleaved), the data-parallel gradient reduction with ZeRO
+// 0-3 and optional overlap, the optimizer step; memory per device and per stage after Korthikanti
+// et al. (2022). Every efficiency comes from a Calibration (docs/cost-models.md gives each
+// formula).
 #pragma once
 
 #include <string>
@@ -14,28 +16,34 @@
 namespace paraplan {
 
 /// Physically meaningful efficiencies of one device type and its links, fitted once against
-/// measurements (never per configuration).
+/// measurements (never per configuration). Read from and written to JSON by io/calibration_file.
 struct Calibration {
   std::string device = "A100";
   double gemm_efficiency = 0.85;              ///< of peak FLOP/s, for large matrix products
+  /// GEMM efficiency by size: gemm_efficiency · F / (F + this), F the product's FLOPs.
+  double gemm_half_efficiency_flops = 0;
   double attention_efficiency = 0.82;         ///< of peak, for the s×s score products
   double memory_bandwidth_bytes_per_s = 1.555e12;  ///< achieved by memory-bound kernels
   double score_bytes_per_element = 10.9;      ///< softmax/mask/dropout traffic per score, forward
   double hidden_bytes_per_element = 0.001;    ///< element-wise traffic per hidden activation
   double layer_overhead_s = 0.00072;          ///< framework time per layer per pass
-  /// Achieved fraction of each tier's nominal bandwidth for ring collectives (innermost first).
+  /// Achieved fraction of each tier's nominal bandwidth for collectives (innermost first); with
+  /// the latency below this gives the efficiency by message size: bytes / (bytes/bw + latency).
   std::vector<double> collective_efficiency = {0.879, 0.697};
-  double ring_step_latency_s = 1.3e-5;
+  double ring_step_latency_s = 1.3e-5;        ///< per ring step (and per all-to-all peer)
   /// Achieved fraction of each tier's bandwidth for pipeline sends, and a fixed cost per send.
   std::vector<double> p2p_efficiency = {0.432, 0.865};
   double p2p_overhead_s = 0.00072;
-  double gradient_bytes_per_parameter = 4;    ///< fp32 gradient accumulation and all-reduce
+  double gradient_bytes_per_parameter = 4;    ///< fp32 gradient accumulation and reduction
   double optimizer_bytes_per_parameter = 36;  ///< Adam step traffic (read + write)
   double iteration_overhead_s = 3.4e-5;
+  /// Compute slows by this fraction of the communication time it overlaps with.
+  double overlap_slowdown = 0.1;
 };
 
-/// Shipped calibrations: "A100" (fitted on shared/data/vtrain), "H100" and "H200" (the A100
-/// efficiencies with their own memory bandwidth until measurements exist).
+/// Shipped calibrations (data/calibration/*.json hold the same values): "A100" (fitted on
+/// shared/data/vtrain), "H100" and "H200" (the A100 efficiencies with their own memory
+/// bandwidth until measurements exist). Error(kUsage) for another device.
 Calibration default_calibration(const std::string& device);
 
 struct MemoryBreakdown {
@@ -43,8 +51,35 @@ struct MemoryBreakdown {
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
   double activations_bytes = 0;
-  double buffers_bytes = 0;  ///< logits and communication buffers
+  double buffers_bytes = 0;  ///< logits and recomputation working space
   double peak_bytes = 0;
+};
+
+/// One pipeline stage (one device of it) as the model sees it.
+struct StageFigures {
+  int layers = 0;
+  double time_per_microbatch_s = 0;  ///< forward + backward of one micro-batch incl. sends
+  MemoryBreakdown memory;
+};
+
+/// What one micro-batch costs one device, per building block of the layer stack.
+struct BlockCosts {
+  double layer_s = 0;        ///< one transformer layer, forward + backward + its collectives
+  double layer_plain_s = 0;  ///< the same without recomputation (recompute_layers)
+  double embedding_s = 0, head_s = 0;
+  double p2p_s = 0;          ///< a stage's sends and receives, per virtual chunk
+  double tp_comm_s = 0;      ///< part of layer_s: tensor-parallel collectives
+  double cp_comm_s = 0;      ///< part of layer_s: exposed context-parallel KV exchange
+  double ep_comm_s = 0;      ///< part of layer_s: expert-parallel all-to-alls
+  // Parameters held per device.
+  double layer_dense_params = 0;   ///< replicated over dp × cp
+  double layer_expert_params = 0;  ///< replicated over dp × cp / ep
+  double embedding_params = 0, head_params = 0;
+  // Activation bytes kept per micro-batch in flight.
+  double layer_activation_bytes = 0;        ///< under the configured recomputation
+  double layer_plain_activation_bytes = 0;  ///< without recomputation
+  double recompute_working_bytes = 0;       ///< one layer's activations while recomputed
+  double logits_bytes = 0;                  ///< last stage
 };
 
 struct AnalyticResult {
@@ -55,12 +90,14 @@ struct AnalyticResult {
   double tp_comm_per_microbatch_s = 0;
   double pp_comm_per_microbatch_s = 0;
   double bubble_s = 0;
-  double dp_allreduce_s = 0;
+  double dp_allreduce_s = 0;    ///< exposed data-parallel gradient (and ZeRO gather) time
   double optimizer_s = 0;
   double tokens_per_s = 0;
   double tflops_per_device = 0;  ///< model FLOPs (no recomputation) per device per second / 1e12
   double mfu = 0;
-  MemoryBreakdown memory;
+  MemoryBreakdown memory;        ///< of the stage with the highest peak
+  std::vector<StageFigures> stages;
+  std::vector<int> stage_layers; ///< the split priced (the configured one or the default)
   bool fits = true;
 };
 
@@ -73,14 +110,32 @@ class AnalyticCostModel {
   AnalyticResult evaluate(const TrainingConfig& config) const;
   /// Throws like evaluate; no pricing.
   void check(const TrainingConfig& config) const;
+  /// Per-block costs of a checked configuration (the stage split is not used).
+  BlockCosts block_costs(const TrainingConfig& config) const;
+  /// A value no layer split of `config` (same knobs, any stage_layers) has an iteration time
+  /// below; the planner prunes with it.
+  double time_lower_bound(const TrainingConfig& config) const;
+  /// Memory of stage `stage` holding `layers` layers (used by the stage split search).
+  MemoryBreakdown stage_memory(const TrainingConfig& config, const BlockCosts& costs, int stage,
+                               int layers) const;
 
   const TransformerConfig& model() const { return model_; }
   const Cluster& cluster() const { return cluster_; }
+  const Calibration& calibration() const { return cal_; }
+  double device_memory_bytes() const;
 
  private:
+  double gradient_sync_s(const TrainingConfig& t, double dense_params, double expert_params,
+                         double backward_window_s) const;
+  double optimizer_step_s(const TrainingConfig& t, double dense_params, double expert_params) const;
+
   TransformerConfig model_;
   Cluster cluster_;
   Calibration cal_;
 };
+
+/// The default split of `layers` over `stages`: as even as possible, the extra layers going to
+/// the middle stages first (the first and last stages carry the embedding and the LM head).
+std::vector<int> even_stage_split(int layers, int stages);
 
 }  // namespace paraplan

@@ -46,6 +46,123 @@ TEST(Analytic, KnobRulesAreChecked) {
   t.sequence_parallel = true;
   t.seq_len = 2047;
   expect_usage(t, "--sequence-parallel");
+  t.sequence_parallel = false;
+  t.seq_len = 2048;
+  t.dp = 4;
+  t.cp = 2;
+  EXPECT_NO_THROW(cost.evaluate(t));
+  t.seq_len = 2050;
+  expect_usage(t, "--cp 2");
+  t.seq_len = 2048;
+  t.ep = 2;
+  expect_usage(t, "needs a mixture-of-experts model");
+  t.ep = 1;
+  t.cp = 1;
+  t.dp = 8;
+  t.zero_stage = 2;
+  t.pp = 1;
+  EXPECT_NO_THROW(cost.evaluate(t));
+  t.tp = 1;
+  t.pp = 2;
+  expect_usage(t, "--zero 2");
+  t.zero_stage = 1;
+  t.vpp = 3;
+  expect_usage(t, "divisible by pp × vpp");  // 32 layers, 2 × 3 = 6
+  t.global_batch = 24;
+  t.vpp = 2;
+  expect_usage(t, "multiple of --pp 2");  // 24 / 8 = 3 micro-batches
+  t.global_batch = 64;
+  t.vpp = 1;
+  t.stage_layers = {20, 10};
+  expect_usage(t, "sum to 30");
+  t.stage_layers = {20, 12};
+  EXPECT_NO_THROW(cost.evaluate(t));
+  t.recompute_layers = 13;
+  expect_usage(t, "--recompute 13");
+}
+
+TEST(Analytic, EvenSplitFavoursTheMiddle) {
+  EXPECT_EQ(even_stage_split(10, 4), (std::vector<int>{2, 3, 3, 2}));
+  EXPECT_EQ(even_stage_split(11, 4), (std::vector<int>{3, 3, 3, 2}));
+  EXPECT_EQ(even_stage_split(8, 1), (std::vector<int>{8}));
+  EXPECT_EQ(even_stage_split(7, 2), (std::vector<int>{4, 3}));
+}
+
+TEST(Analytic, KnobsMoveTimeAndMemoryTheRightWay) {
+  auto cost = llama8b(64);
+  TrainingConfig t;
+  t.global_batch = 256;
+  t.seq_len = 8192;
+  t.tp = 4;
+  t.pp = 4;
+  t.dp = 4;
+  t.recompute = Recompute::kNone;
+  const auto base = cost.evaluate(t);
+  // Interleaving shrinks the bubble and costs sends.
+  t.vpp = 2;
+  const auto interleaved = cost.evaluate(t);
+  EXPECT_LT(interleaved.bubble_s, base.bubble_s);
+  EXPECT_NEAR(interleaved.bubble_s * 2, base.bubble_s, 0.05 * base.bubble_s);
+  EXPECT_GT(interleaved.memory.activations_bytes, base.memory.activations_bytes);
+  t.vpp = 1;
+  // Context parallelism halves the activations per device.
+  t.dp = 2;
+  t.cp = 2;
+  const auto context = cost.evaluate(t);
+  EXPECT_NEAR(context.memory.activations_bytes * 2, base.memory.activations_bytes,
+              0.3 * base.memory.activations_bytes);
+  t.cp = 1;
+  t.dp = 4;
+  // Recomputing some layers lies between none and all.
+  t.recompute = Recompute::kFull;
+  const auto all = cost.evaluate(t);
+  t.recompute_layers = 4;
+  const auto some = cost.evaluate(t);
+  EXPECT_LT(some.iteration_time_s, all.iteration_time_s);
+  EXPECT_GT(some.iteration_time_s, base.iteration_time_s);
+  EXPECT_GT(some.memory.activations_bytes, all.memory.activations_bytes);
+  EXPECT_LT(some.memory.activations_bytes, base.memory.activations_bytes);
+  t.recompute_layers = 0;
+  t.recompute = Recompute::kNone;
+  // Overlapping the gradient reduction hides most of it.
+  t.overlap_grad_reduce = true;
+  const auto overlapped = cost.evaluate(t);
+  EXPECT_LT(overlapped.dp_allreduce_s, base.dp_allreduce_s);
+  // A lighter last stage (the LM head lives there) is never slower than uneven the other way.
+  t.overlap_grad_reduce = false;
+  t.stage_layers = {9, 8, 8, 7};
+  const auto lighter_last = cost.evaluate(t);
+  t.stage_layers = {7, 8, 8, 9};
+  const auto heavier_last = cost.evaluate(t);
+  EXPECT_LT(lighter_last.iteration_time_s, heavier_last.iteration_time_s);
+  ASSERT_EQ(lighter_last.stages.size(), 4u);
+  EXPECT_EQ(lighter_last.stages[0].layers, 9);
+  // The lower bound holds for every split.
+  t.stage_layers.clear();
+  const double bound = cost.time_lower_bound(t);
+  for (auto split : {std::vector<int>{8, 8, 8, 8}, {9, 8, 8, 7}, {7, 8, 8, 9}, {10, 10, 10, 2}}) {
+    t.stage_layers = split;
+    EXPECT_LE(bound, cost.evaluate(t).iteration_time_s);
+  }
+}
+
+TEST(Analytic, ExpertParallelismSplitsTheExperts) {
+  AnalyticCostModel cost(*zoo::llm_model("mixtral-8x7b"), *zoo::cluster_preset("dgx-h100", 64),
+                         default_calibration("H100"));
+  TrainingConfig t;
+  t.global_batch = 256;
+  t.seq_len = 4096;
+  t.tp = 2;
+  t.pp = 4;
+  t.dp = 8;
+  const auto replicated = cost.evaluate(t);
+  t.ep = 8;
+  const auto split = cost.evaluate(t);
+  EXPECT_LT(split.memory.weights_bytes, replicated.memory.weights_bytes / 4);
+  EXPECT_GT(split.compute_per_microbatch_s, 0);
+  EXPECT_GT(split.pipeline_s, replicated.pipeline_s);  // the all-to-alls cost time
+  t.ep = 3;
+  EXPECT_THROW(cost.evaluate(t), Error);
 }
 
 TEST(Analytic, MemoryMovesTheRightWay) {

@@ -4,9 +4,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace paraplan {
 
+/// Activation recomputation. kFull with recompute_layers > 0 recomputes only that many layers of
+/// each pipeline stage (Megatron's --recompute-method block).
 enum class Recompute { kNone, kSelective, kFull };
 
 struct TrainingConfig {
@@ -14,13 +17,21 @@ struct TrainingConfig {
   std::int64_t global_batch = 512;  ///< sequences per iteration
   std::int64_t micro_batch = 1;     ///< sequences per micro-batch
   int tp = 1;                       ///< tensor parallel
+  int cp = 1;                       ///< context parallel (the sequence split across devices)
   int pp = 1;                       ///< pipeline stages
   int dp = 1;                       ///< data parallel
+  int ep = 1;                       ///< expert parallel (carved out of dp × cp; MoE models only)
+  int vpp = 1;                      ///< virtual stages per device (interleaved 1F1B when > 1)
   Recompute recompute = Recompute::kFull;
+  int recompute_layers = 0;         ///< kFull: layers recomputed per stage; 0 = all of them
   bool sequence_parallel = false;
   int zero_stage = 0;               ///< 0: none; 1: optimizer states; 2: + gradients; 3: + weights
+  bool overlap_grad_reduce = false; ///< data-parallel gradient reduction overlapped with backward
+  /// Transformer layers per pipeline stage (size pp, sum = layers); empty: as even as possible,
+  /// the remainder going to the middle stages.
+  std::vector<int> stage_layers;
 
-  int devices() const { return tp * pp * dp; }
+  int devices() const { return tp * cp * pp * dp; }
   /// Micro-batches per pipeline per iteration.
   std::int64_t microbatches() const { return global_batch / (micro_batch * dp); }
 };
