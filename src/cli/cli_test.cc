@@ -305,7 +305,7 @@ TEST(CliEvaluate, BadKnobsNameTheRule) {
   EXPECT_NE(heads.out.find("divisible by the tensor-parallel size"), std::string::npos) << heads.out;
   Outcome devices = run("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --dp 2");
   EXPECT_EQ(devices.exit_code, 2);
-  EXPECT_NE(devices.out.find("is not tp × pp × dp"), std::string::npos) << devices.out;
+  EXPECT_NE(devices.out.find("is not tp × cp × pp × dp"), std::string::npos) << devices.out;
   Outcome batch = run("evaluate --model llama3-8b --devices 8 --batch 100 --micro-batch 3");
   EXPECT_EQ(batch.exit_code, 2);
   EXPECT_NE(batch.out.find("divisible by micro-batch"), std::string::npos) << batch.out;

@@ -6,10 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "cli/transformer_common.h"
 #include "cost/analytic.h"
 #include "ir/error.h"
 #include "ir/units.h"
-#include "cli/transformer_common.h"
 
 namespace paraplan::cli {
 namespace {
@@ -19,12 +19,7 @@ struct EvaluateArgs {
   std::string cluster = "dgx-a100";
   int devices = 0;
   std::int64_t batch = 0;
-  std::int64_t seq_len = 2048;
-  std::int64_t micro_batch = 1;
-  int tp = 1, pp = 1, dp = 0;
-  std::string recompute = "full";
-  bool sequence_parallel = false;
-  int zero = 0;
+  TransformerKnobs knobs;
   bool json = false;
   std::string export_to;
 };
@@ -33,54 +28,67 @@ struct EvaluateArgs {
 
 int run(const EvaluateArgs& a) {
   TransformerConfig model = load_transformer(a.model);
-  if (a.tp < 1 || a.pp < 1 || a.dp < 0) usage("--tp, --pp and --dp must be at least 1");
-  int devices = a.devices > 0 ? a.devices : a.tp * a.pp * std::max(a.dp, 1);
-  int dp = a.dp;
-  if (dp == 0) {
-    if (devices % (a.tp * a.pp))
-      usage(fmt::format("--devices {}: must be divisible by tp × pp = {} × {}", devices, a.tp, a.pp));
-    dp = devices / (a.tp * a.pp);
-  }
-  if (a.tp * a.pp * dp != devices)
-    usage(fmt::format("--devices {} is not tp × pp × dp = {} × {} × {} = {}", devices, a.tp, a.pp,
-                      dp, a.tp * a.pp * dp));
-  const Cluster cluster = load_cluster_preset(a.cluster, devices);
+  const TransformerKnobs& k = a.knobs;
   TrainingConfig t;
-  t.seq_len = a.seq_len;
-  t.micro_batch = a.micro_batch;
-  t.global_batch = a.batch > 0 ? a.batch : a.micro_batch * dp;
-  t.tp = a.tp;
-  t.pp = a.pp;
-  t.dp = dp;
-  t.recompute = parse_recompute(a.recompute);
-  t.sequence_parallel = a.sequence_parallel;
-  t.zero_stage = a.zero;
-  AnalyticCostModel cost(model, cluster, default_calibration(cluster.device_types[0].name));
+  t.tp = std::max(k.tp, 1);
+  t.cp = std::max(k.cp, 1);
+  t.pp = std::max(k.pp, 1);
+  t.ep = std::max(k.ep, 1);
+  t.vpp = std::max(k.vpp, 1);
+  const int inner = t.tp * t.cp * t.pp;
+  const int devices = a.devices > 0 ? a.devices : inner * std::max(k.dp, 1);
+  t.dp = k.dp;
+  if (t.dp == 0) {
+    if (devices % inner)
+      usage(fmt::format("--devices {}: must be divisible by tp × cp × pp = {} × {} × {}", devices,
+                        t.tp, t.cp, t.pp));
+    t.dp = devices / inner;
+  }
+  if (t.devices() != devices)
+    usage(fmt::format("--devices {} is not tp × cp × pp × dp = {} × {} × {} × {} = {}", devices,
+                      t.tp, t.cp, t.pp, t.dp, t.devices()));
+  const Cluster cluster = load_cluster(a.cluster, devices);
+  t.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
+  t.micro_batch = k.micro_batch > 0 ? k.micro_batch : 1;
+  t.global_batch = a.batch > 0 ? a.batch : t.micro_batch * t.dp;
+  const RecomputeChoice rc = parse_recompute(k.recompute.empty() ? "full" : k.recompute);
+  t.recompute = rc.kind;
+  t.recompute_layers = rc.layers;
+  t.sequence_parallel = k.sequence_parallel;
+  t.zero_stage = std::max(k.zero, 0);
+  t.overlap_grad_reduce = k.overlap_on;
+  if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
+  AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
   AnalyticResult r = cost.evaluate(t);
   if (!a.export_to.empty()) {
     std::cout << engine_export(a.export_to, model, t);
     return 0;
   }
   const MemoryBreakdown& m = r.memory;
+  const DeviceType& device = cluster.device_types[0];
   if (a.json) {
     io::Json j = priced_json(t, r, devices);
     j["model"] = model.name;
     j["cluster"] = a.cluster;
-    j["memory"]["device_memory_bytes"] = cluster.device_types[0].memory_bytes;
+    j["memory"]["device_memory_bytes"] = device.memory_bytes;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << fmt::format("{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} pp {} dp {}, "
-                           "recompute {}{}, ZeRO {}\n",
-                           model.name, devices, cluster.device_types[0].name, a.cluster,
-                           t.global_batch, t.seq_len, t.micro_batch, t.tp, t.pp, t.dp, a.recompute,
-                           t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage)
+  std::string layout;
+  for (int n : r.stage_layers) layout += (layout.empty() ? "" : ",") + std::to_string(n);
+  std::cout << fmt::format("{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} cp {} "
+                           "pp {} dp {} ep {} vpp {}, recompute {}{}, ZeRO {}{}\n",
+                           model.name, devices, device.name, a.cluster, t.global_batch, t.seq_len,
+                           t.micro_batch, t.tp, t.cp, t.pp, t.dp, t.ep, t.vpp, recompute_text(t),
+                           t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
+                           t.overlap_grad_reduce ? ", overlapped gradient reduction" : "")
             << fmt::format("iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: {:.1f}%\n",
                            r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu)
-            << fmt::format("  pipeline {:.4f} s (bubble {:.4f} s), data-parallel all-reduce {:.4f} s, optimizer {:.4f} s\n",
+            << fmt::format("  pipeline {:.4f} s (bubble {:.4f} s), data-parallel gradient sync {:.4f} s, optimizer {:.4f} s\n",
                            r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s)
-            << fmt::format("memory per device: {} of {} — {}\n", format_bytes(m.peak_bytes),
-                           format_bytes(cluster.device_types[0].memory_bytes),
+            << fmt::format("  layers per stage: {}\n", layout)
+            << fmt::format("memory per device (busiest stage): {} of {} — {}\n",
+                           format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
                            r.fits ? "fits" : "OUT OF MEMORY")
             << fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, buffers {}\n",
                            format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
@@ -98,21 +106,13 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
                   "TFLOP/s per device, MFU and memory per device");
   cmd->add_option("--model", a->model, "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json")
       ->required();
-  cmd->add_option("--cluster", a->cluster, "Cluster preset: dgx-a100, dgx-h100, h200, vtrain-a100");
-  cmd->add_option("--devices", a->devices, "GPUs (default tp × pp × dp)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--cluster", a->cluster,
+                  "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100) or a paraplan-cluster "
+                  "file (.json, .yaml)");
+  cmd->add_option("--devices", a->devices, "GPUs (default tp × cp × pp × dp)")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--batch", a->batch, "Global batch in sequences (default micro-batch × dp)")
       ->check(CLI::Range(1, 1 << 30));
-  cmd->add_option("--seq-len", a->seq_len, "Sequence length in tokens (default 2048)")
-      ->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch (default 1)")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--tp", a->tp, "Tensor-parallel size")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--pp", a->pp, "Pipeline-parallel size")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--dp", a->dp, "Data-parallel size (default devices ÷ (tp × pp))")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--recompute", a->recompute, "Activation recomputation: none, selective, full (default)");
-  cmd->add_flag("--sequence-parallel", a->sequence_parallel, "Megatron sequence parallelism");
-  cmd->add_option("--zero", a->zero, "ZeRO stage / distributed optimizer: 0-3")->check(CLI::Range(0, 3));
+  add_transformer_knob_flags(cmd, a->knobs, false);
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->add_option("--export", a->export_to,
                   "Print the configuration for a training engine instead: megatron (Megatron-LM "

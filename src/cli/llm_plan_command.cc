@@ -21,23 +21,35 @@ bool is_transformer_model(const std::string& model) {
 int run_llm_plan(const LlmPlanArgs& a) {
   TransformerConfig model = load_transformer(a.model);
   const std::string preset = a.cluster.empty() ? "dgx-a100" : a.cluster;
+  const TransformerKnobs& k = a.knobs;
   LlmSearchSettings s;
   s.devices = a.devices > 0 ? a.devices : 8;
-  const Cluster cluster = load_cluster_preset(preset, s.devices);
-  s.seq_len = a.seq_len > 0 ? a.seq_len : 2048;
+  const Cluster cluster = load_cluster(preset, s.devices);
+  s.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
   s.global_batch = a.batch > 0 ? a.batch : 512;
-  if (a.tp) s.tp = a.tp;
-  if (a.pp) s.pp = a.pp;
-  if (a.dp) s.dp = a.dp;
-  if (a.micro_batch) s.micro_batch = a.micro_batch;
-  if (!a.recompute.empty()) {
-    s.recompute = parse_recompute(a.recompute);
+  if (k.tp) s.tp = k.tp;
+  if (k.cp) s.cp = k.cp;
+  if (k.pp) s.pp = k.pp;
+  if (k.dp) s.dp = k.dp;
+  if (k.ep) s.ep = k.ep;
+  if (k.vpp) s.vpp = k.vpp;
+  if (k.micro_batch) s.micro_batch = k.micro_batch;
+  if (!k.recompute.empty()) {
+    const RecomputeChoice rc = parse_recompute(k.recompute);
+    s.recompute = rc.kind;
+    if (rc.kind == Recompute::kFull) s.recompute_layers = rc.layers;
   }
-  if (a.sequence_parallel) s.sequence_parallel = true;
-  if (a.zero >= 0) s.zero_stage = a.zero;
+  if (k.sequence_parallel) s.sequence_parallel = true;
+  if (k.zero >= 0) s.zero_stage = k.zero;
+  if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
+  if (!k.stage_layers.empty())
+    throw Error(ErrorKind::kUsage, "",
+                "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "
+                "keeps it even)");
+  s.balance_stages = !a.uniform_stages;
   s.top_k = a.top;
   s.time_limit_s = a.time_limit_s;
-  AnalyticCostModel cost(model, cluster, default_calibration(cluster.device_types[0].name));
+  AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
   LlmSearchResult r = search_llm(cost, s);
   if (r.top.empty()) {
     throw Error(ErrorKind::kInfeasible, "",
@@ -57,6 +69,7 @@ int run_llm_plan(const LlmPlanArgs& a) {
                  {"rejected_out_of_memory", r.rejected_memory},
                  {"seconds", r.seconds},
                  {"configurations_per_s", r.seconds > 0 ? r.evaluated / r.seconds : 0.0},
+                 {"stage_splits_searched", r.balanced},
                  {"timed_out", r.timed_out}};
   const std::string text = j.dump(2) + "\n";
   if (!a.output.empty()) io::write_text_file(a.output, text);
@@ -73,18 +86,23 @@ int run_llm_plan(const LlmPlanArgs& a) {
                            model.name, s.devices, cluster.device_types[0].name, preset,
                            s.global_batch, s.seq_len, r.evaluated, r.seconds, r.rejected_memory,
                            r.timed_out ? "; time limit reached, best so far" : "");
-  std::cout << fmt::format("{:>4} {:>4} {:>4} {:>5} {:>5} {:>10} {:>3} {:>4} {:>12} {:>12} {:>8} {:>6} {:>12}\n",
-                           "rank", "tp", "pp", "dp", "mb", "recompute", "sp", "zero",
-                           "iteration s", "tokens/s", "TFLOP/s", "MFU", "memory");
+  std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
+                           "{:>11} {:>9} {:>7} {:>6} {:>11}  {}\n",
+                           "rank", "tp", "cp", "pp", "dp", "ep", "mb", "vpp", "recompute", "sp",
+                           "zero", "ovl", "iteration s", "tokens/s", "TFLOP/s", "MFU", "memory",
+                           "layers per stage");
   int rank = 1;
   for (const auto& c : r.top) {
     const TrainingConfig& t = c.config;
-    std::cout << fmt::format("{:>4} {:>4} {:>4} {:>5} {:>5} {:>10} {:>3} {:>4} {:>12.4f} {:>12.0f} {:>8.1f} {:>5.1f}% {:>12}\n",
-                             rank++, t.tp, t.pp, t.dp, t.micro_batch, recompute_name(t.recompute),
-                             t.sequence_parallel ? "yes" : "no", t.zero_stage,
-                             c.result.iteration_time_s, c.result.tokens_per_s,
-                             c.result.tflops_per_device, 100 * c.result.mfu,
-                             format_bytes(c.result.memory.peak_bytes));
+    std::string layout = t.stage_layers.empty() ? "even" : "";
+    for (int n : t.stage_layers) layout += (layout.empty() ? "" : ",") + std::to_string(n);
+    std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
+                             "{:>11.4f} {:>9.0f} {:>7.1f} {:>5.1f}% {:>11}  {}\n",
+                             rank++, t.tp, t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp,
+                             recompute_text(t), t.sequence_parallel ? "yes" : "no", t.zero_stage,
+                             t.overlap_grad_reduce ? "yes" : "no", c.result.iteration_time_s,
+                             c.result.tokens_per_s, c.result.tflops_per_device, 100 * c.result.mfu,
+                             format_bytes(c.result.memory.peak_bytes), layout);
   }
   return 0;
 }

@@ -4,19 +4,17 @@
 #include <cstdint>
 #include <string>
 
+#include "cli/transformer_common.h"
+
 namespace paraplan::cli {
 
 struct LlmPlanArgs {
   std::string model;
-  std::string cluster;  ///< preset name; empty: dgx-a100
+  std::string cluster;  ///< preset name or cluster file; empty: dgx-a100
   int devices = 0;
   std::int64_t batch = 0;
-  std::int64_t seq_len = 0;
-  std::int64_t micro_batch = 0;
-  int tp = 0, pp = 0, dp = 0;
-  std::string recompute;
-  bool sequence_parallel = false;
-  int zero = -1;
+  TransformerKnobs knobs;
+  bool uniform_stages = false;  ///< do not search non-uniform layer splits
   int top = 5;
   double time_limit_s = 0;
   bool json = false;

@@ -50,12 +50,8 @@ struct PlanArgs {
   bool all_devices = false;
   std::string dot;
   // The transformer planner.
-  std::int64_t seq_len = 0;
-  std::int64_t micro_batch = 0;
-  int tp = 0, pp = 0, dp = 0;
-  std::string recompute;
-  bool sequence_parallel = false;
-  int zero = -1;
+  TransformerKnobs knobs;
+  bool uniform_stages = false;
   int top = 5;
   double time_limit_s = 0;
   std::string export_to;
@@ -215,22 +211,17 @@ int run_llm_path(const PlanArgs& args) {
       !args.machines.empty() || args.microbatch_size || !args.flops.empty() || !args.bw.empty() ||
       !args.dot.empty() || args.min_block || args.keep_all_flows || args.powers_of_two ||
       args.all_devices)
-    usage("the transformer planner takes --cluster PRESET, --devices, --batch, --seq-len, "
-          "--micro-batch, --tp, --pp, --dp, --recompute, --sequence-parallel, --zero, --top and "
-          "--time-limit");
+    usage("the transformer planner takes --cluster PRESET|FILE, --devices, --batch, the knobs "
+          "(--seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute, "
+          "--sequence-parallel, --zero, --[no-]overlap-grad-reduce), --calibration, "
+          "--uniform-stages, --top, --time-limit and --export");
   LlmPlanArgs a;
   a.model = args.model;
   a.cluster = args.cluster_file;
   a.devices = args.devices;
   a.batch = args.batch;
-  a.seq_len = args.seq_len;
-  a.micro_batch = args.micro_batch;
-  a.tp = args.tp;
-  a.pp = args.pp;
-  a.dp = args.dp;
-  a.recompute = args.recompute;
-  a.sequence_parallel = args.sequence_parallel;
-  a.zero = args.zero;
+  a.knobs = args.knobs;
+  a.uniform_stages = args.uniform_stages;
   a.top = args.top;
   a.time_limit_s = args.time_limit_s;
   a.json = args.json;
@@ -244,10 +235,11 @@ int run(const PlanArgs& args) {
       (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args);
   if (args.planner == "llm") usage("--planner llm needs --model with a transformer (built-in or config.json)");
-  if (args.seq_len || args.micro_batch || args.tp || args.pp || args.dp || !args.recompute.empty() ||
-      args.sequence_parallel || args.zero >= 0 || args.time_limit_s > 0 || !args.export_to.empty())
-    usage("--seq-len, --micro-batch, --tp, --pp, --dp, --recompute, --sequence-parallel, --zero "
-          "--time-limit and --export are settings of the transformer planner (--model gpt3-175b, ...)");
+  if (args.knobs.any() || args.uniform_stages || args.time_limit_s > 0 || !args.export_to.empty())
+    usage("--seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute, "
+          "--sequence-parallel, --zero, --[no-]overlap-grad-reduce, --stage-layers, --calibration, "
+          "--uniform-stages, --time-limit and --export are settings of the transformer planner "
+          "(--model gpt3-175b, ...)");
   std::string planner = args.planner;
   if (planner == "auto")
     planner = !args.model.empty() || args.format == "onnx" || ends_with(args.input, ".onnx")
@@ -289,8 +281,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "piper (time per sample), dapple (iteration latency) or pase (intra-op); "
                   "default: by input");
   cmd->add_option("--cluster", args->cluster_file,
-                  "Cluster file (paraplan cluster JSON); transformer planner: a preset (dgx-a100, "
-                  "dgx-h100, h200, vtrain-a100)");
+                  "Cluster file (paraplan cluster JSON or YAML); transformer planner: also a "
+                  "preset (dgx-a100, dgx-h100, h200, vtrain-a100)");
   cmd->add_option("--devices", args->devices, "Number of devices K (overrides the input)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--memory", args->memory,
@@ -334,17 +326,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                 "Intra-op: split dimensions by powers of two only");
   cmd->add_flag("--all-devices", args->all_devices, "Intra-op: every layer uses all devices");
   cmd->add_option("--dot", args->dot, "Intra-op: write the graph with its splits for Graphviz");
-  cmd->add_option("--seq-len", args->seq_len, "Transformer: sequence length in tokens (default 2048)")
-      ->check(CLI::Range(1, 1 << 24));
-  cmd->add_option("--micro-batch", args->micro_batch, "Transformer: fix the micro-batch (sequences)")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--tp", args->tp, "Transformer: fix the tensor-parallel size")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--pp", args->pp, "Transformer: fix the pipeline-parallel size")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--dp", args->dp, "Transformer: fix the data-parallel size")->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--recompute", args->recompute, "Transformer: fix recomputation: none, selective, full");
-  cmd->add_flag("--sequence-parallel", args->sequence_parallel, "Transformer: require sequence parallelism");
-  cmd->add_option("--zero", args->zero, "Transformer: fix the ZeRO stage 0-3 (searched: 0, 1)")
-      ->check(CLI::Range(0, 3));
+  add_transformer_knob_flags(cmd, args->knobs, true);
+  cmd->add_flag("--uniform-stages", args->uniform_stages,
+                "Transformer: keep the layers evenly split across stages (no non-uniform search)");
   cmd->add_option("--top", args->top, "Transformer: how many plans to list (default 5)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--time-limit", args->time_limit_s,

@@ -2,7 +2,9 @@
 #include "cli/transformer_common.h"
 
 #include "io/engine_export.h"
+#include "io/calibration_file.h"
 #include "io/hf_config.h"
+#include "io/native_json.h"
 #include "ir/error.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
@@ -21,6 +23,60 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
+bool TransformerKnobs::any() const {
+  return seq_len || micro_batch || tp || cp || pp || dp || ep || vpp || !recompute.empty() ||
+         sequence_parallel || zero >= 0 || overlap_on || overlap_off || !stage_layers.empty() ||
+         !calibration.empty();
+}
+
+void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_plan) {
+  auto help = [&](const std::string& plan_text, const std::string& evaluate_text) {
+    return for_plan ? "Transformer: fix " + plan_text : evaluate_text;
+  };
+  cmd->add_option("--seq-len", k.seq_len, (for_plan ? "Transformer: s" : "S") + std::string("equence length in tokens (default 2048)"))
+      ->check(CLI::Range(1, 1 << 24));
+  cmd->add_option("--micro-batch", k.micro_batch,
+                  help("the micro-batch (sequences)", "Sequences per micro-batch (default 1)"))
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--tp", k.tp, help("the tensor-parallel size", "Tensor-parallel size (default 1)"))
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--cp", k.cp, help("the context-parallel size", "Context-parallel size (default 1)"))
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--pp", k.pp, help("the pipeline-parallel size", "Pipeline stages (default 1)"))
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--dp", k.dp,
+                  help("the data-parallel size", "Data-parallel size (default devices ÷ (tp × cp × pp))"))
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--ep", k.ep,
+                  help("the expert-parallel size (MoE)", "Expert-parallel size, MoE models (default 1)"))
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--vpp", k.vpp,
+                  help("the virtual stages per device (interleaved 1F1B)",
+                       "Virtual stages per device: interleaved 1F1B when > 1 (default 1)"))
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--recompute", k.recompute,
+                  help("recomputation: none, selective, full or N layers per stage",
+                       "Activation recomputation: none, selective, full (default) or N (full "
+                       "recomputation of N layers per stage)"));
+  cmd->add_flag("--sequence-parallel", k.sequence_parallel,
+                help("sequence parallelism on", "Megatron sequence parallelism"));
+  cmd->add_option("--zero", k.zero, help("the ZeRO stage 0-3", "ZeRO stage 0-3 (1 = distributed optimizer)"))
+      ->check(CLI::Range(0, 3));
+  CLI::Option* on = cmd->add_flag(
+      "--overlap-grad-reduce", k.overlap_on,
+      help("gradient-reduce overlap on", "Overlap the data-parallel gradient reduction with the backward pass"));
+  CLI::Option* off = cmd->add_flag("--no-overlap-grad-reduce", k.overlap_off,
+                                   for_plan ? "Transformer: fix gradient-reduce overlap off"
+                                            : "Do not overlap the gradient reduction (default)");
+  on->excludes(off);
+  cmd->add_option("--stage-layers", k.stage_layers,
+                  help("the layers per pipeline stage, e.g. 9,8,8,7",
+                       "Layers per pipeline stage, e.g. 9,8,8,7 (default: as even as possible)"));
+  cmd->add_option("--calibration", k.calibration,
+                  "Calibration file (JSON or YAML, docs/formats.md); default: the shipped one "
+                  "for the cluster's device (A100, H100, H200)");
+}
+
 TransformerConfig load_transformer(const std::string& name) {
   if (auto c = zoo::llm_model(name)) return *c;
   if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) return io::read_hf_config(name);
@@ -29,28 +85,79 @@ TransformerConfig load_transformer(const std::string& name) {
                   joined(zoo::llm_model_names()) + ") nor a config.json file");
 }
 
-Cluster load_cluster_preset(const std::string& name, int devices) {
+Cluster load_cluster(const std::string& name, int devices) {
   if (auto c = zoo::cluster_preset(name, devices)) return *c;
-  throw Error(ErrorKind::kUsage, "",
-              "--cluster: unknown preset \"" + name + "\" (presets: " +
-                  joined(zoo::cluster_preset_names()) + ")");
+  auto ends_with = [&](const char* suffix) {
+    const std::string x(suffix);
+    return name.size() >= x.size() && name.compare(name.size() - x.size(), x.size(), x) == 0;
+  };
+  if (!ends_with(".json") && !ends_with(".yaml") && !ends_with(".yml"))
+    throw Error(ErrorKind::kUsage, "",
+                "--cluster: \"" + name + "\" is neither a preset (" +
+                    joined(zoo::cluster_preset_names()) + ") nor a cluster file (.json, .yaml)");
+  Cluster c = io::read_cluster_file(name);
+  if (c.device_types.size() != 1)
+    throw Error(ErrorKind::kInput, name + ": /device_types",
+                "the transformer planner needs exactly one device type");
+  if (c.device_types[0].peak_flops_per_s <= 0)
+    throw Error(ErrorKind::kInput, name + ": /device_types/0/peak_flops_per_s",
+                "the analytic cost model needs the device's peak FLOP/s");
+  if (c.device_count() < devices)
+    throw Error(ErrorKind::kUsage, "",
+                "--devices " + std::to_string(devices) + ": the cluster in " + name + " has only " +
+                    std::to_string(c.device_count()) + " devices");
+  if (c.machine_count() > 1 && c.tiers.size() < 2)
+    throw Error(ErrorKind::kInput, name + ": /tiers",
+                "a cluster of several machines needs a second tier (the links between machines)");
+  return c;
 }
 
-Recompute parse_recompute(const std::string& text) {
-  if (text == "none") return Recompute::kNone;
-  if (text == "selective") return Recompute::kSelective;
-  if (text == "full") return Recompute::kFull;
-  throw Error(ErrorKind::kUsage, "",
-              "--recompute must be none, selective or full (got \"" + text + "\")");
+Calibration load_calibration(const std::string& file, const Cluster& cluster) {
+  const std::string& device = cluster.device_types.at(0).name;
+  if (file.empty()) return default_calibration(device);
+  Calibration c = io::read_calibration_file(file);
+  if (c.device != device)
+    throw Error(ErrorKind::kUsage, "",
+                "--calibration: " + file + " calibrates \"" + c.device + "\" but the cluster's devices are \"" +
+                    device + "\"");
+  return c;
 }
 
-const char* recompute_name(Recompute r) {
-  switch (r) {
+RecomputeChoice parse_recompute(const std::string& text) {
+  if (text == "none") return {Recompute::kNone, 0};
+  if (text == "selective") return {Recompute::kSelective, 0};
+  if (text == "full") return {Recompute::kFull, 0};
+  if (!text.empty() && text.size() < 7 && text.find_first_not_of("0123456789") == std::string::npos &&
+      std::stoi(text) > 0)
+    return {Recompute::kFull, std::stoi(text)};
+  throw Error(ErrorKind::kUsage, "",
+              "--recompute must be none, selective, full or a number of layers N >= 1 (got \"" +
+                  text + "\")");
+}
+
+std::string recompute_text(const TrainingConfig& t) {
+  switch (t.recompute) {
     case Recompute::kNone: return "none";
     case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return "full";
+    case Recompute::kFull: return t.recompute_layers > 0 ? std::to_string(t.recompute_layers) : "full";
   }
   return "?";
+}
+
+std::vector<int> parse_stage_layers(const std::string& text) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(ErrorKind::kUsage, "",
+                  "--stage-layers: expected layer counts separated by commas, e.g. 9,8,8,7 (got \"" +
+                      text + "\")");
+    out.push_back(std::stoi(item));
+    pos = end + 1;
+  }
+  return out;
 }
 
 std::string engine_export(const std::string& engine, const TransformerConfig& model,
@@ -62,18 +169,25 @@ std::string engine_export(const std::string& engine, const TransformerConfig& mo
 
 io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices) {
   const MemoryBreakdown& m = r.memory;
+  auto memory_json = [](const MemoryBreakdown& mb) {
+    return io::Json{{"peak_bytes", mb.peak_bytes},
+                    {"weights_bytes", mb.weights_bytes},
+                    {"gradients_bytes", mb.gradients_bytes},
+                    {"optimizer_bytes", mb.optimizer_bytes},
+                    {"activations_bytes", mb.activations_bytes},
+                    {"buffers_bytes", mb.buffers_bytes}};
+  };
+  io::Json stages = io::Json::array();
+  for (const StageFigures& st : r.stages)
+    stages.push_back({{"layers", st.layers},
+                      {"time_per_microbatch_s", st.time_per_microbatch_s},
+                      {"peak_bytes", st.memory.peak_bytes}});
   return {{"iteration_time_s", r.iteration_time_s},
           {"tokens_per_s", r.tokens_per_s},
           {"tflops_per_device", r.tflops_per_device},
           {"mfu", r.mfu},
           {"fits", r.fits},
-          {"memory",
-           {{"peak_bytes", m.peak_bytes},
-            {"weights_bytes", m.weights_bytes},
-            {"gradients_bytes", m.gradients_bytes},
-            {"optimizer_bytes", m.optimizer_bytes},
-            {"activations_bytes", m.activations_bytes},
-            {"buffers_bytes", m.buffers_bytes}}},
+          {"memory", memory_json(m)},
           {"breakdown",
            {{"pipeline_s", r.pipeline_s},
             {"bubble_s", r.bubble_s},
@@ -82,20 +196,23 @@ io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devic
             {"pp_comm_per_microbatch_s", r.pp_comm_per_microbatch_s},
             {"dp_allreduce_s", r.dp_allreduce_s},
             {"optimizer_s", r.optimizer_s}}},
+          {"stages", stages},
           {"config",
            {{"devices", devices},
             {"global_batch", t.global_batch},
             {"micro_batch", t.micro_batch},
             {"seq_len", t.seq_len},
             {"tp", t.tp},
+            {"cp", t.cp},
             {"pp", t.pp},
             {"dp", t.dp},
-            {"cp", 1},
-            {"ep", 1},
-            {"vpp", 1},
-            {"recompute", recompute_name(t.recompute)},
+            {"ep", t.ep},
+            {"vpp", t.vpp},
+            {"recompute", recompute_text(t)},
             {"sequence_parallel", t.sequence_parallel},
-            {"zero", t.zero_stage}}}};
+            {"zero", t.zero_stage},
+            {"overlap_grad_reduce", t.overlap_grad_reduce},
+            {"stage_layers", r.stage_layers}}}};
 }
 
 }  // namespace paraplan::cli

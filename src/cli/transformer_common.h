@@ -2,19 +2,53 @@
 // preset, knob names, and the JSON of a priced configuration.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "cost/analytic.h"
 #include "io/json_fields.h"
 
 namespace paraplan::cli {
 
+/// The training knobs as `evaluate` and `plan` take them (0 / -1 / empty: not given).
+struct TransformerKnobs {
+  std::int64_t seq_len = 0, micro_batch = 0;
+  int tp = 0, cp = 0, pp = 0, dp = 0, ep = 0, vpp = 0;
+  std::string recompute;
+  bool sequence_parallel = false;
+  int zero = -1;
+  bool overlap_on = false, overlap_off = false;  ///< --overlap-grad-reduce, --no-overlap-grad-reduce
+  std::string stage_layers;
+  std::string calibration;
+  /// True if any knob is given (the other planners refuse them).
+  bool any() const;
+};
+
+/// Registers --seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute,
+/// --sequence-parallel, --zero, --[no-]overlap-grad-reduce, --stage-layers and --calibration.
+/// `what` says whether a knob is a value (evaluate) or fixed against the search (plan).
+void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& knobs, bool for_plan);
+
 /// A built-in name or a config.json; Error(kUsage) listing the built-ins otherwise.
 TransformerConfig load_transformer(const std::string& name);
-/// A preset for `devices` GPUs; Error(kUsage) listing the presets otherwise.
-Cluster load_cluster_preset(const std::string& name, int devices);
-Recompute parse_recompute(const std::string& text);
-const char* recompute_name(Recompute r);
+/// A preset for `devices` GPUs, or a paraplan-cluster file (.json, .yaml, .yml) with at least
+/// `devices` devices of one type; Error(kUsage) listing the presets otherwise.
+Cluster load_cluster(const std::string& preset_or_file, int devices);
+/// The calibration file, or the shipped one for the cluster's device type.
+Calibration load_calibration(const std::string& file, const Cluster& cluster);
+/// none, selective, full or a number of layers N (full recomputation of N layers per stage).
+struct RecomputeChoice {
+  Recompute kind = Recompute::kFull;
+  int layers = 0;
+};
+RecomputeChoice parse_recompute(const std::string& text);
+/// none, selective, full, or the number of recomputed layers.
+std::string recompute_text(const TrainingConfig& t);
+/// "9,8,8,7" → {9, 8, 8, 7}; Error(kUsage) naming --stage-layers otherwise.
+std::vector<int> parse_stage_layers(const std::string& text);
 /// The configuration for a training engine ("megatron" or "deepspeed"); Error(kUsage) otherwise.
 std::string engine_export(const std::string& engine, const TransformerConfig& model,
                           const TrainingConfig& config);

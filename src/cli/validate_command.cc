@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "io/calibration_file.h"
 #include "io/vtrain_reader.h"
 #include "validate/vtrain.h"
 
@@ -18,11 +19,15 @@ namespace {
 struct ValidateArgs {
   std::string data = PARAPLAN_DEFAULT_VTRAIN_DIR;
   bool quiet = false;
+  std::string calibration;
 };
 
 int run(const ValidateArgs& args) {
-  auto multi = validate::score_runs(io::read_vtrain_csv(args.data + "/ground_truth_multi.csv"));
-  auto single = validate::score_runs(io::read_vtrain_csv(args.data + "/ground_truth_single.csv"));
+  const Calibration calibration = args.calibration.empty()
+                                      ? default_calibration("A100")
+                                      : io::read_calibration_file(args.calibration);
+  auto multi = validate::score_runs(io::read_vtrain_csv(args.data + "/ground_truth_multi.csv"), calibration);
+  auto single = validate::score_runs(io::read_vtrain_csv(args.data + "/ground_truth_single.csv"), calibration);
   if (!args.quiet) {
     std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n",
                              "set", "line", "GPUs", "batch", "hidden", "L", "mb", "t", "p", "d",
@@ -58,6 +63,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                   "data set): per-run error, mean absolute percentage error, plan ranking");
   cmd->add_option("--data", args->data, "Folder with ground_truth_multi.csv and ground_truth_single.csv");
   cmd->add_flag("--summary", args->quiet, "Print only the summary lines");
+  cmd->add_option("--calibration", args->calibration,
+                  "Calibration file to validate (JSON or YAML; default: the shipped A100 one)");
   cmd->callback([args, &exit_code] { exit_code = run(*args); });
 }
 

@@ -79,7 +79,7 @@ Workload load_workload(const InputSpec& spec) {
     }
   }
   if (!spec.cluster_file.empty())
-    use_cluster(w, io::cluster_from_json(io::parse_json_file(spec.cluster_file), spec.cluster_file));
+    use_cluster(w, io::read_cluster_file(spec.cluster_file));
   return w;
 }
 

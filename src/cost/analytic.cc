@@ -294,6 +294,12 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
   const int dense_group = t.dp * t.cp, expert_group = t.dp * t.cp / t.ep;
   const double g = cal_.gradient_bytes_per_parameter, lat = cal_.ring_step_latency_s;
   const double m = static_cast<double>(t.microbatches());
+  // A gradient reduction hides behind a backward pass when overlapped (compute slowed a little).
+  auto reduce = [&](double seconds) {
+    if (!t.overlap_grad_reduce) return seconds;
+    const double hidden = std::min(seconds, backward_window_s);
+    return seconds - hidden + cal_.overlap_slowdown * hidden;
+  };
   double sync = 0;
   for (auto [params, n] : {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}}) {
     if (params <= 0 || n <= 1) continue;
@@ -301,19 +307,17 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
     switch (t.zero_stage) {
       case 0:
       case 1:  // all-reduce (ZeRO-1: reduce-scatter, then all-gather of the updated weights)
-        sync += ring_allreduce_s(params * g, n, band, lat);
+        sync += reduce(ring_allreduce_s(params * g, n, band, lat));
         break;
-      case 2:  // reduce-scatter every micro-batch, one all-gather of 16-bit weights
-        sync += m * ring_half_s(params * g, n, band, lat) + ring_half_s(params * 2, n, band, lat);
+      case 2:  // reduce-scatter after every micro-batch's backward, one all-gather of weights
+        sync += m * reduce(ring_half_s(params * g, n, band, lat)) + ring_half_s(params * 2, n, band, lat);
         break;
-      default:  // ZeRO-3: gather weights for forward and backward, reduce-scatter, per micro-batch
-        sync += m * (2 * ring_half_s(params * 2, n, band, lat) + ring_half_s(params * g, n, band, lat));
+      default:  // ZeRO-3: per micro-batch, gather weights for forward and backward, reduce-scatter
+        sync += m * (2 * ring_half_s(params * 2, n, band, lat) + reduce(ring_half_s(params * g, n, band, lat)));
         break;
     }
   }
-  if (!t.overlap_grad_reduce) return sync;
-  const double hidden = std::min(sync, backward_window_s);
-  return sync - hidden + cal_.overlap_slowdown * hidden;
+  return sync;
 }
 
 double AnalyticCostModel::optimizer_step_s(const TrainingConfig& t, double dense_params,
@@ -326,7 +330,14 @@ double AnalyticCostModel::optimizer_step_s(const TrainingConfig& t, double dense
 
 MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const BlockCosts& c,
                                                 int stage, int layers) const {
-  const bool first = stage == 0, last = stage == t.pp - 1;
+  double in_flight = std::min<double>(t.pp - stage, static_cast<double>(t.microbatches()));
+  if (t.vpp > 1) in_flight += static_cast<double>(t.pp - 1) / t.vpp;
+  return stage_memory(t, c, layers, stage == 0, stage == t.pp - 1, in_flight);
+}
+
+MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const BlockCosts& c,
+                                                int layers, bool first, bool last,
+                                                double in_flight) const {
   const double n = layers;
   const double dense = n * c.layer_dense_params + (first ? c.embedding_params : 0.0) +
                        (last ? c.head_params : 0.0);
@@ -340,9 +351,6 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
   mem.weights_bytes = sharded(2, 3);
   mem.gradients_bytes = sharded(cal_.gradient_bytes_per_parameter, 2);
   mem.optimizer_bytes = sharded(12, 1);
-  const double m = static_cast<double>(t.microbatches());
-  double in_flight = std::min<double>(t.pp - stage, m);
-  if (t.vpp > 1) in_flight += static_cast<double>(t.pp - 1) / t.vpp;
   const double recomputed =
       t.recompute == Recompute::kFull
           ? (t.recompute_layers > 0 ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp) : n)

@@ -35,17 +35,42 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   arg("--global-batch-size", num(t.global_batch));
   arg("--tensor-model-parallel-size", num(t.tp));
   arg("--pipeline-model-parallel-size", num(t.pp));
+  if (t.cp > 1) arg("--context-parallel-size", num(t.cp));
+  if (t.ep > 1) arg("--expert-model-parallel-size", num(t.ep));
+  if (t.vpp > 1) arg("--num-layers-per-virtual-pipeline-stage", num(m.num_layers / (t.pp * t.vpp)));
+  if (!t.stage_layers.empty()) {
+    // Megatron-core's custom layout: E embedding, t decoder layer, L loss; stages split by |.
+    std::string layout;
+    for (std::size_t i = 0; i < t.stage_layers.size(); ++i) {
+      if (i > 0) layout += "|";
+      if (i == 0) layout += "E";
+      layout += fmt::format("t*{}", t.stage_layers[i]);
+      if (i + 1 == t.stage_layers.size()) layout += ",L";
+    }
+    arg("--pipeline-model-parallel-layout", "\"" + layout + "\"");
+  }
   if (t.sequence_parallel) arg("--sequence-parallel");
   switch (t.recompute) {
     case Recompute::kFull:
       arg("--recompute-granularity", "full");
-      arg("--recompute-method", "uniform");
-      arg("--recompute-num-layers", "1");
+      if (t.recompute_layers > 0) {  // the first N layers of each (virtual) stage
+        arg("--recompute-method", "block");
+        arg("--recompute-num-layers", num(t.recompute_layers));
+      } else {
+        arg("--recompute-method", "uniform");
+        arg("--recompute-num-layers", "1");
+      }
       break;
     case Recompute::kSelective: arg("--recompute-granularity", "selective"); break;
     case Recompute::kNone: break;
   }
+  if (t.zero_stage >= 2)
+    throw Error(ErrorKind::kUsage, "",
+                fmt::format("--export megatron: Megatron-LM has no ZeRO stage {} (its distributed "
+                            "optimizer is stage 1); export this plan with --export deepspeed",
+                            t.zero_stage));
   if (t.zero_stage >= 1) arg("--use-distributed-optimizer");
+  if (t.overlap_grad_reduce) arg("--overlap-grad-reduce");
   arg("--bf16");
   out.resize(out.size() - 3);  // no continuation after the last argument
   out += "\n";
@@ -57,7 +82,8 @@ Json deepspeed_config(const TrainingConfig& t) {
          {"train_micro_batch_size_per_gpu", t.micro_batch},
          {"gradient_accumulation_steps", t.microbatches()},
          {"bf16", {{"enabled", true}}},
-         {"zero_optimization", {{"stage", t.zero_stage}}},
+         {"zero_optimization",
+          {{"stage", t.zero_stage}, {"overlap_comm", t.overlap_grad_reduce}}},
          {"gradient_clipping", 1.0}};
   if (t.recompute != Recompute::kNone)
     j["activation_checkpointing"] = {{"partition_activations", t.sequence_parallel},

@@ -35,6 +35,28 @@ TEST(EngineExport, MegatronArgumentsCarryEveryKnob) {
   EXPECT_EQ(plain.find("--recompute"), std::string::npos);
   EXPECT_EQ(plain.find("--use-distributed-optimizer"), std::string::npos);
   EXPECT_EQ(plain.find("--swiglu"), std::string::npos);
+  EXPECT_EQ(plain.find("--context-parallel-size"), std::string::npos);
+  // Context and expert parallelism, interleaving, a layer layout, some recomputed layers.
+  t.cp = 2;
+  t.vpp = 5;
+  t.recompute = Recompute::kFull;
+  t.recompute_layers = 3;
+  t.overlap_grad_reduce = true;
+  std::string more = megatron_arguments(*zoo::llm_model("llama3-70b"), t);
+  for (const char* want : {"--context-parallel-size 2 \\\n", "--num-layers-per-virtual-pipeline-stage 2 \\\n",
+                           "--recompute-method block \\\n", "--recompute-num-layers 3 \\\n",
+                           "--overlap-grad-reduce \\\n"})
+    EXPECT_NE(more.find(want), std::string::npos) << want << "\n" << more;
+  t.vpp = 1;
+  t.pp = 3;
+  t.stage_layers = {27, 27, 26};
+  std::string layout = megatron_arguments(*zoo::llm_model("llama3-70b"), t);
+  EXPECT_NE(layout.find("--pipeline-model-parallel-layout \"Et*27|t*27|t*26,L\""), std::string::npos) << layout;
+  t.ep = 8;
+  EXPECT_NE(megatron_arguments(*zoo::llm_model("mixtral-8x7b"), t).find("--expert-model-parallel-size 8"),
+            std::string::npos);
+  t.zero_stage = 3;
+  EXPECT_THROW(megatron_arguments(*zoo::llm_model("gpt3-175b"), t), Error);
 }
 
 TEST(EngineExport, DeepSpeedBatchArithmetic) {

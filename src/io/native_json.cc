@@ -1,6 +1,8 @@
 // Native JSON readers and writers.
 #include "io/native_json.h"
 
+#include "io/yaml_json.h"
+
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -212,13 +214,20 @@ Cluster cluster_from_json(const Json& doc, const std::string& source) {
   if (machines.empty()) top.fail("machines", "needs at least one machine");
   for (std::size_t i = 0; i < machines.size(); ++i) {
     JsonObject m = top.element("machines", i);
-    m.only({"devices", "device_type"});
-    c.machine_sizes.push_back(static_cast<int>(m.integer("devices", 1, 1000000)));
+    m.only({"devices", "device_type", "count"});
+    const int devices = static_cast<int>(m.integer("devices", 1, 1000000));
     std::string type = m.string("device_type");
     auto it = type_index.find(type);
     if (it == type_index.end())
       m.fail("device_type", "no device type is named \"" + type + "\" in /device_types");
-    c.machine_device_type.push_back(it->second);
+    // `count` repeats the machine (a cluster of 512 identical nodes is one entry).
+    const long long count = m.has("count") ? m.integer("count", 1, 1000000) : 1;
+    if (static_cast<long long>(c.device_count()) + count * devices > (1LL << 24))
+      m.fail("count", "more than 16,777,216 devices in the cluster");
+    for (long long k = 0; k < count; ++k) {
+      c.machine_sizes.push_back(devices);
+      c.machine_device_type.push_back(it->second);
+    }
   }
   const Json& tiers = top.array("tiers");
   if (tiers.empty()) top.fail("tiers", "needs at least one link tier");
@@ -241,6 +250,10 @@ Cluster cluster_from_json(const Json& doc, const std::string& source) {
     }
   }
   return c;
+}
+
+Cluster read_cluster_file(const std::string& path) {
+  return cluster_from_json(parse_json_or_yaml_file(path), path);
 }
 
 Json plan_to_json(const Plan& plan, const Model& model) {

@@ -20,6 +20,8 @@ bool looks_like_native_model(const Json& doc);
 
 Json cluster_to_json(const Cluster& cluster);
 Cluster cluster_from_json(const Json& doc, const std::string& source);
+/// A paraplan-cluster document from a .json, .yaml or .yml file.
+Cluster read_cluster_file(const std::string& path);
 
 /// Plans name layers by their ids and options by their ids, so `model` is needed both ways.
 Json plan_to_json(const Plan& plan, const Model& model);

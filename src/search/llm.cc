@@ -1,21 +1,28 @@
-// Exhaustive enumeration of the knob space (each evaluation is closed-form, a few microseconds).
+// Exhaustive enumeration of the knob space (each evaluation is closed-form, about a
+// microsecond); the layer split of a configuration is searched only when a lower bound on its
+// iteration time says a split could enter the top k (branch and bound, so nothing is lost).
 #include "search/llm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <limits>
 #include <tuple>
 
+#include "cost/analytic_stages.h"
 #include "ir/error.h"
+
+#include <tbb/parallel_for.h>
 
 namespace paraplan {
 namespace {
 
-std::vector<std::int64_t> divisors(std::int64_t n) {
-  std::vector<std::int64_t> d;
+std::vector<int> divisors(std::int64_t n) {
+  std::vector<int> d;
   for (std::int64_t i = 1; i * i <= n; ++i)
     if (n % i == 0) {
-      d.push_back(i);
-      if (i != n / i) d.push_back(n / i);
+      d.push_back(static_cast<int>(i));
+      if (i != n / i) d.push_back(static_cast<int>(n / i));
     }
   std::sort(d.begin(), d.end());
   return d;
@@ -23,90 +30,280 @@ std::vector<std::int64_t> divisors(std::int64_t n) {
 
 auto order_key(const LlmCandidate& c) {
   const TrainingConfig& t = c.config;
-  return std::make_tuple(c.result.iteration_time_s, c.result.memory.peak_bytes, t.tp, t.pp,
-                         t.micro_batch,
-                         static_cast<int>(t.recompute), t.sequence_parallel, t.zero_stage);
+  return std::make_tuple(c.result.iteration_time_s, c.result.memory.peak_bytes, t.tp, t.cp, t.pp,
+                         t.ep, t.micro_batch, t.vpp, static_cast<int>(t.recompute),
+                         t.recompute_layers, t.sequence_parallel, t.zero_stage,
+                         t.overlap_grad_reduce, t.stage_layers);
+}
+
+bool before(const LlmCandidate& a, const LlmCandidate& b) { return order_key(a) < order_key(b); }
+
+/// The k best candidates so far, sorted.
+class TopK {
+ public:
+  explicit TopK(int k) : k_(static_cast<std::size_t>(k)) {}
+  void offer(LlmCandidate c) {
+    if (items_.size() == k_ && !before(c, items_.back())) return;
+    items_.insert(std::upper_bound(items_.begin(), items_.end(), c, before), std::move(c));
+    if (items_.size() > k_) items_.pop_back();
+  }
+  /// A configuration slower than this cannot enter.
+  double threshold() const {
+    return items_.size() < k_ ? std::numeric_limits<double>::infinity()
+                              : items_.back().result.iteration_time_s;
+  }
+  std::vector<LlmCandidate> take() { return std::move(items_); }
+
+ private:
+  std::size_t k_;
+  std::vector<LlmCandidate> items_;
+};
+
+template <typename T>
+std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> searched) {
+  return fixed ? std::vector<T>{*fixed} : searched;
 }
 
 }  // namespace
+
+std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
+                                               const TrainingConfig& config) {
+  const AnalyticStagePricer pricer(cost, config);
+  const int n = pricer.layers(), p = config.pp;
+  const double inf = std::numeric_limits<double>::infinity();
+  // best[r][i]: the fastest slowest stage for layers i.. in exactly r stages; end[r][i]: where
+  // the first of them ends (exclusive).
+  std::vector<std::vector<double>> best(static_cast<std::size_t>(p + 1),
+                                        std::vector<double>(static_cast<std::size_t>(n + 1), inf));
+  std::vector<std::vector<int>> end(best.size(), std::vector<int>(static_cast<std::size_t>(n + 1), -1));
+  best[0][static_cast<std::size_t>(n)] = 0;
+  for (int r = 1; r <= p; ++r) {
+    const auto& rest = best[static_cast<std::size_t>(r - 1)];
+    for (int i = (r == p ? 0 : 1); i + r <= n; ++i) {
+      // The first stage is [i, j): its time rises with j, rest[j] falls; the optimum is at the
+      // first j where the stage is at least the rest, or just before it.
+      const int lo_j = i + 1, hi_j = n - (r - 1);
+      if (r == 1) {
+        best[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = pricer.stage_time(i, n - 1, r);
+        end[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = n;
+        continue;
+      }
+      int lo = lo_j, hi = hi_j;
+      while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (pricer.stage_time(i, mid - 1, r) >= rest[static_cast<std::size_t>(mid)])
+          hi = mid;
+        else
+          lo = mid + 1;
+      }
+      double value = inf;
+      int chosen = -1;
+      for (int j : {lo - 1, lo}) {
+        if (j < lo_j || j > hi_j) continue;
+        const double v = std::max(pricer.stage_time(i, j - 1, r), rest[static_cast<std::size_t>(j)]);
+        if (v < value) {
+          value = v;
+          chosen = j;
+        }
+      }
+      best[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = value;
+      end[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = chosen;
+    }
+  }
+  if (!(best[static_cast<std::size_t>(p)][0] < inf)) return std::nullopt;
+  std::vector<int> split;
+  for (int r = p, i = 0; r >= 1; --r) {
+    const int j = end[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
+    split.push_back(j - i);
+    i = j;
+  }
+  return split;
+}
 
 LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSettings& s) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const TransformerConfig& m = cost.model();
+  const int layers = static_cast<int>(m.num_layers);
   LlmSearchResult out;
   if (s.devices < 1) throw Error(ErrorKind::kUsage, "", "--devices: expected at least 1");
   if (s.top_k < 1) throw Error(ErrorKind::kUsage, "", "--top: expected at least 1");
-  std::vector<LlmCandidate> kept;
-  auto keep = [&](LlmCandidate c) {
-    kept.push_back(std::move(c));
-    if (kept.size() > static_cast<std::size_t>(4 * s.top_k + 64)) {
-      std::sort(kept.begin(), kept.end(),
-                [](const auto& a, const auto& b) { return order_key(a) < order_key(b); });
-      kept.resize(s.top_k);
-    }
+  std::atomic<bool> stop{false};
+  // Every task's k-th best time bounds the overall k-th best: the smallest of them prunes all.
+  std::atomic<double> shared_threshold{std::numeric_limits<double>::infinity()};
+
+  // The outer shapes (tp, cp, pp) are independent tasks, each with its own top k (a
+  // configuration outside a task's top k is outside the overall one, so pruning stays exact).
+  struct Shape {
+    int tp, cp, pp;
   };
-  // A fixed knob is checked once, with a full message, by evaluating it.
-  const std::vector<Recompute> recomputes =
-      s.recompute ? std::vector<Recompute>{*s.recompute}
-                  : std::vector<Recompute>{Recompute::kNone, Recompute::kSelective, Recompute::kFull};
-  const std::vector<int> zeros = s.zero_stage ? std::vector<int>{*s.zero_stage} : std::vector<int>{0, 1};
-  for (std::int64_t tp : divisors(s.devices)) {
-    if (s.tp && tp != *s.tp) continue;
-    if (!s.tp && m.num_attention_heads % tp) continue;
-    for (std::int64_t pp : divisors(s.devices / tp)) {
-      if (s.pp && pp != *s.pp) continue;
-      if (!s.pp && pp > m.num_layers) continue;
-      const std::int64_t dp = s.devices / tp / pp;
-      if (s.dp && dp != *s.dp) continue;
-      if (!s.dp && s.global_batch % dp) continue;
-      const std::vector<std::int64_t> batches =
-          s.micro_batch ? std::vector<std::int64_t>{*s.micro_batch}
-                        : (s.global_batch % dp ? std::vector<std::int64_t>{}
-                                               : divisors(s.global_batch / dp));
-      for (std::int64_t b : batches) {
-        for (Recompute rc : recomputes) {
-          std::vector<bool> sps;
-          if (s.sequence_parallel)
-            sps = {*s.sequence_parallel};
-          else {
-            sps = {false};
-            if (tp > 1 && s.seq_len % tp == 0) sps.push_back(true);
-          }
-          for (bool sp : sps)
-            for (int zero : zeros) {
-              TrainingConfig t;
-              t.seq_len = s.seq_len;
-              t.global_batch = s.global_batch;
-              t.micro_batch = b;
-              t.tp = static_cast<int>(tp);
-              t.pp = static_cast<int>(pp);
-              t.dp = static_cast<int>(dp);
-              t.recompute = rc;
-              t.sequence_parallel = sp;
-              t.zero_stage = zero;
-              AnalyticResult r = cost.evaluate(t);
-              ++out.evaluated;
-              if (!r.fits) {
-                ++out.rejected_memory;
-              } else {
-                keep({t, r});
-              }
-              if (s.time_limit_s > 0 && (out.evaluated & 255) == 0 &&
-                  std::chrono::duration<double>(Clock::now() - start).count() > s.time_limit_s) {
-                out.timed_out = true;
-                goto done;
-              }
-            }
-        }
+  std::vector<Shape> shapes;
+  for (int tp : fixed_or(s.tp, divisors(s.devices))) {
+    if (m.num_attention_heads % tp || (m.num_kv_heads % tp && tp % m.num_kv_heads)) continue;
+    if (s.devices % tp) continue;
+    for (int cp : fixed_or(s.cp, divisors(s.devices / tp))) {
+      if ((s.devices / tp) % cp || (cp > 1 && s.seq_len % (2 * cp))) continue;
+      for (int pp : fixed_or(s.pp, divisors(s.devices / tp / cp))) {
+        if ((s.devices / tp / cp) % pp || pp > layers) continue;
+        shapes.push_back({tp, cp, pp});
       }
     }
   }
-done:
-  std::sort(kept.begin(), kept.end(),
-            [](const auto& a, const auto& b) { return order_key(a) < order_key(b); });
-  if (kept.size() > static_cast<std::size_t>(s.top_k)) kept.resize(s.top_k);
-  out.top = std::move(kept);
+  struct Partial {
+    std::vector<LlmCandidate> top;
+    std::int64_t evaluated = 0, rejected = 0, balanced = 0;
+  };
+  std::vector<Partial> partials(shapes.size());
+
+  auto run_shape = [&](const Shape& shape, Partial& part) {
+    TopK top(s.top_k);
+    std::int64_t considered = 0;
+    // Prices one configuration (and its best layer split); returns whether it fits.
+    auto consider = [&](const TrainingConfig& t) {
+      AnalyticResult r;
+      try {
+        r = cost.evaluate(t);
+      } catch (const Error& e) {
+        if (e.kind() != ErrorKind::kUsage) throw;
+        return false;  // a rule the loops do not filter (a fixed knob with a searched one)
+      }
+      ++part.evaluated;
+      LlmCandidate best{t, r};
+      bool fits = r.fits;
+      if (s.balance_stages && t.pp > 1 && t.vpp == 1 && t.recompute_layers == 0 &&
+          t.microbatches() >= t.pp) {
+        const double bound = cost.time_lower_bound(t);
+        const bool uniform_optimal = r.fits && r.iteration_time_s <= bound;
+        if (!uniform_optimal && bound < std::min(top.threshold(), shared_threshold.load())) {
+          ++part.balanced;
+          if (auto split = balance_stages(cost, t); split && *split != r.stage_layers) {
+            TrainingConfig tb = t;
+            tb.stage_layers = *split;
+            AnalyticResult rb = cost.evaluate(tb);
+            ++part.evaluated;
+            if (rb.fits && (!r.fits || rb.iteration_time_s < r.iteration_time_s)) {
+              best = {tb, rb};
+              fits = true;
+            }
+          }
+        }
+      }
+      if (fits) {
+        top.offer(std::move(best));
+        const double mine = top.threshold();
+        double seen = shared_threshold.load();
+        while (mine < seen && !shared_threshold.compare_exchange_weak(seen, mine)) {
+        }
+      } else
+        ++part.rejected;
+      if (s.time_limit_s > 0 && (++considered & 63) == 0 &&
+          std::chrono::duration<double>(Clock::now() - start).count() > s.time_limit_s)
+        stop = true;
+      return fits;
+    };
+    // The smallest number of recomputed layers per stage that fits (memory falls and time rises
+    // with it, so that one is the fastest); 0 if none short of all.
+    auto fewest_recomputed = [&](TrainingConfig t) {
+      const std::vector<int> split = even_stage_split(layers, t.pp);
+      int lo = 1, hi = *std::min_element(split.begin(), split.end()) / t.vpp - 1;
+      int found = 0;
+      while (lo <= hi) {
+        const int mid = (lo + hi) / 2;
+        t.recompute_layers = mid;
+        const bool fits = cost.evaluate(t).fits;
+        ++part.evaluated;
+        if (fits) {
+          found = mid;
+          hi = mid - 1;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      return found;
+    };
+
+    const int tp = shape.tp, cp = shape.cp, pp = shape.pp;
+    const int dp = s.devices / tp / cp / pp;
+    if ((s.dp && dp != *s.dp) || s.global_batch % dp) return;
+    std::vector<int> eps = {1};
+    if (s.ep) {
+      eps = {*s.ep};
+    } else if (m.moe()) {
+      eps.clear();
+      for (int e : divisors(static_cast<std::int64_t>(dp) * cp))
+        if (m.num_experts % e == 0) eps.push_back(e);
+    }
+    std::vector<std::int64_t> batches;
+    if (s.micro_batch)
+      batches = {*s.micro_batch};
+    else
+      for (int b : divisors(s.global_batch / dp)) batches.push_back(b);
+    const std::vector<Recompute> recomputes =
+        fixed_or(s.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
+    for (int ep : eps)
+      for (std::int64_t b : batches) {
+        if (s.global_batch % (b * dp)) continue;
+        const std::int64_t micro = s.global_batch / (b * dp);
+        std::vector<int> vpps = {1};
+        if (s.vpp)
+          vpps = {*s.vpp};
+        else if (pp > 1 && layers % pp == 0 && micro % pp == 0)
+          for (int v : divisors(layers / pp))
+            if (v > 1) vpps.push_back(v);
+        std::vector<bool> sps = {false};
+        if (tp > 1 && (s.seq_len / cp) % tp == 0) sps.push_back(true);
+        if (s.sequence_parallel) sps = {*s.sequence_parallel};
+        std::vector<int> zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
+        if (s.zero_stage) zeros = {*s.zero_stage};
+        std::vector<bool> overlaps = {false};
+        if (dp * cp > 1) overlaps.push_back(true);
+        if (s.overlap_grad_reduce) overlaps = {*s.overlap_grad_reduce};
+        for (int vpp : vpps)
+          for (bool sp : sps)
+            for (int zero : zeros)
+              for (bool overlap : overlaps) {
+                TrainingConfig t;
+                t.seq_len = s.seq_len;
+                t.global_batch = s.global_batch;
+                t.micro_batch = b;
+                t.tp = tp;
+                t.cp = cp;
+                t.pp = pp;
+                t.dp = dp;
+                t.ep = ep;
+                t.vpp = vpp;
+                t.sequence_parallel = sp;
+                t.zero_stage = zero;
+                t.overlap_grad_reduce = overlap;
+                bool none_fits = false;
+                for (Recompute rc : recomputes) {
+                  if (stop) return;
+                  t.recompute = rc;
+                  t.recompute_layers = rc == Recompute::kFull ? s.recompute_layers.value_or(0) : 0;
+                  const bool fits = consider(t);
+                  if (rc == Recompute::kNone) none_fits = fits;
+                  // Full recomputation of fewer layers: only between "all fit" and "none fits".
+                  if (rc == Recompute::kFull && fits && !none_fits && !s.recompute_layers)
+                    if (int n = fewest_recomputed(t); n > 0) {
+                      t.recompute_layers = n;
+                      consider(t);
+                    }
+                }
+              }
+      }
+    part.top = top.take();
+  };
+  tbb::parallel_for(std::size_t{0}, shapes.size(), [&](std::size_t i) { run_shape(shapes[i], partials[i]); });
+
+  TopK top(s.top_k);
+  for (Partial& p : partials) {
+    out.evaluated += p.evaluated;
+    out.rejected_memory += p.rejected;
+    out.balanced += p.balanced;
+    for (auto& c : p.top) top.offer(std::move(c));
+  }
+  out.timed_out = stop;
+  out.top = top.take();
   out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (out.evaluated == 0) {
     // Nothing matched the fixed knobs: evaluate them as given to report the broken rule.
@@ -114,18 +311,26 @@ done:
     t.seq_len = s.seq_len;
     t.global_batch = s.global_batch;
     t.tp = s.tp.value_or(1);
+    t.cp = s.cp.value_or(1);
     t.pp = s.pp.value_or(1);
-    t.dp = s.dp.value_or(s.devices / std::max(1, t.tp * t.pp));
+    t.ep = s.ep.value_or(1);
+    t.vpp = s.vpp.value_or(1);
+    t.dp = s.dp.value_or(s.devices / std::max(1, t.tp * t.cp * t.pp));
     t.micro_batch = s.micro_batch.value_or(1);
+    t.recompute = s.recompute.value_or(Recompute::kFull);
+    t.recompute_layers = s.recompute_layers.value_or(0);
+    t.sequence_parallel = s.sequence_parallel.value_or(false);
+    t.zero_stage = s.zero_stage.value_or(0);
     if (t.devices() != s.devices)
       throw Error(ErrorKind::kUsage, "",
-                  "--devices " + std::to_string(s.devices) + " is not tp × pp × dp = " +
-                      std::to_string(t.tp) + " × " + std::to_string(t.pp) + " × " +
-                      std::to_string(t.dp));
+                  "--devices " + std::to_string(s.devices) + " is not tp × cp × pp × dp = " +
+                      std::to_string(t.tp) + " × " + std::to_string(t.cp) + " × " +
+                      std::to_string(t.pp) + " × " + std::to_string(t.dp));
     cost.check(t);
     throw Error(ErrorKind::kUsage, "",
-                "no configuration satisfies the fixed knobs (heads divisible by tp, batch "
-                "divisible by micro-batch × dp, at most one stage per layer)");
+                "no configuration satisfies the fixed knobs together (heads divisible by tp, "
+                "batch divisible by micro-batch × dp, at most one stage per layer, layers "
+                "divisible by pp × vpp, experts divisible by ep)");
   }
   return out;
 }

@@ -1,6 +1,8 @@
-// The transformer planner: every combination of tensor, pipeline and data parallel sizes,
-// micro-batch, activation recomputation, sequence parallelism and distributed optimizer that
-// fits in memory, priced by the analytic cost model; knobs the user fixes are not searched.
+// The transformer planner: every combination of tensor, context, pipeline, data and expert
+// parallel sizes, micro-batch, interleaving, activation recomputation (none, selective, full, a
+// number of layers), sequence parallelism, ZeRO stage and gradient-reduce overlap that fits in
+// memory, priced by the analytic cost model, each with its best layer split across stages;
+// knobs the user fixes are not searched.
 #pragma once
 
 #include <cstdint>
@@ -16,11 +18,15 @@ struct LlmSearchSettings {
   std::int64_t global_batch = 512;
   std::int64_t seq_len = 2048;
   // Fixed knobs (unset: searched).
-  std::optional<int> tp, pp, dp;
+  std::optional<int> tp, cp, pp, dp, ep, vpp;
   std::optional<std::int64_t> micro_batch;
   std::optional<Recompute> recompute;
+  std::optional<int> recompute_layers;  ///< with recompute = kFull; 0 = every layer
   std::optional<bool> sequence_parallel;
-  std::optional<int> zero_stage;  ///< searched over {0, 1} (ZeRO 2/3 traffic is not priced)
+  std::optional<int> zero_stage;
+  std::optional<bool> overlap_grad_reduce;
+  /// Also try non-uniform layer splits (1F1B, whole-layer recomputation, m ≥ pp).
+  bool balance_stages = true;
   int top_k = 5;
   double time_limit_s = 0;        ///< 0: none; else stop and return the best found so far
 };
@@ -34,12 +40,22 @@ struct LlmSearchResult {
   std::vector<LlmCandidate> top;  ///< fastest first; only configurations that fit
   std::int64_t evaluated = 0;     ///< configurations priced
   std::int64_t rejected_memory = 0;
+  std::int64_t balanced = 0;      ///< configurations whose stage split was searched
   bool timed_out = false;
   double seconds = 0;
 };
 
-/// Deterministic: ties in time go to the smaller peak memory, then the smaller (tp, pp,
-/// micro-batch, recompute, sequence parallel, ZeRO) in that order. Error(kUsage) for a fixed knob that breaks a rule.
+/// Deterministic: ties in time go to the smaller peak memory, then the smaller (tp, cp, pp, ep,
+/// micro-batch, vpp, recompute, recomputed layers, sequence parallel, ZeRO, overlap, stage
+/// layers) in that order. Error(kUsage) for a fixed knob that breaks a rule.
 LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSettings& settings);
+
+/// Exact: the split into exactly `config.pp` stages whose slowest stage (time per micro-batch,
+/// 1F1B) is fastest among the splits that fit in memory; nullopt when none fits. Ties:
+/// deterministic (the first stage's end found by the search below). A dynamic programme over (stages left, first layer)
+/// with a binary search for the stage end (stage time grows and the rest's optimum falls with
+/// it): O(pp · layers · log layers) stage prices.
+std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
+                                               const TrainingConfig& config);
 
 }  // namespace paraplan

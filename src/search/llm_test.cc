@@ -1,8 +1,11 @@
-// The transformer planner against an independent enumeration, and its fixed knobs.
+// The transformer planner against independent enumerations: the layer split against every
+// composition of the layers, the joint search against plain loops over every knob.
 #include "search/llm.h"
 
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
+#include "cost/analytic_stages.h"
 #include "ir/error.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
@@ -15,43 +18,139 @@ AnalyticCostModel model_on(const std::string& name, const std::string& cluster, 
                            default_calibration(cluster == "dgx-a100" ? "A100" : "H100"));
 }
 
-// Brute-force twin: every (tp, pp, dp, micro-batch, recompute, sp, ZeRO 0/1) by plain loops.
+/// A small GPT on `devices` A100s with `memory_bytes` each.
+AnalyticCostModel tiny(int layers, int devices, double memory_bytes) {
+  Cluster c = *zoo::cluster_preset("dgx-a100", devices);
+  c.device_types[0].memory_bytes = memory_bytes;
+  return AnalyticCostModel(zoo::megatron_gpt("tiny", 8, 1024, layers, 50257), c,
+                           default_calibration("A100"));
+}
+
+void compositions(int total, int parts, std::vector<int>& prefix,
+                  const std::function<void(const std::vector<int>&)>& visit) {
+  if (parts == 1) {
+    prefix.push_back(total);
+    visit(prefix);
+    prefix.pop_back();
+    return;
+  }
+  for (int first = 1; first <= total - (parts - 1); ++first) {
+    prefix.push_back(first);
+    compositions(total - first, parts - 1, prefix, visit);
+    prefix.pop_back();
+  }
+}
+
+double bottleneck(const AnalyticResult& r) {
+  double worst = 0;
+  for (const auto& st : r.stages) worst = std::max(worst, st.time_per_microbatch_s);
+  return worst;
+}
+
+// Twin of balance_stages: the fastest slowest stage over every split that fits.
+RC_GTEST_PROP(LlmSearch, BalancedSplitIsTheBestBottleneck, ()) {
+  const int layers = *rc::gen::inRange(2, 11);
+  const int pp = *rc::gen::inRange(2, std::min(layers, 5) + 1);
+  const int tp = *rc::gen::element(1, 2);
+  const double memory = *rc::gen::element(0.3, 0.6, 1.0, 4.0) * 1073741824.0;
+  auto cost = tiny(layers, tp * pp * 2, memory);
+  TrainingConfig t;
+  t.seq_len = 1024;
+  t.micro_batch = *rc::gen::element(1, 2, 4);
+  t.global_batch = t.micro_batch * 2 * *rc::gen::inRange(pp, 2 * pp + 1);
+  t.tp = tp;
+  t.pp = pp;
+  t.dp = 2;
+  t.recompute = *rc::gen::element(Recompute::kNone, Recompute::kFull);
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<int> prefix;
+  compositions(layers, pp, prefix, [&](const std::vector<int>& split) {
+    TrainingConfig ts = t;
+    ts.stage_layers = split;
+    AnalyticResult r = cost.evaluate(ts);
+    if (r.fits) best = std::min(best, bottleneck(r));
+  });
+  auto split = balance_stages(cost, t);
+  RC_ASSERT(split.has_value() == (best < std::numeric_limits<double>::infinity()));
+  if (split) {
+    t.stage_layers = *split;
+    AnalyticResult r = cost.evaluate(t);
+    RC_ASSERT(r.fits);
+    RC_ASSERT(std::abs(bottleneck(r) - best) <= 1e-12 * best);
+  }
+}
+
+// Twin of search_llm: plain loops over every knob; each configuration with the even split and
+// with the balanced one (the split search has its own twin above).
 TEST(LlmSearch, BestEqualsExhaustiveEnumeration) {
-  for (auto [name, devices, batch] : {std::tuple{"gpt-1.7b", 16, 64}, std::tuple{"llama3-8b", 32, 128},
-                                     std::tuple{"gpt-18.4b", 64, 256}}) {
-    auto cost = model_on(name, "dgx-a100", devices);
+  for (auto [layers, devices, batch, memory_gib] :
+       {std::tuple{8, 8, 16, 80.0}, std::tuple{8, 8, 32, 1.0}, std::tuple{6, 16, 32, 0.8}}) {
+    auto cost = tiny(layers, devices, memory_gib * 1073741824.0);
     LlmSearchSettings s;
     s.devices = devices;
     s.global_batch = batch;
-    s.top_k = 1;
+    s.seq_len = 1024;
+    s.top_k = 3;
     auto found = search_llm(cost, s);
-    double best = 1e300;
-    for (int tp = 1; tp <= devices; ++tp)
-      for (int pp = 1; tp * pp <= devices; ++pp) {
-        if (devices % (tp * pp)) continue;
-        int dp = devices / (tp * pp);
-        for (int b = 1; b <= batch; ++b)
-          for (Recompute rc : {Recompute::kNone, Recompute::kSelective, Recompute::kFull})
-            for (bool sp : {false, true})
-              for (int zero : {0, 1}) {
-                TrainingConfig t;
-                t.global_batch = batch;
-                t.micro_batch = b;
-                t.tp = tp;
-                t.pp = pp;
-                t.dp = dp;
-                t.recompute = rc;
-                t.sequence_parallel = sp && tp > 1;
-                t.zero_stage = zero;
-                try {
-                  auto r = cost.evaluate(t);
-                  if (r.fits) best = std::min(best, r.iteration_time_s);
-                } catch (const Error&) {
-                }
-              }
+    double best = std::numeric_limits<double>::infinity();
+    std::int64_t fitting = 0;
+    auto price = [&](const TrainingConfig& t) {
+      try {
+        auto r = cost.evaluate(t);
+        if (r.fits) {
+          best = std::min(best, r.iteration_time_s);
+          ++fitting;
+        }
+      } catch (const Error&) {
       }
-    ASSERT_FALSE(found.top.empty()) << name;
-    EXPECT_EQ(found.top[0].result.iteration_time_s, best) << name;
+    };
+    for (int tp = 1; tp <= devices; ++tp)
+      for (int cp = 1; tp * cp <= devices; ++cp)
+        for (int pp = 1; tp * cp * pp <= devices; ++pp) {
+          if (devices % (tp * cp * pp)) continue;
+          const int dp = devices / (tp * cp * pp);
+          for (int b = 1; b <= batch; ++b)
+            for (int vpp = 1; vpp <= layers; ++vpp)
+              for (int rc = 0; rc <= layers + 2; ++rc)  // none, selective, full, N = 1, 2, ...
+                for (bool sp : {false, true})
+                  for (int zero : {0, 1, 2, 3})
+                    for (bool overlap : {false, true}) {
+                      TrainingConfig t;
+                      t.seq_len = 1024;
+                      t.global_batch = batch;
+                      t.micro_batch = b;
+                      t.tp = tp;
+                      t.cp = cp;
+                      t.pp = pp;
+                      t.dp = dp;
+                      t.vpp = vpp;
+                      t.recompute = rc == 0 ? Recompute::kNone
+                                    : rc == 1 ? Recompute::kSelective
+                                              : Recompute::kFull;
+                      t.recompute_layers = rc > 2 ? rc - 2 : 0;
+                      t.sequence_parallel = sp;
+                      t.zero_stage = zero;
+                      t.overlap_grad_reduce = overlap;
+                      price(t);
+                      try {
+                        cost.check(t);
+                      } catch (const Error&) {
+                        continue;
+                      }
+                      if (pp > 1 && vpp == 1 && t.recompute_layers == 0 && t.microbatches() >= pp)
+                        if (auto split = balance_stages(cost, t)) {
+                          t.stage_layers = *split;
+                          price(t);
+                        }
+                    }
+        }
+    if (fitting == 0) {
+      EXPECT_TRUE(found.top.empty());
+      continue;
+    }
+    ASSERT_FALSE(found.top.empty()) << layers << " " << devices;
+    EXPECT_EQ(found.top[0].result.iteration_time_s, best) << layers << " " << devices;
+    EXPECT_TRUE(found.top[0].result.fits);
   }
 }
 
@@ -76,6 +175,36 @@ TEST(LlmSearch, FixedKnobsAreKeptAndTopIsSorted) {
   }
   s.tp = 3;  // 64 heads are not divisible by 3
   EXPECT_THROW(search_llm(cost, s), Error);
+}
+
+TEST(LlmSearch, MixtureOfExpertsSearchesExpertParallelism) {
+  auto cost = model_on("mixtral-8x7b", "dgx-h100", 64);
+  LlmSearchSettings s;
+  s.devices = 64;
+  s.global_batch = 256;
+  s.seq_len = 4096;
+  s.top_k = 3;
+  auto r = search_llm(cost, s);
+  ASSERT_FALSE(r.top.empty());
+  bool uses_ep = false;
+  for (const auto& c : r.top) uses_ep = uses_ep || c.config.ep > 1;
+  EXPECT_TRUE(uses_ep);  // replicating 8 experts on every device is never the fastest
+  s.ep = 3;
+  EXPECT_THROW(search_llm(cost, s), Error);
+}
+
+TEST(LlmSearch, SameInputSamePlans) {
+  auto cost = model_on("gpt3-175b", "dgx-a100", 256);
+  LlmSearchSettings s;
+  s.devices = 256;
+  s.global_batch = 512;
+  s.top_k = 5;
+  auto a = search_llm(cost, s), b = search_llm(cost, s);
+  ASSERT_EQ(a.top.size(), b.top.size());
+  for (std::size_t i = 0; i < a.top.size(); ++i) {
+    EXPECT_EQ(a.top[i].result.iteration_time_s, b.top[i].result.iteration_time_s);
+    EXPECT_EQ(a.top[i].config.stage_layers, b.top[i].config.stage_layers);
+  }
 }
 
 }  // namespace

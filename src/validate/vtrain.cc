@@ -11,10 +11,10 @@
 
 namespace paraplan::validate {
 
-std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs) {
+std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
+                                  const Calibration& calibration) {
   std::vector<ScoredRun> out;
   out.reserve(runs.size());
-  const Calibration calibration = default_calibration("A100");
   for (const auto& r : runs) {
     TransformerConfig model = zoo::megatron_gpt("gpt", r.heads, r.hidden, r.layers, 50257);
     model.max_positions = r.seq_len;

@@ -1,10 +1,11 @@
 // Accuracy of the analytic cost model against measured runs (shared/data/vtrain): each run is
-// priced on the cluster it ran on with the shipped A100 calibration.
+// priced on the cluster it ran on with the shipped A100 calibration or a given one.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cost/analytic.h"
 #include "io/vtrain_reader.h"
 
 namespace paraplan::validate {
@@ -15,8 +16,10 @@ struct ScoredRun {
   double error() const { return predicted_s / run.iteration_time_s - 1; }
 };
 
-/// Prices every run (a Megatron GPT with GPT-2's vocabulary, full recomputation, 1F1B).
-std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs);
+/// Prices every run (a Megatron GPT with GPT-2's vocabulary, full recomputation, 1F1B) with
+/// `calibration` (default: the shipped A100 one).
+std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
+                                  const Calibration& calibration = default_calibration("A100"));
 /// Mean absolute percentage error, in percent.
 double mean_absolute_percentage_error(const std::vector<ScoredRun>& rows);
 

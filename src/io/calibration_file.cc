@@ -1,0 +1,87 @@
+#include "io/calibration_file.h"
+
+#include "io/yaml_json.h"
+
+namespace paraplan::io {
+namespace {
+
+// Efficiencies are fractions of a peak: in (0, 1].
+double fraction(const JsonObject& o, std::string_view key) {
+  const double x = o.positive_number(key);
+  if (x > 1) o.fail(key, "an efficiency is a fraction of the peak, in (0, 1]");
+  return x;
+}
+
+std::vector<double> fractions(const JsonObject& o, std::string_view key) {
+  const Json& list = o.array(key);
+  if (list.empty()) o.fail(key, "needs one efficiency per link tier (innermost first)");
+  std::vector<double> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string place = o.place(key) + "/" + std::to_string(i);
+    const double x = checked_number(list[i], place, true);
+    if (x > 1) throw Error(ErrorKind::kInput, place, "an efficiency is a fraction of the peak, in (0, 1]");
+    out.push_back(x);
+  }
+  return out;
+}
+
+}  // namespace
+
+Json calibration_to_json(const Calibration& c) {
+  return Json{{"format", "paraplan-calibration"},
+              {"version", 1},
+              {"device", c.device},
+              {"gemm_efficiency", c.gemm_efficiency},
+              {"gemm_half_efficiency_flops", c.gemm_half_efficiency_flops},
+              {"attention_efficiency", c.attention_efficiency},
+              {"memory_bandwidth_bytes_per_s", c.memory_bandwidth_bytes_per_s},
+              {"score_bytes_per_element", c.score_bytes_per_element},
+              {"hidden_bytes_per_element", c.hidden_bytes_per_element},
+              {"layer_overhead_s", c.layer_overhead_s},
+              {"collective_efficiency", c.collective_efficiency},
+              {"ring_step_latency_s", c.ring_step_latency_s},
+              {"p2p_efficiency", c.p2p_efficiency},
+              {"p2p_overhead_s", c.p2p_overhead_s},
+              {"gradient_bytes_per_parameter", c.gradient_bytes_per_parameter},
+              {"optimizer_bytes_per_parameter", c.optimizer_bytes_per_parameter},
+              {"iteration_overhead_s", c.iteration_overhead_s},
+              {"overlap_slowdown", c.overlap_slowdown}};
+}
+
+Calibration calibration_from_json(const Json& doc, const std::string& source) {
+  JsonObject o(doc, source, "");
+  o.only({"format", "version", "device", "gemm_efficiency", "gemm_half_efficiency_flops",
+          "attention_efficiency", "memory_bandwidth_bytes_per_s", "score_bytes_per_element",
+          "hidden_bytes_per_element", "layer_overhead_s", "collective_efficiency",
+          "ring_step_latency_s", "p2p_efficiency", "p2p_overhead_s",
+          "gradient_bytes_per_parameter", "optimizer_bytes_per_parameter",
+          "iteration_overhead_s", "overlap_slowdown"});
+  if (o.string("format") != "paraplan-calibration")
+    o.fail("format", "expected \"paraplan-calibration\"");
+  if (o.integer("version", 1, 1) != 1) o.fail("version", "expected 1");
+  Calibration c;
+  c.device = o.string("device");
+  c.gemm_efficiency = fraction(o, "gemm_efficiency");
+  c.gemm_half_efficiency_flops = o.number("gemm_half_efficiency_flops");
+  c.attention_efficiency = fraction(o, "attention_efficiency");
+  c.memory_bandwidth_bytes_per_s = o.positive_number("memory_bandwidth_bytes_per_s");
+  c.score_bytes_per_element = o.number("score_bytes_per_element");
+  c.hidden_bytes_per_element = o.number("hidden_bytes_per_element");
+  c.layer_overhead_s = o.number("layer_overhead_s");
+  c.collective_efficiency = fractions(o, "collective_efficiency");
+  c.ring_step_latency_s = o.number("ring_step_latency_s");
+  c.p2p_efficiency = fractions(o, "p2p_efficiency");
+  c.p2p_overhead_s = o.number("p2p_overhead_s");
+  c.gradient_bytes_per_parameter = o.positive_number("gradient_bytes_per_parameter");
+  c.optimizer_bytes_per_parameter = o.number("optimizer_bytes_per_parameter");
+  c.iteration_overhead_s = o.number("iteration_overhead_s");
+  c.overlap_slowdown = o.number("overlap_slowdown");
+  if (c.overlap_slowdown > 1) o.fail("overlap_slowdown", "a fraction of the overlapped time, in [0, 1]");
+  return c;
+}
+
+Calibration read_calibration_file(const std::string& path) {
+  return calibration_from_json(parse_json_or_yaml_file(path), path);
+}
+
+}  // namespace paraplan::io

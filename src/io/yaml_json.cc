@@ -1,0 +1,74 @@
+#include "io/yaml_json.h"
+
+#include <cerrno>
+#include <cstdlib>
+
+#include <yaml-cpp/yaml.h>
+
+namespace paraplan::io {
+namespace {
+
+Json scalar(const YAML::Node& node) {
+  const std::string& text = node.Scalar();
+  if (node.Tag() == "!") return text;  // quoted: always a string
+  if (text == "true" || text == "True") return true;
+  if (text == "false" || text == "False") return false;
+  if (text.empty() || text == "~" || text == "null") return nullptr;
+  const char* begin = text.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const long long integer = std::strtoll(begin, &end, 10);
+  if (errno == 0 && end == begin + text.size()) return integer;
+  errno = 0;
+  const double number = std::strtod(begin, &end);
+  if (errno == 0 && end == begin + text.size()) return number;
+  return text;
+}
+
+Json convert(const YAML::Node& node, const std::string& source) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined: return nullptr;
+    case YAML::NodeType::Scalar: return scalar(node);
+    case YAML::NodeType::Sequence: {
+      Json out = Json::array();
+      for (const auto& item : node) out.push_back(convert(item, source));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      Json out = Json::object();
+      for (const auto& item : node) {
+        if (!item.first.IsScalar())
+          throw Error(ErrorKind::kInput,
+                      source + ":" + std::to_string(item.first.Mark().line + 1),
+                      "mapping keys must be plain scalars");
+        out[item.first.Scalar()] = convert(item.second, source);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Json parse_yaml_text(const std::string& text, const std::string& source) {
+  try {
+    return convert(YAML::Load(text), source);
+  } catch (const YAML::Exception& e) {
+    throw Error(ErrorKind::kInput,
+                source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),
+                "YAML syntax error: " + e.msg);
+  }
+}
+
+Json parse_json_or_yaml_file(const std::string& path) {
+  auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() &&
+           path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (ends_with(".yaml") || ends_with(".yml")) return parse_yaml_text(read_text_file(path), path);
+  return parse_json_file(path);
+}
+
+}  // namespace paraplan::io
