@@ -47,6 +47,8 @@ int run_llm_plan(const LlmPlanArgs& a) {
                 "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "
                 "keeps it even)");
   s.balance_stages = !a.uniform_stages;
+  // A plan exported to Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
+  if (a.export_to == "megatron") s.max_zero_stage = 1;
   s.top_k = a.top;
   s.time_limit_s = a.time_limit_s;
   AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));

@@ -254,6 +254,8 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
         if (tp > 1 && (s.seq_len / cp) % tp == 0) sps.push_back(true);
         if (s.sequence_parallel) sps = {*s.sequence_parallel};
         std::vector<int> zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
+        zeros.erase(std::remove_if(zeros.begin(), zeros.end(), [&](int z) { return z > s.max_zero_stage; }),
+                    zeros.end());
         if (s.zero_stage) zeros = {*s.zero_stage};
         std::vector<bool> overlaps = {false};
         if (dp * cp > 1) overlaps.push_back(true);

@@ -1,10 +1,12 @@
 // The analytic model against the measured vTrain runs, and the reader's handling of bad rows.
 #include "validate/vtrain.h"
 
+#include <cctype>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "io/calibration_file.h"
 #include "ir/error.h"
 
 namespace paraplan::validate {
@@ -46,6 +48,24 @@ TEST(Validate, MalformedRowsNameTheLine) {
     EXPECT_EQ(e.kind(), ErrorKind::kInput);
     EXPECT_NE(std::string(e.what()).find(":3"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("micro batch"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace paraplan::validate
+
+namespace paraplan::validate {
+namespace {
+
+// The calibration files shipped in data/calibration hold exactly the compiled-in defaults.
+TEST(Calibration, ShippedFilesEqualTheDefaults) {
+  for (const char* device : {"A100", "H100", "H200"}) {
+    std::string file = device;
+    for (char& ch : file) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const Calibration shipped =
+        io::read_calibration_file(std::string(PARAPLAN_CALIBRATION_DIR) + "/" + file + ".json");
+    EXPECT_EQ(io::calibration_to_json(shipped), io::calibration_to_json(default_calibration(device)))
+        << device;
   }
 }
 

@@ -1,0 +1,127 @@
+// The transformer commands end to end: the new knobs, cluster and calibration files, and the
+// messages of their mistakes.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string out;  // stdout and stderr together
+};
+
+Outcome run(const std::string& args) {
+  std::string cmd = std::string(PARAPLAN_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+void expect_usage(const std::string& args, const std::string& needle) {
+  Outcome r = run(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+  EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+}
+
+TEST(CliTransformer, PlanJsonCarriesEveryKnobAndTheStages) {
+  Outcome r = run("plan --model gpt-1.7b --devices 16 --batch 64 --top 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"tp", "cp", "pp", "dp", "ep", "vpp", "recompute", "sequence_parallel",
+                          "zero", "overlap_grad_reduce", "stage_layers", "micro_batch"})
+    EXPECT_TRUE(j["config"].contains(key)) << key;
+  int layers = 0;
+  for (const auto& n : j["config"]["stage_layers"]) layers += n.get<int>();
+  EXPECT_EQ(layers, 24);
+  EXPECT_EQ(j["stages"].size(), j["config"]["pp"].get<std::size_t>());
+  EXPECT_EQ(j["top"].size(), 3u);
+  EXPECT_TRUE(j["search"].contains("configurations_per_s"));
+}
+
+TEST(CliTransformer, EvaluateTakesEveryKnob) {
+  Outcome r = run("evaluate --model llama3-8b --cluster dgx-h100 --devices 64 --tp 2 --cp 2 --pp 4 "
+                  "--vpp 2 --batch 256 --seq-len 8192 --recompute 2 --sequence-parallel "
+                  "--zero 1 --overlap-grad-reduce --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["config"]["cp"], 2);
+  EXPECT_EQ(j["config"]["dp"], 4);
+  EXPECT_EQ(j["config"]["vpp"], 2);
+  EXPECT_EQ(j["config"]["recompute"], "2");
+  EXPECT_EQ(j["config"]["overlap_grad_reduce"], true);
+  Outcome split = run("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 17,15 --json");
+  ASSERT_EQ(split.exit_code, 0) << split.out;
+  EXPECT_EQ(nlohmann::json::parse(split.out)["config"]["stage_layers"], nlohmann::json::array({17, 15}));
+  Outcome moe = run("evaluate --model mixtral-8x7b --cluster dgx-h100 --devices 64 --tp 2 --pp 4 "
+                    "--ep 8 --batch 256 --seq-len 4096");
+  EXPECT_EQ(moe.exit_code, 0) << moe.out;
+}
+
+TEST(CliTransformer, BadKnobsNameTheRule) {
+  expect_usage("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 10,10", "sum to 20");
+  expect_usage("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 10,x", "--stage-layers");
+  expect_usage("evaluate --model llama3-8b --recompute banana", "--recompute must be");
+  expect_usage("evaluate --model gpt3-175b --devices 16 --ep 2", "expert parallelism needs a mixture-of-experts");
+  expect_usage("evaluate --model llama3-8b --devices 16 --cp 2 --seq-len 1001", "--cp 2");
+  expect_usage("evaluate --model llama3-8b --devices 16 --pp 2 --zero 2", "--zero 2");
+  expect_usage("evaluate --model llama3-8b --devices 16 --pp 2 --vpp 3", "divisible by pp × vpp");
+  expect_usage("plan --model llama3-8b --devices 16 --pp 2 --zero 3", "--zero 3");
+  expect_usage("plan --model llama3-8b --devices 16 --stage-layers 16,16", "--stage-layers is a setting of evaluate");
+  expect_usage("plan --cp 2", "settings of the transformer planner");
+  expect_usage("evaluate --model llama3-8b --overlap-grad-reduce --no-overlap-grad-reduce", "excludes");
+}
+
+TEST(CliTransformer, ClusterAndCalibrationFiles) {
+  const std::string cluster = write_temp("two-nodes.yaml", R"(format: paraplan-cluster
+version: 1
+device_types: [{name: H100, memory_bytes: 85899345920, peak_flops_per_s: 9.89e14}]
+machines: [{devices: 8, device_type: H100, count: 2}]
+tiers:
+  - {name: nvlink, bandwidth_bytes_per_s: 4.5e11}
+  - {name: infiniband, bandwidth_bytes_per_s: 5.0e10}
+)");
+  const std::string calibration = std::string(PARAPLAN_CALIBRATION_DIR) + "/h100.json";
+  Outcome from_file = run("evaluate --model llama3-8b --cluster " + cluster + " --devices 16 --tp 2 "
+                          "--pp 2 --batch 64 --calibration " + calibration + " --json");
+  Outcome preset = run("evaluate --model llama3-8b --cluster dgx-h100 --devices 16 --tp 2 --pp 2 "
+                       "--batch 64 --json");
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.out;
+  ASSERT_EQ(preset.exit_code, 0) << preset.out;
+  EXPECT_EQ(nlohmann::json::parse(from_file.out)["iteration_time_s"],
+            nlohmann::json::parse(preset.out)["iteration_time_s"]);
+  expect_usage("evaluate --model llama3-8b --cluster " + cluster + " --devices 32", "has only 16 devices");
+  expect_usage("evaluate --model llama3-8b --cluster dgx-a100 --calibration " + calibration,
+               "calibrates \"H100\" but the cluster's devices are \"A100\"");
+  expect_usage("evaluate --model llama3-8b --cluster tpu-v5", "dgx-h100");
+  Outcome missing = run("evaluate --model llama3-8b --cluster /nonexistent/c.yaml");
+  EXPECT_EQ(missing.exit_code, 5) << missing.out;
+  const std::string broken = write_temp("broken.json", "{\"format\": \"paraplan-calibration\"}");
+  Outcome bad = run("evaluate --model llama3-8b --calibration " + broken);
+  EXPECT_EQ(bad.exit_code, 3) << bad.out;
+  EXPECT_NE(bad.out.find("broken.json"), std::string::npos) << bad.out;
+}
+
+TEST(CliTransformer, ExportsTheSearchedPlan) {
+  Outcome r = run("plan --model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 4096 "
+                  "--export megatron");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("--tensor-model-parallel-size"), std::string::npos) << r.out;
+  Outcome ds = run("plan --model llama3-8b --devices 8 --batch 64 --pp 1 --zero 3 --export deepspeed");
+  ASSERT_EQ(ds.exit_code, 0) << ds.out;
+  EXPECT_EQ(nlohmann::json::parse(ds.out)["zero_optimization"]["stage"], 3);
+}
+
+}  // namespace

@@ -1,0 +1,103 @@
+// Calibration files and YAML documents: round trips, and one clear message per mistake.
+#include "io/calibration_file.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "io/native_json.h"
+#include "io/yaml_json.h"
+
+namespace paraplan::io {
+namespace {
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+void expect_input_error(const std::function<void()>& f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(CalibrationFile, RoundTripsEveryField) {
+  Calibration c;
+  c.device = "X1";
+  c.gemm_half_efficiency_flops = 3e9;
+  c.collective_efficiency = {0.5, 0.25, 0.125};
+  c.overlap_slowdown = 0.2;
+  const Calibration back = calibration_from_json(calibration_to_json(c), "mem");
+  EXPECT_EQ(calibration_to_json(back), calibration_to_json(c));
+}
+
+TEST(CalibrationFile, YamlReadsLikeJson) {
+  const Json j = calibration_to_json(Calibration{});
+  std::string yaml;
+  for (auto& [key, value] : j.items()) yaml += key + ": " + value.dump() + "\n";
+  const std::string path = write_temp("calibration.yaml", yaml);
+  EXPECT_EQ(calibration_to_json(read_calibration_file(path)), j);
+}
+
+TEST(CalibrationFile, MistakesNameTheField) {
+  Json j = calibration_to_json(Calibration{});
+  j["gemm_efficiency"] = 1.5;
+  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "c.json: /gemm_efficiency");
+  j = calibration_to_json(Calibration{});
+  j.erase("ring_step_latency_s");
+  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "ring_step_latency_s");
+  j = calibration_to_json(Calibration{});
+  j["collective_efficiency"] = Json::array({0.9, -1});
+  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "/collective_efficiency/1");
+  j = calibration_to_json(Calibration{});
+  j["gemm_speed"] = 1;
+  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "gemm_speed");
+  const std::string bad = write_temp("bad.yaml", "device: A100\n  gemm: [1, 2\n");
+  expect_input_error([&] { read_calibration_file(bad); }, "bad.yaml:");
+}
+
+TEST(ClusterFile, YamlWithRepeatedMachines) {
+  const std::string path = write_temp("cluster.yml", R"(format: paraplan-cluster
+version: 1
+name: four-h100-nodes
+device_types:
+  - {name: H100, memory_bytes: 85899345920, peak_flops_per_s: 9.89e14}
+machines:
+  - {devices: 8, device_type: H100, count: 4}
+tiers:
+  - {name: nvlink, bandwidth_bytes_per_s: 4.5e11}
+  - {name: infiniband, bandwidth_bytes_per_s: 5.0e10}
+)");
+  const Cluster c = read_cluster_file(path);
+  EXPECT_EQ(c.name, "four-h100-nodes");
+  EXPECT_EQ(c.device_count(), 32);
+  EXPECT_EQ(c.machine_count(), 4);
+  EXPECT_DOUBLE_EQ(c.device_types[0].peak_flops_per_s, 9.89e14);
+  EXPECT_DOUBLE_EQ(c.tiers[1].bandwidth_bytes_per_s, 5e10);
+  const std::string wrong = write_temp("wrong.yaml", R"(format: paraplan-cluster
+version: 1
+device_types: [{name: H100, memory_bytes: 1}]
+machines: [{devices: 8, device_type: H200}]
+tiers: [{name: nvlink, bandwidth_bytes_per_s: 1}]
+)");
+  expect_input_error([&] { read_cluster_file(wrong); }, "/machines/0/device_type");
+}
+
+TEST(Yaml, ScalarsBecomeTypedValues) {
+  const Json j = parse_yaml_text("a: 3\nb: 2.5e3\nc: true\nd: ~\ne: text\nf: '7'\n", "t.yaml");
+  EXPECT_TRUE(j["a"].is_number_integer());
+  EXPECT_EQ(j["b"], 2500.0);
+  EXPECT_EQ(j["c"], true);
+  EXPECT_TRUE(j["d"].is_null());
+  EXPECT_EQ(j["e"], "text");
+  EXPECT_EQ(j["f"], "7");
+}
+
+}  // namespace
+}  // namespace paraplan::io
