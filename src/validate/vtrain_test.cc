@@ -33,6 +33,11 @@ TEST(Validate, RankingsCoverEveryMultiNodeModel) {
     EXPECT_GE(x.slowdown(), 0);
   }
   EXPECT_EQ(configurations, 109);
+  // The first-ranked configuration is within 2 % of the measured best for 3.6B, 39.1B and
+  // 175B; 18.4B is the documented gap (docs/cost-models.md).
+  int within = 0;
+  for (const auto& x : r) within += x.slowdown() <= 0.02;
+  EXPECT_GE(within, 3);
 }
 
 TEST(Validate, MalformedRowsNameTheLine) {
