@@ -28,6 +28,11 @@ double ring_half_s(double bytes, int n, double bandwidth, double step_latency) {
 
 }  // namespace
 
+int stage_sends(const TrainingConfig& t, int stage) {
+  (void)stage;
+  return t.pp < 2 ? 0 : 2 * t.vpp;
+}
+
 std::vector<int> even_stage_split(int layers, int stages) {
   std::vector<int> split(static_cast<std::size_t>(std::max(stages, 0)), stages > 0 ? layers / stages : 0);
   int extra = stages > 0 ? layers % stages : 0;
@@ -207,6 +212,10 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
 
   // Collectives of one layer: tensor parallel (tp innermost), context parallel (stride tp),
   // expert parallel (stride tp × cp).
+  struct Passes {
+    double forward, forward_comm, backward, backward_comm;
+    double total() const { return forward + forward_comm + backward + backward_comm; }
+  };
   auto layer_time = [&](Recompute rc, BlockCosts* parts) {
     const double forwards = rc == Recompute::kFull ? 2.0 : 1.0;  // forward passes per layer
     double compute = (forwards + 2) * forward_s;
@@ -233,15 +242,34 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
       parts->cp_comm_s = cp_comm;
       parts->ep_comm_s = ep_comm;
     }
-    return compute + tp_comm + cp_comm + ep_comm + 3 * cal_.layer_overhead_s;
+    // The forward pass holds one of the (forwards + 2) compute passes and two of the
+    // (2·forwards + 2) collectives; the backward (with any recomputation) the rest.
+    Passes p;
+    p.forward = forward_s + cal_.layer_overhead_s;
+    p.backward = compute - forward_s + 2 * cal_.layer_overhead_s;
+    const double comm = tp_comm + cp_comm + ep_comm;
+    p.forward_comm = comm * 2 / (2 * forwards + 2);
+    p.backward_comm = comm - p.forward_comm;
+    return p;
   };
-  c.layer_s = layer_time(t.recompute, &c);
-  c.layer_plain_s = t.recompute == Recompute::kFull ? layer_time(Recompute::kNone, nullptr) : c.layer_s;
+  const Passes configured = layer_time(t.recompute, &c);
+  const Passes plain = t.recompute == Recompute::kFull ? layer_time(Recompute::kNone, nullptr) : configured;
+  c.layer_s = configured.total();
+  c.layer_plain_s = plain.total();
+  c.layer_forward_s = configured.forward;
+  c.layer_forward_comm_s = configured.forward_comm;
+  c.layer_backward_s = configured.backward;
+  c.layer_backward_comm_s = configured.backward_comm;
+  c.layer_plain_backward_s = plain.backward;
+  c.layer_plain_backward_comm_s = plain.backward_comm;
   c.embedding_s = 3 * tokens * h * 2 / hbm;
   c.head_s = 3 * gemm_s(tokens, vocab / tp, h) + 3 * tokens * vocab / tp * 4 / hbm;
   if (t.pp > 1) {  // pipeline neighbours sit tp × cp apart
     const bool crosses = t.tp * t.cp * t.pp > node && cluster_.tiers.size() > 1;
-    c.p2p_s = 2 * (act_bytes / tier(crosses ? 1 : 0, cal_.p2p_efficiency) + cal_.p2p_overhead_s);
+    c.p2p_bytes = act_bytes;
+    c.p2p_bandwidth_bytes_per_s = tier(crosses ? 1 : 0, cal_.p2p_efficiency);
+    c.p2p_send_s = act_bytes / c.p2p_bandwidth_bytes_per_s + cal_.p2p_overhead_s;
+    c.p2p_s = 2 * c.p2p_send_s;
   }
 
   // Parameters per device.
@@ -320,6 +348,14 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
   return sync;
 }
 
+std::pair<double, double> AnalyticCostModel::stage_parameters(const BlockCosts& c,
+                                                              const TrainingConfig& t, int stage,
+                                                              int layers) const {
+  const double dense = layers * c.layer_dense_params + (stage == 0 ? c.embedding_params : 0.0) +
+                       (stage == t.pp - 1 ? c.head_params : 0.0);
+  return {dense, layers * c.layer_expert_params};
+}
+
 double AnalyticCostModel::optimizer_step_s(const TrainingConfig& t, double dense_params,
                                            double expert_params) const {
   const bool sharded = t.zero_stage >= 1;
@@ -384,16 +420,14 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
     st.layers = n;
     st.time_per_microbatch_s = recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s +
                                (first ? c.embedding_s : 0.0) + (last ? c.head_s : 0.0) +
-                               t.vpp * c.p2p_s;
+                               stage_sends(t, i) * c.p2p_send_s;
     st.memory = stage_memory(t, c, i, n);
     if (st.time_per_microbatch_s > work_max) {
       work_max = st.time_per_microbatch_s;
       bottleneck = i;
     }
     work_sum += st.time_per_microbatch_s;
-    const double dense = n * c.layer_dense_params + (first ? c.embedding_params : 0.0) +
-                         (last ? c.head_params : 0.0);
-    const double expert = n * c.layer_expert_params;
+    const auto [dense, expert] = stage_parameters(c, t, i, n);
     // Gradient reduction may hide behind the last micro-batch's backward (two thirds of it).
     sync_max = std::max(sync_max, gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3));
     optimizer_max = std::max(optimizer_max, optimizer_step_s(t, dense, expert));
@@ -408,9 +442,10 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
   r.pipeline_s = microbatches * work_max + (work_sum - work_max) / t.vpp;
   r.bubble_s = r.pipeline_s - microbatches * work_max;
   const int nb = r.stage_layers[static_cast<std::size_t>(bottleneck)];
-  r.compute_per_microbatch_s = work_max - t.vpp * c.p2p_s - nb * (c.tp_comm_s + c.cp_comm_s + c.ep_comm_s);
+  const double sends = stage_sends(t, bottleneck) * c.p2p_send_s;
+  r.compute_per_microbatch_s = work_max - sends - nb * (c.tp_comm_s + c.cp_comm_s + c.ep_comm_s);
   r.tp_comm_per_microbatch_s = nb * c.tp_comm_s;
-  r.pp_comm_per_microbatch_s = t.vpp * c.p2p_s;
+  r.pp_comm_per_microbatch_s = sends;
   r.dp_allreduce_s = sync_max;
   r.optimizer_s = optimizer_max;
   r.iteration_time_s = r.pipeline_s + r.dp_allreduce_s + r.optimizer_s + cal_.iteration_overhead_s;
@@ -437,8 +472,9 @@ double AnalyticCostModel::time_lower_bound(const TrainingConfig& t) const {
   const double layer = t.recompute == Recompute::kFull && t.recompute_layers == 0 ? c.layer_s
                        : std::min(c.layer_s, c.layer_plain_s);
   const double p = t.pp;
-  const double work_sum = L * layer + c.embedding_s + c.head_s + p * t.vpp * c.p2p_s;
-  const double work_max = std::max(work_sum / p, layer + t.vpp * c.p2p_s);
+  const double sends = stage_sends(t, 0) * c.p2p_send_s;
+  const double work_sum = L * layer + c.embedding_s + c.head_s + p * sends;
+  const double work_max = std::max(work_sum / p, layer + sends);
   const double pipeline = static_cast<double>(t.microbatches()) * work_max + (work_sum - work_max) / t.vpp;
   // Synchronisation and optimizer grow with a stage's parameters: the average stage is a bound.
   const double dense = (L * c.layer_dense_params + c.embedding_params + c.head_params) / p;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/calibration.h"
@@ -41,8 +42,15 @@ struct StageFigures {
 struct BlockCosts {
   double layer_s = 0;        ///< one transformer layer, forward + backward + its collectives
   double layer_plain_s = 0;  ///< the same without recomputation (recompute_layers)
-  double embedding_s = 0, head_s = 0;
-  double p2p_s = 0;          ///< a stage's sends and receives, per virtual chunk
+  // layer_s split into passes (the simulator's events): compute incl. framework overhead, and
+  // the blocking collectives (tensor, context and expert parallel) of each pass.
+  double layer_forward_s = 0, layer_forward_comm_s = 0;
+  double layer_backward_s = 0, layer_backward_comm_s = 0;  ///< incl. any recomputation
+  double layer_plain_backward_s = 0, layer_plain_backward_comm_s = 0;
+  double embedding_s = 0, head_s = 0;  ///< forward + backward (one third forward)
+  double p2p_send_s = 0;     ///< one blocking send of a micro-batch's activation (or gradient)
+  double p2p_bytes = 0, p2p_bandwidth_bytes_per_s = 0;  ///< its bytes and effective bandwidth
+  double p2p_s = 0;          ///< two sends: what a middle stage sends per micro-batch and chunk
   double tp_comm_s = 0;      ///< part of layer_s: tensor-parallel collectives
   double cp_comm_s = 0;      ///< part of layer_s: exposed context-parallel KV exchange
   double ep_comm_s = 0;      ///< part of layer_s: expert-parallel all-to-alls
@@ -103,15 +111,26 @@ class AnalyticCostModel {
   const Calibration& calibration() const { return cal_; }
   double device_memory_bytes() const;
 
- private:
+  /// Data-parallel gradient synchronisation of a stage holding `dense_params` and
+  /// `expert_params` per device; with overlap, up to `backward_window_s` of it is hidden.
   double gradient_sync_s(const TrainingConfig& t, double dense_params, double expert_params,
                          double backward_window_s) const;
   double optimizer_step_s(const TrainingConfig& t, double dense_params, double expert_params) const;
+  /// A stage's parameters per device: replicated over dp × cp (dense) and dp × cp / ep (experts).
+  std::pair<double, double> stage_parameters(const BlockCosts& costs, const TrainingConfig& t,
+                                             int stage, int layers) const;
+
+ private:
 
   TransformerConfig model_;
   Cluster cluster_;
   Calibration cal_;
 };
+
+/// Blocking sends charged per micro-batch to pipeline stage `stage`: two per virtual chunk (an
+/// activation forward, a gradient backward; at the ends of the pipeline the receive that waits
+/// on the critical path is charged like a send: the form the calibration was fitted with).
+int stage_sends(const TrainingConfig& config, int stage);
 
 /// The default split of `layers` over `stages`: as even as possible, the extra layers going to
 /// the middle stages first (the first and last stages carry the embedding and the LM head).

@@ -19,7 +19,8 @@ double AnalyticStagePricer::stage_time(int first, int last, int stages_from_here
   const MemoryBreakdown mem = cost_.stage_memory(config_, blocks_, n, has_embedding, has_head, y);
   if (!(mem.peak_bytes <= memory_limit_)) return std::numeric_limits<double>::infinity();
   return n * blocks_.layer_s + (has_embedding ? blocks_.embedding_s : 0.0) +
-         (has_head ? blocks_.head_s : 0.0) + blocks_.p2p_s;
+         (has_head ? blocks_.head_s : 0.0) +
+         stage_sends(config_, first) * blocks_.p2p_send_s;
 }
 
 }  // namespace paraplan

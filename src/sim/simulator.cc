@@ -1,0 +1,179 @@
+// Event loop: start every stream head that is ready, advance to the earliest end (a fixed-time
+// task, the end of a transfer's latency, or a transfer draining at its current share of the
+// link), finish what ends then, repeat.
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+
+namespace paraplan::sim {
+namespace {
+
+[[noreturn]] void bad(const std::string& message) { throw Error(ErrorKind::kInput, "simulation", message); }
+
+enum class State { kWaiting, kLatency, kOnLink, kFixed, kDone };
+
+}  // namespace
+
+Result simulate(const Program& p) {
+  const int n = static_cast<int>(p.tasks.size());
+  const int devices = static_cast<int>(p.devices.size());
+  const int streams = static_cast<int>(p.streams.size());
+  for (int i = 0; i < n; ++i) {
+    const Task& t = p.tasks[static_cast<std::size_t>(i)];
+    if (t.device < 0 || t.device >= devices || t.stream < 0 || t.stream >= streams)
+      bad(fmt::format("task {} ({}) names device {} stream {}, outside the program", i, t.name, t.device, t.stream));
+    if (t.link >= static_cast<int>(p.links.size()) || (t.bytes > 0 && t.link < 0))
+      bad(fmt::format("task {} ({}) moves bytes without a valid link", i, t.name));
+    if (!(t.duration_s >= 0) || !(t.bytes >= 0)) bad(fmt::format("task {} ({}) has a negative size", i, t.name));
+    for (int d : t.after)
+      if (d < 0 || d >= n) bad(fmt::format("task {} ({}) depends on task {}, which does not exist", i, t.name, d));
+  }
+  // Program order per (device, stream).
+  std::vector<std::vector<int>> queue(static_cast<std::size_t>(devices * streams));
+  for (int i = 0; i < n; ++i) {
+    const Task& t = p.tasks[static_cast<std::size_t>(i)];
+    queue[static_cast<std::size_t>(t.device * streams + t.stream)].push_back(i);
+  }
+  std::vector<std::size_t> head(queue.size(), 0);
+  std::vector<bool> busy(queue.size(), false);
+  std::vector<State> state(static_cast<std::size_t>(n), State::kWaiting);
+  std::vector<double> start(static_cast<std::size_t>(n), 0), end(static_cast<std::size_t>(n), 0),
+      remaining(static_cast<std::size_t>(n), 0);
+  std::vector<int> waiting_on(static_cast<std::size_t>(n), 0);
+  std::vector<std::vector<int>> dependents(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i)
+    for (int d : p.tasks[static_cast<std::size_t>(i)].after) {
+      ++waiting_on[static_cast<std::size_t>(i)];
+      dependents[static_cast<std::size_t>(d)].push_back(i);
+    }
+  std::vector<int> on_link(p.links.size(), 0);
+  std::vector<double> held(static_cast<std::size_t>(devices), 0);
+  Result r;
+  r.devices.resize(static_cast<std::size_t>(devices));
+  r.timeline.devices = p.devices;
+  r.timeline.streams = p.streams;
+  r.timeline.memory.resize(static_cast<std::size_t>(devices));
+  for (int d = 0; d < devices; ++d) {
+    held[static_cast<std::size_t>(d)] = d < static_cast<int>(p.static_bytes.size()) ? p.static_bytes[static_cast<std::size_t>(d)] : 0.0;
+    r.timeline.memory[static_cast<std::size_t>(d)].push_back({0, held[static_cast<std::size_t>(d)]});
+    r.devices[static_cast<std::size_t>(d)].peak_bytes = held[static_cast<std::size_t>(d)];
+  }
+  auto memory_change = [&](int device, double delta, double now) {
+    auto& h = held[static_cast<std::size_t>(device)];
+    h += delta;
+    auto& samples = r.timeline.memory[static_cast<std::size_t>(device)];
+    if (samples.back().time_s == now)
+      samples.back().bytes = h;
+    else
+      samples.push_back({now, h});
+    auto& peak = r.devices[static_cast<std::size_t>(device)].peak_bytes;
+    peak = std::max(peak, h);
+  };
+
+  std::vector<int> running;  // task ids, kept sorted for determinism
+  int done = 0;
+  double now = 0;
+  while (done < n) {
+    // Start every ready stream head.
+    for (std::size_t q = 0; q < queue.size(); ++q) {
+      if (busy[q] || head[q] >= queue[q].size()) continue;
+      const int i = queue[q][head[q]];
+      if (waiting_on[static_cast<std::size_t>(i)] > 0) continue;
+      const Task& t = p.tasks[static_cast<std::size_t>(i)];
+      busy[q] = true;
+      start[static_cast<std::size_t>(i)] = now;
+      if (t.allocate_bytes != 0) memory_change(t.device, t.allocate_bytes, now);
+      if (t.link >= 0 && t.bytes > 0) {
+        state[static_cast<std::size_t>(i)] = State::kLatency;
+        end[static_cast<std::size_t>(i)] = now + t.duration_s;
+        remaining[static_cast<std::size_t>(i)] = t.bytes;
+      } else {
+        state[static_cast<std::size_t>(i)] = State::kFixed;
+        end[static_cast<std::size_t>(i)] = now + t.duration_s;
+      }
+      running.insert(std::upper_bound(running.begin(), running.end(), i), i);
+    }
+    if (running.empty()) {
+      const int stuck = [&] {
+        for (std::size_t q = 0; q < queue.size(); ++q)
+          if (head[q] < queue[q].size()) return queue[q][head[q]];
+        return -1;
+      }();
+      bad(fmt::format("the program deadlocks: task {} ({}) waits for tasks that cannot finish "
+                      "(a dependency cycle or one against a stream's order)",
+                      stuck, stuck >= 0 ? p.tasks[static_cast<std::size_t>(stuck)].name : ""));
+    }
+    // Promote transfers whose latency has passed; find the next event.
+    double next = std::numeric_limits<double>::infinity();
+    for (int i : running) {
+      const auto s = state[static_cast<std::size_t>(i)];
+      const Task& t = p.tasks[static_cast<std::size_t>(i)];
+      if (s == State::kLatency && end[static_cast<std::size_t>(i)] <= now) {
+        state[static_cast<std::size_t>(i)] = State::kOnLink;
+        ++on_link[static_cast<std::size_t>(t.link)];
+      }
+    }
+    for (int i : running) {
+      const auto s = state[static_cast<std::size_t>(i)];
+      const Task& t = p.tasks[static_cast<std::size_t>(i)];
+      if (s == State::kOnLink) {
+        const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
+                            on_link[static_cast<std::size_t>(t.link)];
+        next = std::min(next, now + remaining[static_cast<std::size_t>(i)] / rate);
+      } else {
+        next = std::min(next, end[static_cast<std::size_t>(i)]);
+      }
+    }
+    // Drain the links up to `next`, then finish what ends there.
+    const double dt = next - now;
+    std::vector<int> finished;
+    for (int i : running) {
+      const Task& t = p.tasks[static_cast<std::size_t>(i)];
+      auto& s = state[static_cast<std::size_t>(i)];
+      if (s == State::kOnLink) {
+        const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
+                            on_link[static_cast<std::size_t>(t.link)];
+        double& left = remaining[static_cast<std::size_t>(i)];
+        left -= rate * dt;
+        if (left <= 1e-9 * t.bytes || now + left / rate <= next) finished.push_back(i);
+      } else if (s != State::kLatency && end[static_cast<std::size_t>(i)] <= next) {
+        finished.push_back(i);
+      }
+    }
+    now = next;
+    for (int i : finished) {
+      const Task& t = p.tasks[static_cast<std::size_t>(i)];
+      if (state[static_cast<std::size_t>(i)] == State::kOnLink) --on_link[static_cast<std::size_t>(t.link)];
+      state[static_cast<std::size_t>(i)] = State::kDone;
+      end[static_cast<std::size_t>(i)] = now;
+      ++done;
+      if (t.free_bytes != 0) memory_change(t.device, -t.free_bytes, now);
+      const std::size_t q = static_cast<std::size_t>(t.device * streams + t.stream);
+      busy[q] = false;
+      ++head[q];
+      for (int d : dependents[static_cast<std::size_t>(i)]) --waiting_on[static_cast<std::size_t>(d)];
+      if (t.stream == 0) r.devices[static_cast<std::size_t>(t.device)].busy_s += now - start[static_cast<std::size_t>(i)];
+      r.timeline.events.push_back({t.device, t.stream, t.name, t.phase, t.stage, t.microbatch,
+                                   start[static_cast<std::size_t>(i)], now});
+    }
+    running.erase(std::remove_if(running.begin(), running.end(),
+                                 [&](int i) { return state[static_cast<std::size_t>(i)] == State::kDone; }),
+                  running.end());
+  }
+  r.makespan_s = now;
+  std::stable_sort(r.timeline.events.begin(), r.timeline.events.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.start_s, a.device, a.stream) < std::tie(b.start_s, b.device, b.stream);
+  });
+  double busy_total = 0;
+  for (const auto& d : r.devices) busy_total += d.busy_s;
+  r.bubble_fraction = devices > 0 && now > 0 ? 1 - busy_total / (devices * now) : 0;
+  return r;
+}
+
+}  // namespace paraplan::sim
