@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/transformer_common.h"
+#include "io/transformer_json.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "search/llm.h"
@@ -73,8 +74,13 @@ int run_llm_plan(const LlmPlanArgs& a) {
                  {"configurations_per_s", r.seconds > 0 ? r.evaluated / r.seconds : 0.0},
                  {"stage_splits_searched", r.balanced},
                  {"timed_out", r.timed_out}};
+  if (!a.output.empty()) {
+    // The file carries what `paraplan simulate` needs to replay the plan.
+    io::Json file = j;
+    io::add_replay_keys(file, model, cluster, cost.calibration());
+    io::write_text_file(a.output, file.dump(2) + "\n");
+  }
   const std::string text = j.dump(2) + "\n";
-  if (!a.output.empty()) io::write_text_file(a.output, text);
   if (!a.export_to.empty()) {
     std::cout << engine_export(a.export_to, model, r.top[0].config);
     return 0;

@@ -9,6 +9,7 @@
 #include "cli/validate_command.h"
 #include "cli/evaluate_command.h"
 #include "cli/plan_command.h"
+#include "cli/simulate_command.h"
 #include "ir/error.h"
 
 int main(int argc, char** argv) {
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   paraplan::cli::add_inspect_command(app, exit_code);
   paraplan::cli::add_evaluate_command(app, exit_code);
   paraplan::cli::add_validate_command(app, exit_code);
+  paraplan::cli::add_simulate_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

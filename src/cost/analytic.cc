@@ -33,16 +33,6 @@ int stage_sends(const TrainingConfig& t, int stage) {
   return t.pp < 2 ? 0 : 2 * t.vpp;
 }
 
-std::vector<int> even_stage_split(int layers, int stages) {
-  std::vector<int> split(static_cast<std::size_t>(std::max(stages, 0)), stages > 0 ? layers / stages : 0);
-  int extra = stages > 0 ? layers % stages : 0;
-  // Middle stages first (1 .. stages-2), then the first, then the last.
-  for (int i = 1; i + 1 < stages && extra > 0; ++i, --extra) ++split[static_cast<std::size_t>(i)];
-  if (extra > 0) ++split[0], --extra;
-  if (extra > 0) ++split.back(), --extra;
-  return split;
-}
-
 Calibration default_calibration(const std::string& device) {
   Calibration c;
   if (device == "A100") return c;

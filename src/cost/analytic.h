@@ -132,8 +132,5 @@ class AnalyticCostModel {
 /// on the critical path is charged like a send: the form the calibration was fitted with).
 int stage_sends(const TrainingConfig& config, int stage);
 
-/// The default split of `layers` over `stages`: as even as possible, the extra layers going to
-/// the middle stages first (the first and last stages carry the embedding and the LM head).
-std::vector<int> even_stage_split(int layers, int stages);
 
 }  // namespace paraplan

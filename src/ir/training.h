@@ -36,4 +36,15 @@ struct TrainingConfig {
   std::int64_t microbatches() const { return global_batch / (micro_batch * dp); }
 };
 
+/// The default split of `layers` over `stages`: as even as possible, the extra layers going to
+/// the middle stages first (the first and last stages carry the embedding and the LM head).
+inline std::vector<int> even_stage_split(int layers, int stages) {
+  std::vector<int> split(static_cast<std::size_t>(stages > 0 ? stages : 0), stages > 0 ? layers / stages : 0);
+  int extra = stages > 0 ? layers % stages : 0;
+  for (int i = 1; i + 1 < stages && extra > 0; ++i, --extra) ++split[static_cast<std::size_t>(i)];
+  if (extra > 0) ++split[0], --extra;
+  if (extra > 0) ++split.back(), --extra;
+  return split;
+}
+
 }  // namespace paraplan

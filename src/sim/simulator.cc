@@ -140,8 +140,9 @@ Result simulate(const Program& p) {
         const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
                             on_link[static_cast<std::size_t>(t.link)];
         double& left = remaining[static_cast<std::size_t>(i)];
+        const bool ends = now + left / rate <= next;  // this transfer drains by `next`
         left -= rate * dt;
-        if (left <= 1e-9 * t.bytes || now + left / rate <= next) finished.push_back(i);
+        if (ends || left <= 1e-9 * t.bytes) finished.push_back(i);
       } else if (s != State::kLatency && end[static_cast<std::size_t>(i)] <= next) {
         finished.push_back(i);
       }
@@ -158,7 +159,7 @@ Result simulate(const Program& p) {
       busy[q] = false;
       ++head[q];
       for (int d : dependents[static_cast<std::size_t>(i)]) --waiting_on[static_cast<std::size_t>(d)];
-      if (t.stream == 0) r.devices[static_cast<std::size_t>(t.device)].busy_s += now - start[static_cast<std::size_t>(i)];
+      if (t.stream < p.busy_streams) r.devices[static_cast<std::size_t>(t.device)].busy_s += now - start[static_cast<std::size_t>(i)];
       r.timeline.events.push_back({t.device, t.stream, t.name, t.phase, t.stage, t.microbatch,
                                    start[static_cast<std::size_t>(i)], now});
     }

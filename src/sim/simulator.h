@@ -38,6 +38,7 @@ struct Program {
   std::vector<Link> links;
   std::vector<Task> tasks;         ///< program order within each (device, stream)
   std::vector<double> static_bytes;  ///< per device, held throughout (weights, optimizer, ...)
+  int busy_streams = 1;              ///< streams [0, busy_streams) are the device's own work
 
   int add(Task task) {
     tasks.push_back(std::move(task));
@@ -46,7 +47,7 @@ struct Program {
 };
 
 struct DeviceFigures {
-  double busy_s = 0;          ///< time the compute stream (stream 0) ran a task
+  double busy_s = 0;          ///< time the device's own streams ran tasks (see busy_streams)
   double peak_bytes = 0;
 };
 
@@ -54,7 +55,7 @@ struct Result {
   double makespan_s = 0;
   std::vector<DeviceFigures> devices;
   Timeline timeline;
-  /// 1 − Σ busy / (devices × makespan): the share of compute-stream time spent waiting.
+  /// 1 − Σ busy / (devices × makespan): the share of the devices' time spent waiting.
   double bubble_fraction = 0;
 };
 

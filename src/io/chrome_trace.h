@@ -1,0 +1,13 @@
+// A simulated iteration as a Chrome trace (the JSON object format Perfetto and chrome://tracing
+// open): one process per device, one thread per stream, complete events ("X") labelled with
+// stage, micro-batch and phase, and a memory counter per device. Times in microseconds.
+#pragma once
+
+#include "io/json_fields.h"
+#include "ir/timeline.h"
+
+namespace paraplan::io {
+
+Json chrome_trace(const Timeline& timeline);
+
+}  // namespace paraplan::io

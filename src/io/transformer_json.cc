@@ -1,0 +1,161 @@
+#include "io/transformer_json.h"
+
+#include "io/calibration_file.h"
+#include "io/native_json.h"
+
+namespace paraplan::io {
+
+Json transformer_to_json(const TransformerConfig& m) {
+  return Json{{"name", m.name},
+              {"hidden_size", m.hidden_size},
+              {"num_layers", m.num_layers},
+              {"num_attention_heads", m.num_attention_heads},
+              {"num_kv_heads", m.num_kv_heads},
+              {"head_dim", m.head_dim},
+              {"ffn_hidden_size", m.ffn_hidden_size},
+              {"gated_mlp", m.gated_mlp},
+              {"vocab_size", m.vocab_size},
+              {"tied_embeddings", m.tied_embeddings},
+              {"learned_positions", m.learned_positions},
+              {"max_positions", m.max_positions},
+              {"biases", m.biases},
+              {"num_experts", m.num_experts},
+              {"experts_per_token", m.experts_per_token},
+              {"shared_experts", m.shared_experts},
+              {"expert_ffn_hidden_size", m.expert_ffn_hidden_size},
+              {"shared_expert_ffn_hidden_size", m.shared_expert_ffn_hidden_size},
+              {"first_dense_layers", m.first_dense_layers}};
+}
+
+TransformerConfig transformer_from_json(const JsonObject& o) {
+  o.only({"name", "hidden_size", "num_layers", "num_attention_heads", "num_kv_heads", "head_dim",
+          "ffn_hidden_size", "gated_mlp", "vocab_size", "tied_embeddings", "learned_positions",
+          "max_positions", "biases", "num_experts", "experts_per_token", "shared_experts",
+          "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "first_dense_layers"});
+  auto flag = [&](std::string_view key) {
+    const Json& v = o.json().at(std::string(key));
+    if (!v.is_boolean()) o.fail(key, "must be true or false");
+    return v.get<bool>();
+  };
+  constexpr long long kMax = 1LL << 40;
+  TransformerConfig m;
+  m.name = o.string("name");
+  m.hidden_size = o.integer("hidden_size", 1, kMax);
+  m.num_layers = o.integer("num_layers", 1, 1 << 20);
+  m.num_attention_heads = o.integer("num_attention_heads", 1, 1 << 20);
+  m.num_kv_heads = o.integer("num_kv_heads", 1, m.num_attention_heads);
+  m.head_dim = o.integer("head_dim", 1, kMax);
+  m.ffn_hidden_size = o.integer("ffn_hidden_size", 0, kMax);
+  m.gated_mlp = flag("gated_mlp");
+  m.vocab_size = o.integer("vocab_size", 1, kMax);
+  m.tied_embeddings = flag("tied_embeddings");
+  m.learned_positions = flag("learned_positions");
+  m.max_positions = o.integer("max_positions", 0, kMax);
+  m.biases = flag("biases");
+  m.num_experts = o.integer("num_experts", 0, 1 << 20);
+  m.experts_per_token = o.integer("experts_per_token", 0, m.num_experts);
+  m.shared_experts = o.integer("shared_experts", 0, 1 << 20);
+  m.expert_ffn_hidden_size = o.integer("expert_ffn_hidden_size", 0, kMax);
+  m.shared_expert_ffn_hidden_size = o.integer("shared_expert_ffn_hidden_size", 0, kMax);
+  m.first_dense_layers = o.integer("first_dense_layers", 0, m.num_layers);
+  if (m.num_attention_heads % m.num_kv_heads)
+    o.fail("num_kv_heads", "must divide num_attention_heads");
+  return m;
+}
+
+Json training_to_json(const TrainingConfig& t) {
+  std::string recompute = t.recompute == Recompute::kNone        ? "none"
+                          : t.recompute == Recompute::kSelective ? "selective"
+                          : t.recompute_layers > 0               ? std::to_string(t.recompute_layers)
+                                                                 : "full";
+  return Json{{"devices", t.devices()},
+              {"global_batch", t.global_batch},
+              {"micro_batch", t.micro_batch},
+              {"seq_len", t.seq_len},
+              {"tp", t.tp},
+              {"cp", t.cp},
+              {"pp", t.pp},
+              {"dp", t.dp},
+              {"ep", t.ep},
+              {"vpp", t.vpp},
+              {"recompute", recompute},
+              {"sequence_parallel", t.sequence_parallel},
+              {"zero", t.zero_stage},
+              {"overlap_grad_reduce", t.overlap_grad_reduce},
+              {"stage_layers", t.stage_layers}};
+}
+
+TrainingConfig training_from_json(const JsonObject& o) {
+  o.only({"devices", "global_batch", "micro_batch", "seq_len", "tp", "cp", "pp", "dp", "ep", "vpp",
+          "recompute", "sequence_parallel", "zero", "overlap_grad_reduce", "stage_layers"});
+  auto flag = [&](std::string_view key) {
+    const Json& v = o.json().at(std::string(key));
+    if (!v.is_boolean()) o.fail(key, "must be true or false");
+    return v.get<bool>();
+  };
+  TrainingConfig t;
+  t.global_batch = o.integer("global_batch", 1, 1LL << 40);
+  t.micro_batch = o.integer("micro_batch", 1, 1LL << 30);
+  t.seq_len = o.integer("seq_len", 1, 1LL << 30);
+  t.tp = static_cast<int>(o.integer("tp", 1, 1 << 20));
+  t.cp = static_cast<int>(o.integer("cp", 1, 1 << 20));
+  t.pp = static_cast<int>(o.integer("pp", 1, 1 << 20));
+  t.dp = static_cast<int>(o.integer("dp", 1, 1 << 24));
+  t.ep = static_cast<int>(o.integer("ep", 1, 1 << 20));
+  t.vpp = static_cast<int>(o.integer("vpp", 1, 1 << 20));
+  const std::string rc = o.string("recompute");
+  if (rc == "none") {
+    t.recompute = Recompute::kNone;
+  } else if (rc == "selective") {
+    t.recompute = Recompute::kSelective;
+  } else if (rc == "full") {
+    t.recompute = Recompute::kFull;
+  } else if (!rc.empty() && rc.size() < 7 && rc.find_first_not_of("0123456789") == std::string::npos) {
+    t.recompute = Recompute::kFull;
+    t.recompute_layers = std::stoi(rc);
+  } else {
+    o.fail("recompute", "must be none, selective, full or a number of layers");
+  }
+  t.sequence_parallel = flag("sequence_parallel");
+  t.zero_stage = static_cast<int>(o.integer("zero", 0, 3));
+  t.overlap_grad_reduce = flag("overlap_grad_reduce");
+  const Json& split = o.array("stage_layers");
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    if (!split[i].is_number_integer() || split[i].get<long long>() < 1 || split[i].get<long long>() > (1 << 20))
+      o.fail("stage_layers", "must list positive layer counts");
+    t.stage_layers.push_back(split[i].get<int>());
+  }
+  if (o.has("devices") && o.integer("devices", 1, 1LL << 30) != t.devices())
+    o.fail("devices", "must equal tp × cp × pp × dp = " + std::to_string(t.devices()));
+  return t;
+}
+
+void add_replay_keys(Json& plan, const TransformerConfig& model, const Cluster& cluster,
+                     const Calibration& calibration) {
+  plan["format"] = "paraplan-transformer-plan";
+  plan["version"] = 1;
+  plan["model_config"] = transformer_to_json(model);
+  plan["cluster_config"] = cluster_to_json(cluster);
+  plan["calibration"] = calibration_to_json(calibration);
+}
+
+TransformerPlanFile read_transformer_plan(const std::string& path) {
+  const Json doc = parse_json_file(path);
+  JsonObject top(doc, path, "");
+  if (top.string("format") != "paraplan-transformer-plan")
+    top.fail("format", "expected \"paraplan-transformer-plan\" (a plan written by `paraplan plan "
+                       "--model ... -o FILE`)");
+  if (top.integer("version", 1, 1) != 1) top.fail("version", "expected 1");
+  TransformerPlanFile f;
+  f.model = transformer_from_json(top.object("model_config"));
+  f.cluster = cluster_from_json(top.json().at("cluster_config"), path + " (cluster_config)");
+  f.calibration = calibration_from_json(top.json().at("calibration"), path + " (calibration)");
+  f.config = training_from_json(top.object("config"));
+  // The plan lists the layers of every stage; the even split is the default, kept implicit.
+  if (f.config.stage_layers == even_stage_split(static_cast<int>(f.model.num_layers), f.config.pp))
+    f.config.stage_layers.clear();
+  f.devices = f.config.devices();
+  return f;
+}
+
+}  // namespace paraplan::io

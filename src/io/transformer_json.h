@@ -1,0 +1,37 @@
+// A transformer plan as a file (docs/formats.md, "Transformer plan"): the architecture, the
+// cluster, the calibration and the training configuration, everything `paraplan simulate`
+// needs to replay it, in paraplan's own field names.
+#pragma once
+
+#include <string>
+
+#include "io/json_fields.h"
+#include "ir/calibration.h"
+#include "ir/cluster.h"
+#include "ir/training.h"
+#include "ir/transformer.h"
+
+namespace paraplan::io {
+
+Json transformer_to_json(const TransformerConfig& model);
+TransformerConfig transformer_from_json(const JsonObject& object);
+
+/// The knobs as in `config` of the plan JSON (recompute: none, selective, full or N).
+Json training_to_json(const TrainingConfig& config);
+TrainingConfig training_from_json(const JsonObject& object);
+
+struct TransformerPlanFile {
+  TransformerConfig model;
+  Cluster cluster;
+  Calibration calibration;
+  TrainingConfig config;
+  int devices = 0;
+};
+
+/// Reads `"format": "paraplan-transformer-plan"`; Error(kInput) naming the field otherwise.
+TransformerPlanFile read_transformer_plan(const std::string& path);
+/// The keys `read_transformer_plan` needs (added to the priced plan JSON by `plan -o`).
+void add_replay_keys(Json& plan, const TransformerConfig& model, const Cluster& cluster,
+                     const Calibration& calibration);
+
+}  // namespace paraplan::io

@@ -1,0 +1,270 @@
+// Megatron-LM's orders: 1F1B runs min(p − i − 1, m) forwards, then alternates, then drains;
+// interleaved 1F1B (v chunks per device) numbers micro-batch chunks k = 0 .. m·v − 1 with chunk
+// (k ÷ p) mod v (backward: v − 1 − that) and micro-batch (k ÷ (p·v))·p + k mod p, and warms up
+// with 2(p − i − 1) + (v − 1)·p forwards; GPipe runs every forward, then every backward.
+#include "sim/transformer_program.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+
+namespace paraplan::sim {
+namespace {
+
+enum Stream { kCompute = 0, kCollectives = 1, kPipeline = 2, kDataParallel = 3 };
+
+struct Op {
+  bool forward;
+  int chunk;
+  int microbatch;
+};
+
+std::vector<Op> device_order(Schedule schedule, int p, int v, int m, int device) {
+  std::vector<Op> ops;
+  if (schedule == Schedule::kGpipe) {
+    for (int j = 0; j < m; ++j) ops.push_back({true, 0, j});
+    for (int j = m - 1; j >= 0; --j) ops.push_back({false, 0, j});
+    return ops;
+  }
+  const int total = m * v;
+  auto forward_op = [&](int k) {
+    return Op{true, (k / p) % v, (k / (p * v)) * p + k % p};
+  };
+  auto backward_op = [&](int k) {
+    return Op{false, v - 1 - (k / p) % v, (k / (p * v)) * p + k % p};
+  };
+  int warmup = schedule == Schedule::kInterleaved ? 2 * (p - device - 1) + (v - 1) * p
+                                                  : p - device - 1;
+  warmup = std::min(warmup, total);
+  int f = 0, b = 0;
+  for (; f < warmup; ++f) ops.push_back(forward_op(f));
+  while (f < total) {
+    ops.push_back(forward_op(f++));
+    ops.push_back(backward_op(b++));
+  }
+  while (b < total) ops.push_back(backward_op(b++));
+  return ops;
+}
+
+}  // namespace
+
+Schedule parse_schedule(const std::string& name) {
+  if (name == "gpipe") return Schedule::kGpipe;
+  if (name == "1f1b") return Schedule::kOneFOneB;
+  if (name == "interleaved-1f1b") return Schedule::kInterleaved;
+  throw Error(ErrorKind::kUsage, "", "--schedule must be gpipe, 1f1b or interleaved-1f1b (got \"" + name + "\")");
+}
+
+const char* schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::kGpipe: return "gpipe";
+    case Schedule::kOneFOneB: return "1f1b";
+    case Schedule::kInterleaved: return "interleaved-1f1b";
+  }
+  return "?";
+}
+
+Schedule default_schedule(const TrainingConfig& t) {
+  return t.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
+}
+
+Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig& t, Schedule schedule) {
+  cost.check(t);
+  if ((schedule == Schedule::kInterleaved) != (t.vpp > 1))
+    throw Error(ErrorKind::kUsage, "",
+                fmt::format("--schedule {}: {}", schedule_name(schedule),
+                            t.vpp > 1 ? "a plan with virtual stages runs interleaved-1f1b"
+                                      : "interleaved-1f1b needs virtual stages (vpp > 1)"));
+  const BlockCosts c = cost.block_costs(t);
+  const int p = t.pp, v = t.vpp, m = static_cast<int>(t.microbatches());
+  const int layers = static_cast<int>(cost.model().num_layers);
+  const std::vector<int> split = t.stage_layers.empty() ? even_stage_split(layers, p) : t.stage_layers;
+  const int node = cost.cluster().machine_sizes.empty() ? 1 : cost.cluster().machine_sizes[0];
+  const bool p2p_on_nic = t.tp * t.cp * t.pp > node && cost.cluster().tiers.size() > 1;
+  const bool dp_on_nic = static_cast<std::int64_t>(t.devices()) > node && cost.cluster().tiers.size() > 1;
+
+  Program prog;
+  prog.streams = {"compute", "collectives", "pipeline", "data parallel"};
+  prog.busy_streams = 2;  // compute and its blocking collectives
+  // Links: per device, its pipeline sends, and its gradient synchronisation (the same NIC when
+  // both leave the node, so they share its bandwidth).
+  const double nic_bw = c.p2p_bandwidth_bytes_per_s > 0 ? c.p2p_bandwidth_bytes_per_s : 1e12;
+  std::vector<int> p2p_link(static_cast<std::size_t>(p)), dp_link(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) {
+    prog.devices.push_back(fmt::format("stage {} ({} layers)", i, split[static_cast<std::size_t>(i)]));
+    p2p_link[static_cast<std::size_t>(i)] = static_cast<int>(prog.links.size());
+    prog.links.push_back({fmt::format("stage {} {}", i, p2p_on_nic ? "NIC" : "NVLink"), nic_bw});
+    if (p2p_on_nic && dp_on_nic) {
+      dp_link[static_cast<std::size_t>(i)] = p2p_link[static_cast<std::size_t>(i)];
+    } else {
+      dp_link[static_cast<std::size_t>(i)] = static_cast<int>(prog.links.size());
+      prog.links.push_back({fmt::format("stage {} data parallel", i), nic_bw});
+    }
+    const MemoryBreakdown fixed = cost.stage_memory(t, c, split[static_cast<std::size_t>(i)], i == 0, i == p - 1, 0.0);
+    prog.static_bytes.push_back(fixed.weights_bytes + fixed.gradients_bytes + fixed.optimizer_bytes);
+  }
+
+  // Layers per (device, chunk), and which layers of a chunk are recomputed.
+  auto chunk_layers = [&](int device, int chunk) {
+    const int n = split[static_cast<std::size_t>(device)];
+    return n / v + (chunk < n % v ? 1 : 0);
+  };
+  auto recomputed = [&](int n) {
+    if (t.recompute != Recompute::kFull) return 0;
+    return t.recompute_layers > 0 ? std::min(n, t.recompute_layers) : n;
+  };
+  // Task ids of each (virtual stage, micro-batch) pass and of its outgoing send.
+  std::map<std::tuple<int, int, bool>, int> done_pass, sent;
+  std::vector<int> last_blocking(static_cast<std::size_t>(p), -1);  // compute waits for it
+  std::vector<std::vector<Op>> orders;
+  for (int i = 0; i < p; ++i) orders.push_back(device_order(schedule, p, v, m, i));
+  std::vector<std::size_t> next_op(static_cast<std::size_t>(p), 0);
+  std::vector<int> last_backward(static_cast<std::size_t>(p), -1), second_last_backward(static_cast<std::size_t>(p), -1);
+
+  // Emit passes in an order that respects dependencies: sweep devices until every op is placed.
+  std::size_t placed = 0, total = 0;
+  for (const auto& o : orders) total += o.size();
+  while (placed < total) {
+    bool progress = false;
+    for (int i = 0; i < p; ++i) {
+      while (next_op[static_cast<std::size_t>(i)] < orders[static_cast<std::size_t>(i)].size()) {
+        const Op op = orders[static_cast<std::size_t>(i)][next_op[static_cast<std::size_t>(i)]];
+        const int vs = op.chunk * p + i;  // virtual stage
+        const int vstages = p * v;
+        // Inputs: the activation from the previous virtual stage, or the gradient from the next.
+        std::vector<int> after;
+        if (op.forward && vs > 0) {
+          auto it = sent.find({vs - 1, op.microbatch, true});
+          if (it == sent.end()) break;
+          after.push_back(it->second);
+        }
+        if (!op.forward) {
+          if (vs < vstages - 1) {
+            auto it = sent.find({vs + 1, op.microbatch, false});
+            if (it == sent.end()) break;
+            after.push_back(it->second);
+          }
+          auto f = done_pass.find({vs, op.microbatch, true});
+          if (f == done_pass.end()) break;
+          after.push_back(f->second);
+        }
+        if (last_blocking[static_cast<std::size_t>(i)] >= 0) after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+        const int n = chunk_layers(i, op.chunk);
+        const int rc = recomputed(n);
+        const bool first = vs == 0, last = vs == vstages - 1;
+        const std::string label = fmt::format("{}{} mb {}", op.forward ? "F" : "B",
+                                              v > 1 ? fmt::format(" chunk {}", op.chunk) : "", op.microbatch);
+        Task compute;
+        compute.device = i;
+        compute.stream = kCompute;
+        compute.after = after;
+        compute.name = label;
+        compute.phase = op.forward ? "forward" : "backward";
+        compute.stage = vs;
+        compute.microbatch = op.microbatch;
+        Task comm = compute;
+        comm.stream = kCollectives;
+        comm.name = label + " collectives";
+        comm.phase = "collectives";
+        comm.after.clear();
+        const double activations = rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes;
+        if (op.forward) {
+          compute.duration_s = n * c.layer_forward_s + (first ? c.embedding_s / 3 : 0.0) +
+                               (last ? c.head_s / 3 : 0.0);
+          comm.duration_s = n * c.layer_forward_comm_s;
+          compute.allocate_bytes = activations + (last ? c.logits_bytes : 0.0);
+        } else {
+          compute.duration_s = rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s +
+                               (first ? c.embedding_s * 2 / 3 : 0.0) + (last ? c.head_s * 2 / 3 : 0.0);
+          comm.duration_s = rc * c.layer_backward_comm_s + (n - rc) * c.layer_plain_backward_comm_s;
+          if (rc > 0) compute.allocate_bytes = c.recompute_working_bytes;
+          comm.free_bytes = activations + (last ? c.logits_bytes : 0.0) + (rc > 0 ? c.recompute_working_bytes : 0.0);
+        }
+        const int compute_id = prog.add(compute);
+        comm.after = {compute_id};
+        const int comm_id = prog.add(comm);
+        done_pass[{vs, op.microbatch, op.forward}] = comm_id;
+        last_blocking[static_cast<std::size_t>(i)] = comm_id;
+        // The send to the neighbour virtual stage (blocking: the next pass waits for it).
+        const bool sends = op.forward ? vs < vstages - 1 : vs > 0;
+        if (sends) {
+          Task send;
+          send.device = i;
+          send.stream = kPipeline;
+          send.link = p2p_link[static_cast<std::size_t>(i)];
+          send.duration_s = c.p2p_send_s - c.p2p_bytes / nic_bw;  // the fixed overhead
+          send.bytes = c.p2p_bytes;
+          send.after = {comm_id};
+          send.name = fmt::format("send {} mb {}", op.forward ? "activation" : "gradient", op.microbatch);
+          send.phase = "send";
+          send.stage = vs;
+          send.microbatch = op.microbatch;
+          const int send_id = prog.add(send);
+          sent[{vs, op.microbatch, op.forward}] = send_id;
+          last_blocking[static_cast<std::size_t>(i)] = send_id;
+        }
+        if (!op.forward) {
+          second_last_backward[static_cast<std::size_t>(i)] = last_backward[static_cast<std::size_t>(i)];
+          last_backward[static_cast<std::size_t>(i)] = comm_id;
+        }
+        ++next_op[static_cast<std::size_t>(i)];
+        ++placed;
+        progress = true;
+      }
+    }
+    if (!progress) throw Error(ErrorKind::kInput, "simulation", "the schedule deadlocks (internal error)");
+  }
+  // Gradient synchronisation and the optimizer step, per stage.
+  for (int i = 0; i < p; ++i) {
+    const auto [dense, expert] = cost.stage_parameters(c, t, i, split[static_cast<std::size_t>(i)]);
+    TrainingConfig plain = t;
+    plain.overlap_grad_reduce = false;
+    const double sync_s = cost.gradient_sync_s(plain, dense, expert, 0);
+    const int sync_after = t.overlap_grad_reduce && second_last_backward[static_cast<std::size_t>(i)] >= 0
+                               ? second_last_backward[static_cast<std::size_t>(i)]
+                               : last_backward[static_cast<std::size_t>(i)];
+    int before_optimizer = last_backward[static_cast<std::size_t>(i)];
+    if (sync_s > 0) {
+      Task sync;
+      sync.device = i;
+      sync.stream = kDataParallel;
+      sync.link = dp_link[static_cast<std::size_t>(i)];
+      sync.bytes = sync_s * nic_bw;  // its time at the link's full bandwidth
+      sync.after = {sync_after};
+      sync.name = "gradient sync";
+      sync.phase = "gradient sync";
+      sync.stage = i;
+      const int sync_id = prog.add(sync);
+      before_optimizer = sync_id;
+    }
+    Task step;
+    step.device = i;
+    step.stream = kCompute;
+    step.duration_s = cost.optimizer_step_s(t, dense, expert);
+    step.after = {before_optimizer, last_backward[static_cast<std::size_t>(i)]};
+    if (last_blocking[static_cast<std::size_t>(i)] >= 0) step.after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+    step.name = "optimizer step";
+    step.phase = "optimizer";
+    step.stage = i;
+    prog.add(step);
+  }
+  return prog;
+}
+
+TransformerSimulation simulate_transformer(const AnalyticCostModel& cost, const TrainingConfig& t,
+                                           Schedule schedule) {
+  TransformerSimulation s;
+  s.schedule = schedule;
+  s.result = simulate(transformer_program(cost, t, schedule));
+  s.iteration_time_s = s.result.makespan_s + cost.calibration().iteration_overhead_s;
+  const AnalyticResult a = cost.evaluate(t);
+  s.analytic_time_s = a.iteration_time_s;
+  s.analytic_peak_bytes = a.memory.peak_bytes;
+  s.difference = s.iteration_time_s / s.analytic_time_s - 1;
+  return s;
+}
+
+}  // namespace paraplan::sim
