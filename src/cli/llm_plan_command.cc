@@ -10,6 +10,7 @@
 #include "ir/error.h"
 #include "ir/units.h"
 #include "search/llm.h"
+#include "sim/transformer_program.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
 
@@ -54,19 +55,48 @@ int run_llm_plan(const LlmPlanArgs& a) {
   s.time_limit_s = a.time_limit_s;
   AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
   LlmSearchResult r = search_llm(cost, s);
+  if (a.resimulate < 0) throw Error(ErrorKind::kUsage, "", "--resimulate: expected K >= 0");
   if (r.top.empty()) {
     throw Error(ErrorKind::kInfeasible, "",
                 fmt::format("none of the {} configurations of {} on {} × {} fits in {} per device",
                             r.evaluated, model.name, s.devices, cluster.device_types[0].name,
                             format_bytes(cluster.device_types[0].memory_bytes)));
   }
-  io::Json j = priced_json(r.top[0].config, r.top[0].result, s.devices);
+  // --resimulate K: replay the first K plans in the simulator and rank them by its time.
+  std::vector<double> simulated(r.top.size(), -1);
+  if (a.resimulate > 0) {
+    const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(a.resimulate), r.top.size());
+    for (std::size_t i = 0; i < k; ++i)
+      simulated[i] = sim::simulate_transformer(cost, r.top[i].config, sim::default_schedule(r.top[i].config))
+                         .iteration_time_s;
+    std::vector<std::size_t> order(r.top.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k),
+                     [&](std::size_t x, std::size_t y) { return simulated[x] < simulated[y]; });
+    std::vector<LlmCandidate> top;
+    std::vector<double> times;
+    for (std::size_t i : order) {
+      top.push_back(r.top[i]);
+      times.push_back(simulated[i]);
+    }
+    r.top = std::move(top);
+    simulated = std::move(times);
+  }
+  auto with_simulation = [&](io::Json j, std::size_t i) {
+    if (simulated[i] >= 0) {
+      j["simulated_iteration_time_s"] = simulated[i];
+      j["simulation_difference"] = simulated[i] / r.top[i].result.iteration_time_s - 1;
+    }
+    return j;
+  };
+  io::Json j = with_simulation(priced_json(r.top[0].config, r.top[0].result, s.devices), 0);
   j["model"] = model.name;
   j["cluster"] = preset;
   j["planner"] = "llm";
   j["cost_model"] = "analytic";
   io::Json top = io::Json::array();
-  for (const auto& c : r.top) top.push_back(priced_json(c.config, c.result, s.devices));
+  for (std::size_t i = 0; i < r.top.size(); ++i)
+    top.push_back(with_simulation(priced_json(r.top[i].config, r.top[i].result, s.devices), i));
   j["top"] = top;
   j["search"] = {{"evaluated", r.evaluated},
                  {"rejected_out_of_memory", r.rejected_memory},
@@ -99,11 +129,19 @@ int run_llm_plan(const LlmPlanArgs& a) {
                            "rank", "tp", "cp", "pp", "dp", "ep", "mb", "vpp", "recompute", "sp",
                            "zero", "ovl", "iteration s", "tokens/s", "TFLOP/s", "MFU", "memory",
                            "layers per stage");
+  if (a.resimulate > 0)
+    std::cout << fmt::format("(re-ranked by the simulator for the first {}: simulated seconds in brackets)\n",
+                             std::min<std::size_t>(static_cast<std::size_t>(a.resimulate), r.top.size()));
   int rank = 1;
-  for (const auto& c : r.top) {
+  for (std::size_t i = 0; i < r.top.size(); ++i) {
+    const LlmCandidate& c = r.top[i];
     const TrainingConfig& t = c.config;
     std::string layout = t.stage_layers.empty() ? "even" : "";
-    for (int n : t.stage_layers) layout += (layout.empty() ? "" : ",") + std::to_string(n);
+    for (int n : t.stage_layers) {
+      if (!layout.empty()) layout += ',';
+      layout += std::to_string(n);
+    }
+    if (simulated[i] >= 0) layout += fmt::format("  [{:.4f} s simulated]", simulated[i]);
     std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
                              "{:>11.4f} {:>9.0f} {:>7.1f} {:>5.1f}% {:>11}  {}\n",
                              rank++, t.tp, t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp,

@@ -16,6 +16,7 @@ struct LlmPlanArgs {
   TransformerKnobs knobs;
   bool uniform_stages = false;  ///< do not search non-uniform layer splits
   int top = 5;
+  int resimulate = 0;  ///< re-score (and re-rank) the first K plans with the simulator
   double time_limit_s = 0;
   bool json = false;
   std::string output;

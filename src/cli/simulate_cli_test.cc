@@ -1,0 +1,120 @@
+// paraplan simulate end to end: the trace's structure, and plans that do not match their model
+// or cluster, or do not fit, refused with one message.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string out;
+};
+
+Outcome run(const std::string& args) {
+  std::string cmd = std::string(PARAPLAN_BINARY) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+void write_json(const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2); }
+
+std::string planned(const std::string& name, const std::string& flags) {
+  const std::string path = testing::TempDir() + name;
+  Outcome r = run("plan " + flags + " -o " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return path;
+}
+
+TEST(CliSimulate, TraceHasOneRowPerDeviceAndStreamAndNoOverlaps) {
+  const std::string plan = planned("sim_plan.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 1");
+  const std::string trace = testing::TempDir() + "sim_trace.json";
+  Outcome r = run("simulate " + plan + " --trace " + trace + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto s = nlohmann::json::parse(r.out);
+  EXPECT_EQ(s["schedule"], "1f1b");
+  EXPECT_GT(s["iteration_time_s"].get<double>(), 0);
+  EXPECT_EQ(s["devices"].size(), 4u);
+  auto t = read_json(trace);
+  std::map<int, std::string> processes;
+  std::map<std::pair<int, int>, std::string> threads;
+  std::map<std::pair<int, int>, double> busy_until;
+  int complete = 0;
+  for (const auto& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name") processes[e["pid"]] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads[{e["pid"], e["tid"]}] = e["args"]["name"];
+    if (e["ph"] != "X") continue;
+    ++complete;
+    EXPECT_TRUE(e["args"].contains("phase"));
+    const std::string phase = e["args"]["phase"];
+    if (phase == "forward" || phase == "backward") {
+      EXPECT_TRUE(e["args"].contains("stage"));
+      EXPECT_TRUE(e["args"].contains("microbatch"));
+    }
+    auto& until = busy_until[{e["pid"], e["tid"]}];
+    EXPECT_GE(e["ts"].get<double>(), until - 1e-6) << e.dump();
+    until = e["ts"].get<double>() + e["dur"].get<double>();
+  }
+  EXPECT_EQ(processes.size(), 4u);
+  EXPECT_EQ(threads.size(), 16u);  // 4 devices × compute, collectives, pipeline, data parallel
+  EXPECT_EQ((threads[std::pair{1, 0}]), "compute");
+  EXPECT_EQ(complete, s["events"].get<int>());
+  // Same plan, same trace.
+  const std::string again = testing::TempDir() + "sim_trace2.json";
+  run("simulate " + plan + " --trace " + again);
+  EXPECT_EQ(read_json(again), t);
+}
+
+TEST(CliSimulate, InterleavedAndGpipeSchedules) {
+  const std::string plan = planned("sim_vpp.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 2 --dp 2");
+  Outcome r = run("simulate " + plan + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["schedule"], "interleaved-1f1b");
+  Outcome wrong = run("simulate " + plan + " --schedule gpipe");
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
+  EXPECT_NE(wrong.out.find("interleaved-1f1b"), std::string::npos) << wrong.out;
+}
+
+TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
+  const std::string plan = planned("sim_bad.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 2 --vpp 1");
+  auto j = read_json(plan);
+  const std::string path = testing::TempDir() + "sim_edited.json";
+  auto expect = [&](const nlohmann::json& doc, int code, const std::string& needle) {
+    write_json(path, doc);
+    Outcome r = run("simulate " + path);
+    EXPECT_EQ(r.exit_code, code) << r.out;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << r.out;
+  };
+  auto layers = j;
+  layers["model_config"]["num_layers"] = 30;
+  expect(layers, 3, "the stages hold 24 layers but the model (gpt-1.7b) has 30");
+  auto devices = j;
+  devices["config"]["dp"] = devices["config"]["dp"].get<int>() * 4;
+  devices["config"]["devices"] = devices["config"]["devices"].get<int>() * 4;
+  expect(devices, 3, "devices but its cluster has 16");
+  auto tiny = j;
+  tiny["cluster_config"]["device_types"][0]["memory_bytes"] = 1e9;
+  expect(tiny, 4, "does not fit in memory");
+  auto format = j;
+  format["format"] = "paraplan-plan";
+  expect(format, 3, "paraplan-transformer-plan");
+  auto knob = j;
+  knob["config"]["zero"] = 2;  // with pp = 2
+  expect(knob, 3, "do not combine with pipeline parallelism");
+}
+
+}  // namespace
