@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 namespace {
@@ -122,6 +123,31 @@ TEST(CliTransformer, ExportsTheSearchedPlan) {
   Outcome ds = run("plan --model llama3-8b --devices 8 --batch 64 --pp 1 --zero 3 --export deepspeed");
   ASSERT_EQ(ds.exit_code, 0) << ds.out;
   EXPECT_EQ(nlohmann::json::parse(ds.out)["zero_optimization"]["stage"], 3);
+}
+
+TEST(CliTransformer, FrontierJsonAndPlot) {
+  const std::string svg = testing::TempDir() + "frontier.svg";
+  Outcome r = run("frontier --model gpt-1.7b --devices 16 --batch 64 --json --svg " + svg);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["points"].empty());
+  std::set<int> device_counts;
+  double previous = 0;
+  for (const auto& p : j["points"]) {
+    for (const char* key : {"objective", "peak_memory_bytes", "devices_used", "config"})
+      EXPECT_TRUE(p.contains(key)) << key;
+    EXPECT_GE(p["objective"].get<double>(), previous);
+    previous = p["objective"].get<double>();
+    device_counts.insert(p["devices_used"].get<int>());
+  }
+  EXPECT_GT(device_counts.size(), 1u);  // fewer devices: slower but leaner
+  Outcome best = run("plan --model gpt-1.7b --devices 16 --batch 64 --json");
+  EXPECT_EQ(j["points"][0]["objective"], nlohmann::json::parse(best.out)["iteration_time_s"]);
+  std::ifstream in(svg);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text.rfind("<svg", 0), 0u);
+  EXPECT_NE(text.find("</svg>"), std::string::npos);
+  EXPECT_NE(text.find("16 devices"), std::string::npos);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
+#include "search/frontier.h"
 
 #include <tbb/parallel_for.h>
 
@@ -37,6 +38,15 @@ auto order_key(const LlmCandidate& c) {
 }
 
 bool before(const LlmCandidate& a, const LlmCandidate& b) { return order_key(a) < order_key(b); }
+
+struct CandidateBefore {
+  bool operator()(const LlmCandidate& a, const LlmCandidate& b) const { return before(a, b); }
+};
+using LlmFrontier = ParetoSet<LlmCandidate, CandidateBefore>;
+
+Objectives objectives(const LlmCandidate& c) {
+  return {c.result.iteration_time_s, c.result.memory.peak_bytes, c.config.devices()};
+}
 
 /// The k best candidates so far, sorted.
 class TopK {
@@ -65,6 +75,8 @@ std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> searched) 
 }
 
 }  // namespace
+
+bool llm_candidate_before(const LlmCandidate& a, const LlmCandidate& b) { return before(a, b); }
 
 std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
                                                const TrainingConfig& config) {
@@ -151,6 +163,7 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
   }
   struct Partial {
     std::vector<LlmCandidate> top;
+    LlmFrontier frontier;
     std::int64_t evaluated = 0, rejected = 0, balanced = 0;
   };
   std::vector<Partial> partials(shapes.size());
@@ -174,19 +187,27 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
           t.microbatches() >= t.pp) {
         const double bound = cost.time_lower_bound(t);
         const bool uniform_optimal = r.fits && r.iteration_time_s <= bound;
-        if (!uniform_optimal && bound < std::min(top.threshold(), shared_threshold.load())) {
+        if (s.frontier || (!uniform_optimal && bound < std::min(top.threshold(), shared_threshold.load()))) {
           ++part.balanced;
           if (auto split = balance_stages(cost, t); split && *split != r.stage_layers) {
             TrainingConfig tb = t;
             tb.stage_layers = *split;
             AnalyticResult rb = cost.evaluate(tb);
             ++part.evaluated;
+            if (s.frontier && rb.fits) {
+              LlmCandidate cb{tb, rb};
+              part.frontier.offer(objectives(cb), cb);
+            }
             if (rb.fits && (!r.fits || rb.iteration_time_s < r.iteration_time_s)) {
               best = {tb, rb};
               fits = true;
             }
           }
         }
+      }
+      if (s.frontier && r.fits) {
+        LlmCandidate cu{t, r};
+        part.frontier.offer(objectives(cu), cu);
       }
       if (fits) {
         top.offer(std::move(best));
@@ -285,11 +306,23 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
                   const bool fits = consider(t);
                   if (rc == Recompute::kNone) none_fits = fits;
                   // Full recomputation of fewer layers: only between "all fit" and "none fits".
-                  if (rc == Recompute::kFull && fits && !none_fits && !s.recompute_layers)
-                    if (int n = fewest_recomputed(t); n > 0) {
+                  if (rc == Recompute::kFull && fits && (!none_fits || s.frontier) && !s.recompute_layers) {
+                    const int n = fewest_recomputed(t);
+                    if (n > 0) {
                       t.recompute_layers = n;
                       consider(t);
                     }
+                    // The frontier also wants the trade-offs in between: powers of two.
+                    if (s.frontier) {
+                      const std::vector<int> split = even_stage_split(layers, pp);
+                      const int chunk = *std::min_element(split.begin(), split.end()) / vpp;
+                      for (int k = 1; k < chunk; k *= 2)
+                        if (k > n) {
+                          t.recompute_layers = k;
+                          consider(t);
+                        }
+                    }
+                  }
                 }
               }
       }
@@ -298,7 +331,9 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
   tbb::parallel_for(std::size_t{0}, shapes.size(), [&](std::size_t i) { run_shape(shapes[i], partials[i]); });
 
   TopK top(s.top_k);
+  LlmFrontier frontier;
   for (Partial& p : partials) {
+    for (auto& [o, c] : p.frontier.sorted()) frontier.offer(o, c);
     out.evaluated += p.evaluated;
     out.rejected_memory += p.rejected;
     out.balanced += p.balanced;
@@ -306,6 +341,7 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
   }
   out.timed_out = stop;
   out.top = top.take();
+  for (auto& [o, c] : frontier.sorted()) out.frontier.push_back(std::move(c));
   out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (out.evaluated == 0) {
     // Nothing matched the fixed knobs: evaluate them as given to report the broken rule.

@@ -30,6 +30,9 @@ struct LlmSearchSettings {
   bool balance_stages = true;
   int top_k = 5;
   double time_limit_s = 0;        ///< 0: none; else stop and return the best found so far
+  /// Also collect every non-dominated (time, peak memory, devices) configuration; the layer
+  /// split is then searched for every configuration (no pruning).
+  bool frontier = false;
 };
 
 struct LlmCandidate {
@@ -39,6 +42,7 @@ struct LlmCandidate {
 
 struct LlmSearchResult {
   std::vector<LlmCandidate> top;  ///< fastest first; only configurations that fit
+  std::vector<LlmCandidate> frontier;  ///< with settings.frontier: non-dominated, fastest first
   std::int64_t evaluated = 0;     ///< configurations priced
   std::int64_t rejected_memory = 0;
   std::int64_t balanced = 0;      ///< configurations whose stage split was searched
@@ -50,6 +54,8 @@ struct LlmSearchResult {
 /// micro-batch, vpp, recompute, recomputed layers, sequence parallel, ZeRO, overlap, stage
 /// layers) in that order. Error(kUsage) for a fixed knob that breaks a rule.
 LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSettings& settings);
+/// The order search_llm breaks ties with (time, memory, then the knobs).
+bool llm_candidate_before(const LlmCandidate& a, const LlmCandidate& b);
 
 /// Exact: the split into exactly `config.pp` stages whose slowest stage (time per micro-batch,
 /// 1F1B) is fastest among the splits that fit in memory; nullopt when none fits. Ties:

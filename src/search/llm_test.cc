@@ -7,6 +7,7 @@
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
+#include "search/frontier.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
 
@@ -151,6 +152,70 @@ TEST(LlmSearch, BestEqualsExhaustiveEnumeration) {
     ASSERT_FALSE(found.top.empty()) << layers << " " << devices;
     EXPECT_EQ(found.top[0].result.iteration_time_s, best) << layers << " " << devices;
     EXPECT_TRUE(found.top[0].result.fits);
+  }
+}
+
+// The frontier against the twin's enumeration: nothing dominated, the fastest point is the
+// planner's optimum, the leanest is the smallest memory of any plan that fits.
+TEST(LlmSearch, FrontierIsNonDominatedAndSpansFastestToLeanest) {
+  for (auto [layers, devices, batch, memory_gib] :
+       {std::tuple{8, 8, 16, 80.0}, std::tuple{6, 16, 32, 2.0}}) {
+    auto cost = tiny(layers, devices, memory_gib * 1073741824.0);
+    LlmSearchSettings s;
+    s.devices = devices;
+    s.global_batch = batch;
+    s.seq_len = 1024;
+    s.top_k = 1;
+    const auto best = search_llm(cost, s);
+    s.frontier = true;
+    const auto f = search_llm(cost, s);
+    ASSERT_FALSE(f.frontier.empty());
+    for (const auto& a : f.frontier)
+      for (const auto& b : f.frontier) {
+        const Objectives oa{a.result.iteration_time_s, a.result.memory.peak_bytes, a.config.devices()};
+        const Objectives ob{b.result.iteration_time_s, b.result.memory.peak_bytes, b.config.devices()};
+        EXPECT_FALSE(oa.dominates(ob));
+      }
+    EXPECT_EQ(f.frontier.front().result.iteration_time_s, best.top[0].result.iteration_time_s);
+    double leanest = std::numeric_limits<double>::infinity();
+    for (int tp = 1; tp <= devices; ++tp)
+      for (int cp = 1; tp * cp <= devices; ++cp)
+        for (int pp = 1; tp * cp * pp <= devices; ++pp) {
+          if (devices % (tp * cp * pp)) continue;
+          for (int b = 1; b <= batch; ++b)
+            for (int vpp = 1; vpp <= layers; ++vpp)
+              for (int rc = 0; rc <= layers + 2; ++rc)
+                for (bool sp : {false, true})
+                  for (int zero : {0, 1, 2, 3}) {
+                    TrainingConfig t;
+                    t.seq_len = 1024;
+                    t.global_batch = batch;
+                    t.micro_batch = b;
+                    t.tp = tp;
+                    t.cp = cp;
+                    t.pp = pp;
+                    t.dp = devices / (tp * cp * pp);
+                    t.vpp = vpp;
+                    t.recompute = rc == 0 ? Recompute::kNone : rc == 1 ? Recompute::kSelective : Recompute::kFull;
+                    t.recompute_layers = rc > 2 ? rc - 2 : 0;
+                    t.sequence_parallel = sp;
+                    t.zero_stage = zero;
+                    try {
+                      auto r = cost.evaluate(t);
+                      if (r.fits) leanest = std::min(leanest, r.memory.peak_bytes);
+                      if (pp > 1 && vpp == 1 && t.recompute_layers == 0 && t.microbatches() >= pp)
+                        if (auto split = balance_stages(cost, t)) {
+                          t.stage_layers = *split;
+                          auto rb = cost.evaluate(t);
+                          if (rb.fits) leanest = std::min(leanest, rb.memory.peak_bytes);
+                        }
+                    } catch (const Error&) {
+                    }
+                  }
+        }
+    double frontier_leanest = std::numeric_limits<double>::infinity();
+    for (const auto& c : f.frontier) frontier_leanest = std::min(frontier_leanest, c.result.memory.peak_bytes);
+    EXPECT_EQ(frontier_leanest, leanest);
   }
 }
 

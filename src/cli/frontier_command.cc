@@ -1,0 +1,162 @@
+// The frontier subcommand.
+#include "cli/frontier_command.h"
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "io/svg_plot.h"
+#include "ir/error.h"
+#include "ir/units.h"
+#include "search/frontier.h"
+
+namespace paraplan::cli {
+namespace {
+
+struct FrontierArgs {
+  std::string model;
+  std::string cluster = "dgx-a100";
+  int devices = 8;
+  std::int64_t batch = 512;
+  TransformerKnobs knobs;
+  bool uniform_stages = false;
+  bool json = false;
+  std::string svg;
+};
+
+struct Before {
+  bool operator()(const LlmCandidate& a, const LlmCandidate& b) const { return llm_candidate_before(a, b); }
+};
+
+int run(const FrontierArgs& a) {
+  const TransformerConfig model = load_transformer(a.model);
+  const Cluster cluster = load_cluster(a.cluster, a.devices);
+  const TransformerKnobs& k = a.knobs;
+  LlmSearchSettings s;
+  s.devices = a.devices;
+  s.global_batch = a.batch;
+  s.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
+  if (k.tp) s.tp = k.tp;
+  if (k.cp) s.cp = k.cp;
+  if (k.pp) s.pp = k.pp;
+  if (k.dp) s.dp = k.dp;
+  if (k.ep) s.ep = k.ep;
+  if (k.vpp) s.vpp = k.vpp;
+  if (k.micro_batch) s.micro_batch = k.micro_batch;
+  if (!k.recompute.empty()) {
+    const RecomputeChoice rc = parse_recompute(k.recompute);
+    s.recompute = rc.kind;
+    if (rc.kind == Recompute::kFull) s.recompute_layers = rc.layers;
+  }
+  if (k.sequence_parallel) s.sequence_parallel = true;
+  if (k.zero >= 0) s.zero_stage = k.zero;
+  if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
+  if (!k.stage_layers.empty()) throw Error(ErrorKind::kUsage, "", "--stage-layers is a setting of evaluate");
+  s.balance_stages = !a.uniform_stages;
+  const AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
+  const FrontierRun f = llm_frontier(cost, s);
+  if (f.points.empty())
+    throw Error(ErrorKind::kInfeasible, "",
+                fmt::format("no configuration of {} on up to {} × {} fits in {} per device", model.name,
+                            a.devices, cluster.device_types[0].name,
+                            format_bytes(cluster.device_types[0].memory_bytes)));
+  if (!a.svg.empty())
+    io::write_text_file(a.svg, frontier_svg(f.points, fmt::format("{}: time against memory", model.name)));
+  if (a.json) {
+    io::Json points = io::Json::array();
+    for (const auto& c : f.points) {
+      io::Json p = priced_json(c.config, c.result, c.config.devices());
+      p["objective"] = c.result.iteration_time_s;
+      p["peak_memory_bytes"] = c.result.memory.peak_bytes;
+      p["devices_used"] = c.config.devices();
+      points.push_back(p);
+    }
+    io::Json j = {{"model", model.name},
+                  {"cluster", a.cluster},
+                  {"objectives", {"iteration_time_s", "peak_memory_bytes", "devices_used"}},
+                  {"points", points},
+                  {"search", {{"evaluated", f.evaluated}, {"seconds", f.seconds}}}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{} on up to {} × {}: {} non-dominated plans over (iteration time, "
+                           "peak memory per device, devices) from {} configurations in {:.3f} s\n",
+                           model.name, a.devices, cluster.device_types[0].name, f.points.size(),
+                           f.evaluated, f.seconds);
+  std::cout << fmt::format("{:>12} {:>12} {:>7}  {}\n", "iteration s", "memory", "devices", "configuration");
+  for (const auto& c : f.points) {
+    const TrainingConfig& t = c.config;
+    std::cout << fmt::format("{:>12.4f} {:>12} {:>7}  tp {} cp {} pp {} dp {} ep {} mb {} vpp {} "
+                             "recompute {}{} zero {}{}\n",
+                             c.result.iteration_time_s, format_bytes(c.result.memory.peak_bytes),
+                             t.devices(), t.tp, t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp,
+                             recompute_text(t), t.sequence_parallel ? " sp" : "", t.zero_stage,
+                             t.overlap_grad_reduce ? " overlap" : "");
+  }
+  if (!a.svg.empty()) std::cout << "plot written to " << a.svg << "\n";
+  return 0;
+}
+
+}  // namespace
+
+FrontierRun llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings& settings) {
+  const auto start = std::chrono::steady_clock::now();
+  ParetoSet<LlmCandidate, Before> set;
+  FrontierRun out;
+  bool any = false;
+  for (int devices = settings.devices; devices >= 1; devices /= 2) {
+    LlmSearchSettings s = settings;
+    s.devices = devices;
+    s.frontier = true;
+    s.top_k = 1;
+    if (s.dp && devices != settings.devices) break;  // a fixed dp fixes the device count
+    try {
+      LlmSearchResult r = search_llm(cost, s);
+      any = true;
+      out.evaluated += r.evaluated;
+      for (auto& c : r.frontier)
+        set.offer({c.result.iteration_time_s, c.result.memory.peak_bytes, c.config.devices()}, c);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kUsage || devices == settings.devices) throw;
+    }
+    if (devices % 2) break;
+  }
+  (void)any;
+  for (auto& [o, c] : set.sorted()) out.points.push_back(std::move(c));
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title) {
+  std::map<int, io::PlotSeries> by_devices;
+  for (const auto& c : points) {
+    auto& s = by_devices[c.config.devices()];
+    s.name = fmt::format("{} devices", c.config.devices());
+    s.points.emplace_back(c.result.memory.peak_bytes / 1073741824.0, c.result.iteration_time_s);
+  }
+  std::vector<io::PlotSeries> series;
+  for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
+  return io::scatter_svg(series, title, "peak memory per device (GiB)", "iteration time (s)");
+}
+
+void add_frontier_command(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<FrontierArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "frontier", "Every non-dominated transformer plan over (iteration time, peak memory per "
+                  "device, devices used), on up to --devices devices (halving down to 1)");
+  cmd->add_option("--model", a->model, "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json")
+      ->required();
+  cmd->add_option("--cluster", a->cluster, "Cluster preset or paraplan-cluster file (.json, .yaml)");
+  cmd->add_option("--devices", a->devices, "Most GPUs to use (default 8)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--batch", a->batch, "Global batch in sequences (default 512)")->check(CLI::Range(1, 1 << 30));
+  add_transformer_knob_flags(cmd, a->knobs, true);
+  cmd->add_flag("--uniform-stages", a->uniform_stages, "Keep the layers evenly split across stages");
+  cmd->add_option("--svg", a->svg, "Write the frontier as an SVG plot");
+  cmd->add_flag("--json", a->json, "Print JSON: points with objective, peak_memory_bytes, devices_used");
+  cmd->callback([a, &exit_code] { exit_code = run(*a); });
+}
+
+}  // namespace paraplan::cli
