@@ -130,7 +130,7 @@ FrontierRun llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings&
   return out;
 }
 
-std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title) {
+std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points) {
   std::map<int, io::PlotSeries> by_devices;
   for (const auto& c : points) {
     auto& s = by_devices[c.config.devices()];
@@ -139,7 +139,12 @@ std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::str
   }
   std::vector<io::PlotSeries> series;
   for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
-  return io::scatter_svg(series, title, "peak memory per device (GiB)", "iteration time (s)");
+  return series;
+}
+
+std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title) {
+  return io::scatter_svg(frontier_series(points), title, "peak memory per device (GiB)",
+                         "iteration time (s)");
 }
 
 void add_frontier_command(CLI::App& app, int& exit_code) {

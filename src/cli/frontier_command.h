@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/transformer_common.h"
+#include "io/svg_plot.h"
 #include "search/llm.h"
 
 namespace paraplan::cli {
@@ -18,7 +19,9 @@ struct FrontierRun {
 };
 /// The frontier over device counts devices, devices/2, ... (while the knobs allow them).
 FrontierRun llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings& settings);
-/// The SVG plot of a frontier: peak memory against iteration time, one series per device count.
+/// Peak memory (GiB) against iteration time (s), one series per device count (most first).
+std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points);
+/// The SVG plot of those series.
 std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title);
 
 }  // namespace paraplan::cli

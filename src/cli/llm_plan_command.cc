@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/report.h"
 #include "cli/transformer_common.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
@@ -111,6 +112,12 @@ int run_llm_plan(const LlmPlanArgs& a) {
     io::write_text_file(a.output, file.dump(2) + "\n");
   }
   const std::string text = j.dump(2) + "\n";
+  if (!a.report.empty()) {
+    LlmSearchSettings fs = s;
+    fs.top_k = 1;
+    fs.time_limit_s = 0;
+    io::write_text_file(a.report, transformer_report(cost, r.top[0].config, preset, fs));
+  }
   if (!a.export_to.empty()) {
     std::cout << engine_export(a.export_to, model, r.top[0].config);
     return 0;

@@ -54,6 +54,7 @@ struct PlanArgs {
   bool uniform_stages = false;
   int top = 5;
   int resimulate = 0;
+  std::string report;
   double time_limit_s = 0;
   std::string export_to;
 };
@@ -215,7 +216,7 @@ int run_llm_path(const PlanArgs& args) {
     usage("the transformer planner takes --cluster PRESET|FILE, --devices, --batch, the knobs "
           "(--seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute, "
           "--sequence-parallel, --zero, --[no-]overlap-grad-reduce), --calibration, "
-          "--uniform-stages, --resimulate, --top, --time-limit and --export");
+          "--uniform-stages, --resimulate, --report, --top, --time-limit and --export");
   LlmPlanArgs a;
   a.model = args.model;
   a.cluster = args.cluster_file;
@@ -224,6 +225,7 @@ int run_llm_path(const PlanArgs& args) {
   a.knobs = args.knobs;
   a.uniform_stages = args.uniform_stages;
   a.resimulate = args.resimulate;
+  a.report = args.report;
   a.top = args.top;
   a.time_limit_s = args.time_limit_s;
   a.json = args.json;
@@ -237,10 +239,10 @@ int run(const PlanArgs& args) {
       (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args);
   if (args.planner == "llm") usage("--planner llm needs --model with a transformer (built-in or config.json)");
-  if (args.knobs.any() || args.uniform_stages || args.resimulate || args.time_limit_s > 0 || !args.export_to.empty())
+  if (args.knobs.any() || args.uniform_stages || args.resimulate || !args.report.empty() || args.time_limit_s > 0 || !args.export_to.empty())
     usage("--seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute, "
           "--sequence-parallel, --zero, --[no-]overlap-grad-reduce, --stage-layers, --calibration, "
-          "--uniform-stages, --resimulate, --time-limit and --export are settings of the transformer planner "
+          "--uniform-stages, --resimulate, --report, --time-limit and --export are settings of the transformer planner "
           "(--model gpt3-175b, ...)");
   std::string planner = args.planner;
   if (planner == "auto")
@@ -331,6 +333,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   add_transformer_knob_flags(cmd, args->knobs, true);
   cmd->add_flag("--uniform-stages", args->uniform_stages,
                 "Transformer: keep the layers evenly split across stages (no non-uniform search)");
+  cmd->add_option("--report", args->report,
+                  "Transformer: write a self-contained HTML report of the best plan (summary, stages, "
+                  "simulated timeline, memory, frontier)");
   cmd->add_option("--resimulate", args->resimulate,
                   "Transformer: replay the first K plans in the simulator and rank them by its time")
       ->check(CLI::Range(0, 1000));

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/report.h"
 #include "cost/analytic.h"
 #include "io/chrome_trace.h"
 #include "io/transformer_json.h"
@@ -20,6 +21,7 @@ struct SimulateArgs {
   std::string plan;
   std::string trace;
   std::string schedule;
+  std::string report;
   bool json = false;
 };
 
@@ -54,6 +56,14 @@ int run(const SimulateArgs& a) {
       a.schedule.empty() ? sim::default_schedule(f.config) : sim::parse_schedule(a.schedule);
   const sim::TransformerSimulation s = sim::simulate_transformer(cost, f.config, schedule);
   if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(s.result.timeline).dump() + "\n");
+  if (!a.report.empty()) {
+    LlmSearchSettings fs;  // the frontier of the plan's own setting
+    fs.devices = f.config.devices();
+    fs.global_batch = f.config.global_batch;
+    fs.seq_len = f.config.seq_len;
+    fs.top_k = 1;
+    io::write_text_file(a.report, transformer_report(cost, f.config, f.cluster.name, fs));
+  }
   const auto& devices = s.result.timeline.devices;
   if (a.json) {
     io::Json per_device = io::Json::array();
@@ -103,6 +113,8 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--trace", a->trace, "Write a Chrome trace (Perfetto, chrome://tracing) of the iteration");
   cmd->add_option("--schedule", a->schedule,
                   "gpipe, 1f1b or interleaved-1f1b (default: the plan's: interleaved when vpp > 1)");
+  cmd->add_option("--report", a->report,
+                  "Write a self-contained HTML report (summary, stages, timeline, memory, frontier)");
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a, &exit_code] { exit_code = run(*a); });
 }

@@ -1,0 +1,132 @@
+// The HTML report: self-contained, and rendered by headless Chromium (Debian's chromium) to a
+// screenshot that is not blank.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace {
+
+struct Outcome {
+  int exit_code;
+  std::string out;
+};
+
+Outcome run_shell(const std::string& cmd) {
+  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::uint32_t be32(const std::string& s, std::size_t at) {
+  return (std::uint32_t(std::uint8_t(s[at])) << 24) | (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
+         (std::uint32_t(std::uint8_t(s[at + 2])) << 8) | std::uint32_t(std::uint8_t(s[at + 3]));
+}
+
+struct Image {
+  std::uint32_t width = 0, height = 0, channels = 0;
+  std::vector<std::uint8_t> pixels;  // rows of width × channels bytes
+};
+
+// A PNG of 8-bit RGB or RGBA, not interlaced (what Chromium writes).
+Image decode_png(const std::string& png) {
+  Image img;
+  if (png.size() < 8 || png.compare(1, 3, "PNG") != 0) return img;
+  std::string idat;
+  int colour = 0, depth = 0, interlace = 0;
+  for (std::size_t at = 8; at + 8 <= png.size();) {
+    const std::uint32_t length = be32(png, at);
+    const std::string type = png.substr(at + 4, 4);
+    if (type == "IHDR") {
+      img.width = be32(png, at + 8);
+      img.height = be32(png, at + 12);
+      depth = std::uint8_t(png[at + 16]);
+      colour = std::uint8_t(png[at + 17]);
+      interlace = std::uint8_t(png[at + 20]);
+    } else if (type == "IDAT") {
+      idat += png.substr(at + 8, length);
+    }
+    at += 12 + length;
+  }
+  if (depth != 8 || interlace != 0 || (colour != 2 && colour != 6)) return {};
+  img.channels = colour == 6 ? 4 : 3;
+  const std::size_t stride = img.width * img.channels;
+  std::vector<std::uint8_t> raw((stride + 1) * img.height);
+  uLongf size = raw.size();
+  if (uncompress(raw.data(), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) != Z_OK) return {};
+  img.pixels.assign(stride * img.height, 0);
+  for (std::size_t y = 0; y < img.height; ++y) {
+    const std::uint8_t filter = raw[y * (stride + 1)];
+    const std::uint8_t* in = &raw[y * (stride + 1) + 1];
+    std::uint8_t* out = &img.pixels[y * stride];
+    const std::uint8_t* up = y ? &img.pixels[(y - 1) * stride] : nullptr;
+    for (std::size_t x = 0; x < stride; ++x) {
+      const int a = x >= img.channels ? out[x - img.channels] : 0;
+      const int b = up ? up[x] : 0;
+      const int c = up && x >= img.channels ? up[x - img.channels] : 0;
+      int predictor = 0;
+      switch (filter) {
+        case 1: predictor = a; break;
+        case 2: predictor = b; break;
+        case 3: predictor = (a + b) / 2; break;
+        case 4: {
+          const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+          predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+          break;
+        }
+        default: break;
+      }
+      out[x] = static_cast<std::uint8_t>(in[x] + predictor);
+    }
+  }
+  return img;
+}
+
+TEST(Report, IsSelfContainedAndRendersToANonBlankScreenshot) {
+  const std::string html = testing::TempDir() + "report.html";
+  Outcome plan = run_shell(std::string(PARAPLAN_BINARY) + " plan --model gpt-1.7b --devices 16 "
+                           "--batch 64 --pp 4 --vpp 1 --report " + html);
+  ASSERT_EQ(plan.exit_code, 0) << plan.out;
+  const std::string text = slurp(html);
+  for (const char* part : {"<svg", "Pipeline timeline", "Memory per device", "frontier", "Stages"})
+    EXPECT_NE(text.find(part), std::string::npos) << part;
+  for (const char* fetch : {"<script", "src=\"http", "href=\"http", "@import", "<link"})
+    EXPECT_EQ(text.find(fetch), std::string::npos) << fetch;
+  const char* chromium = "/usr/bin/chromium";
+  if (std::ifstream(chromium).fail()) GTEST_SKIP() << "Debian's chromium is not installed (./dev installs it)";
+  const std::string png = testing::TempDir() + "report.png";
+  std::remove(png.c_str());
+  Outcome shot = run_shell(std::string(chromium) + " --headless --no-sandbox --disable-gpu "
+                           "--hide-scrollbars --window-size=1200,1800 --screenshot=" + png +
+                           " file://" + html);
+  const Image img = decode_png(slurp(png));
+  ASSERT_GT(img.width, 0u) << shot.out;
+  std::size_t ink = 0;
+  std::set<std::uint32_t> colours;
+  for (std::size_t i = 0; i + 2 < img.pixels.size(); i += img.channels) {
+    const std::uint32_t rgb = (std::uint32_t(img.pixels[i]) << 16) | (std::uint32_t(img.pixels[i + 1]) << 8) |
+                              img.pixels[i + 2];
+    if (rgb != 0xffffff) ++ink;
+    if (colours.size() < 64) colours.insert(rgb);
+  }
+  const double share = static_cast<double>(ink) / (static_cast<double>(img.width) * img.height);
+  EXPECT_GT(share, 0.02) << "the screenshot is (nearly) blank";
+  EXPECT_GE(colours.size(), 8u);  // text, tables and the coloured timeline
+}
+
+}  // namespace
