@@ -8,7 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "cli/llm_plan_command.h"
+#include "cli/workload.h"
+#include "cost/piper_cost.h"
 #include "io/svg_plot.h"
+#include "search/pipeline_frontier.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "search/frontier.h"
@@ -17,6 +21,13 @@ namespace paraplan::cli {
 namespace {
 
 struct FrontierArgs {
+  std::string input;
+  std::string format = "auto";
+  std::string memory, bandwidth;
+  int microbatches = 0;
+  bool devices_given = false;
+  double memory_step = 0.01;
+  double time_limit_s = 30;
   std::string model;
   std::string cluster = "dgx-a100";
   int devices = 8;
@@ -31,7 +42,100 @@ struct Before {
   bool operator()(const LlmCandidate& a, const LlmCandidate& b) const { return llm_candidate_before(a, b); }
 };
 
+// The pipeline planner's frontier (Piper's cost model) on a layer model.
+int run_pipeline(const FrontierArgs& a) {
+  Workload w = load_workload({a.input, a.format, a.cluster == "dgx-a100" ? "" : a.cluster, 0});
+  PiperSettings settings;
+  settings.max_devices = a.devices_given ? a.devices : w.devices;
+  settings.memory_per_device_bytes = w.memory_per_device_bytes;
+  settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
+  settings.microbatches = a.microbatches > 0 ? a.microbatches : w.model.microbatches;
+  if (!a.memory.empty()) {
+    auto m = parse_bytes(a.memory);
+    if (!m || *m <= 0)
+      throw Error(ErrorKind::kUsage, "", "--memory: expected a positive size such as 8GiB, 80GB or 8589934592, got \"" + a.memory + "\"");
+    settings.memory_per_device_bytes = *m;
+  }
+  if (!a.bandwidth.empty()) {
+    auto b = parse_bandwidth(a.bandwidth);
+    if (!b || *b <= 0)
+      throw Error(ErrorKind::kUsage, "", "--bandwidth: expected a positive rate such as 25GiB/s, got \"" + a.bandwidth + "\"");
+    settings.bandwidth_bytes_per_s = *b;
+  }
+  std::vector<int> budgets;
+  for (int k = 1; k < settings.max_devices; k *= 2) budgets.push_back(k);
+  budgets.push_back(settings.max_devices);
+  const Model& model = w.model;
+  auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
+    PiperSettings s = settings;
+    s.max_devices = devices;
+    s.memory_per_device_bytes = memory;
+    return std::make_unique<PiperCostModel>(model, s);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  PipelineFrontierOptions options;
+  options.memory_step = a.memory_step;
+  options.time_limit_s = a.time_limit_s;
+  const PipelineFrontierResult f =
+      pipeline_frontier(model, factory, budgets, settings.memory_per_device_bytes, options);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (f.points.empty())
+    throw Error(ErrorKind::kInfeasible, a.input.empty() ? "default workload" : a.input,
+                fmt::format("no plan fits in {} per device on up to {} devices",
+                            format_bytes(settings.memory_per_device_bytes), settings.max_devices));
+  if (!a.svg.empty()) {
+    std::map<int, io::PlotSeries> by_devices;
+    for (const auto& p : f.points) {
+      auto& series = by_devices[p.objectives.devices];
+      series.name = fmt::format("{} devices", p.objectives.devices);
+      series.points.emplace_back(p.objectives.peak_bytes / 1073741824.0, p.objectives.time_s);
+    }
+    std::vector<io::PlotSeries> series;
+    for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
+    io::write_text_file(a.svg, io::scatter_svg(series, model.name + ": time against memory",
+                                               "peak memory per device (GiB)",
+                                               "time per sample (Piper's objective)"));
+  }
+  if (a.json) {
+    io::Json points = io::Json::array();
+    for (const auto& p : f.points) {
+      io::Json stages = io::Json::array();
+      for (const auto& st : p.plan.stages)
+        stages.push_back({{"layers", st.layers.size()}, {"data_parallel", st.data_parallel},
+                          {"tensor_parallel", st.tensor_parallel}, {"memory_bytes", st.memory_bytes}});
+      points.push_back({{"objective", p.objectives.time_s},
+                        {"peak_memory_bytes", p.objectives.peak_bytes},
+                        {"devices_used", p.objectives.devices},
+                        {"stages", stages}});
+    }
+    std::cout << io::Json{{"model", model.name},
+                          {"cost_model", "piper"},
+                          {"objectives", {"objective", "peak_memory_bytes", "devices_used"}},
+                          {"points", points},
+                          {"search", {{"planner_runs", f.solves}, {"seconds", seconds},
+                                      {"memory_step", a.memory_step}, {"truncated", f.truncated}}}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: {} non-dominated plans over (Piper's time per sample, peak memory "
+                           "per device, devices) on up to {} devices; {} planner runs in {:.3f} s{}\n",
+                           model.name, f.points.size(), settings.max_devices, f.solves, seconds,
+                           f.truncated ? " (truncated: time or point limit)" : "");
+  std::cout << fmt::format("{:>16} {:>12} {:>7} {:>7}\n", "objective", "memory", "devices", "stages");
+  for (const auto& p : f.points)
+    std::cout << fmt::format("{:>16.9g} {:>12} {:>7} {:>7}\n", p.objectives.time_s,
+                             format_bytes(p.objectives.peak_bytes), p.objectives.devices, p.plan.stages.size());
+  if (!a.svg.empty()) std::cout << "plot written to " << a.svg << "\n";
+  return 0;
+}
+
 int run(const FrontierArgs& a) {
+  if (a.model.empty() || !is_transformer_model(a.model)) {
+    if (!a.model.empty()) throw Error(ErrorKind::kUsage, "", "frontier: --model takes a transformer; give a layer model as INPUT");
+    return run_pipeline(a);
+  }
+  if (!a.input.empty()) throw Error(ErrorKind::kUsage, "", "give either INPUT or --model, not both");
   const TransformerConfig model = load_transformer(a.model);
   const Cluster cluster = load_cluster(a.cluster, a.devices);
   const TransformerKnobs& k = a.knobs;
@@ -152,10 +256,26 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "frontier", "Every non-dominated transformer plan over (iteration time, peak memory per "
                   "device, devices used), on up to --devices devices (halving down to 1)");
-  cmd->add_option("--model", a->model, "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json")
-      ->required();
+  cmd->add_option("INPUT", a->input,
+                  "Layer model (Piper JSON, paraplan model JSON, DAPPLE profile): the pipeline "
+                  "planner's frontier; default: the built-in workload");
+  cmd->add_option("--format", a->format, "INPUT format: piper, dapple, native (default: detect)");
+  cmd->add_option("--memory", a->memory, "Pipeline planner: memory per device, e.g. 16GiB");
+  cmd->add_option("--bandwidth", a->bandwidth, "Pipeline planner: bandwidth per device, e.g. 25GiB/s");
+  cmd->add_option("--microbatches", a->microbatches, "Pipeline planner: micro-batches per batch N")
+      ->check(CLI::Range(1, 1000000000));
+  cmd->add_option("--memory-step", a->memory_step,
+                  "Pipeline planner: each next point at least this fraction leaner (default 0.01; "
+                  "0: the exact frontier)")
+      ->check(CLI::Range(0.0, 0.5));
+  cmd->add_option("--time-limit", a->time_limit_s,
+                  "Pipeline planner: stop after this many seconds with the points found (default 30)")
+      ->check(CLI::Range(0.0, 1e6));
+  cmd->add_option("--model", a->model, "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json");
   cmd->add_option("--cluster", a->cluster, "Cluster preset or paraplan-cluster file (.json, .yaml)");
-  cmd->add_option("--devices", a->devices, "Most GPUs to use (default 8)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--devices", a->devices, "Most devices to use (transformer default 8)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->each([a](const std::string&) { a->devices_given = true; });
   cmd->add_option("--batch", a->batch, "Global batch in sequences (default 512)")->check(CLI::Range(1, 1 << 30));
   add_transformer_knob_flags(cmd, a->knobs, true);
   cmd->add_flag("--uniform-stages", a->uniform_stages, "Keep the layers evenly split across stages");

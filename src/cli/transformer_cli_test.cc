@@ -150,4 +150,19 @@ TEST(CliTransformer, FrontierJsonAndPlot) {
   EXPECT_NE(text.find("16 devices"), std::string::npos);
 }
 
+TEST(CliFrontier, PipelinePlannerFrontierOnALayerModel) {
+  Outcome r = run("frontier --json --memory-step 0.05");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["cost_model"], "piper");
+  ASSERT_FALSE(j["points"].empty());
+  for (const auto& p : j["points"])
+    for (const char* key : {"objective", "peak_memory_bytes", "devices_used", "stages"})
+      EXPECT_TRUE(p.contains(key)) << key;
+  Outcome best = run("plan --json");
+  EXPECT_EQ(j["points"][0]["objective"], nlohmann::json::parse(best.out)["objective"]);
+  Outcome both = run("frontier x.json --model llama3-8b");
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+}
+
 }  // namespace
