@@ -27,6 +27,8 @@
 #include "search/dapple_search.h"
 #include "search/intra_op.h"
 #include "search/llm.h"
+#include "search/pipeline_frontier.h"
+#include "sim/transformer_program.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
 #include "search/pipeline.h"
@@ -394,6 +396,76 @@ void llm_section() {
   }
 }
 
+void simulation_section() {
+  fmt::print("\nSimulator and frontier (no targets in the issue; figures to watch)\n");
+  fmt::print("{:<52} {:>10} {:>8} {:>8} {:>8} {:>12}  {}\n", "case", "events", "cpu s", "wall s",
+             "peak MB", "events/s", "simulated vs analytic");
+  struct SimCase {
+    const char* label;
+    int tp, pp, dp, vpp;
+    std::int64_t mb;
+    Recompute rc;
+  } sims[] = {{"GPT-3 175B, 1,024 A100, t 8 p 16 d 8 (192 micro-batches)", 8, 16, 8, 1, 1, Recompute::kFull},
+              {"GPT-3 175B, 1,024 A100, t 4 p 8 d 32 vpp 4", 4, 8, 32, 4, 2, Recompute::kSelective}};
+  const AnalyticCostModel gpt3(*zoo::llm_model("gpt3-175b"), *zoo::cluster_preset("dgx-a100", 1024),
+                               default_calibration("A100"));
+  for (const auto& c : sims) {
+    TrainingConfig t;
+    t.global_batch = 1536;
+    t.tp = c.tp;
+    t.pp = c.pp;
+    t.dp = c.dp;
+    t.vpp = c.vpp;
+    t.micro_batch = c.mb;
+    t.recompute = c.rc;
+    t.sequence_parallel = true;
+    t.zero_stage = 1;
+    Measured m = measure([&] {
+      return static_cast<double>(
+          sim::simulate_transformer(gpt3, t, sim::default_schedule(t)).result.timeline.events.size());
+    });
+    const auto s = sim::simulate_transformer(gpt3, t, sim::default_schedule(t));
+    fmt::print("{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f} {:>12.0f}  {:.3f} s vs {:.3f} s ({:+.2f}%)\n",
+               c.label, m.value, m.cpu_s, m.wall_s, m.peak_mb, m.value / std::max(m.cpu_s, 1e-6),
+               s.iteration_time_s, s.analytic_time_s, 100 * s.difference);
+  }
+  fmt::print("{:<52} {:>10} {:>8} {:>8} {:>8}\n", "frontier", "points", "cpu s", "wall s", "peak MB");
+  {
+    Measured m = measure([&] {
+      const AnalyticCostModel cost(*zoo::llm_model("llama3-70b"), *zoo::cluster_preset("dgx-h100", 256),
+                                   default_calibration("H100"));
+      LlmSearchSettings s;
+      s.devices = 256;
+      s.global_batch = 512;
+      s.seq_len = 4096;
+      s.frontier = true;
+      s.top_k = 1;
+      return static_cast<double>(search_llm(cost, s).frontier.size());
+    });
+    fmt::print("{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f}\n", "Llama-3 70B on 256 H100 (transformer search)",
+               m.value, m.cpu_s, m.wall_s, m.peak_mb);
+  }
+  {
+    Measured m = measure([&] {
+      const io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+      PiperSettings base{in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s, in.model.microbatches};
+      auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
+        PiperSettings st = base;
+        st.max_devices = devices;
+        st.memory_per_device_bytes = memory;
+        return std::make_unique<PiperCostModel>(in.model, st);
+      };
+      PipelineFrontierOptions exact;
+      exact.memory_step = 0;
+      return static_cast<double>(
+          pipeline_frontier(in.model, factory, {1, 2, 4, 8, in.max_devices}, base.memory_per_device_bytes, exact)
+              .points.size());
+    });
+    fmt::print("{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f}\n", "BERT (Piper file), K = 10, exact pipeline frontier",
+               m.value, m.cpu_s, m.wall_s, m.peak_mb);
+  }
+}
+
 }  // namespace
 }  // namespace paraplan
 
@@ -402,6 +474,7 @@ int main() {
   paraplan::dapple_section();
   paraplan::pase_section();
   paraplan::llm_section();
+  paraplan::simulation_section();
   std::printf("\nsummary: %d objective failures, %d speed targets missed\n", paraplan::failures,
               paraplan::missed);
   return paraplan::failures > 0 ? 1 : 0;
