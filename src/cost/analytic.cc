@@ -298,8 +298,8 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   return c;
 }
 
-double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_params,
-                                          double expert_params, double backward_window_s) const {
+SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_params,
+                                        double expert_params) const {
   const int node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
   const int inner = t.tp * t.cp * t.pp;  // data-parallel replicas sit this far apart
   auto bw = [&](int members) {
@@ -311,6 +311,20 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
   };
   const int dense_group = t.dp * t.cp, expert_group = t.dp * t.cp / t.ep;
   const double g = cal_.gradient_bytes_per_parameter, lat = cal_.ring_step_latency_s;
+  SyncParts parts;
+  for (auto [params, n] : {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}}) {
+    if (params <= 0 || n <= 1) continue;
+    const double band = bw(n);
+    parts.allreduce_s += ring_allreduce_s(params * g, n, band, lat);
+    parts.reduce_scatter_s += ring_half_s(params * g, n, band, lat);
+    parts.weight_gather_s += ring_half_s(params * 2, n, band, lat);
+  }
+  return parts;
+}
+
+double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_params,
+                                          double expert_params, double backward_window_s) const {
+  const SyncParts p = sync_parts(t, dense_params, expert_params);
   const double m = static_cast<double>(t.microbatches());
   // A gradient reduction hides behind a backward pass when overlapped (compute slowed a little).
   auto reduce = [&](double seconds) {
@@ -318,24 +332,15 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
     const double hidden = std::min(seconds, backward_window_s);
     return seconds - hidden + cal_.overlap_slowdown * hidden;
   };
-  double sync = 0;
-  for (auto [params, n] : {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}}) {
-    if (params <= 0 || n <= 1) continue;
-    const double band = bw(n);
-    switch (t.zero_stage) {
-      case 0:
-      case 1:  // all-reduce (ZeRO-1: reduce-scatter, then all-gather of the updated weights)
-        sync += reduce(ring_allreduce_s(params * g, n, band, lat));
-        break;
-      case 2:  // reduce-scatter after every micro-batch's backward, one all-gather of weights
-        sync += m * reduce(ring_half_s(params * g, n, band, lat)) + ring_half_s(params * 2, n, band, lat);
-        break;
-      default:  // ZeRO-3: per micro-batch, gather weights for forward and backward, reduce-scatter
-        sync += m * (2 * ring_half_s(params * 2, n, band, lat) + reduce(ring_half_s(params * g, n, band, lat)));
-        break;
-    }
+  switch (t.zero_stage) {
+    case 0:
+    case 1:  // all-reduce (ZeRO-1: reduce-scatter, then all-gather of the updated weights)
+      return reduce(p.allreduce_s);
+    case 2:  // reduce-scatter after every micro-batch's backward, one all-gather of weights
+      return m * reduce(p.reduce_scatter_s) + p.weight_gather_s;
+    default:  // ZeRO-3: per micro-batch, gather weights for forward and backward, reduce-scatter
+      return m * (2 * p.weight_gather_s + reduce(p.reduce_scatter_s));
   }
-  return sync;
 }
 
 std::pair<double, double> AnalyticCostModel::stage_parameters(const BlockCosts& c,

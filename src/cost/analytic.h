@@ -65,6 +65,13 @@ struct BlockCosts {
   double logits_bytes = 0;                  ///< last stage
 };
 
+/// One data-parallel collective of a stage's parameters, each priced alone (not overlapped).
+struct SyncParts {
+  double allreduce_s = 0;       ///< gradients (ZeRO 0/1)
+  double reduce_scatter_s = 0;  ///< gradients (ZeRO 2/3, per micro-batch)
+  double weight_gather_s = 0;   ///< 16-bit weights (ZeRO 2 once, ZeRO 3 per pass)
+};
+
 struct AnalyticResult {
   double iteration_time_s = 0;
   // Breakdown (seconds of the iteration).
@@ -116,6 +123,7 @@ class AnalyticCostModel {
   double gradient_sync_s(const TrainingConfig& t, double dense_params, double expert_params,
                          double backward_window_s) const;
   double optimizer_step_s(const TrainingConfig& t, double dense_params, double expert_params) const;
+  SyncParts sync_parts(const TrainingConfig& t, double dense_params, double expert_params) const;
   /// A stage's parameters per device: replicated over dp × cp (dense) and dp × cp / ep (experts).
   std::pair<double, double> stage_parameters(const BlockCosts& costs, const TrainingConfig& t,
                                              int stage, int layers) const;

@@ -119,6 +119,22 @@ TEST(TransformerSimulation, AgreesWithTheModelWhereItIsExact) {
   }
 }
 
+TEST(TransformerSimulation, ZeroStagesAgreeWithoutPipelining) {
+  auto cost = gpt(16, "gpt-7.5b");
+  for (int zero : {0, 1, 2, 3}) {
+    TrainingConfig t;
+    t.global_batch = 64;
+    t.tp = 2;
+    t.dp = 8;
+    t.micro_batch = 2;
+    t.zero_stage = zero;
+    const auto s = simulate_transformer(cost, t, Schedule::kOneFOneB);
+    expect_no_overlap(s.result);
+    EXPECT_NEAR(s.iteration_time_s, s.analytic_time_s, 1e-9 * s.analytic_time_s) << "ZeRO " << zero;
+    EXPECT_NEAR(s.result.devices[0].peak_bytes, s.analytic_peak_bytes, 1e-9 * s.analytic_peak_bytes);
+  }
+}
+
 TEST(TransformerSimulation, SchedulesOrderAsExpected) {
   auto cost = gpt(8);
   TrainingConfig t;

@@ -107,6 +107,28 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
     prog.static_bytes.push_back(fixed.weights_bytes + fixed.gradients_bytes + fixed.optimizer_bytes);
   }
 
+  // ZeRO 2/3: per-pass collectives of each device's parameters (a chunk's share with vpp).
+  std::vector<SyncParts> parts(static_cast<std::size_t>(p));
+  for (int i = 0; i < p; ++i) {
+    const auto [dense, expert] = cost.stage_parameters(c, t, i, split[static_cast<std::size_t>(i)]);
+    parts[static_cast<std::size_t>(i)] = cost.sync_parts(t, dense, expert);
+  }
+  std::vector<std::vector<int>> reduce_scatters(static_cast<std::size_t>(p));
+  auto dp_transfer = [&](int device, double seconds, const std::string& name, std::vector<int> after,
+                         int stage, int microbatch) {
+    Task x;
+    x.device = device;
+    x.stream = kDataParallel;
+    x.link = dp_link[static_cast<std::size_t>(device)];
+    x.bytes = seconds * nic_bw;  // its time at the link's full bandwidth
+    x.after = std::move(after);
+    x.name = name;
+    x.phase = "gradient sync";
+    x.stage = stage;
+    x.microbatch = microbatch;
+    return prog.add(x);
+  };
+
   // Layers per (device, chunk), and which layers of a chunk are recomputed.
   auto chunk_layers = [&](int device, int chunk) {
     const int n = split[static_cast<std::size_t>(device)];
@@ -152,6 +174,16 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           after.push_back(f->second);
         }
         if (last_blocking[static_cast<std::size_t>(i)] >= 0) after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+        if (t.zero_stage >= 3 && parts[static_cast<std::size_t>(i)].weight_gather_s > 0) {
+          // Gather this chunk's weights before the pass (not hidden: the model does not hide it).
+          const int gather = dp_transfer(
+              i, parts[static_cast<std::size_t>(i)].weight_gather_s / v,
+              fmt::format("gather weights mb {}", op.microbatch),
+              last_blocking[static_cast<std::size_t>(i)] >= 0 ? std::vector<int>{last_blocking[static_cast<std::size_t>(i)]}
+                                                              : std::vector<int>{},
+              vs, op.microbatch);
+          after.push_back(gather);
+        }
         const int n = chunk_layers(i, op.chunk);
         const int rc = recomputed(n);
         const bool first = vs == 0, last = vs == vstages - 1;
@@ -209,6 +241,14 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
         if (!op.forward) {
           second_last_backward[static_cast<std::size_t>(i)] = last_backward[static_cast<std::size_t>(i)];
           last_backward[static_cast<std::size_t>(i)] = comm_id;
+          if (t.zero_stage >= 2 && parts[static_cast<std::size_t>(i)].reduce_scatter_s > 0) {
+            // Reduce-scatter this chunk's gradients; without overlap the next pass waits for it.
+            const int rs = dp_transfer(i, parts[static_cast<std::size_t>(i)].reduce_scatter_s / v,
+                                       fmt::format("reduce-scatter mb {}", op.microbatch), {comm_id},
+                                       vs, op.microbatch);
+            reduce_scatters[static_cast<std::size_t>(i)].push_back(rs);
+            if (!t.overlap_grad_reduce) last_blocking[static_cast<std::size_t>(i)] = rs;
+          }
         }
         ++next_op[static_cast<std::size_t>(i)];
         ++placed;
@@ -220,13 +260,20 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
   // Gradient synchronisation and the optimizer step, per stage.
   for (int i = 0; i < p; ++i) {
     const auto [dense, expert] = cost.stage_parameters(c, t, i, split[static_cast<std::size_t>(i)]);
-    TrainingConfig plain = t;
-    plain.overlap_grad_reduce = false;
-    const double sync_s = cost.gradient_sync_s(plain, dense, expert, 0);
-    const int sync_after = t.overlap_grad_reduce && second_last_backward[static_cast<std::size_t>(i)] >= 0
-                               ? second_last_backward[static_cast<std::size_t>(i)]
+    const SyncParts& sp = parts[static_cast<std::size_t>(i)];
+    // ZeRO 0/1: one all-reduce at the end; ZeRO 2: the weights gathered once after the
+    // per-micro-batch reduce-scatters; ZeRO 3: nothing more.
+    const double sync_s = t.zero_stage <= 1 ? sp.allreduce_s : t.zero_stage == 2 ? sp.weight_gather_s : 0.0;
+    int sync_after = t.overlap_grad_reduce && t.zero_stage <= 1 && second_last_backward[static_cast<std::size_t>(i)] >= 0
+                         ? second_last_backward[static_cast<std::size_t>(i)]
+                         : last_backward[static_cast<std::size_t>(i)];
+    if (t.zero_stage >= 2 && !reduce_scatters[static_cast<std::size_t>(i)].empty())
+      sync_after = reduce_scatters[static_cast<std::size_t>(i)].back();
+    int before_optimizer = t.zero_stage >= 2 && !reduce_scatters[static_cast<std::size_t>(i)].empty()
+                               ? reduce_scatters[static_cast<std::size_t>(i)].back()
                                : last_backward[static_cast<std::size_t>(i)];
-    int before_optimizer = last_backward[static_cast<std::size_t>(i)];
+    (void)dense;
+    (void)expert;
     if (sync_s > 0) {
       Task sync;
       sync.device = i;
@@ -234,7 +281,7 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
       sync.link = dp_link[static_cast<std::size_t>(i)];
       sync.bytes = sync_s * nic_bw;  // its time at the link's full bandwidth
       sync.after = {sync_after};
-      sync.name = "gradient sync";
+      sync.name = t.zero_stage == 2 ? "gather weights" : "gradient sync";
       sync.phase = "gradient sync";
       sync.stage = i;
       const int sync_id = prog.add(sync);
