@@ -144,7 +144,9 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
   std::vector<std::vector<Op>> orders;
   for (int i = 0; i < p; ++i) orders.push_back(device_order(schedule, p, v, m, i));
   std::vector<std::size_t> next_op(static_cast<std::size_t>(p), 0);
-  std::vector<int> last_backward(static_cast<std::size_t>(p), -1), second_last_backward(static_cast<std::size_t>(p), -1);
+  std::vector<int> last_backward(static_cast<std::size_t>(p), -1);
+  // What the last backward pass waited for: an overlapped reduction starts with that pass.
+  std::vector<std::vector<int>> last_backward_inputs(static_cast<std::size_t>(p));
 
   // Emit passes in an order that respects dependencies: sweep devices until every op is placed.
   std::size_t placed = 0, total = 0;
@@ -239,12 +241,14 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           last_blocking[static_cast<std::size_t>(i)] = send_id;
         }
         if (!op.forward) {
-          second_last_backward[static_cast<std::size_t>(i)] = last_backward[static_cast<std::size_t>(i)];
           last_backward[static_cast<std::size_t>(i)] = comm_id;
+          last_backward_inputs[static_cast<std::size_t>(i)] = compute.after;
           if (t.zero_stage >= 2 && parts[static_cast<std::size_t>(i)].reduce_scatter_s > 0) {
-            // Reduce-scatter this chunk's gradients; without overlap the next pass waits for it.
+            // Reduce-scatter this chunk's gradients: after the pass, or (overlapped) bucket by
+            // bucket during it; without overlap the next pass waits for it.
             const int rs = dp_transfer(i, parts[static_cast<std::size_t>(i)].reduce_scatter_s / v,
-                                       fmt::format("reduce-scatter mb {}", op.microbatch), {comm_id},
+                                       fmt::format("reduce-scatter mb {}", op.microbatch),
+                                       t.overlap_grad_reduce ? compute.after : std::vector<int>{comm_id},
                                        vs, op.microbatch);
             reduce_scatters[static_cast<std::size_t>(i)].push_back(rs);
             if (!t.overlap_grad_reduce) last_blocking[static_cast<std::size_t>(i)] = rs;
@@ -264,11 +268,10 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
     // ZeRO 0/1: one all-reduce at the end; ZeRO 2: the weights gathered once after the
     // per-micro-batch reduce-scatters; ZeRO 3: nothing more.
     const double sync_s = t.zero_stage <= 1 ? sp.allreduce_s : t.zero_stage == 2 ? sp.weight_gather_s : 0.0;
-    int sync_after = t.overlap_grad_reduce && t.zero_stage <= 1 && second_last_backward[static_cast<std::size_t>(i)] >= 0
-                         ? second_last_backward[static_cast<std::size_t>(i)]
-                         : last_backward[static_cast<std::size_t>(i)];
+    std::vector<int> sync_after = {last_backward[static_cast<std::size_t>(i)]};
+    if (t.overlap_grad_reduce && t.zero_stage <= 1) sync_after = last_backward_inputs[static_cast<std::size_t>(i)];
     if (t.zero_stage >= 2 && !reduce_scatters[static_cast<std::size_t>(i)].empty())
-      sync_after = reduce_scatters[static_cast<std::size_t>(i)].back();
+      sync_after = {reduce_scatters[static_cast<std::size_t>(i)].back()};
     int before_optimizer = t.zero_stage >= 2 && !reduce_scatters[static_cast<std::size_t>(i)].empty()
                                ? reduce_scatters[static_cast<std::size_t>(i)].back()
                                : last_backward[static_cast<std::size_t>(i)];
@@ -280,7 +283,7 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
       sync.stream = kDataParallel;
       sync.link = dp_link[static_cast<std::size_t>(i)];
       sync.bytes = sync_s * nic_bw;  // its time at the link's full bandwidth
-      sync.after = {sync_after};
+      sync.after = sync_after;
       sync.name = t.zero_stage == 2 ? "gather weights" : "gradient sync";
       sync.phase = "gradient sync";
       sync.stage = i;
