@@ -139,27 +139,7 @@ int run(const FrontierArgs& a) {
   const TransformerConfig model = load_transformer(a.model);
   const Cluster cluster = load_cluster(a.cluster, a.devices);
   const TransformerKnobs& k = a.knobs;
-  LlmSearchSettings s;
-  s.devices = a.devices;
-  s.global_batch = a.batch;
-  s.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
-  if (k.tp) s.tp = k.tp;
-  if (k.cp) s.cp = k.cp;
-  if (k.pp) s.pp = k.pp;
-  if (k.dp) s.dp = k.dp;
-  if (k.ep) s.ep = k.ep;
-  if (k.vpp) s.vpp = k.vpp;
-  if (k.micro_batch) s.micro_batch = k.micro_batch;
-  if (!k.recompute.empty()) {
-    const RecomputeChoice rc = parse_recompute(k.recompute);
-    s.recompute = rc.kind;
-    if (rc.kind == Recompute::kFull) s.recompute_layers = rc.layers;
-  }
-  if (k.sequence_parallel) s.sequence_parallel = true;
-  if (k.zero >= 0) s.zero_stage = k.zero;
-  if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
-  if (!k.stage_layers.empty()) throw Error(ErrorKind::kUsage, "", "--stage-layers is a setting of evaluate");
-  s.balance_stages = !a.uniform_stages;
+  const LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
   const AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
   const FrontierRun f = llm_frontier(cost, s);
   if (f.points.empty())

@@ -25,35 +25,13 @@ int run_llm_plan(const LlmPlanArgs& a) {
   TransformerConfig model = load_transformer(a.model);
   const std::string preset = a.cluster.empty() ? "dgx-a100" : a.cluster;
   const TransformerKnobs& k = a.knobs;
-  LlmSearchSettings s;
-  s.devices = a.devices > 0 ? a.devices : 8;
-  const Cluster cluster = load_cluster(preset, s.devices);
-  s.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
-  s.global_batch = a.batch > 0 ? a.batch : 512;
-  if (k.tp) s.tp = k.tp;
-  if (k.cp) s.cp = k.cp;
-  if (k.pp) s.pp = k.pp;
-  if (k.dp) s.dp = k.dp;
-  if (k.ep) s.ep = k.ep;
-  if (k.vpp) s.vpp = k.vpp;
-  if (k.micro_batch) s.micro_batch = k.micro_batch;
-  if (!k.recompute.empty()) {
-    const RecomputeChoice rc = parse_recompute(k.recompute);
-    s.recompute = rc.kind;
-    if (rc.kind == Recompute::kFull) s.recompute_layers = rc.layers;
-  }
-  if (k.sequence_parallel) s.sequence_parallel = true;
-  if (k.zero >= 0) s.zero_stage = k.zero;
-  if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
-  if (!k.stage_layers.empty())
-    throw Error(ErrorKind::kUsage, "",
-                "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "
-                "keeps it even)");
-  s.balance_stages = !a.uniform_stages;
-  // A plan exported to Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
-  if (a.export_to == "megatron") s.max_zero_stage = 1;
+  const int devices = a.devices > 0 ? a.devices : 8;
+  const Cluster cluster = load_cluster(preset, devices);
+  LlmSearchSettings s = search_settings(k, devices, a.batch > 0 ? a.batch : 512, a.uniform_stages);
   s.top_k = a.top;
   s.time_limit_s = a.time_limit_s;
+  // A plan exported to Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
+  if (a.export_to == "megatron") s.max_zero_stage = 1;
   AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
   LlmSearchResult r = search_llm(cost, s);
   if (a.resimulate < 0) throw Error(ErrorKind::kUsage, "", "--resimulate: expected K >= 0");

@@ -1,6 +1,8 @@
 // The HTML report: self-contained, and rendered by headless Chromium (Debian's chromium) to a
 // screenshot that is not blank.
 #include <gtest/gtest.h>
+
+#include "cli/cli_test_support.h"
 #include <zlib.h>
 
 #include <array>
@@ -12,19 +14,10 @@
 
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string out;
-};
-
-Outcome run_shell(const std::string& cmd) {
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
-}
+using paraplan::testing_support::Outcome;
+using paraplan::testing_support::run;
+using paraplan::testing_support::run_shell;
+using paraplan::testing_support::write_temp;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -2,6 +2,8 @@
 // or cluster, or do not fit, refused with one message.
 #include <gtest/gtest.h>
 
+#include "cli/cli_test_support.h"
+
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -11,20 +13,10 @@
 
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string out;
-};
-
-Outcome run(const std::string& args) {
-  std::string cmd = std::string(PARAPLAN_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
-}
+using paraplan::testing_support::Outcome;
+using paraplan::testing_support::run;
+using paraplan::testing_support::run_shell;
+using paraplan::testing_support::write_temp;
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);

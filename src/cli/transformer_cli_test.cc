@@ -2,6 +2,8 @@
 // messages of their mistakes.
 #include <gtest/gtest.h>
 
+#include "cli/cli_test_support.h"
+
 #include <array>
 #include <cstdio>
 #include <fstream>
@@ -10,26 +12,10 @@
 
 namespace {
 
-struct Outcome {
-  int exit_code;
-  std::string out;  // stdout and stderr together
-};
-
-Outcome run(const std::string& args) {
-  std::string cmd = std::string(PARAPLAN_BINARY) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
-}
-
-std::string write_temp(const std::string& name, const std::string& text) {
-  std::string path = testing::TempDir() + name;
-  std::ofstream(path) << text;
-  return path;
-}
+using paraplan::testing_support::Outcome;
+using paraplan::testing_support::run;
+using paraplan::testing_support::run_shell;
+using paraplan::testing_support::write_temp;
 
 void expect_usage(const std::string& args, const std::string& needle) {
   Outcome r = run(args);

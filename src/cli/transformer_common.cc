@@ -77,6 +77,35 @@ void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_pla
                   "for the cluster's device (A100, H100, H200)");
 }
 
+LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::int64_t batch,
+                                  bool uniform_stages) {
+  LlmSearchSettings s;
+  s.devices = devices;
+  s.global_batch = batch;
+  s.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
+  if (k.tp) s.tp = k.tp;
+  if (k.cp) s.cp = k.cp;
+  if (k.pp) s.pp = k.pp;
+  if (k.dp) s.dp = k.dp;
+  if (k.ep) s.ep = k.ep;
+  if (k.vpp) s.vpp = k.vpp;
+  if (k.micro_batch) s.micro_batch = k.micro_batch;
+  if (!k.recompute.empty()) {
+    const RecomputeChoice rc = parse_recompute(k.recompute);
+    s.recompute = rc.kind;
+    if (rc.kind == Recompute::kFull) s.recompute_layers = rc.layers;
+  }
+  if (k.sequence_parallel) s.sequence_parallel = true;
+  if (k.zero >= 0) s.zero_stage = k.zero;
+  if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
+  if (!k.stage_layers.empty())
+    throw Error(ErrorKind::kUsage, "",
+                "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "
+                "keeps it even)");
+  s.balance_stages = !uniform_stages;
+  return s;
+}
+
 TransformerConfig load_transformer(const std::string& name) {
   if (auto c = zoo::llm_model(name)) return *c;
   if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) return io::read_hf_config(name);

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cost/analytic.h"
+#include "search/llm.h"
 #include "io/json_fields.h"
 
 namespace paraplan::cli {
@@ -26,6 +27,11 @@ struct TransformerKnobs {
   /// True if any knob is given (the other planners refuse them).
   bool any() const;
 };
+
+/// The search settings of `plan` and `frontier`: every knob given is fixed; Error(kUsage) for
+/// --stage-layers (the split is searched; --uniform-stages keeps it even).
+LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, std::int64_t batch,
+                                  bool uniform_stages);
 
 /// Registers --seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute,
 /// --sequence-parallel, --zero, --[no-]overlap-grad-reduce, --stage-layers and --calibration.

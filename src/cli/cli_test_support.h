@@ -1,0 +1,39 @@
+// Running the paraplan binary from the end-to-end tests.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+namespace paraplan::testing_support {
+
+struct Outcome {
+  int exit_code;
+  std::string out;  ///< stdout and stderr together
+};
+
+/// Runs a shell command line, stderr merged into stdout.
+inline Outcome run_shell(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+/// Runs `paraplan ARGS`.
+inline Outcome run(const std::string& args) { return run_shell(std::string(PARAPLAN_BINARY) + " " + args); }
+
+/// Writes `text` to a file in the test's temporary directory; returns its path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace paraplan::testing_support
