@@ -90,11 +90,15 @@ int run_intra_op_path(const PlanArgs& args) {
 }
 
 void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std::string& unit,
-          const io::Json& extra) {
+          const io::Json& extra, const io::Json& file_extra = {}) {
   io::Json j = io::plan_to_json(plan, model);
   for (const auto& [k, v] : extra.items()) j[k] = v;
   std::string text = j.dump(2) + "\n";
-  if (!args.output.empty()) io::write_text_file(args.output, text);
+  if (!args.output.empty()) {
+    io::Json file = j;  // plus what `simulate` needs to replay it
+    for (const auto& [k, v] : file_extra.items()) file[k] = v;
+    io::write_text_file(args.output, file.dump(2) + "\n");
+  }
   if (args.json)
     std::cout << text;
   else
@@ -127,7 +131,12 @@ int run_piper(const PlanArgs& args, Workload& w) {
                  {"max_devices", settings.max_devices},
                  {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s}};
   if (result.plan.feasible) {
-    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra);
+    const io::Json replay{{"model_config", io::model_to_json(w.model)},
+                          {"piper_settings", {{"max_devices", settings.max_devices},
+                                              {"memory_per_device_bytes", settings.memory_per_device_bytes},
+                                              {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
+                                              {"microbatches", settings.microbatches}}}};
+    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra, replay);
     return 0;
   }
   // Nothing fits: find the smallest memory per device that would.

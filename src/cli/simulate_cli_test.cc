@@ -102,11 +102,36 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   tiny["cluster_config"]["device_types"][0]["memory_bytes"] = 1e9;
   expect(tiny, 4, "does not fit in memory");
   auto format = j;
-  format["format"] = "paraplan-plan";
+  format["format"] = "paraplan-model";
   expect(format, 3, "paraplan-transformer-plan");
   auto knob = j;
   knob["config"]["zero"] = 2;  // with pp = 2
   expect(knob, 3, "do not combine with pipeline parallelism");
+}
+
+TEST(CliSimulate, PipelinePlannerPlans) {
+  const std::string plan = testing::TempDir() + "sim_piper.json";
+  Outcome planned_run = run("plan --memory 5GiB -o " + plan);
+  ASSERT_EQ(planned_run.exit_code, 0) << planned_run.out;
+  const std::string trace = testing::TempDir() + "sim_piper_trace.json";
+  Outcome r = run("simulate " + plan + " --json --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GE(j["difference"].get<double>(), -1e-9);
+  EXPECT_EQ(j["devices"].size(), 2u);  // two stages of one replica each
+  EXPECT_FALSE(read_json(trace)["traceEvents"].empty());
+  auto doc = read_json(plan);
+  doc.erase("model_config");
+  const std::string bare = testing::TempDir() + "sim_piper_bare.json";
+  write_json(bare, doc);
+  Outcome missing = run("simulate " + bare);
+  EXPECT_EQ(missing.exit_code, 3) << missing.out;
+  EXPECT_NE(missing.out.find("model_config"), std::string::npos) << missing.out;
+  doc = read_json(plan);
+  doc["stages"][0]["layers"][0] = 999;
+  write_json(bare, doc);
+  Outcome wrong = run("simulate " + bare);
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.out;
 }
 
 }  // namespace

@@ -7,6 +7,11 @@
 #include <fmt/format.h>
 
 #include "cli/report.h"
+#include "cost/piper_cost.h"
+#include "io/html_report.h"
+#include "io/native_json.h"
+#include "search/pipeline_frontier.h"
+#include "sim/pipeline_program.h"
 #include "cost/analytic.h"
 #include "io/chrome_trace.h"
 #include "io/transformer_json.h"
@@ -25,7 +30,109 @@ struct SimulateArgs {
   bool json = false;
 };
 
+// A pipeline planner's plan (`plan INPUT -o`, Piper's cost model), with its model embedded.
+int run_pipeline_plan(const SimulateArgs& a, const io::Json& doc) {
+  io::JsonObject top(doc, a.plan, "");
+  if (!top.has("model_config") || !top.has("piper_settings"))
+    top.fail("model_config", "a pipeline plan to replay needs the model and Piper's settings; write it "
+                             "with `paraplan plan INPUT --cost-model piper -o FILE`");
+  const Model model = io::model_from_json(top.json().at("model_config"), a.plan + " (model_config)");
+  const io::JsonObject ps = top.object("piper_settings");
+  PiperSettings settings;
+  settings.max_devices = static_cast<int>(ps.integer("max_devices", 1, 1 << 24));
+  settings.memory_per_device_bytes = ps.positive_number("memory_per_device_bytes");
+  settings.bandwidth_bytes_per_s = ps.positive_number("bandwidth_bytes_per_s");
+  settings.microbatches = static_cast<int>(ps.integer("microbatches", 1, 1 << 30));
+  io::Json plan_part = doc;  // the plan without what `plan` added beside it
+  for (const char* extra : {"model_config", "piper_settings", "bandwidth_bytes_per_s", "max_devices",
+                            "memory_per_device_bytes", "smallest_memory_per_device_bytes"})
+    plan_part.erase(extra);
+  const Plan read = io::plan_from_json(plan_part, model, a.plan);
+  PiperCostModel cost(model, settings);
+  const Plan plan = cost.evaluate(read);  // refuses layers, options or degrees the model lacks
+  if (!plan.feasible)
+    throw Error(ErrorKind::kInfeasible, a.plan,
+                fmt::format("the plan does not fit in {} per device", format_bytes(settings.memory_per_device_bytes)));
+  if (!a.schedule.empty() && a.schedule != "1f1b")
+    throw Error(ErrorKind::kUsage, "", "--schedule: pipeline plans replay under 1f1b (Piper's in-flight count)");
+  const sim::PipelineSimulation s = sim::simulate_pipeline_plan(model, plan, settings.microbatches);
+  if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(s.result.timeline).dump() + "\n");
+  if (!a.report.empty()) {
+    io::ReportData d;
+    d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(), plan.devices_used);
+    d.summary = {{"model", fmt::format("{} ({} layers)", model.name, model.size())},
+                 {"cost model", "piper (time per micro-batch of the bottleneck stage)"},
+                 {"objective", fmt::format("{:.9g}", plan.objective)},
+                 {"micro-batches", std::to_string(settings.microbatches)},
+                 {"simulated iteration", fmt::format("{:.6g} (bound N × objective {:.6g}, {:+.2f}%)",
+                                                     s.makespan_s, s.bound_s, 100 * s.difference)},
+                 {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)}};
+    d.stage_header = {"stage", "layers", "d", "t", "time per sample", "memory (GiB)"};
+    for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+      const Stage& st = plan.stages[i];
+      d.stage_rows.push_back({std::to_string(i), std::to_string(st.layers.size()), std::to_string(st.data_parallel),
+                              std::to_string(st.tensor_parallel), fmt::format("{:.6g}", st.time),
+                              fmt::format("{:.2f}", st.memory_bytes / 1073741824.0)});
+    }
+    d.timeline = &s.result.timeline;
+    for (std::size_t i = 0; i < s.result.devices.size(); ++i)
+      d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / 1073741824.0,
+                          settings.memory_per_device_bytes / 1073741824.0});
+    auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
+      PiperSettings st = settings;
+      st.max_devices = devices;
+      st.memory_per_device_bytes = memory;
+      return std::make_unique<PiperCostModel>(model, st);
+    };
+    PipelineFrontierOptions options;
+    options.memory_step = 0.05;
+    options.time_limit_s = 20;
+    const PipelineFrontierResult f =
+        pipeline_frontier(model, factory, {settings.max_devices}, settings.memory_per_device_bytes, options);
+    io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
+    for (const auto& p : f.points) series.points.emplace_back(p.objectives.peak_bytes / 1073741824.0, p.objectives.time_s);
+    d.frontier = {series};
+    d.notes = "Every data-parallel replica of every stage is simulated; forward is one third of a "
+              "profile's per-micro-batch time. The frontier uses Piper's objective on the y axis.";
+    io::write_text_file(a.report, io::html_report(d));
+  }
+  const auto& devices = s.result.timeline.devices;
+  if (a.json) {
+    io::Json per_device = io::Json::array();
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      per_device.push_back({{"name", devices[i]}, {"busy_s", s.result.devices[i].busy_s},
+                            {"peak_bytes", s.result.devices[i].peak_bytes}});
+    std::cout << io::Json{{"model", model.name},
+                          {"schedule", "1f1b"},
+                          {"iteration_time", s.makespan_s},
+                          {"bound", s.bound_s},
+                          {"difference", s.difference},
+                          {"bubble_fraction", s.result.bubble_fraction},
+                          {"events", s.result.timeline.events.size()},
+                          {"devices", per_device}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: {} stage(s), {} replicas, {} micro-batches, {} events simulated (1f1b)\n",
+                           model.name, plan.stages.size(), devices.size(), settings.microbatches,
+                           s.result.timeline.events.size())
+            << fmt::format("iteration (profile time units): simulated {:.6g}, Piper's bound N × objective "
+                           "{:.6g} ({:+.2f}%: fill, drain and the all-reduce); bubble {:.1f}%\n",
+                           s.makespan_s, s.bound_s, 100 * s.difference, 100 * s.result.bubble_fraction);
+  for (std::size_t i = 0; i < devices.size() && i < 64; ++i)
+    std::cout << fmt::format("  {:<32} busy {:.6g}   peak memory {}\n", devices[i], s.result.devices[i].busy_s,
+                             format_bytes(s.result.devices[i].peak_bytes));
+  if (devices.size() > 64) std::cout << fmt::format("  ... {} more replicas\n", devices.size() - 64);
+  if (!a.trace.empty()) std::cout << "trace written to " << a.trace << "\n";
+  return 0;
+}
+
 int run(const SimulateArgs& a) {
+  {
+    const io::Json doc = io::parse_json_file(a.plan);
+    if (doc.is_object() && doc.value("format", "") == "paraplan-plan") return run_pipeline_plan(a, doc);
+  }
   const io::TransformerPlanFile f = io::read_transformer_plan(a.plan);
   const std::string where = a.plan + ": /config";
   if (f.config.devices() > f.cluster.device_count())
@@ -107,8 +214,8 @@ int run(const SimulateArgs& a) {
 void add_simulate_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<SimulateArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "simulate", "Replay one iteration of a transformer plan written by `plan -o` in the "
-                  "discrete-event simulator");
+      "simulate", "Replay one iteration of a plan written by `plan -o` (transformer plans; "
+                  "pipeline plans under Piper's cost model) in the discrete-event simulator");
   cmd->add_option("PLAN", a->plan, "Plan file written by `paraplan plan --model ... -o FILE`")->required();
   cmd->add_option("--trace", a->trace, "Write a Chrome trace (Perfetto, chrome://tracing) of the iteration");
   cmd->add_option("--schedule", a->schedule,

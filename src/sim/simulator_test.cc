@@ -170,3 +170,39 @@ TEST(TransformerSimulation, OverlapHidesTheGradientSync) {
 
 }  // namespace
 }  // namespace paraplan::sim
+
+#include "cost/piper_cost.h"
+#include "io/piper_reader.h"
+#include "search/pipeline.h"
+#include "sim/pipeline_program.h"
+
+namespace paraplan::sim {
+namespace {
+
+// Piper's plans: the simulated iteration is at least N × the bottleneck time per micro-batch
+// (Piper's throughput has no fill or drain) and equals it for one stage; every replica's peak
+// memory is the cost model's a·y + b.
+TEST(PipelineSimulation, PiperPlansReplayAboveTheirBound) {
+  const io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  for (auto [devices, memory_gib] : {std::pair{10, 32.0}, std::pair{64, 8.0}, std::pair{32, 4.0}}) {
+    PiperSettings settings{devices, memory_gib * 1073741824.0, in.bandwidth_bytes_per_s, in.model.microbatches};
+    PiperCostModel cost(in.model, settings);
+    const Plan plan = search_pipeline(in.model, cost).plan;
+    ASSERT_TRUE(plan.feasible) << devices;
+    const auto s = simulate_pipeline_plan(in.model, plan, settings.microbatches);
+    expect_no_overlap(s.result);
+    EXPECT_GE(s.makespan_s, s.bound_s * (1 - 1e-9)) << devices;
+    if (plan.stages.size() == 1) {
+      EXPECT_NEAR(s.makespan_s, s.bound_s, 1e-9 * s.bound_s);
+    }
+    std::size_t device = 0;
+    for (const Stage& st : plan.stages)
+      for (int r = 0; r < st.data_parallel; ++r, ++device)
+        EXPECT_NEAR(s.result.devices[device].peak_bytes, st.memory_bytes, 1e-6 * st.memory_bytes)
+            << "stage with y = " << st.inflight_microbatches;
+    EXPECT_EQ(device, s.result.devices.size());
+  }
+}
+
+}  // namespace
+}  // namespace paraplan::sim
