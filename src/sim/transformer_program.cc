@@ -239,6 +239,20 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           const int send_id = prog.add(send);
           sent[{vs, op.microbatch, op.forward}] = send_id;
           last_blocking[static_cast<std::size_t>(i)] = send_id;
+        } else if (p > 1) {
+          // The ends of the pipeline send nothing here, but the calibrated model charges them a
+          // send's time per micro-batch like every stage (it absorbs what the ends do instead:
+          // loading the batch, the loss); replayed as its own event so both agree.
+          Task end_of_pipeline;
+          end_of_pipeline.device = i;
+          end_of_pipeline.stream = kPipeline;
+          end_of_pipeline.duration_s = c.p2p_send_s;
+          end_of_pipeline.after = {comm_id};
+          end_of_pipeline.name = fmt::format("pipeline end mb {} (calibrated)", op.microbatch);
+          end_of_pipeline.phase = "pipeline end";
+          end_of_pipeline.stage = vs;
+          end_of_pipeline.microbatch = op.microbatch;
+          last_blocking[static_cast<std::size_t>(i)] = prog.add(end_of_pipeline);
         }
         if (!op.forward) {
           last_backward[static_cast<std::size_t>(i)] = comm_id;
