@@ -134,4 +134,22 @@ TEST(CliSimulate, PipelinePlannerPlans) {
   EXPECT_EQ(wrong.exit_code, 3) << wrong.out;
 }
 
+TEST(CliSimulate, IntraOperatorPlans) {
+  const std::string plan = testing::TempDir() + "sim_intra.json";
+  Outcome planned_run = run("plan --planner intra-op --model alexnet --devices 8 -o " + plan);
+  ASSERT_EQ(planned_run.exit_code, 0) << planned_run.out;
+  Outcome r = run("simulate " + plan + " --json --report " + testing::TempDir() + "sim_intra.html");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["difference"].get<double>(), 0, 1e-9);  // a chain of layers: exactly the plan's sum
+  EXPECT_EQ(j["events"], 28);                            // 14 layers × (compute, collectives)
+  auto doc = read_json(plan);
+  doc["layer_splits"][0]["compute"] = doc["layer_splits"][0]["compute"].get<double>() * 2 + 1;
+  const std::string edited = testing::TempDir() + "sim_intra_edited.json";
+  write_json(edited, doc);
+  Outcome wrong = run("simulate " + edited);
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.out;
+  EXPECT_NE(wrong.out.find("not the plan's objective"), std::string::npos) << wrong.out;
+}
+
 }  // namespace

@@ -1,6 +1,7 @@
 // The simulate subcommand.
 #include "cli/simulate_command.h"
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -128,9 +129,95 @@ int run_pipeline_plan(const SimulateArgs& a, const io::Json& doc) {
   return 0;
 }
 
+// An intra-operator plan (`plan --planner intra-op -o`): its layers run one after the other on
+// all devices, each its sharded computation, then its collectives and the re-layout of its
+// inputs (the plan carries every layer's costs, in FLOP-equivalents per device).
+int run_intra_op_plan(const SimulateArgs& a, const io::Json& doc) {
+  io::JsonObject top(doc, a.plan, "");
+  const double flops = top.positive_number("flops_per_s");
+  const int devices = static_cast<int>(top.integer("devices", 1, 1 << 24));
+  sim::Program prog;
+  prog.devices = {fmt::format("all {} devices (per-layer sharding)", devices)};
+  prog.streams = {"compute", "collectives"};
+  prog.busy_streams = 2;
+  const io::Json& splits = top.array("layer_splits");
+  int previous = -1;
+  double total = 0;
+  for (std::size_t i = 0; i < splits.size(); ++i) {
+    io::JsonObject ls = top.element("layer_splits", i);
+    const double compute = ls.number("compute"), comm = ls.number("communication"),
+                 relayout = ls.number("redistribution");
+    total += compute + comm + relayout;
+    const std::string label = ls.string("name");
+    sim::Task c;
+    c.stream = 0;
+    c.duration_s = compute / flops;
+    c.name = label;
+    c.phase = "forward";
+    c.stage = static_cast<int>(i);
+    if (previous >= 0) c.after = {previous};
+    const int cid = prog.add(c);
+    sim::Task x;
+    x.stream = 1;
+    x.duration_s = (comm + relayout) / flops;
+    x.name = label + " collectives and re-layout";
+    x.phase = "collectives";
+    x.stage = static_cast<int>(i);
+    x.after = {cid};
+    previous = prog.add(x);
+  }
+  const sim::Result r = sim::simulate(prog);
+  const double objective = top.number("objective");
+  if (std::abs(total - objective) > 1e-6 * std::max(1.0, objective))
+    top.fail("layer_splits", fmt::format("the layers' costs sum to {:.6g}, not the plan's objective {:.6g}",
+                                         total, objective));
+  if (!a.schedule.empty())
+    throw Error(ErrorKind::kUsage, "", "--schedule: an intra-operator plan runs its layers one after the other");
+  if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(r.timeline).dump() + "\n");
+  const double step = objective / flops;
+  if (!a.report.empty()) {
+    io::ReportData d;
+    d.title = fmt::format("paraplan: {} on {} devices (per-layer sharding)", top.string("model"), devices);
+    d.summary = {{"model", top.string("model")},
+                 {"cost model", "pase (FLOP-equivalents per device)"},
+                 {"objective", fmt::format("{:.6g}", objective)},
+                 {"step time", fmt::format("{:.6g} s at {:.4g} TFLOP/s; simulated {:.6g} s", step, flops / 1e12,
+                                           r.makespan_s)}};
+    d.stage_header = {"layer", "split", "compute", "collectives + re-layout"};
+    for (std::size_t i = 0; i < splits.size(); ++i) {
+      const io::Json& ls = splits[i];
+      d.stage_rows.push_back({ls.value("name", ""), ls.at("split").dump(),
+                              fmt::format("{:.6g}", ls.value("compute", 0.0)),
+                              fmt::format("{:.6g}", ls.value("communication", 0.0) + ls.value("redistribution", 0.0))});
+    }
+    d.timeline = &r.timeline;
+    d.notes = "Layers run one after the other on all devices; the frontier is not available for "
+              "intra-operator plans yet.";
+    io::write_text_file(a.report, io::html_report(d));
+  }
+  if (a.json) {
+    std::cout << io::Json{{"model", top.string("model")},
+                          {"schedule", "layer by layer"},
+                          {"iteration_time_s", r.makespan_s},
+                          {"analytic_iteration_time_s", step},
+                          {"difference", r.makespan_s / step - 1},
+                          {"events", r.timeline.events.size()}}
+                     .dump(2)
+              << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}: {} layers on {} devices, {} events simulated\n", top.string("model"),
+                           splits.size(), devices, r.timeline.events.size())
+            << fmt::format("step time: simulated {:.6g} s, the plan's {:.6g} s ({:+.2f}%)\n", r.makespan_s,
+                           step, 100 * (r.makespan_s / step - 1));
+  if (!a.trace.empty()) std::cout << "trace written to " << a.trace << "\n";
+  return 0;
+}
+
 int run(const SimulateArgs& a) {
   {
     const io::Json doc = io::parse_json_file(a.plan);
+    if (doc.is_object() && doc.contains("layer_splits")) return run_intra_op_plan(a, doc);
     if (doc.is_object() && doc.value("format", "") == "paraplan-plan") return run_pipeline_plan(a, doc);
   }
   const io::TransformerPlanFile f = io::read_transformer_plan(a.plan);
