@@ -134,6 +134,28 @@ TEST(CliSimulate, PipelinePlannerPlans) {
   EXPECT_EQ(wrong.exit_code, 3) << wrong.out;
 }
 
+TEST(CliSimulate, DapplePlans) {
+  const std::string plan = testing::TempDir() + "sim_dapple.json";
+  Outcome planned_run = run("plan " + std::string(PARAPLAN_SHARED_DATA) +
+                            "/dapple/xlnet-36-pbs-1.txt --machines 2x8 --batch 128 -o " + plan);
+  ASSERT_EQ(planned_run.exit_code, 0) << planned_run.out;
+  const std::string trace = testing::TempDir() + "sim_dapple_trace.json";
+  Outcome r = run("simulate " + plan + " --json --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["events"], 128);  // 2 stages × 16 micro-batches × (forward, backward) × (pass, hop)
+  EXPECT_GT(j["bubble_fraction"].get<double>(), 0);
+  // One stage per device group: the simulated time is at least 16 micro-batches of the slowest.
+  EXPECT_GT(j["iteration_time_s"].get<double>(), 2.41984);
+  std::map<std::pair<int, int>, double> busy_until;
+  for (const auto& e : read_json(trace)["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    auto& until = busy_until[{e["pid"], e["tid"]}];
+    EXPECT_GE(e["ts"].get<double>(), until - 1e-6);
+    until = e["ts"].get<double>() + e["dur"].get<double>();
+  }
+}
+
 TEST(CliSimulate, IntraOperatorPlans) {
   const std::string plan = testing::TempDir() + "sim_intra.json";
   Outcome planned_run = run("plan --planner intra-op --model alexnet --devices 8 -o " + plan);

@@ -13,49 +13,40 @@ enum Stream { kCompute = 0, kPipeline = 1, kDataParallel = 2 };
 
 }  // namespace
 
-Program pipeline_program(const Model& model, const Plan& plan, int n) {
+Program staged_program(const std::vector<ReplayStage>& stages, int n) {
   Program prog;
   prog.streams = {"compute", "pipeline", "data parallel"};
-  prog.busy_streams = 2;  // compute and its blocking edge traffic
-  const int stages = static_cast<int>(plan.stages.size());
-  if (stages == 0 || n < 1) throw Error(ErrorKind::kInput, "simulation", "the plan has no stages or micro-batches");
-  // Devices: replica r of stage s.
-  std::vector<int> first_device(static_cast<std::size_t>(stages));
-  std::vector<double> activation(static_cast<std::size_t>(stages));
-  for (int s = 0; s < stages; ++s) {
-    const Stage& st = plan.stages[static_cast<std::size_t>(s)];
-    if (st.data_parallel < 1 || n % st.data_parallel)
+  const int count = static_cast<int>(stages.size());
+  // Blocking edge traffic is the device's own work; overlapped traffic runs beside it.
+  prog.busy_streams = 1;
+  for (const auto& st : stages)
+    if (st.traffic_blocks && st.traffic_s > 0) prog.busy_streams = 2;
+  if (count == 0 || n < 1) throw Error(ErrorKind::kInput, "simulation", "the plan has no stages or micro-batches");
+  std::vector<int> first_device(static_cast<std::size_t>(count));
+  for (int s = 0; s < count; ++s) {
+    const ReplayStage& st = stages[static_cast<std::size_t>(s)];
+    if (st.replicas < 1 || n % st.replicas)
       throw Error(ErrorKind::kInput, "simulation",
-                  fmt::format("stage {}: data-parallel degree {} must divide the {} micro-batches", s,
-                              st.data_parallel, n));
+                  fmt::format("stage {}: {} replicas must divide the {} micro-batches", s, st.replicas, n));
     first_device[static_cast<std::size_t>(s)] = static_cast<int>(prog.devices.size());
-    double fixed = 0, per_microbatch = 0;
-    for (std::size_t k = 0; k < st.layers.size(); ++k) {
-      const auto* opts = model.layers[static_cast<std::size_t>(st.layers[k])].options_for(st.tensor_parallel);
-      const LayerOption& o = opts->at(static_cast<std::size_t>(st.option_index[k]));
-      fixed += o.memory_fixed_bytes;
-      per_microbatch += o.memory_per_inflight_bytes;
-    }
-    activation[static_cast<std::size_t>(s)] = per_microbatch;
-    for (int r = 0; r < st.data_parallel; ++r) {
-      prog.devices.push_back(st.data_parallel > 1 ? fmt::format("stage {} replica {} ({} layers)", s, r, st.layers.size())
-                                                  : fmt::format("stage {} ({} layers)", s, st.layers.size()));
-      prog.static_bytes.push_back(fixed);
+    for (int r = 0; r < st.replicas; ++r) {
+      prog.devices.push_back(st.replicas > 1 ? fmt::format("{} replica {}", st.name, r) : st.name);
+      prog.static_bytes.push_back(st.fixed_bytes);
     }
   }
-  // Per replica: its micro-batches in 1F1B order with at most y in flight.
+  // Per replica: its micro-batches in 1F1B order with at most `inflight` in flight.
   struct Op {
     bool forward;
     int microbatch;
   };
   std::vector<std::vector<Op>> orders(prog.devices.size());
-  for (int s = 0; s < stages; ++s) {
-    const Stage& st = plan.stages[static_cast<std::size_t>(s)];
-    for (int r = 0; r < st.data_parallel; ++r) {
+  for (int s = 0; s < count; ++s) {
+    const ReplayStage& st = stages[static_cast<std::size_t>(s)];
+    for (int r = 0; r < st.replicas; ++r) {
       std::vector<int> mine;
-      for (int j = r; j < n; j += st.data_parallel) mine.push_back(j);
+      for (int j = r; j < n; j += st.replicas) mine.push_back(j);
       const int total = static_cast<int>(mine.size());
-      const int warmup = std::min(std::max(st.inflight_microbatches - 1, 0), total);
+      const int warmup = std::min(std::max(st.inflight - 1, 0), total);
       auto& ops = orders[static_cast<std::size_t>(first_device[static_cast<std::size_t>(s)] + r)];
       int f = 0, b = 0;
       for (; f < warmup; ++f) ops.push_back({true, mine[static_cast<std::size_t>(f)]});
@@ -73,10 +64,9 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
   for (const auto& o : orders) total += o.size();
   while (placed < total) {
     bool progress = false;
-    for (int s = 0; s < stages; ++s) {
-      const Stage& st = plan.stages[static_cast<std::size_t>(s)];
-      const double d = st.data_parallel;
-      for (int r = 0; r < st.data_parallel; ++r) {
+    for (int s = 0; s < count; ++s) {
+      const ReplayStage& st = stages[static_cast<std::size_t>(s)];
+      for (int r = 0; r < st.replicas; ++r) {
         const int dev = first_device[static_cast<std::size_t>(s)] + r;
         auto& cursor = next[static_cast<std::size_t>(dev)];
         while (cursor < orders[static_cast<std::size_t>(dev)].size()) {
@@ -88,7 +78,7 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
             after.push_back(it->second);
           }
           if (!op.forward) {
-            if (s + 1 < stages) {
+            if (s + 1 < count) {
               auto it = finished.find({s + 1, op.microbatch, false});
               if (it == finished.end()) break;
               after.push_back(it->second);
@@ -102,29 +92,29 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
           pass.device = dev;
           pass.stream = kCompute;
           pass.after = after;
-          pass.duration_s = st.compute_time * d * (op.forward ? 1.0 / 3 : 2.0 / 3);
+          pass.duration_s = op.forward ? st.forward_s : st.backward_s;
           pass.name = fmt::format("{} mb {}", op.forward ? "F" : "B", op.microbatch);
           pass.phase = op.forward ? "forward" : "backward";
           pass.stage = s;
           pass.microbatch = op.microbatch;
           if (op.forward)
-            pass.allocate_bytes = activation[static_cast<std::size_t>(s)];
+            pass.allocate_bytes = st.activation_bytes;
           else
-            pass.free_bytes = activation[static_cast<std::size_t>(s)];
+            pass.free_bytes = st.activation_bytes;
           const int pass_id = prog.add(pass);
-          // The stage's edge traffic (both directions, Piper's accounting): half after each pass.
           Task traffic;
           traffic.device = dev;
           traffic.stream = kPipeline;
           traffic.after = {pass_id};
-          traffic.duration_s = st.communication_time * d / 2;
+          traffic.duration_s = st.traffic_s;
           traffic.name = fmt::format("{} traffic mb {}", op.forward ? "activation" : "gradient", op.microbatch);
           traffic.phase = "send";
           traffic.stage = s;
           traffic.microbatch = op.microbatch;
           const int traffic_id = prog.add(traffic);
           finished[{s, op.microbatch, op.forward}] = traffic_id;
-          last[static_cast<std::size_t>(dev)] = traffic_id;
+          // Blocking traffic holds the next pass; overlapped traffic only its receiver.
+          last[static_cast<std::size_t>(dev)] = st.traffic_blocks ? traffic_id : pass_id;
           ++cursor;
           ++placed;
           progress = true;
@@ -133,16 +123,16 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
     }
     if (!progress) throw Error(ErrorKind::kInput, "simulation", "the schedule deadlocks (internal error)");
   }
-  for (int s = 0; s < stages; ++s) {
-    const Stage& st = plan.stages[static_cast<std::size_t>(s)];
-    if (!(st.allreduce_time > 0)) continue;
-    for (int r = 0; r < st.data_parallel; ++r) {
+  for (int s = 0; s < count; ++s) {
+    const ReplayStage& st = stages[static_cast<std::size_t>(s)];
+    if (!(st.allreduce_s > 0)) continue;
+    for (int r = 0; r < st.replicas; ++r) {
       const int dev = first_device[static_cast<std::size_t>(s)] + r;
       Task sync;
       sync.device = dev;
       sync.stream = kDataParallel;
       sync.after = {last[static_cast<std::size_t>(dev)]};
-      sync.duration_s = st.allreduce_time * n;  // Piper charges it per micro-batch ÷ N
+      sync.duration_s = st.allreduce_s;
       sync.name = "all-reduce";
       sync.phase = "gradient sync";
       sync.stage = s;
@@ -150,6 +140,51 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
     }
   }
   return prog;
+}
+
+Program pipeline_program(const Model& model, const Plan& plan, int n) {
+  std::vector<ReplayStage> stages;
+  for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+    const Stage& st = plan.stages[s];
+    ReplayStage r;
+    r.name = fmt::format("stage {} ({} layers)", s, st.layers.size());
+    r.replicas = st.data_parallel;
+    r.inflight = st.inflight_microbatches;
+    const double d = st.data_parallel;
+    r.forward_s = st.compute_time * d / 3;
+    r.backward_s = st.compute_time * d * 2 / 3;
+    r.traffic_s = st.communication_time * d / 2;  // Piper's edge traffic, half after each pass
+    r.traffic_blocks = true;
+    r.allreduce_s = st.allreduce_time * n;         // Piper charges it per micro-batch ÷ N
+    for (std::size_t k = 0; k < st.layers.size(); ++k) {
+      const auto* opts = model.layers.at(static_cast<std::size_t>(st.layers[k])).options_for(st.tensor_parallel);
+      const LayerOption& o = opts->at(static_cast<std::size_t>(st.option_index[k]));
+      r.fixed_bytes += o.memory_fixed_bytes;
+      r.activation_bytes += o.memory_per_inflight_bytes;
+    }
+    stages.push_back(r);
+  }
+  return staged_program(stages, n);
+}
+
+Program dapple_program(const Plan& plan) {
+  const int m = plan.microbatches;
+  if (m < 1) throw Error(ErrorKind::kInput, "simulation", "the plan has no micro-batches");
+  std::vector<ReplayStage> stages;
+  const int count = static_cast<int>(plan.stages.size());
+  for (int s = 0; s < count; ++s) {
+    const Stage& st = plan.stages[static_cast<std::size_t>(s)];
+    ReplayStage r;
+    r.name = fmt::format("stage {} ({} GPUs)", s, st.data_parallel);
+    r.replicas = 1;  // DAPPLE splits every micro-batch across the stage's GPUs, in lockstep
+    r.inflight = count - s;
+    r.forward_s = st.compute_time / m / 3;
+    r.backward_s = st.compute_time / m * 2 / 3;
+    r.traffic_s = st.communication_time / m / 2;  // DAPPLE's hop counts both directions
+    r.traffic_blocks = false;
+    stages.push_back(r);
+  }
+  return staged_program(stages, m);
 }
 
 PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, int microbatches) {

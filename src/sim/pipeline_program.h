@@ -6,14 +6,35 @@
 // compute (its profiles give forward + backward together), backward two thirds.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "ir/model.h"
 #include "ir/plan.h"
 #include "sim/simulator.h"
 
 namespace paraplan::sim {
 
+/// What a replayed stage does per micro-batch.
+struct ReplayStage {
+  std::string name;
+  int replicas = 1;         ///< micro-batch j runs on replica j mod replicas
+  int inflight = 1;         ///< 1F1B: at most this many micro-batches in flight
+  double forward_s = 0, backward_s = 0;
+  double traffic_s = 0;     ///< after each pass, on the pipeline stream
+  bool traffic_blocks = true;  ///< the next pass waits for it (else only the receiver does)
+  double allreduce_s = 0;   ///< once, after the last pass
+  double fixed_bytes = 0, activation_bytes = 0;  ///< held throughout; per micro-batch in flight
+};
+Program staged_program(const std::vector<ReplayStage>& stages, int microbatches);
+
 /// `plan` as evaluated by the Piper cost model (stage times filled), with N micro-batches.
 Program pipeline_program(const Model& model, const Plan& plan, int microbatches);
+/// A DAPPLE plan (stage figures as its cost model fills them): one device group per stage,
+/// each micro-batch split across the group's GPUs, forward a third of the stage's time per
+/// micro-batch, the activation hop overlapped with compute (DAPPLE takes their maximum). The
+/// all-reduce tail of DAPPLE's latency is not in its stage figures and not replayed.
+Program dapple_program(const Plan& plan);
 
 struct PipelineSimulation {
   Result result;
