@@ -5,6 +5,7 @@
 #include "io/calibration_file.h"
 #include "io/hf_config.h"
 #include "io/native_json.h"
+#include "io/transformer_json.h"
 #include "ir/error.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
@@ -164,14 +165,7 @@ RecomputeChoice parse_recompute(const std::string& text) {
                   text + "\")");
 }
 
-std::string recompute_text(const TrainingConfig& t) {
-  switch (t.recompute) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return t.recompute_layers > 0 ? std::to_string(t.recompute_layers) : "full";
-  }
-  return "?";
-}
+std::string recompute_text(const TrainingConfig& t) { return io::recompute_text(t); }
 
 std::vector<int> parse_stage_layers(const std::string& text) {
   std::vector<int> out;
@@ -226,22 +220,12 @@ io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devic
             {"dp_allreduce_s", r.dp_allreduce_s},
             {"optimizer_s", r.optimizer_s}}},
           {"stages", stages},
-          {"config",
-           {{"devices", devices},
-            {"global_batch", t.global_batch},
-            {"micro_batch", t.micro_batch},
-            {"seq_len", t.seq_len},
-            {"tp", t.tp},
-            {"cp", t.cp},
-            {"pp", t.pp},
-            {"dp", t.dp},
-            {"ep", t.ep},
-            {"vpp", t.vpp},
-            {"recompute", recompute_text(t)},
-            {"sequence_parallel", t.sequence_parallel},
-            {"zero", t.zero_stage},
-            {"overlap_grad_reduce", t.overlap_grad_reduce},
-            {"stage_layers", r.stage_layers}}}};
+          {"config", [&] {
+             io::Json config = io::training_to_json(t);
+             config["devices"] = devices;
+             config["stage_layers"] = r.stage_layers;  // the split priced, even when implicit
+             return config;
+           }()}};
 }
 
 }  // namespace paraplan::cli

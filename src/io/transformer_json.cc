@@ -63,11 +63,17 @@ TransformerConfig transformer_from_json(const JsonObject& o) {
   return m;
 }
 
+std::string recompute_text(const TrainingConfig& t) {
+  switch (t.recompute) {
+    case Recompute::kNone: return "none";
+    case Recompute::kSelective: return "selective";
+    case Recompute::kFull: return t.recompute_layers > 0 ? std::to_string(t.recompute_layers) : "full";
+  }
+  return "?";
+}
+
 Json training_to_json(const TrainingConfig& t) {
-  std::string recompute = t.recompute == Recompute::kNone        ? "none"
-                          : t.recompute == Recompute::kSelective ? "selective"
-                          : t.recompute_layers > 0               ? std::to_string(t.recompute_layers)
-                                                                 : "full";
+  const std::string recompute = recompute_text(t);
   return Json{{"devices", t.devices()},
               {"global_batch", t.global_batch},
               {"micro_batch", t.micro_batch},

@@ -16,6 +16,8 @@ namespace paraplan::io {
 Json transformer_to_json(const TransformerConfig& model);
 TransformerConfig transformer_from_json(const JsonObject& object);
 
+/// none, selective, full, or the number of recomputed layers.
+std::string recompute_text(const TrainingConfig& config);
 /// The knobs as in `config` of the plan JSON (recompute: none, selective, full or N).
 Json training_to_json(const TrainingConfig& config);
 TrainingConfig training_from_json(const JsonObject& object);
