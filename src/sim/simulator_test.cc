@@ -154,6 +154,26 @@ TEST(TransformerSimulation, SchedulesOrderAsExpected) {
   EXPECT_THROW(simulate_transformer(cost, t, Schedule::kOneFOneB), Error);
 }
 
+TEST(TransformerSimulation, ZeroBubbleFillsTheDrain) {
+  auto cost = gpt(8);
+  TrainingConfig t;
+  t.global_batch = 32;
+  t.pp = 4;
+  t.dp = 2;
+  t.recompute = Recompute::kNone;
+  const auto one = simulate_transformer(cost, t, Schedule::kOneFOneB);
+  const auto zb = simulate_transformer(cost, t, Schedule::kZeroBubble);
+  expect_no_overlap(zb.result);
+  EXPECT_LT(zb.iteration_time_s, one.iteration_time_s);
+  EXPECT_LT(zb.result.bubble_fraction, one.result.bubble_fraction);
+  // The first stage defers no weight gradient: its peak memory is 1F1B's.
+  EXPECT_NEAR(zb.result.devices[0].peak_bytes, one.result.devices[0].peak_bytes,
+              1e-9 * one.result.devices[0].peak_bytes);
+  // Same work on every device.
+  for (std::size_t d = 0; d < zb.result.devices.size(); ++d)
+    EXPECT_NEAR(zb.result.devices[d].busy_s, one.result.devices[d].busy_s, 1e-9 * one.result.devices[d].busy_s);
+}
+
 TEST(TransformerSimulation, OverlapHidesTheGradientSync) {
   auto cost = gpt(64, "gpt-18.4b");
   TrainingConfig t;

@@ -20,6 +20,7 @@ struct Op {
   bool forward;
   int chunk;
   int microbatch;
+  bool weight = false;  ///< zero-bubble: the deferred weight-gradient half of a backward
 };
 
 std::vector<Op> device_order(Schedule schedule, int p, int v, int m, int device) {
@@ -27,6 +28,28 @@ std::vector<Op> device_order(Schedule schedule, int p, int v, int m, int device)
   if (schedule == Schedule::kGpipe) {
     for (int j = 0; j < m; ++j) ops.push_back({true, 0, j});
     for (int j = m - 1; j >= 0; --j) ops.push_back({false, 0, j});
+    return ops;
+  }
+  if (schedule == Schedule::kZeroBubble) {
+    // 1F1B with the weight gradients of the last `device` backwards held back; in the drain a
+    // deferred one runs before each backward, filling the wait for its input.
+    std::vector<int> deferred;
+    std::size_t oldest = 0;
+    const int warmup = std::min(p - device - 1, m);
+    int f = 0, b = 0;
+    for (; f < warmup; ++f) ops.push_back({true, 0, f});
+    while (f < m) {
+      ops.push_back({true, 0, f++});
+      ops.push_back({false, 0, b});
+      deferred.push_back(b++);
+      if (static_cast<int>(deferred.size() - oldest) > device) ops.push_back({false, 0, deferred[oldest++], true});
+    }
+    while (b < m) {
+      if (oldest < deferred.size()) ops.push_back({false, 0, deferred[oldest++], true});
+      ops.push_back({false, 0, b});
+      deferred.push_back(b++);
+    }
+    while (oldest < deferred.size()) ops.push_back({false, 0, deferred[oldest++], true});
     return ops;
   }
   const int total = m * v;
@@ -55,7 +78,9 @@ Schedule parse_schedule(const std::string& name) {
   if (name == "gpipe") return Schedule::kGpipe;
   if (name == "1f1b") return Schedule::kOneFOneB;
   if (name == "interleaved-1f1b") return Schedule::kInterleaved;
-  throw Error(ErrorKind::kUsage, "", "--schedule must be gpipe, 1f1b or interleaved-1f1b (got \"" + name + "\")");
+  if (name == "zero-bubble") return Schedule::kZeroBubble;
+  throw Error(ErrorKind::kUsage, "",
+              "--schedule must be gpipe, 1f1b, interleaved-1f1b or zero-bubble (got \"" + name + "\")");
 }
 
 const char* schedule_name(Schedule s) {
@@ -63,6 +88,7 @@ const char* schedule_name(Schedule s) {
     case Schedule::kGpipe: return "gpipe";
     case Schedule::kOneFOneB: return "1f1b";
     case Schedule::kInterleaved: return "interleaved-1f1b";
+    case Schedule::kZeroBubble: return "zero-bubble";
   }
   return "?";
 }
@@ -73,6 +99,8 @@ Schedule default_schedule(const TrainingConfig& t) {
 
 Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig& t, Schedule schedule) {
   cost.check(t);
+  if (schedule == Schedule::kZeroBubble && t.zero_stage >= 2)
+    throw Error(ErrorKind::kUsage, "", "--schedule zero-bubble: not with ZeRO 2 or 3 (their reduce-scatters follow whole backward passes)");
   if ((schedule == Schedule::kInterleaved) != (t.vpp > 1))
     throw Error(ErrorKind::kUsage, "",
                 fmt::format("--schedule {}: {}", schedule_name(schedule),
@@ -158,6 +186,35 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
         const Op op = orders[static_cast<std::size_t>(i)][next_op[static_cast<std::size_t>(i)]];
         const int vs = op.chunk * p + i;  // virtual stage
         const int vstages = p * v;
+        const bool split_backward = schedule == Schedule::kZeroBubble;
+        if (op.weight) {
+          // The weight-gradient half: after its backward's input half, on the compute stream.
+          auto b = done_pass.find({vs, op.microbatch, false});
+          if (b == done_pass.end()) break;
+          const int n = chunk_layers(i, op.chunk);
+          const int rc = recomputed(n);
+          Task w;
+          w.device = i;
+          w.stream = kCompute;
+          w.after = {b->second};
+          if (last_blocking[static_cast<std::size_t>(i)] >= 0) w.after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+          w.duration_s = (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
+                         (vs == 0 ? c.embedding_s / 3 : 0.0) + (vs == vstages - 1 ? c.head_s / 3 : 0.0);
+          w.free_bytes = rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes +
+                         (vs == vstages - 1 ? c.logits_bytes : 0.0);
+          w.name = fmt::format("W mb {}", op.microbatch);
+          w.phase = "backward";
+          w.stage = vs;
+          w.microbatch = op.microbatch;
+          const int w_id = prog.add(w);
+          last_blocking[static_cast<std::size_t>(i)] = w_id;
+          last_backward[static_cast<std::size_t>(i)] = w_id;
+          last_backward_inputs[static_cast<std::size_t>(i)] = prog.tasks[static_cast<std::size_t>(w_id)].after;
+          ++next_op[static_cast<std::size_t>(i)];
+          ++placed;
+          progress = true;
+          continue;
+        }
         // Inputs: the activation from the previous virtual stage, or the gradient from the next.
         std::vector<int> after;
         if (op.forward && vs > 0) {
@@ -216,6 +273,12 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           comm.duration_s = rc * c.layer_backward_comm_s + (n - rc) * c.layer_plain_backward_comm_s;
           if (rc > 0) compute.allocate_bytes = c.recompute_working_bytes;
           comm.free_bytes = activations + (last ? c.logits_bytes : 0.0) + (rc > 0 ? c.recompute_working_bytes : 0.0);
+          if (split_backward) {  // the input-gradient half; its weight half frees the activations
+            compute.duration_s = (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
+                                 (first ? c.embedding_s / 3 : 0.0) + (last ? c.head_s / 3 : 0.0);
+            compute.name = label + " (input gradient)";
+            comm.free_bytes = rc > 0 ? c.recompute_working_bytes : 0.0;
+          }
         }
         const int compute_id = prog.add(compute);
         comm.after = {compute_id};
@@ -254,7 +317,7 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           end_of_pipeline.microbatch = op.microbatch;
           last_blocking[static_cast<std::size_t>(i)] = prog.add(end_of_pipeline);
         }
-        if (!op.forward) {
+        if (!op.forward && !split_backward) {
           last_backward[static_cast<std::size_t>(i)] = comm_id;
           last_backward_inputs[static_cast<std::size_t>(i)] = compute.after;
           if (t.zero_stage >= 2 && parts[static_cast<std::size_t>(i)].reduce_scatter_s > 0) {

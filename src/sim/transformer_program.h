@@ -13,9 +13,12 @@
 
 namespace paraplan::sim {
 
-enum class Schedule { kGpipe, kOneFOneB, kInterleaved };
+/// kZeroBubble: ZB-H1 (Qi et al., 2023): each backward split into the input gradient (sent on at
+/// once) and the weight gradient, stage i deferring up to i weight-gradient passes to fill the
+/// drain; the first stage's peak memory stays that of 1F1B.
+enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble };
 
-/// "gpipe", "1f1b", "interleaved-1f1b"; Error(kUsage) otherwise.
+/// "gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"; Error(kUsage) otherwise.
 Schedule parse_schedule(const std::string& name);
 const char* schedule_name(Schedule schedule);
 /// 1F1B, or interleaved 1F1B when vpp > 1.
