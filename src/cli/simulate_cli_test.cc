@@ -148,7 +148,8 @@ TEST(CliSimulate, DapplePlans) {
   // One stage per device group: the simulated time is at least 16 micro-batches of the slowest.
   EXPECT_GT(j["iteration_time_s"].get<double>(), 2.41984);
   std::map<std::pair<int, int>, double> busy_until;
-  for (const auto& e : read_json(trace)["traceEvents"]) {
+  const auto doc = read_json(trace);
+  for (const auto& e : doc["traceEvents"]) {
     if (e["ph"] != "X") continue;
     auto& until = busy_until[{e["pid"], e["tid"]}];
     EXPECT_GE(e["ts"].get<double>(), until - 1e-6);
