@@ -190,7 +190,6 @@ FrontierRun llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings&
   const auto start = std::chrono::steady_clock::now();
   ParetoSet<LlmCandidate, Before> set;
   FrontierRun out;
-  bool any = false;
   for (int devices = settings.devices; devices >= 1; devices /= 2) {
     LlmSearchSettings s = settings;
     s.devices = devices;
@@ -199,7 +198,6 @@ FrontierRun llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings&
     if (s.dp && devices != settings.devices) break;  // a fixed dp fixes the device count
     try {
       LlmSearchResult r = search_llm(cost, s);
-      any = true;
       out.evaluated += r.evaluated;
       for (auto& c : r.frontier)
         set.offer({c.result.iteration_time_s, c.result.memory.peak_bytes, c.config.devices()}, c);
@@ -208,7 +206,6 @@ FrontierRun llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings&
     }
     if (devices % 2) break;
   }
-  (void)any;
   for (auto& [o, c] : set.sorted()) out.points.push_back(std::move(c));
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

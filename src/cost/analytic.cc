@@ -28,8 +28,7 @@ double ring_half_s(double bytes, int n, double bandwidth, double step_latency) {
 
 }  // namespace
 
-int stage_sends(const TrainingConfig& t, int stage) {
-  (void)stage;
+int stage_sends(const TrainingConfig& t) {
   return t.pp < 2 ? 0 : 2 * t.vpp;
 }
 
@@ -415,7 +414,7 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
     st.layers = n;
     st.time_per_microbatch_s = recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s +
                                (first ? c.embedding_s : 0.0) + (last ? c.head_s : 0.0) +
-                               stage_sends(t, i) * c.p2p_send_s;
+                               stage_sends(t) * c.p2p_send_s;
     st.memory = stage_memory(t, c, i, n);
     if (st.time_per_microbatch_s > work_max) {
       work_max = st.time_per_microbatch_s;
@@ -437,7 +436,7 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
   r.pipeline_s = microbatches * work_max + (work_sum - work_max) / t.vpp;
   r.bubble_s = r.pipeline_s - microbatches * work_max;
   const int nb = r.stage_layers[static_cast<std::size_t>(bottleneck)];
-  const double sends = stage_sends(t, bottleneck) * c.p2p_send_s;
+  const double sends = stage_sends(t) * c.p2p_send_s;
   r.compute_per_microbatch_s = work_max - sends - nb * (c.tp_comm_s + c.cp_comm_s + c.ep_comm_s);
   r.tp_comm_per_microbatch_s = nb * c.tp_comm_s;
   r.pp_comm_per_microbatch_s = sends;
@@ -467,7 +466,7 @@ double AnalyticCostModel::time_lower_bound(const TrainingConfig& t) const {
   const double layer = t.recompute == Recompute::kFull && t.recompute_layers == 0 ? c.layer_s
                        : std::min(c.layer_s, c.layer_plain_s);
   const double p = t.pp;
-  const double sends = stage_sends(t, 0) * c.p2p_send_s;
+  const double sends = stage_sends(t) * c.p2p_send_s;
   const double work_sum = L * layer + c.embedding_s + c.head_s + p * sends;
   const double work_max = std::max(work_sum / p, layer + sends);
   const double pipeline = static_cast<double>(t.microbatches()) * work_max + (work_sum - work_max) / t.vpp;

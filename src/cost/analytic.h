@@ -135,10 +135,10 @@ class AnalyticCostModel {
   Calibration cal_;
 };
 
-/// Blocking sends charged per micro-batch to pipeline stage `stage`: two per virtual chunk (an
+/// Blocking sends charged per micro-batch to every pipeline stage: two per virtual chunk (an
 /// activation forward, a gradient backward; at the ends of the pipeline the receive that waits
 /// on the critical path is charged like a send: the form the calibration was fitted with).
-int stage_sends(const TrainingConfig& config, int stage);
+int stage_sends(const TrainingConfig& config);
 
 
 }  // namespace paraplan

@@ -20,7 +20,7 @@ double AnalyticStagePricer::stage_time(int first, int last, int stages_from_here
   if (!(mem.peak_bytes <= memory_limit_)) return std::numeric_limits<double>::infinity();
   return n * blocks_.layer_s + (has_embedding ? blocks_.embedding_s : 0.0) +
          (has_head ? blocks_.head_s : 0.0) +
-         stage_sends(config_, first) * blocks_.p2p_send_s;
+         stage_sends(config_) * blocks_.p2p_send_s;
 }
 
 }  // namespace paraplan

@@ -2,6 +2,8 @@
 // composition of the layers, the joint search against plain loops over every knob.
 #include "search/llm.h"
 
+#include <functional>
+
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -81,6 +83,57 @@ RC_GTEST_PROP(LlmSearch, BalancedSplitIsTheBestBottleneck, ()) {
   }
 }
 
+/// The twins' enumeration: every knob by plain loops (sequence 1024), each configuration with
+/// the even split and, where the planner would try one, the balanced split (which has its own
+/// twin above); `visit` sees the result of each that fits.
+void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int devices, std::int64_t batch,
+                           const std::function<void(const AnalyticResult&)>& visit) {
+  auto price = [&](const TrainingConfig& t) {
+    try {
+      const auto r = cost.evaluate(t);
+      if (r.fits) visit(r);
+    } catch (const Error&) {
+    }
+  };
+  for (int tp = 1; tp <= devices; ++tp)
+    for (int cp = 1; tp * cp <= devices; ++cp)
+      for (int pp = 1; tp * cp * pp <= devices; ++pp) {
+        if (devices % (tp * cp * pp)) continue;
+        for (int b = 1; b <= batch; ++b)
+          for (int vpp = 1; vpp <= layers; ++vpp)
+            for (int rc = 0; rc <= layers + 2; ++rc)  // none, selective, full, N = 1, 2, ...
+              for (bool sp : {false, true})
+                for (int zero : {0, 1, 2, 3})
+                  for (bool overlap : {false, true}) {
+                    TrainingConfig t;
+                    t.seq_len = 1024;
+                    t.global_batch = batch;
+                    t.micro_batch = b;
+                    t.tp = tp;
+                    t.cp = cp;
+                    t.pp = pp;
+                    t.dp = devices / (tp * cp * pp);
+                    t.vpp = vpp;
+                    t.recompute = rc == 0 ? Recompute::kNone : rc == 1 ? Recompute::kSelective : Recompute::kFull;
+                    t.recompute_layers = rc > 2 ? rc - 2 : 0;
+                    t.sequence_parallel = sp;
+                    t.zero_stage = zero;
+                    t.overlap_grad_reduce = overlap;
+                    price(t);
+                    try {
+                      cost.check(t);
+                    } catch (const Error&) {
+                      continue;
+                    }
+                    if (pp > 1 && vpp == 1 && t.recompute_layers == 0 && t.microbatches() >= pp)
+                      if (auto split = balance_stages(cost, t)) {
+                        t.stage_layers = *split;
+                        price(t);
+                      }
+                  }
+      }
+}
+
 // Twin of search_llm: plain loops over every knob; each configuration with the even split and
 // with the balanced one (the split search has its own twin above).
 TEST(LlmSearch, BestEqualsExhaustiveEnumeration) {
@@ -95,56 +148,10 @@ TEST(LlmSearch, BestEqualsExhaustiveEnumeration) {
     auto found = search_llm(cost, s);
     double best = std::numeric_limits<double>::infinity();
     std::int64_t fitting = 0;
-    auto price = [&](const TrainingConfig& t) {
-      try {
-        auto r = cost.evaluate(t);
-        if (r.fits) {
-          best = std::min(best, r.iteration_time_s);
-          ++fitting;
-        }
-      } catch (const Error&) {
-      }
-    };
-    for (int tp = 1; tp <= devices; ++tp)
-      for (int cp = 1; tp * cp <= devices; ++cp)
-        for (int pp = 1; tp * cp * pp <= devices; ++pp) {
-          if (devices % (tp * cp * pp)) continue;
-          const int dp = devices / (tp * cp * pp);
-          for (int b = 1; b <= batch; ++b)
-            for (int vpp = 1; vpp <= layers; ++vpp)
-              for (int rc = 0; rc <= layers + 2; ++rc)  // none, selective, full, N = 1, 2, ...
-                for (bool sp : {false, true})
-                  for (int zero : {0, 1, 2, 3})
-                    for (bool overlap : {false, true}) {
-                      TrainingConfig t;
-                      t.seq_len = 1024;
-                      t.global_batch = batch;
-                      t.micro_batch = b;
-                      t.tp = tp;
-                      t.cp = cp;
-                      t.pp = pp;
-                      t.dp = dp;
-                      t.vpp = vpp;
-                      t.recompute = rc == 0 ? Recompute::kNone
-                                    : rc == 1 ? Recompute::kSelective
-                                              : Recompute::kFull;
-                      t.recompute_layers = rc > 2 ? rc - 2 : 0;
-                      t.sequence_parallel = sp;
-                      t.zero_stage = zero;
-                      t.overlap_grad_reduce = overlap;
-                      price(t);
-                      try {
-                        cost.check(t);
-                      } catch (const Error&) {
-                        continue;
-                      }
-                      if (pp > 1 && vpp == 1 && t.recompute_layers == 0 && t.microbatches() >= pp)
-                        if (auto split = balance_stages(cost, t)) {
-                          t.stage_layers = *split;
-                          price(t);
-                        }
-                    }
-        }
+    for_each_fitting_plan(cost, layers, devices, batch, [&](const AnalyticResult& r) {
+      best = std::min(best, r.iteration_time_s);
+      ++fitting;
+    });
     if (fitting == 0) {
       EXPECT_TRUE(found.top.empty());
       continue;
@@ -178,41 +185,9 @@ TEST(LlmSearch, FrontierIsNonDominatedAndSpansFastestToLeanest) {
       }
     EXPECT_EQ(f.frontier.front().result.iteration_time_s, best.top[0].result.iteration_time_s);
     double leanest = std::numeric_limits<double>::infinity();
-    for (int tp = 1; tp <= devices; ++tp)
-      for (int cp = 1; tp * cp <= devices; ++cp)
-        for (int pp = 1; tp * cp * pp <= devices; ++pp) {
-          if (devices % (tp * cp * pp)) continue;
-          for (int b = 1; b <= batch; ++b)
-            for (int vpp = 1; vpp <= layers; ++vpp)
-              for (int rc = 0; rc <= layers + 2; ++rc)
-                for (bool sp : {false, true})
-                  for (int zero : {0, 1, 2, 3}) {
-                    TrainingConfig t;
-                    t.seq_len = 1024;
-                    t.global_batch = batch;
-                    t.micro_batch = b;
-                    t.tp = tp;
-                    t.cp = cp;
-                    t.pp = pp;
-                    t.dp = devices / (tp * cp * pp);
-                    t.vpp = vpp;
-                    t.recompute = rc == 0 ? Recompute::kNone : rc == 1 ? Recompute::kSelective : Recompute::kFull;
-                    t.recompute_layers = rc > 2 ? rc - 2 : 0;
-                    t.sequence_parallel = sp;
-                    t.zero_stage = zero;
-                    try {
-                      auto r = cost.evaluate(t);
-                      if (r.fits) leanest = std::min(leanest, r.memory.peak_bytes);
-                      if (pp > 1 && vpp == 1 && t.recompute_layers == 0 && t.microbatches() >= pp)
-                        if (auto split = balance_stages(cost, t)) {
-                          t.stage_layers = *split;
-                          auto rb = cost.evaluate(t);
-                          if (rb.fits) leanest = std::min(leanest, rb.memory.peak_bytes);
-                        }
-                    } catch (const Error&) {
-                    }
-                  }
-        }
+    for_each_fitting_plan(cost, layers, devices, batch, [&](const AnalyticResult& r) {
+      leanest = std::min(leanest, r.memory.peak_bytes);
+    });
     double frontier_leanest = std::numeric_limits<double>::infinity();
     for (const auto& c : f.frontier) frontier_leanest = std::min(frontier_leanest, c.result.memory.peak_bytes);
     EXPECT_EQ(frontier_leanest, leanest);

@@ -352,8 +352,6 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
     int before_optimizer = t.zero_stage >= 2 && !reduce_scatters[static_cast<std::size_t>(i)].empty()
                                ? reduce_scatters[static_cast<std::size_t>(i)].back()
                                : last_backward[static_cast<std::size_t>(i)];
-    (void)dense;
-    (void)expert;
     if (sync_s > 0) {
       Task sync;
       sync.device = i;
