@@ -90,10 +90,12 @@ int run(const EvaluateArgs& a) {
             << fmt::format("memory per device (busiest stage): {} of {} — {}\n",
                            format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
                            r.fits ? "fits" : "OUT OF MEMORY")
-            << fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, buffers {}\n",
+            << fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, buffers {}, "
+                           "allocator fragmentation {}, runtime reserved {}\n",
                            format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
                            format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes),
-                           format_bytes(m.buffers_bytes));
+                           format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
+                           format_bytes(m.reserved_bytes));
   return 0;
 }
 

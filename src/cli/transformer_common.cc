@@ -198,7 +198,9 @@ io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devic
                     {"gradients_bytes", mb.gradients_bytes},
                     {"optimizer_bytes", mb.optimizer_bytes},
                     {"activations_bytes", mb.activations_bytes},
-                    {"buffers_bytes", mb.buffers_bytes}};
+                    {"buffers_bytes", mb.buffers_bytes},
+                    {"fragmentation_bytes", mb.fragmentation_bytes},
+                    {"reserved_bytes", mb.reserved_bytes}};
   };
   io::Json stages = io::Json::array();
   for (const StageFigures& st : r.stages)

@@ -388,8 +388,11 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
   mem.activations_bytes = in_flight * (recomputed * c.layer_activation_bytes +
                                        (n - recomputed) * c.layer_plain_activation_bytes);
   mem.buffers_bytes = (recomputed > 0 ? c.recompute_working_bytes : 0.0) + (last ? c.logits_bytes : 0.0);
+  mem.fragmentation_bytes = cal_.allocator_fragmentation * (mem.activations_bytes + mem.buffers_bytes);
+  mem.reserved_bytes = cal_.runtime_reserved_bytes;
   mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
-                   mem.activations_bytes + mem.buffers_bytes;
+                   mem.activations_bytes + mem.buffers_bytes + mem.fragmentation_bytes +
+                   mem.reserved_bytes;
   return mem;
 }
 

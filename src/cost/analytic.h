@@ -28,7 +28,9 @@ struct MemoryBreakdown {
   double optimizer_bytes = 0;
   double activations_bytes = 0;
   double buffers_bytes = 0;  ///< logits and recomputation working space
-  double peak_bytes = 0;
+  double fragmentation_bytes = 0;  ///< the allocator's waste on the transient part above
+  double reserved_bytes = 0;       ///< CUDA context, workspaces, NCCL buffers
+  double peak_bytes = 0;           ///< all of the above: what the device must hold
 };
 
 /// One pipeline stage (one device of it) as the model sees it.

@@ -191,5 +191,38 @@ TEST(Analytic, MemoryMovesTheRightWay) {
   EXPECT_LT(full.mfu, 1.0);
 }
 
+// The device holds more than the tensors: the runtime's reserve and the allocator's
+// fragmentation of the transient part, both from the calibration; the verdict counts them.
+TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {
+  TrainingConfig t;
+  t.global_batch = 64;
+  t.micro_batch = 4;
+  t.tp = 8;
+  t.dp = 1;
+  t.seq_len = 4096;
+  Calibration bare = default_calibration("H100");
+  bare.runtime_reserved_bytes = 0;
+  bare.allocator_fragmentation = 0;
+  const Calibration shipped = default_calibration("H100");
+  const auto cluster = *zoo::cluster_preset("dgx-h100", 8);
+  const auto tensors = AnalyticCostModel(*zoo::llm_model("llama3-8b"), cluster, bare).evaluate(t);
+  const auto device = AnalyticCostModel(*zoo::llm_model("llama3-8b"), cluster, shipped).evaluate(t);
+  const MemoryBreakdown& m = device.memory;
+  EXPECT_DOUBLE_EQ(m.reserved_bytes, shipped.runtime_reserved_bytes);
+  EXPECT_NEAR(m.fragmentation_bytes,
+              shipped.allocator_fragmentation * (m.activations_bytes + m.buffers_bytes), 1.0);
+  EXPECT_NEAR(m.peak_bytes, tensors.memory.peak_bytes + m.reserved_bytes + m.fragmentation_bytes, 1.0);
+  EXPECT_NEAR(m.peak_bytes,
+              m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes +
+                  m.buffers_bytes + m.fragmentation_bytes + m.reserved_bytes,
+              1.0);
+  EXPECT_DOUBLE_EQ(device.iteration_time_s, tensors.iteration_time_s);  // memory only
+  // A device just large enough for the tensors alone no longer fits the configuration.
+  auto tight = cluster;
+  tight.device_types[0].memory_bytes = tensors.memory.peak_bytes;
+  EXPECT_TRUE(AnalyticCostModel(*zoo::llm_model("llama3-8b"), tight, bare).evaluate(t).fits);
+  EXPECT_FALSE(AnalyticCostModel(*zoo::llm_model("llama3-8b"), tight, shipped).evaluate(t).fits);
+}
+
 }  // namespace
 }  // namespace paraplan

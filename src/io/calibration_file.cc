@@ -29,7 +29,7 @@ std::vector<double> fractions(const JsonObject& o, std::string_view key) {
 
 Json calibration_to_json(const Calibration& c) {
   return Json{{"format", "paraplan-calibration"},
-              {"version", 1},
+              {"version", 2},
               {"device", c.device},
               {"gemm_efficiency", c.gemm_efficiency},
               {"gemm_half_efficiency_flops", c.gemm_half_efficiency_flops},
@@ -45,7 +45,9 @@ Json calibration_to_json(const Calibration& c) {
               {"gradient_bytes_per_parameter", c.gradient_bytes_per_parameter},
               {"optimizer_bytes_per_parameter", c.optimizer_bytes_per_parameter},
               {"iteration_overhead_s", c.iteration_overhead_s},
-              {"overlap_slowdown", c.overlap_slowdown}};
+              {"overlap_slowdown", c.overlap_slowdown},
+              {"runtime_reserved_bytes", c.runtime_reserved_bytes},
+              {"allocator_fragmentation", c.allocator_fragmentation}};
 }
 
 Calibration calibration_from_json(const Json& doc, const std::string& source) {
@@ -55,10 +57,13 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
           "hidden_bytes_per_element", "layer_overhead_s", "collective_efficiency",
           "ring_step_latency_s", "p2p_efficiency", "p2p_overhead_s",
           "gradient_bytes_per_parameter", "optimizer_bytes_per_parameter",
-          "iteration_overhead_s", "overlap_slowdown"});
+          "iteration_overhead_s", "overlap_slowdown", "runtime_reserved_bytes",
+          "allocator_fragmentation"});
   if (o.string("format") != "paraplan-calibration")
     o.fail("format", "expected \"paraplan-calibration\"");
-  if (o.integer("version", 1, 1) != 1) o.fail("version", "expected 1");
+  if (o.integer("version", 1, 2) != 2)
+    o.fail("version", "expected 2 (version 1 files lack the memory fields runtime_reserved_bytes "
+                      "and allocator_fragmentation; add them, see docs/formats.md)");
   Calibration c;
   c.device = o.string("device");
   c.gemm_efficiency = fraction(o, "gemm_efficiency");
@@ -77,6 +82,10 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
   c.iteration_overhead_s = o.number("iteration_overhead_s");
   c.overlap_slowdown = o.number("overlap_slowdown");
   if (c.overlap_slowdown > 1) o.fail("overlap_slowdown", "a fraction of the overlapped time, in [0, 1]");
+  c.runtime_reserved_bytes = o.number("runtime_reserved_bytes");
+  c.allocator_fragmentation = o.number("allocator_fragmentation");
+  if (c.allocator_fragmentation > 1)
+    o.fail("allocator_fragmentation", "a fraction of the iteration's transient memory, in [0, 1]");
   return c;
 }
 

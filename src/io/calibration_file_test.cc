@@ -33,6 +33,8 @@ TEST(CalibrationFile, RoundTripsEveryField) {
   c.gemm_half_efficiency_flops = 3e9;
   c.collective_efficiency = {0.5, 0.25, 0.125};
   c.overlap_slowdown = 0.2;
+  c.runtime_reserved_bytes = 1.5e9;
+  c.allocator_fragmentation = 0.3;
   const Calibration back = calibration_from_json(calibration_to_json(c), "mem");
   EXPECT_EQ(calibration_to_json(back), calibration_to_json(c));
 }
@@ -58,6 +60,14 @@ TEST(CalibrationFile, MistakesNameTheField) {
   j = calibration_to_json(Calibration{});
   j["gemm_speed"] = 1;
   expect_input_error([&] { calibration_from_json(j, "c.json"); }, "gemm_speed");
+  j = calibration_to_json(Calibration{});
+  j["allocator_fragmentation"] = 1.5;
+  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "/allocator_fragmentation");
+  j = calibration_to_json(Calibration{});
+  j["version"] = 1;  // written before the memory fields existed: say what to add
+  j.erase("runtime_reserved_bytes");
+  j.erase("allocator_fragmentation");
+  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "runtime_reserved_bytes");
   const std::string bad = write_temp("bad.yaml", "device: A100\n  gemm: [1, 2\n");
   expect_input_error([&] { read_calibration_file(bad); }, "bad.yaml:");
 }

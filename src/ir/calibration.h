@@ -31,6 +31,14 @@ struct Calibration {
   double iteration_overhead_s = 3.289e-05;
   /// Compute slows by this fraction of the communication time it overlaps with.
   double overlap_slowdown = 0.1;
+  /// Device memory the runtime holds outside the framework's tensors: CUDA context, cuBLAS
+  /// workspaces, NCCL communicator buffers (about 0.5 GiB of context and 0.5-0.7 GiB per NCCL
+  /// communicator on A100; Megatron-LM opens at least three per rank).
+  double runtime_reserved_bytes = 2.5 * 1073741824.0;
+  /// The caching allocator's fragmentation, as a fraction of the memory that is allocated and
+  /// freed within an iteration (activations, logits, recomputation working space). GMLake
+  /// (ASPLOS 2024) measured 15 % on average for LLM training with PyTorch on A100-80GB.
+  double allocator_fragmentation = 0.15;
 };
 
 }  // namespace paraplan

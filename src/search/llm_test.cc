@@ -25,8 +25,10 @@ AnalyticCostModel model_on(const std::string& name, const std::string& cluster, 
 AnalyticCostModel tiny(int layers, int devices, double memory_bytes) {
   Cluster c = *zoo::cluster_preset("dgx-a100", devices);
   c.device_types[0].memory_bytes = memory_bytes;
-  return AnalyticCostModel(zoo::megatron_gpt("tiny", 8, 1024, layers, 50257), c,
-                           default_calibration("A100"));
+  // Budgets here are fractions of a GiB, for the tensors of a tiny model: no runtime reserve.
+  Calibration cal = default_calibration("A100");
+  cal.runtime_reserved_bytes = 0;
+  return AnalyticCostModel(zoo::megatron_gpt("tiny", 8, 1024, layers, 50257), c, cal);
 }
 
 void compositions(int total, int parts, std::vector<int>& prefix,

@@ -132,7 +132,8 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
       prog.links.push_back({fmt::format("stage {} data parallel", i), nic_bw});
     }
     const MemoryBreakdown fixed = cost.stage_memory(t, c, split[static_cast<std::size_t>(i)], i == 0, i == p - 1, 0.0);
-    prog.static_bytes.push_back(fixed.weights_bytes + fixed.gradients_bytes + fixed.optimizer_bytes);
+    prog.static_bytes.push_back(fixed.weights_bytes + fixed.gradients_bytes + fixed.optimizer_bytes +
+                                fixed.reserved_bytes);
   }
 
   // ZeRO 2/3: per-pass collectives of each device's parameters (a chunk's share with vpp).
@@ -375,6 +376,12 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
     step.phase = "optimizer";
     step.stage = i;
     prog.add(step);
+  }
+  // The allocator's fragmentation grows with the memory allocated and freed in the iteration.
+  const double transient = 1 + cost.calibration().allocator_fragmentation;
+  for (auto& task : prog.tasks) {
+    task.allocate_bytes *= transient;
+    task.free_bytes *= transient;
   }
   return prog;
 }
