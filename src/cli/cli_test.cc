@@ -279,10 +279,29 @@ TEST(CliEvaluate, JsonHasTheDocumentedKeys) {
   for (const char* key : {"iteration_time_s", "tflops_per_device", "mfu", "fits", "memory", "config"})
     EXPECT_TRUE(j.contains(key)) << key;
   for (const char* key : {"peak_bytes", "weights_bytes", "gradients_bytes", "optimizer_bytes",
-                          "activations_bytes"})
+                          "activations_bytes", "buffers_bytes", "fragmentation_bytes", "reserved_bytes"})
     EXPECT_TRUE(j["memory"].contains(key)) << key;
   EXPECT_EQ(j["config"]["dp"], 8);
+  EXPECT_EQ(j["config"]["attention"], "flash");
   EXPECT_GT(j["iteration_time_s"].get<double>(), 0);
+}
+
+TEST(CliEvaluate, AttentionKernelIsAKnob) {
+  const std::string base = "evaluate --model llama3-8b --devices 8 --tp 8 --batch 8 --seq-len 16384 "
+                           "--recompute none --json";
+  Outcome flash = run(base);
+  Outcome standard = run(base + " --attention standard");
+  ASSERT_EQ(flash.exit_code, 0) << flash.out;
+  ASSERT_EQ(standard.exit_code, 0) << standard.out;
+  auto f = nlohmann::json::parse(flash.out), s = nlohmann::json::parse(standard.out);
+  EXPECT_EQ(s["config"]["attention"], "standard");
+  EXPECT_LT(f["iteration_time_s"].get<double>(), s["iteration_time_s"].get<double>());
+  EXPECT_LT(f["memory"]["peak_bytes"].get<double>(), s["memory"]["peak_bytes"].get<double>());
+  Outcome bad = run("evaluate --model llama3-8b --attention sdpa");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--attention"), std::string::npos) << bad.out;
+  Outcome megatron = run("evaluate --model llama3-8b --devices 8 --tp 8 --batch 8 --export megatron");
+  EXPECT_NE(megatron.out.find("--attention-backend flash"), std::string::npos) << megatron.out;
 }
 
 TEST(CliEvaluate, BadKnobsNameTheRule) {

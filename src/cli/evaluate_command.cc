@@ -8,6 +8,7 @@
 
 #include "cli/transformer_common.h"
 #include "cost/analytic.h"
+#include "io/transformer_json.h"
 #include "ir/error.h"
 #include "ir/units.h"
 
@@ -57,6 +58,7 @@ int run(const EvaluateArgs& a) {
   t.sequence_parallel = k.sequence_parallel;
   t.zero_stage = std::max(k.zero, 0);
   t.overlap_grad_reduce = k.overlap_on;
+  t.attention = k.attention == "standard" ? Attention::kStandard : Attention::kFlash;
   if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
   AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
   AnalyticResult r = cost.evaluate(t);
@@ -77,11 +79,12 @@ int run(const EvaluateArgs& a) {
   std::string layout;
   for (int n : r.stage_layers) layout += (layout.empty() ? "" : ",") + std::to_string(n);
   std::cout << fmt::format("{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} cp {} "
-                           "pp {} dp {} ep {} vpp {}, recompute {}{}, ZeRO {}{}\n",
+                           "pp {} dp {} ep {} vpp {}, recompute {}{}, ZeRO {}{}, {} attention\n",
                            model.name, devices, device.name, a.cluster, t.global_batch, t.seq_len,
                            t.micro_batch, t.tp, t.cp, t.pp, t.dp, t.ep, t.vpp, recompute_text(t),
                            t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
-                           t.overlap_grad_reduce ? ", overlapped gradient reduction" : "")
+                           t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
+                           io::attention_text(t.attention))
             << fmt::format("iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: {:.1f}%\n",
                            r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu)
             << fmt::format("  pipeline {:.4f} s (bubble {:.4f} s), data-parallel gradient sync {:.4f} s, optimizer {:.4f} s\n",

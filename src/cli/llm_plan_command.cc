@@ -104,10 +104,11 @@ int run_llm_plan(const LlmPlanArgs& a) {
     std::cout << text;
     return 0;
   }
-  std::cout << fmt::format("{} on {} × {} ({}), global batch {} × {} tokens: {} configurations "
-                           "priced in {:.3f} s ({} do not fit){}\n",
+  std::cout << fmt::format("{} on {} × {} ({}), global batch {} × {} tokens, {} attention: {} "
+                           "configurations priced in {:.3f} s ({} do not fit){}\n",
                            model.name, s.devices, cluster.device_types[0].name, preset,
-                           s.global_batch, s.seq_len, r.evaluated, r.seconds, r.rejected_memory,
+                           s.global_batch, s.seq_len, io::attention_text(s.attention), r.evaluated,
+                           r.seconds, r.rejected_memory,
                            r.timed_out ? "; time limit reached, best so far" : "");
   std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
                            "{:>11} {:>9} {:>7} {:>6} {:>11}  {}\n",

@@ -26,8 +26,8 @@ std::string joined(const std::vector<std::string>& names) {
 
 bool TransformerKnobs::any() const {
   return seq_len || micro_batch || tp || cp || pp || dp || ep || vpp || !recompute.empty() ||
-         sequence_parallel || zero >= 0 || overlap_on || overlap_off || !stage_layers.empty() ||
-         !calibration.empty();
+         sequence_parallel || zero >= 0 || overlap_on || overlap_off || !attention.empty() ||
+         !stage_layers.empty() || !calibration.empty();
 }
 
 void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_plan) {
@@ -70,6 +70,10 @@ void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_pla
                                    for_plan ? "Transformer: fix gradient-reduce overlap off"
                                             : "Do not overlap the gradient reduction (default)");
   on->excludes(off);
+  cmd->add_option("--attention", k.attention,
+                  "Attention kernel: flash (FlashAttention: no s × s scores in memory; default) or "
+                  "standard (materialised scores, as 2023 Megatron-DeepSpeed)")
+      ->check(CLI::IsMember({"flash", "standard"}));
   cmd->add_option("--stage-layers", k.stage_layers,
                   help("the layers per pipeline stage, e.g. 9,8,8,7",
                        "Layers per pipeline stage, e.g. 9,8,8,7 (default: as even as possible)"));
@@ -99,6 +103,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   if (k.sequence_parallel) s.sequence_parallel = true;
   if (k.zero >= 0) s.zero_stage = k.zero;
   if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
+  s.attention = k.attention == "standard" ? Attention::kStandard : Attention::kFlash;
   if (!k.stage_layers.empty())
     throw Error(ErrorKind::kUsage, "",
                 "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "

@@ -22,6 +22,7 @@ struct TransformerKnobs {
   bool sequence_parallel = false;
   int zero = -1;
   bool overlap_on = false, overlap_off = false;  ///< --overlap-grad-reduce, --no-overlap-grad-reduce
+  std::string attention;  ///< --attention flash|standard; empty: flash
   std::string stage_layers;
   std::string calibration;
   /// True if any knob is given (the other planners refuse them).
@@ -34,7 +35,8 @@ LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, st
                                   bool uniform_stages);
 
 /// Registers --seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute,
-/// --sequence-parallel, --zero, --[no-]overlap-grad-reduce, --stage-layers and --calibration.
+/// --sequence-parallel, --zero, --[no-]overlap-grad-reduce, --attention, --stage-layers and
+/// --calibration.
 /// `what` says whether a knob is a value (evaluate) or fixed against the search (plan).
 void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& knobs, bool for_plan);
 

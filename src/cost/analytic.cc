@@ -193,9 +193,14 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
     mlp += moe_fraction * moe;
   }
   const double proj = gemm_s(tokens, (q_dim + 2 * kv_dim) / tp, h) + gemm_s(tokens, h, q_dim / tp);
-  const double attn_s = 4 * b * s_local * s * q_dim / tp / (peak * cal_.attention_efficiency);
+  // The two s × s products (QKᵀ and the weighted sum of V). FlashAttention skips the masked half
+  // of a causal attention and keeps the scores on chip, so it has no score traffic.
+  const bool flash = t.attention == Attention::kFlash;
+  const double attn_s = (flash ? 0.5 : 1.0) * 4 * b * s_local * s * q_dim / tp /
+                        (peak * cal_.attention_efficiency);
   const double mem_s = (cal_.hidden_bytes_per_element * tokens * h / tp +
-                        cal_.score_bytes_per_element * b * heads_per_device * s_local * s) / hbm;
+                        (flash ? 0.0 : cal_.score_bytes_per_element * b * heads_per_device * s_local * s)) /
+                       hbm;
   const double forward_s = proj + mlp + attn_s + mem_s;
   const double act_bytes = tokens * h * 2;
 
@@ -208,6 +213,7 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   auto layer_time = [&](Recompute rc, BlockCosts* parts) {
     const double forwards = rc == Recompute::kFull ? 2.0 : 1.0;  // forward passes per layer
     double compute = (forwards + 2) * forward_s;
+    if (flash) compute += attn_s / 2;  // its backward recomputes QKᵀ: 2.5 forwards, not 2
     if (rc == Recompute::kSelective) compute += attn_s + mem_s;
     const double tp_comm = (2 * forwards + 2) *
         ring_allreduce_s(act_bytes, t.tp, group_bw(t.tp, 1), cal_.ring_step_latency_s);
@@ -281,7 +287,11 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
 
   // Activations per layer per micro-batch (Korthikanti et al.), s → s/cp per device.
   const double sbh = s_local * b * h;
-  const double scores = 5.0 * static_cast<double>(m.num_attention_heads) * b * s_local * s / tp;
+  // Standard attention keeps the softmax output, its dropout mask and the dropped-out scores
+  // (5 bytes per score); FlashAttention only its fp32 log-sum-exp per row.
+  const double scores = t.attention == Attention::kFlash
+                            ? 4.0 * static_cast<double>(m.num_attention_heads) * b * s_local / tp
+                            : 5.0 * static_cast<double>(m.num_attention_heads) * b * s_local * s / tp;
   const double full_layer = t.sequence_parallel ? sbh * 34 / tp + scores : sbh * (10 + 24 / tp) + scores;
   const double selective = t.sequence_parallel ? sbh * 34 / tp : sbh * (10 + 24 / tp);
   const double input_only = t.sequence_parallel ? 2 * sbh / tp : 2 * sbh;

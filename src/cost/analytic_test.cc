@@ -102,7 +102,8 @@ TEST(Analytic, KnobsMoveTimeAndMemoryTheRightWay) {
   t.vpp = 2;
   const auto interleaved = cost.evaluate(t);
   EXPECT_LT(interleaved.bubble_s, base.bubble_s);
-  EXPECT_NEAR(interleaved.bubble_s * 2, base.bubble_s, 0.05 * base.bubble_s);
+  // About halved: the interleaved stages also send twice as often.
+  EXPECT_NEAR(interleaved.bubble_s * 2, base.bubble_s, 0.1 * base.bubble_s);
   EXPECT_GT(interleaved.memory.activations_bytes, base.memory.activations_bytes);
   t.vpp = 1;
   // Context parallelism halves the activations per device.
@@ -143,6 +144,37 @@ TEST(Analytic, KnobsMoveTimeAndMemoryTheRightWay) {
   for (auto split : {std::vector<int>{8, 8, 8, 8}, {9, 8, 8, 7}, {7, 8, 8, 9}, {10, 10, 10, 2}}) {
     t.stage_layers = split;
     EXPECT_LE(bound, cost.evaluate(t).iteration_time_s);
+  }
+}
+
+// FlashAttention: no s × s scores in memory and no score traffic, half the causal products,
+// and a backward that recomputes the scores; faster and leaner than standard attention, more so
+// at long sequences.
+TEST(Analytic, FlashAttentionDropsTheScores) {
+  auto cost = llama8b(8);
+  TrainingConfig t;
+  t.global_batch = 16;
+  t.tp = 8;
+  t.dp = 1;
+  t.recompute = Recompute::kNone;
+  double previous_gain = 1;
+  for (std::int64_t s : {2048, 8192, 32768}) {
+    t.seq_len = s;
+    t.attention = Attention::kStandard;
+    const auto standard = cost.evaluate(t);
+    t.attention = Attention::kFlash;
+    const auto flash = cost.evaluate(t);
+    EXPECT_LT(flash.iteration_time_s, standard.iteration_time_s) << s;
+    EXPECT_LT(flash.memory.activations_bytes, standard.memory.activations_bytes) << s;
+    // The score term, 5·a·b·s²/t bytes per layer, is what flash drops (less its log-sum-exp).
+    const TransformerConfig m = *zoo::llm_model("llama3-8b");
+    const double scores = 5.0 * m.num_attention_heads * static_cast<double>(s) * s / t.tp;
+    const double lse = 4.0 * m.num_attention_heads * static_cast<double>(s) / t.tp;
+    EXPECT_NEAR(standard.memory.activations_bytes - flash.memory.activations_bytes,
+                static_cast<double>(m.num_layers) * (scores - lse), 1e-6 * scores * m.num_layers) << s;
+    const double gain = flash.iteration_time_s / standard.iteration_time_s;
+    EXPECT_LT(gain, previous_gain) << s;
+    previous_gain = gain;
   }
 }
 

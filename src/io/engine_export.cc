@@ -71,6 +71,7 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
                             t.zero_stage));
   if (t.zero_stage >= 1) arg("--use-distributed-optimizer");
   if (t.overlap_grad_reduce) arg("--overlap-grad-reduce");
+  arg("--attention-backend", t.attention == Attention::kFlash ? "flash" : "unfused");
   arg("--bf16");
   out.resize(out.size() - 3);  // no continuation after the last argument
   out += "\n";

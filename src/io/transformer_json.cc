@@ -72,6 +72,10 @@ std::string recompute_text(const TrainingConfig& t) {
   return "?";
 }
 
+std::string attention_text(Attention attention) {
+  return attention == Attention::kFlash ? "flash" : "standard";
+}
+
 Json training_to_json(const TrainingConfig& t) {
   const std::string recompute = recompute_text(t);
   return Json{{"devices", t.devices()},
@@ -88,12 +92,14 @@ Json training_to_json(const TrainingConfig& t) {
               {"sequence_parallel", t.sequence_parallel},
               {"zero", t.zero_stage},
               {"overlap_grad_reduce", t.overlap_grad_reduce},
+              {"attention", attention_text(t.attention)},
               {"stage_layers", t.stage_layers}};
 }
 
 TrainingConfig training_from_json(const JsonObject& o) {
   o.only({"devices", "global_batch", "micro_batch", "seq_len", "tp", "cp", "pp", "dp", "ep", "vpp",
-          "recompute", "sequence_parallel", "zero", "overlap_grad_reduce", "stage_layers"});
+          "recompute", "sequence_parallel", "zero", "overlap_grad_reduce", "attention",
+          "stage_layers"});
   auto flag = [&](std::string_view key) {
     const Json& v = o.json().at(std::string(key));
     if (!v.is_boolean()) o.fail(key, "must be true or false");
@@ -125,6 +131,15 @@ TrainingConfig training_from_json(const JsonObject& o) {
   t.sequence_parallel = flag("sequence_parallel");
   t.zero_stage = static_cast<int>(o.integer("zero", 0, 3));
   t.overlap_grad_reduce = flag("overlap_grad_reduce");
+  // Plans written before the knob existed were priced with standard attention.
+  const std::string attention = o.has("attention") ? o.string("attention") : "standard";
+  if (attention == "flash") {
+    t.attention = Attention::kFlash;
+  } else if (attention == "standard") {
+    t.attention = Attention::kStandard;
+  } else {
+    o.fail("attention", "must be flash or standard");
+  }
   const Json& split = o.array("stage_layers");
   for (std::size_t i = 0; i < split.size(); ++i) {
     if (!split[i].is_number_integer() || split[i].get<long long>() < 1 || split[i].get<long long>() > (1 << 20))

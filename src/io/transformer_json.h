@@ -18,6 +18,8 @@ TransformerConfig transformer_from_json(const JsonObject& object);
 
 /// none, selective, full, or the number of recomputed layers.
 std::string recompute_text(const TrainingConfig& config);
+/// "flash" or "standard".
+std::string attention_text(Attention attention);
 /// The knobs as in `config` of the plan JSON (recompute: none, selective, full or N).
 Json training_to_json(const TrainingConfig& config);
 TrainingConfig training_from_json(const JsonObject& object);

@@ -12,6 +12,11 @@ namespace paraplan {
 /// each pipeline stage (Megatron's --recompute-method block).
 enum class Recompute { kNone, kSelective, kFull };
 
+/// The attention kernel. kFlash (FlashAttention, Megatron's --attention-backend flash) keeps the
+/// s × s scores on chip: no score memory, no score traffic, causal blocks skipped, the scores
+/// recomputed in the backward. kStandard materialises them (softmax, mask and dropout in memory).
+enum class Attention { kFlash, kStandard };
+
 struct TrainingConfig {
   std::int64_t seq_len = 2048;
   std::int64_t global_batch = 512;  ///< sequences per iteration
@@ -27,6 +32,7 @@ struct TrainingConfig {
   bool sequence_parallel = false;
   int zero_stage = 0;               ///< 0: none; 1: optimizer states; 2: + gradients; 3: + weights
   bool overlap_grad_reduce = false; ///< data-parallel gradient reduction overlapped with backward
+  Attention attention = Attention::kFlash;
   /// Transformer layers per pipeline stage (size pp, sum = layers); empty: as even as possible,
   /// the remainder going to the middle stages.
   std::vector<int> stage_layers;

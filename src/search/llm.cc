@@ -298,6 +298,7 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
                 t.sequence_parallel = sp;
                 t.zero_stage = zero;
                 t.overlap_grad_reduce = overlap;
+                t.attention = s.attention;
                 bool none_fits = false;
                 for (Recompute rc : recomputes) {
                   if (stop) return;

@@ -27,6 +27,7 @@ std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
     t.pp = r.pp;
     t.dp = r.dp;
     t.recompute = Recompute::kFull;
+    t.attention = Attention::kStandard;  // 2023 Megatron-DeepSpeed: materialised scores
     out.push_back({r, cost.evaluate(t).iteration_time_s});
   }
   return out;
