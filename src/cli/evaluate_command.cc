@@ -58,7 +58,7 @@ int run(const EvaluateArgs& a) {
   t.sequence_parallel = k.sequence_parallel;
   t.zero_stage = std::max(k.zero, 0);
   t.overlap_grad_reduce = k.overlap_on;
-  t.attention = k.attention == "standard" ? Attention::kStandard : Attention::kFlash;
+  t.attention = io::attention_from_text(k.attention).value_or(Attention::kFlash);  // CLI checked it
   if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
   AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
   AnalyticResult r = cost.evaluate(t);

@@ -107,6 +107,25 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   auto knob = j;
   knob["config"]["zero"] = 2;  // with pp = 2
   expect(knob, 3, "do not combine with pipeline parallelism");
+  auto kernel = j;
+  kernel["config"]["attention"] = "sdpa";
+  expect(kernel, 3, "/config/attention");
+}
+
+// Plans written before the attention knob were priced with standard attention and read so.
+TEST(CliSimulate, PlansWithoutTheAttentionKnobReadAsStandard) {
+  const std::string plan = planned("sim_attention.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 2 --vpp 1");
+  auto j = read_json(plan);
+  ASSERT_EQ(j["config"]["attention"], "flash");
+  Outcome flash = run("simulate " + plan + " --json");
+  ASSERT_EQ(flash.exit_code, 0) << flash.out;
+  j["config"].erase("attention");
+  const std::string old = testing::TempDir() + "sim_attention_old.json";
+  write_json(old, j);
+  Outcome standard = run("simulate " + old + " --json");
+  ASSERT_EQ(standard.exit_code, 0) << standard.out;
+  EXPECT_GT(nlohmann::json::parse(standard.out)["analytic_iteration_time_s"].get<double>(),
+            nlohmann::json::parse(flash.out)["analytic_iteration_time_s"].get<double>());
 }
 
 TEST(CliSimulate, PipelinePlannerPlans) {

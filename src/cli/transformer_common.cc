@@ -103,7 +103,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   if (k.sequence_parallel) s.sequence_parallel = true;
   if (k.zero >= 0) s.zero_stage = k.zero;
   if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
-  s.attention = k.attention == "standard" ? Attention::kStandard : Attention::kFlash;
+  s.attention = io::attention_from_text(k.attention).value_or(Attention::kFlash);  // CLI checked it
   if (!k.stage_layers.empty())
     throw Error(ErrorKind::kUsage, "",
                 "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "

@@ -294,7 +294,7 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   const double sbh = s_local * b * h;
   // Standard attention keeps the softmax output, its dropout mask and the dropped-out scores
   // (5 bytes per score); FlashAttention only its fp32 log-sum-exp per row.
-  const double scores = t.attention == Attention::kFlash
+  const double scores = flash
                             ? 4.0 * static_cast<double>(m.num_attention_heads) * b * s_local / tp
                             : 5.0 * static_cast<double>(m.num_attention_heads) * b * s_local * s / tp;
   const double full_layer = t.sequence_parallel ? sbh * 34 / tp + scores : sbh * (10 + 24 / tp) + scores;

@@ -76,6 +76,12 @@ std::string attention_text(Attention attention) {
   return attention == Attention::kFlash ? "flash" : "standard";
 }
 
+std::optional<Attention> attention_from_text(std::string_view text) {
+  if (text == "flash") return Attention::kFlash;
+  if (text == "standard") return Attention::kStandard;
+  return std::nullopt;
+}
+
 Json training_to_json(const TrainingConfig& t) {
   const std::string recompute = recompute_text(t);
   return Json{{"devices", t.devices()},
@@ -132,14 +138,9 @@ TrainingConfig training_from_json(const JsonObject& o) {
   t.zero_stage = static_cast<int>(o.integer("zero", 0, 3));
   t.overlap_grad_reduce = flag("overlap_grad_reduce");
   // Plans written before the knob existed were priced with standard attention.
-  const std::string attention = o.has("attention") ? o.string("attention") : "standard";
-  if (attention == "flash") {
-    t.attention = Attention::kFlash;
-  } else if (attention == "standard") {
-    t.attention = Attention::kStandard;
-  } else {
-    o.fail("attention", "must be flash or standard");
-  }
+  const auto attention = attention_from_text(o.has("attention") ? o.string("attention") : "standard");
+  if (!attention) o.fail("attention", "must be flash or standard");
+  t.attention = *attention;
   const Json& split = o.array("stage_layers");
   for (std::size_t i = 0; i < split.size(); ++i) {
     if (!split[i].is_number_integer() || split[i].get<long long>() < 1 || split[i].get<long long>() > (1 << 20))

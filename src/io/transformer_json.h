@@ -3,7 +3,9 @@
 // needs to replay it, in paraplan's own field names.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "io/json_fields.h"
 #include "ir/calibration.h"
@@ -18,8 +20,9 @@ TransformerConfig transformer_from_json(const JsonObject& object);
 
 /// none, selective, full, or the number of recomputed layers.
 std::string recompute_text(const TrainingConfig& config);
-/// "flash" or "standard".
+/// "flash" or "standard", and back (nullopt for anything else).
 std::string attention_text(Attention attention);
+std::optional<Attention> attention_from_text(std::string_view text);
 /// The knobs as in `config` of the plan JSON (recompute: none, selective, full or N).
 Json training_to_json(const TrainingConfig& config);
 TrainingConfig training_from_json(const JsonObject& object);
