@@ -5,6 +5,7 @@
 #include "cli/frontier_command.h"
 #include "cli/transformer_common.h"
 #include "io/html_report.h"
+#include "io/transformer_json.h"
 #include "ir/units.h"
 #include "sim/transformer_program.h"
 
@@ -28,9 +29,10 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
                             t.global_batch, t.seq_len, t.micro_batch, t.microbatches())},
       {"parallelism", fmt::format("tp {} · cp {} · pp {} · dp {} · ep {}, vpp {}", t.tp, t.cp, t.pp,
                                   t.dp, t.ep, t.vpp)},
-      {"memory savers", fmt::format("recompute {}{}, ZeRO {}{}", recompute_text(t),
+      {"memory savers", fmt::format("recompute {}{}, ZeRO {}{}, {} attention", recompute_text(t),
                                     t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
-                                    t.overlap_grad_reduce ? ", overlapped gradient reduction" : "")},
+                                    t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
+                                    io::attention_text(t.attention))},
       {"iteration time (analytic)", fmt::format("{:.4f} s", a.iteration_time_s)},
       {"iteration time (simulated)", fmt::format("{:.4f} s ({:+.2f}% against the analytic model), {} schedule",
                                                  s.iteration_time_s, 100 * s.difference,
@@ -38,8 +40,11 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
       {"throughput", fmt::format("{:.0f} tokens/s, {:.1f} TFLOP/s per device, MFU {:.1f}%",
                                  a.tokens_per_s, a.tflops_per_device, 100 * a.mfu)},
       {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)},
-      {"peak memory", fmt::format("{} of {} per device: {}", format_bytes(a.memory.peak_bytes),
-                                  format_bytes(device.memory_bytes), a.fits ? "fits" : "OUT OF MEMORY")}};
+      {"peak memory", fmt::format("{} of {} per device: {} (incl. {} runtime reserve and {} allocator "
+                                  "fragmentation)", format_bytes(a.memory.peak_bytes),
+                                  format_bytes(device.memory_bytes), a.fits ? "fits" : "OUT OF MEMORY",
+                                  format_bytes(a.memory.reserved_bytes),
+                                  format_bytes(a.memory.fragmentation_bytes))}};
   d.stage_header = {"stage", "layers", "time per micro-batch (s)", "peak memory (GiB)",
                     "simulated busy (s)", "simulated peak (GiB)"};
   for (std::size_t i = 0; i < a.stages.size(); ++i)
