@@ -11,6 +11,7 @@
 
 namespace {
 
+using paraplan::testing_support::read_text;
 using paraplan::testing_support::Outcome;
 using paraplan::testing_support::run;
 using paraplan::testing_support::run_shell;
@@ -327,6 +328,27 @@ TEST(CliValidate, PrintsRowsAndSummary) {
   EXPECT_NE(r.out.find("multi-node:  109 runs"), std::string::npos);
   EXPECT_NE(r.out.find("single-node: 1440 runs"), std::string::npos);
   EXPECT_NE(r.out.find("ranking 175.0B on 512 GPUs"), std::string::npos);
+}
+
+// calibrate writes a calibration file that validate reads back with the figures it reported.
+TEST(CliCalibrate, WritesAFileValidateReads) {
+  const std::string out = testing::TempDir() + "fitted.json";
+  Outcome r = run("calibrate --iterations 50 --seed 3 -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto after = r.out.find("after:  multi-node MAPE ");
+  ASSERT_NE(after, std::string::npos) << r.out;
+  const std::string multi = r.out.substr(after + 24, r.out.find('%', after) - after - 24);
+  Outcome v = run("validate --summary --calibration " + out);
+  ASSERT_EQ(v.exit_code, 0) << v.out;
+  EXPECT_NE(v.out.find("mean absolute percentage error " + multi + "%"), std::string::npos)
+      << multi << "\n" << v.out;
+  Outcome again = run("calibrate --iterations 50 --seed 3 -o " + out + ".2");
+  EXPECT_EQ(read_text(out), read_text(out + ".2"));
+  Outcome missing = run("calibrate --data /nonexistent -o " + out);
+  EXPECT_EQ(missing.exit_code, 5) << missing.out;
+  EXPECT_NE(missing.out.find("/nonexistent/ground_truth_multi.csv"), std::string::npos) << missing.out;
+  Outcome no_output = run("calibrate");
+  EXPECT_EQ(no_output.exit_code, 2) << no_output.out;
 }
 
 }  // namespace

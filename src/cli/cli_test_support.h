@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -34,6 +35,12 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
   const std::string path = ::testing::TempDir() + name;
   std::ofstream(path) << text;
   return path;
+}
+
+/// The whole of a file ("" if it cannot be read).
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 }  // namespace paraplan::testing_support

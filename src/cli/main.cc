@@ -7,6 +7,7 @@
 #include "cli/convert_command.h"
 #include "cli/inspect_command.h"
 #include "cli/validate_command.h"
+#include "cli/calibrate_command.h"
 #include "cli/evaluate_command.h"
 #include "cli/frontier_command.h"
 #include "cli/plan_command.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   paraplan::cli::add_inspect_command(app, exit_code);
   paraplan::cli::add_evaluate_command(app, exit_code);
   paraplan::cli::add_validate_command(app, exit_code);
+  paraplan::cli::add_calibrate_command(app, exit_code);
   paraplan::cli::add_simulate_command(app, exit_code);
   paraplan::cli::add_frontier_command(app, exit_code);
   try {

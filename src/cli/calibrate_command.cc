@@ -1,0 +1,68 @@
+// Fits the analytic model's calibration to measured runs and writes it as a calibration file,
+// printing the figures before and after and every parameter that moved.
+#include "cli/calibrate_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cost/analytic.h"
+#include "io/calibration_file.h"
+#include "io/json_fields.h"
+#include "validate/calibrate.h"
+
+namespace paraplan::cli {
+namespace {
+
+struct CalibrateArgs {
+  std::string data = PARAPLAN_DEFAULT_VTRAIN_DIR;
+  std::string from;
+  std::string output;
+  int iterations = 3000;
+  std::uint64_t seed = 1;
+};
+
+std::string figures(const validate::FitScore& s) {
+  std::string rankings;
+  for (double r : s.ranking_slowdown_percent) rankings += fmt::format("{}{:+.1f}%", rankings.empty() ? "" : ", ", r);
+  return fmt::format("multi-node MAPE {:.2f}%, single-node MAPE {:.2f}%, rankings {} (objective {:.3f})",
+                     s.multi_mape_percent, s.single_mape_percent, rankings, s.objective);
+}
+
+int run(const CalibrateArgs& a) {
+  const Calibration start = a.from.empty() ? default_calibration("A100") : io::read_calibration_file(a.from);
+  const auto multi = io::read_vtrain_csv(a.data + "/ground_truth_multi.csv");
+  const auto single = io::read_vtrain_csv(a.data + "/ground_truth_single.csv");
+  const validate::FitResult fit =
+      validate::fit_calibration(multi, single, start, {a.iterations, a.seed});
+  io::write_text_file(a.output, io::calibration_to_json(fit.calibration).dump(2) + "\n");
+  std::cout << fmt::format("{} multi-node and {} single-node runs, {} iterations (seed {}), {} steps taken\n",
+                           multi.size(), single.size(), a.iterations, a.seed, fit.accepted)
+            << "before: " << figures(fit.before) << "\n"
+            << "after:  " << figures(fit.after) << "\n";
+  Calibration before = fit.start, after = fit.calibration;
+  for (const auto& p : validate::fitted_parameters()) {
+    const double x = p.field(before), y = p.field(after);
+    if (x != y) std::cout << fmt::format("  {:<30} {:.6g} -> {:.6g}\n", p.name, x, y);
+  }
+  std::cout << "written to " << a.output << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, int& exit_code) {
+  auto a = std::make_shared<CalibrateArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Fit the analytic model's calibration to measured runs (vTrain CSV format): a "
+                   "seeded, bounded random search over its physically meaningful parameters");
+  cmd->add_option("--data", a->data, "Folder with ground_truth_multi.csv and ground_truth_single.csv");
+  cmd->add_option("--from", a->from, "Calibration file to start from (default: the shipped A100 one)");
+  cmd->add_option("-o,--output", a->output, "Calibration file to write (JSON)")->required();
+  cmd->add_option("--iterations", a->iterations, "Search steps (default 3000)")->check(CLI::Range(0, 10000000));
+  cmd->add_option("--seed", a->seed, "Random seed (default 1); the same seed gives the same file");
+  cmd->callback([a, &exit_code] { exit_code = run(*a); });
+}
+
+}  // namespace paraplan::cli
