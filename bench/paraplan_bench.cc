@@ -23,6 +23,7 @@
 #include "io/dapple_reader.h"
 #include "io/json_fields.h"
 #include "io/piper_reader.h"
+#include "io/vtrain_reader.h"
 #include "ir/cluster.h"
 #include "search/dapple_search.h"
 #include "search/intra_op.h"
@@ -466,8 +467,9 @@ void simulation_section() {
                m.value, m.cpu_s, m.wall_s, m.peak_mb);
   }
   {
-    const auto multi = io::read_vtrain_csv(std::string(PARAPLAN_SHARED_DATA) + "/vtrain/ground_truth_multi.csv");
-    const auto single = io::read_vtrain_csv(std::string(PARAPLAN_SHARED_DATA) + "/vtrain/ground_truth_single.csv");
+    const io::MeasuredRuns runs = io::read_vtrain_folder(std::string(PARAPLAN_SHARED_DATA) + "/vtrain");
+    const auto& multi = runs.multi;
+    const auto& single = runs.single;
     const int steps = 3000;
     const double before = validate::fit_score(multi, single, default_calibration("A100")).objective;
     Measured m = measure([&] {  // in a child: the value is the fitted objective

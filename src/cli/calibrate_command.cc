@@ -32,8 +32,9 @@ std::string figures(const validate::FitScore& s) {
 
 int run(const CalibrateArgs& a) {
   const Calibration start = a.from.empty() ? default_calibration("A100") : io::read_calibration_file(a.from);
-  const auto multi = io::read_vtrain_csv(a.data + "/ground_truth_multi.csv");
-  const auto single = io::read_vtrain_csv(a.data + "/ground_truth_single.csv");
+  const io::MeasuredRuns runs = io::read_vtrain_folder(a.data);
+  const auto& multi = runs.multi;
+  const auto& single = runs.single;
   const validate::FitResult fit =
       validate::fit_calibration(multi, single, start, {a.iterations, a.seed});
   io::write_text_file(a.output, io::calibration_to_json(fit.calibration).dump(2) + "\n");

@@ -26,8 +26,9 @@ int run(const ValidateArgs& args) {
   const Calibration calibration = args.calibration.empty()
                                       ? default_calibration("A100")
                                       : io::read_calibration_file(args.calibration);
-  auto multi = validate::score_runs(io::read_vtrain_csv(args.data + "/ground_truth_multi.csv"), calibration);
-  auto single = validate::score_runs(io::read_vtrain_csv(args.data + "/ground_truth_single.csv"), calibration);
+  const io::MeasuredRuns runs = io::read_vtrain_folder(args.data);
+  auto multi = validate::score_runs(runs.multi, calibration);
+  auto single = validate::score_runs(runs.single, calibration);
   if (!args.quiet) {
     std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n",
                              "set", "line", "GPUs", "batch", "hidden", "L", "mb", "t", "p", "d",

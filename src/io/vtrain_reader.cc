@@ -87,4 +87,8 @@ std::vector<MeasuredRun> read_vtrain_csv(const std::string& path) {
   return runs;
 }
 
+MeasuredRuns read_vtrain_folder(const std::string& folder) {
+  return {read_vtrain_csv(folder + "/ground_truth_multi.csv"), read_vtrain_csv(folder + "/ground_truth_single.csv")};
+}
+
 }  // namespace paraplan::io

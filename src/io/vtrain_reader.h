@@ -20,4 +20,10 @@ struct MeasuredRun {
 /// Error(kInput) naming the file and line for a malformed row, Error(kIo) if unreadable.
 std::vector<MeasuredRun> read_vtrain_csv(const std::string& path);
 
+/// A folder's two files: ground_truth_multi.csv and ground_truth_single.csv.
+struct MeasuredRuns {
+  std::vector<MeasuredRun> multi, single;
+};
+MeasuredRuns read_vtrain_folder(const std::string& folder);
+
 }  // namespace paraplan::io

@@ -16,12 +16,12 @@
 namespace paraplan::validate {
 namespace {
 
-std::vector<io::MeasuredRun> runs(const std::string& file) {
-  return io::read_vtrain_csv(std::string(PARAPLAN_SHARED_DATA) + "/vtrain/" + file);
-}
+io::MeasuredRuns measured() { return io::read_vtrain_folder(std::string(PARAPLAN_SHARED_DATA) + "/vtrain"); }
 
 TEST(Calibrate, RecoversASpoiledCalibrationDeterministicallyWithinBounds) {
-  const auto multi = runs("ground_truth_multi.csv"), single = runs("ground_truth_single.csv");
+  const io::MeasuredRuns runs = measured();
+  const auto& multi = runs.multi;
+  const auto& single = runs.single;
   Calibration spoiled = default_calibration("A100");
   spoiled.gemm_efficiency = 0.6;
   spoiled.layer_overhead_s = 0.0015;
