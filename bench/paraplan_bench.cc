@@ -39,7 +39,7 @@
 namespace paraplan {
 namespace {
 
-const std::string kData = PARAPLAN_SHARED_DATA;
+const std::string kData = PARAPLAN_DATA;
 constexpr double kGiB = 1073741824.0;
 
 struct Measured {
@@ -114,7 +114,7 @@ void piper_section() {
       {"P13", "gnmt.json", 10, 8e10, 2.5e10, 53.4911057249, false, 357.29, 15, nan},
       {"K2048", "bert32a100.json", 2048, 8 * kGiB, 25 * kGiB, nan, true, 85, 4, 300},
   };
-  fmt::print("Piper cost model (shared/data/piper/reference.md): objective = time per sample\n");
+  fmt::print("Piper cost model (data/piper/reference.md): objective = time per sample\n");
   fmt::print("{:<6} {:<16} {:>5} {:>7}  {:>16} {:>16} {:>10}  {:>8} {:>8} {:>8} {:>9} {:>9}  {}\n",
              "case", "input", "K", "M(GiB)", "paraplan", "Piper", "ratio", "cpu(s)", "wall(s)",
              "Piper(s)", "cpu ratio", "peak(MB)", "verdict");
@@ -169,7 +169,7 @@ void piper_section() {
 }
 
 void dapple_section() {
-  fmt::print("\nDAPPLE cost model (shared/data/dapple/reference/planner_runs.jsonl): speedup over one "
+  fmt::print("\nDAPPLE cost model (data/dapple/reference/planner_runs.jsonl): speedup over one "
              "device\n");
   fmt::print("{:<30} {:>5} {:>5} {:>4}  {:>10} {:>10} {:>8} {:>10}  {:>8} {:>8} {:>9} {:>9}  {}\n",
              "profile", "GBS", "dev", "mbs", "paraplan", "DAPPLE", "ratio", "DP", "cpu(s)",
@@ -249,7 +249,7 @@ double pase_plan(const std::string& graph, int p, int batch, double flops, doubl
 
 void pase_section() {
   fmt::print("\nPaSE (intra-op planner, pase cost model): reference runs of "
-             "shared/data/pase/reference.md\n");
+             "data/pase/reference.md\n");
   fmt::print("{:<5} {:<12} {:>3}  {:>20} {:>20} {:>10}  {:>8} {:>8} {:>9}  {:>9} {:>9}  {}\n", "run",
              "graph", "p", "paraplan total", "PaSE total", "ratio", "cpu s", "wall s", "peak MB",
              "PaSE cpu", "PaSE DP s", "verdict");
@@ -449,7 +449,7 @@ void simulation_section() {
   }
   {
     Measured m = measure([&] {
-      const io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+      const io::PiperInput in = io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
       PiperSettings base{in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s, in.model.microbatches};
       auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
         PiperSettings st = base;
@@ -467,7 +467,7 @@ void simulation_section() {
                m.value, m.cpu_s, m.wall_s, m.peak_mb);
   }
   {
-    const io::MeasuredRuns runs = io::read_vtrain_folder(std::string(PARAPLAN_SHARED_DATA) + "/vtrain");
+    const io::MeasuredRuns runs = io::read_vtrain_folder(std::string(PARAPLAN_DATA) + "/vtrain");
     const auto& multi = runs.multi;
     const auto& single = runs.single;
     const int steps = 3000;

@@ -17,7 +17,7 @@ using paraplan::testing_support::run;
 using paraplan::testing_support::run_shell;
 using paraplan::testing_support::write_temp;
 
-const std::string kPiper = std::string(PARAPLAN_SHARED_DATA) + "/piper/";
+const std::string kPiper = std::string(PARAPLAN_DATA) + "/piper/";
 
 TEST(Cli, PlansTheDefaultWorkload) {
   Outcome r = run("plan");
@@ -84,7 +84,7 @@ TEST(Cli, BadFilesAreInputErrorsNamingTheFile) {
 }
 
 TEST(Cli, DappleProfilesUseTheDappleModel) {
-  std::string profile = std::string(PARAPLAN_SHARED_DATA) + "/dapple/xlnet-36-pbs-1.txt";
+  std::string profile = std::string(PARAPLAN_DATA) + "/dapple/xlnet-36-pbs-1.txt";
   Outcome r = run("plan " + profile + " --machines 2x8 --batch 128 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
@@ -116,7 +116,7 @@ TEST(Cli, ConvertedModelsPlanTheSame) {
   // The cluster file carries Piper's K, memory and bandwidth: same figure with no overrides.
   EXPECT_EQ(nlohmann::json::parse(run("plan " + kPiper + "bert32a100.json --json").out)["objective"],
             nlohmann::json::parse(run("plan " + model + " --cluster " + cluster + " --json").out)["objective"]);
-  std::string profile = std::string(PARAPLAN_SHARED_DATA) + "/dapple/vgg-19-pbs-32.txt";
+  std::string profile = std::string(PARAPLAN_DATA) + "/dapple/vgg-19-pbs-32.txt";
   std::string vgg = testing::TempDir() + "vgg.model.json";
   ASSERT_EQ(run("convert " + profile + " -o " + vgg).exit_code, 0);
   Outcome from_profile = run("plan " + profile + " --batch 512 --json");

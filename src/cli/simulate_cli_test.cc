@@ -155,7 +155,7 @@ TEST(CliSimulate, PipelinePlannerPlans) {
 
 TEST(CliSimulate, DapplePlans) {
   const std::string plan = testing::TempDir() + "sim_dapple.json";
-  Outcome planned_run = run("plan " + std::string(PARAPLAN_SHARED_DATA) +
+  Outcome planned_run = run("plan " + std::string(PARAPLAN_DATA) +
                             "/dapple/xlnet-36-pbs-1.txt --machines 2x8 --batch 128 -o " + plan);
   ASSERT_EQ(planned_run.exit_code, 0) << planned_run.out;
   const std::string trace = testing::TempDir() + "sim_dapple_trace.json";

@@ -1,4 +1,4 @@
-// `paraplan validate`: the analytic cost model against measured runs (shared/data/vtrain).
+// `paraplan validate`: the analytic cost model against measured runs (data/vtrain).
 #pragma once
 
 #include <CLI/CLI.hpp>

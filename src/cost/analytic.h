@@ -18,7 +18,7 @@
 namespace paraplan {
 
 /// Shipped calibrations (data/calibration/*.json hold the same values): "A100" (fitted on
-/// shared/data/vtrain), "H100" and "H200" (the A100 efficiencies with their own memory
+/// data/vtrain), "H100" and "H200" (the A100 efficiencies with their own memory
 /// bandwidth until measurements exist). Error(kUsage) for another device.
 Calibration default_calibration(const std::string& device);
 

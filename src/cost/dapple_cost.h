@@ -1,4 +1,4 @@
-// DAPPLE's latency / speedup model (HPGO 0.9.1, shared/specs/dapple.md §3-§6), formula for
+// DAPPLE's latency / speedup model (HPGO 0.9.1, docs/specs/dapple.md §3-§6), formula for
 // formula, quirks included: three global bandwidths, NVLink all-reduce scaling with ⌊n/2⌋, the
 // warm-up term Ctot/(rp·M), one activation hop per boundary, and the all-reduce tail with s·β of
 // slack and the parameter range that is off by one state.

@@ -15,7 +15,7 @@
 namespace paraplan {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_SHARED_DATA) + "/dapple/";
+const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
 
 std::vector<int> ids(const std::string& text) {
   std::vector<int> out;

@@ -1,4 +1,4 @@
-// DAPPLE's preprocessing (shared/specs/dapple.md §2): drop "Input*" sources and "__getitem__*"
+// DAPPLE's preprocessing (docs/specs/dapple.md §2): drop "Input*" sources and "__getitem__*"
 // sinks, then PipeDream's antichain DAG, topologically sorted into "states". A pipeline cuts
 // after states along a path of that DAG; a stage's cost is a difference of prefix sums.
 #pragma once

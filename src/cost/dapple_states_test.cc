@@ -11,7 +11,7 @@
 namespace paraplan {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_SHARED_DATA) + "/dapple/";
+const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
 
 class DappleStatesReference : public testing::TestWithParam<std::string> {};
 

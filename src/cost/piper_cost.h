@@ -1,4 +1,4 @@
-// Piper's cost model (Tarnawski et al., NeurIPS 2021), exactly as shared/specs/piper.md §3 gives
+// Piper's cost model (Tarnawski et al., NeurIPS 2021), exactly as docs/specs/piper.md §3 gives
 // it: time per sample of the bottleneck stage, memory a·y + b per layer with y = ⌈s/d⌉ from the
 // suffix sums of data-parallel degrees. Per-stage option choice is an exact knapsack.
 #pragma once

@@ -1,4 +1,4 @@
-// Piper's plan evaluator against the fixed-plan checks of shared/data/piper/reference.md.
+// Piper's plan evaluator against the fixed-plan checks of data/piper/reference.md.
 #include "cost/piper_cost.h"
 
 #include <gtest/gtest.h>
@@ -50,7 +50,7 @@ struct Check {
 };
 
 TEST(PiperEvaluator, ReproducesCorrelationExperimentPlans) {
-  io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  io::PiperInput in = io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
   const Check checks[] = {
       {128, 32, 1, 2, 0.021116558533654767}, {128, 16, 1, 4, 0.021237981405780867},
       {128, 8, 1, 8, 0.021941355411951358},  {128, 4, 1, 16, 0.023515680055251488},
@@ -81,7 +81,7 @@ TEST(PiperEvaluator, ReproducesCorrelationExperimentPlans) {
 }
 
 TEST(PiperEvaluator, RejectsInvalidPlans) {
-  io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  io::PiperInput in = io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
   PiperCostModel cost(in.model, {64, 8e10, 2.5e10, 128});
   Plan plan = equi_plan(in.model, 32, 1, 2);
   Plan missing = plan;

@@ -1,4 +1,4 @@
-// Reader for PipeDream / DAPPLE profile text (shared/specs/dapple.md §1): node lines
+// Reader for PipeDream / DAPPLE profile text (docs/specs/dapple.md §1): node lines
 // "nodeN -- desc -- forward_compute_time=F, backward_compute_time=B, activation_size=A,
 // parameter_size=P[ -- stage_id=S]" and indented edge lines "nodeA -- nodeB".
 #pragma once

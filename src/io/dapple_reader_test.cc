@@ -10,7 +10,7 @@
 namespace paraplan::io {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_SHARED_DATA) + "/dapple/";
+const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
 
 TEST(DappleReader, ReadsProfiles) {
   Model vgg = read_dapple(kDapple + "vgg-19-pbs-32.txt");

@@ -12,7 +12,7 @@ namespace paraplan::io {
 namespace {
 
 TEST(NativeJson, ModelRoundTripsExactly) {
-  PiperInput in = read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  PiperInput in = read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
   in.model.name = "bert";
   Json first = model_to_json(in.model);
   Model back = model_from_json(parse_json_text(first.dump(), "m.json"), "m.json");
@@ -32,7 +32,7 @@ TEST(NativeJson, ClusterRoundTrips) {
 }
 
 TEST(NativeJson, PlanRoundTrips) {
-  PiperInput in = read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  PiperInput in = read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
   PiperCostModel cost(in.model, {16, 8 * 1073741824.0, 25 * 1073741824.0, 1920});
   Plan plan = search_pipeline(in.model, cost).plan;
   Json first = plan_to_json(plan, in.model);

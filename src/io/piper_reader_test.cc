@@ -8,7 +8,7 @@
 namespace paraplan::io {
 namespace {
 
-const std::string kPiper = std::string(PARAPLAN_SHARED_DATA) + "/piper/";
+const std::string kPiper = std::string(PARAPLAN_DATA) + "/piper/";
 
 TEST(PiperReader, ReadsTheThreeInputs) {
   struct Expect {

@@ -1,4 +1,4 @@
-// The measured Megatron-DeepSpeed runs of shared/data/vtrain (CSV with a UTF-8 byte-order mark).
+// The measured Megatron-DeepSpeed runs of data/vtrain (CSV with a UTF-8 byte-order mark).
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,7 @@
 namespace paraplan {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_SHARED_DATA) + "/dapple/";
+const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
 
 TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
   std::ifstream in(kDapple + "reference/planner_runs.jsonl");

@@ -34,7 +34,7 @@ double solve_graph(const std::string& graph, int p, int batch = 128) {
 void expect_rel(double got, double want) { EXPECT_NEAR(got, want, 1e-9 * want) << std::fixed << got; }
 
 TEST(IntraOp, MatchesPaseReferenceTotals) {
-  // shared/data/pase/reference.md, runs R1-R11 (R4, R5, R10 repeat R2 and R9).
+  // data/pase/reference.md, runs R1-R11 (R4, R5, R10 repeat R2 and R9).
   expect_rel(solve_graph("alexnet", 8), 97098296512.00);
   expect_rel(solve_graph("alexnet", 32), 53136349552.00);
   expect_rel(solve_graph("alexnet", 64), 41120456048.00);
@@ -74,7 +74,7 @@ TEST(IntraOp, MinDegreeOrderIsPases) {
 }
 
 std::vector<std::string> reference_lines() {
-  std::ifstream in(std::string(PARAPLAN_SHARED_DATA) + "/pase/reference.md");
+  std::ifstream in(std::string(PARAPLAN_DATA) + "/pase/reference.md");
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
@@ -98,7 +98,7 @@ std::vector<int> expand_counts(const std::string& text) {
 // the graphs, the strategy enumeration and PaSE's elimination order at once.
 TEST(IntraOp, ConfigurationCountsAndTableSizesOfEveryReferenceRun) {
   auto lines = reference_lines();
-  ASSERT_GT(lines.size(), 50u) << "shared/data/pase/reference.md not found";
+  ASSERT_GT(lines.size(), 50u) << "data/pase/reference.md not found";
   std::regex counts_row(R"(^\| (\w+), p(\d+), b(\d+) \| (.*) \|$)");
   std::regex sizes_row(R"(^\| (\w+), p(\d+) \| ([\d,]+) \| ([\d,]+) \|$)");
   auto number = [](std::string t) {

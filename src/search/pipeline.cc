@@ -1,4 +1,4 @@
-// Dynamic programme over ideals (Piper's recurrence, §4.3 of shared/specs/piper.md):
+// Dynamic programme over ideals (Piper's recurrence, §4.3 of docs/specs/piper.md):
 //   best[I][k][s] = min over J ⊊ I, shapes (t, d) with t·d <= k, d <= s of
 //                   max(best[J][k - t·d][s - d], cost(I \ J, t, d, y = ⌈s/d⌉))
 // with "at most k devices, at most s = Σd" semantics (a prefix minimum over k and s). Stage costs

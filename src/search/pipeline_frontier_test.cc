@@ -12,7 +12,7 @@ namespace paraplan {
 namespace {
 
 TEST(PipelineFrontier, ExactFrontierSpansOptimumToLeanest) {
-  const io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  const io::PiperInput in = io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
   const Model& model = in.model;
   PiperSettings base{in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s, model.microbatches};
   auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {

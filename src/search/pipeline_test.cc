@@ -14,7 +14,7 @@
 namespace paraplan {
 namespace {
 
-const std::string kPiper = std::string(PARAPLAN_SHARED_DATA) + "/piper/";
+const std::string kPiper = std::string(PARAPLAN_DATA) + "/piper/";
 constexpr double kGiB = 1073741824.0;
 
 double plan_objective(const io::PiperInput& in, int k, double m, double b) {
@@ -44,7 +44,7 @@ TEST_P(PiperReference, MatchesOrBeatsPiper) {
     EXPECT_LE(ours, r.objective * (1 + 1e-9)) << r.file << " K=" << r.devices;
 }
 
-// shared/data/piper/reference.md, P1-P12 (GNMT P13 is in the benchmark: it takes seconds).
+// data/piper/reference.md, P1-P12 (GNMT P13 is in the benchmark: it takes seconds).
 INSTANTIATE_TEST_SUITE_P(
     Piper, PiperReference,
     testing::Values(Reference{"bert32a100.json", 10, 8e10, 2.5e10, 0.09772736112, true},
@@ -92,7 +92,7 @@ TEST(PipelineSearch, DeterministicPlans) {
 
 // ---------------------------------------------------------------------------------------------
 // Brute-force twin: every assignment of layers to contiguous stages, every (t, d) per stage, and
-// every option per layer, priced straight from shared/specs/piper.md §3 (not through the
+// every option per layer, priced straight from docs/specs/piper.md §3 (not through the
 // planner's cost model).
 double brute_force(const Model& m, const PiperSettings& s) {
   const int n = m.size();

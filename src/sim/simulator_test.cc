@@ -203,7 +203,7 @@ namespace {
 // (Piper's throughput has no fill or drain) and equals it for one stage; every replica's peak
 // memory is the cost model's a·y + b.
 TEST(PipelineSimulation, PiperPlansReplayAboveTheirBound) {
-  const io::PiperInput in = io::read_piper(std::string(PARAPLAN_SHARED_DATA) + "/piper/bert32a100.json");
+  const io::PiperInput in = io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
   for (auto [devices, memory_gib] : {std::pair{10, 32.0}, std::pair{64, 8.0}, std::pair{32, 4.0}}) {
     PiperSettings settings{devices, memory_gib * 1073741824.0, in.bandwidth_bytes_per_s, in.model.microbatches};
     PiperCostModel cost(in.model, settings);

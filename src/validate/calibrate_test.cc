@@ -16,7 +16,7 @@
 namespace paraplan::validate {
 namespace {
 
-io::MeasuredRuns measured() { return io::read_vtrain_folder(std::string(PARAPLAN_SHARED_DATA) + "/vtrain"); }
+io::MeasuredRuns measured() { return io::read_vtrain_folder(std::string(PARAPLAN_DATA) + "/vtrain"); }
 
 TEST(Calibrate, RecoversASpoiledCalibrationDeterministicallyWithinBounds) {
   const io::MeasuredRuns runs = measured();

@@ -1,4 +1,4 @@
-// Accuracy of the analytic cost model against measured runs (shared/data/vtrain): each run is
+// Accuracy of the analytic cost model against measured runs (data/vtrain): each run is
 // priced on the cluster it ran on with the shipped A100 calibration or a given one.
 #pragma once
 

@@ -13,7 +13,7 @@ namespace paraplan::validate {
 namespace {
 
 double mape(const std::string& file) {
-  auto runs = io::read_vtrain_csv(std::string(PARAPLAN_SHARED_DATA) + "/vtrain/" + file);
+  auto runs = io::read_vtrain_csv(std::string(PARAPLAN_DATA) + "/vtrain/" + file);
   return mean_absolute_percentage_error(score_runs(runs));
 }
 
@@ -23,7 +23,7 @@ TEST(Validate, MeetsTheAccuracyTargetsOnMeasuredRuns) {
 }
 
 TEST(Validate, RankingsCoverEveryMultiNodeModel) {
-  auto runs = io::read_vtrain_csv(std::string(PARAPLAN_SHARED_DATA) + "/vtrain/ground_truth_multi.csv");
+  auto runs = io::read_vtrain_csv(std::string(PARAPLAN_DATA) + "/vtrain/ground_truth_multi.csv");
   auto scored = score_runs(runs);
   auto r = rankings(scored);
   ASSERT_EQ(r.size(), 4u);  // GPT 3.6B, 18.4B, 39.1B, 175B

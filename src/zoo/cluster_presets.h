@@ -1,6 +1,6 @@
 // Cluster presets: DGX A100 (80 GB), DGX H100, H200 nodes of 8 GPUs with NVLink/NVSwitch inside
 // a node and one InfiniBand NIC per GPU between nodes; and the A100 cluster of the vTrain
-// measurements (shared/data/vtrain).
+// measurements (data/vtrain).
 #pragma once
 
 #include <optional>
