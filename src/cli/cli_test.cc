@@ -19,8 +19,35 @@ using paraplan::testing_support::write_temp;
 
 const std::string kPiper = std::string(PARAPLAN_DATA) + "/piper/";
 
-TEST(Cli, PlansTheDefaultWorkload) {
+// Without arguments, plan answers the question most users come with, every figure with its unit.
+TEST(Cli, TheDefaultPlanShowsTheProduct) {
   Outcome r = run("plan");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* needle :
+       {"llama3-70b", "64 × H100", "256 sequences × 8192 tokens", "best plan: tensor", "iteration time", " s predicted",
+        "tokens/s", "MFU", " % (", "TFLOP/s", "memory per device", " GiB of 80.000 GiB", "runners-up:",
+        "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "Plan your own: paraplan plan --model"})
+    EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
+  // The same question asked explicitly gets the same answer (but for the search's own time),
+  // without the closing hint.
+  Outcome asked = run("plan --model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 8192");
+  ASSERT_EQ(asked.exit_code, 0) << asked.out;
+  auto answer = [](std::string text) {
+    const std::size_t searched = text.find("searched ");
+    text.erase(searched, text.find('\n', searched) - searched);
+    return text.substr(0, text.find("\nthis is the built-in example"));
+  };
+  EXPECT_EQ(answer(asked.out), answer(r.out));
+  // Its flags still apply, and a pipeline-planner flag says where it belongs.
+  Outcome more = run("plan --devices 128");
+  EXPECT_NE(more.out.find("128 × H100"), std::string::npos) << more.out;
+  Outcome wrong = run("plan --memory 8GiB");
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
+  EXPECT_NE(wrong.out.find("--planner pipeline"), std::string::npos) << wrong.out;
+}
+
+TEST(Cli, PlansTheBuiltInLayerModelWithThePipelinePlanner) {
+  Outcome r = run("plan --planner pipeline");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("objective:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("devices used:"), std::string::npos) << r.out;
@@ -64,11 +91,11 @@ TEST(Cli, InfeasibleMemoryNamesTheSmallestThatFits) {
 
 TEST(Cli, BadFlagsAreUsageErrors) {
   EXPECT_EQ(run("plan --devices 0").exit_code, 2);
-  EXPECT_EQ(run("plan --memory lots").exit_code, 2);
-  EXPECT_EQ(run("plan --bandwidth -3GB/s").exit_code, 2);
-  EXPECT_EQ(run("plan --cost-model alpa").exit_code, 2);
+  EXPECT_EQ(run("plan --planner pipeline --memory lots").exit_code, 2);
+  EXPECT_EQ(run("plan --planner pipeline --bandwidth -3GB/s").exit_code, 2);
+  EXPECT_EQ(run("plan --planner pipeline --cost-model alpa").exit_code, 2);
   EXPECT_EQ(run("frobnicate").exit_code, 2);
-  Outcome r = run("plan --memory lots");
+  Outcome r = run("plan --planner pipeline --memory lots");
   EXPECT_NE(r.out.find("--memory: expected a positive size such as 8GiB"), std::string::npos)
       << r.out;
 }

@@ -7,6 +7,7 @@
 
 #include "cli/report.h"
 #include "cli/transformer_common.h"
+#include "io/engine_export.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
 #include "ir/units.h"
@@ -20,6 +21,127 @@ bool is_transformer_model(const std::string& model) {
   return zoo::llm_model(model).has_value() ||
          (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0);
 }
+
+namespace {
+
+std::string grouped(double value) {  // 78405 -> "78,405"
+  std::string digits = fmt::format("{:.0f}", value), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string layer_split(const TrainingConfig& t) {
+  if (t.stage_layers.empty()) return "even";
+  std::string out;
+  for (int n : t.stage_layers) out += (out.empty() ? "" : ",") + std::to_string(n);
+  return out;
+}
+
+std::string plan_in_words(const TrainingConfig& t) {
+  std::string s = fmt::format("tensor {} × context {} × pipeline {} × data {}", t.tp, t.cp, t.pp, t.dp);
+  if (t.ep > 1) s += fmt::format(" (expert {})", t.ep);
+  if (t.vpp > 1) s += fmt::format(", {} virtual stages per device", t.vpp);
+  const std::string recompute = t.recompute == Recompute::kFull && t.recompute_layers > 0
+                                    ? fmt::format("full recomputation of {} layers per stage", t.recompute_layers)
+                                    : "recompute " + recompute_text(t);
+  s += fmt::format(", micro-batch {} ({} per pipeline per iteration), {}{}, ZeRO {}{}", t.micro_batch,
+                   t.microbatches(), recompute, t.sequence_parallel ? ", sequence parallel" : "",
+                   t.zero_stage, t.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
+  return s;
+}
+
+// The answer in words: the best plan with its figures, the runners-up, and how to run it.
+void print_answer(const LlmPlanArgs& a, const TransformerConfig& model, const Cluster& cluster,
+                  const std::string& preset, const LlmSearchSettings& s, const LlmSearchResult& r,
+                  const std::vector<double>& simulated, const AnalyticCostModel& cost) {
+  const DeviceType& device = cluster.device_types[0];
+  const LlmCandidate& best = r.top[0];
+  const AnalyticResult& b = best.result;
+  const TrainingConfig& t = best.config;
+  std::cout << fmt::format("{} ({:.1f} B parameters) on {} × {} of {} ({}), global batch {} sequences × {} tokens "
+                           "({:.2f} M tokens), {} attention\n",
+                           model.name, model.parameters() / 1e9, s.devices, device.name,
+                           format_bytes(device.memory_bytes), preset, s.global_batch, s.seq_len,
+                           static_cast<double>(s.global_batch * s.seq_len) / 1e6, io::attention_text(s.attention));
+  std::cout << fmt::format("searched {} configurations in {:.3f} s ({} do not fit in memory){}\n\n",
+                           grouped(static_cast<double>(r.evaluated)), r.seconds,
+                           grouped(static_cast<double>(r.rejected_memory)),
+                           r.timed_out ? "; time limit reached, best so far" : "");
+  std::cout << "best plan: " << plan_in_words(t) << "\n";
+  std::cout << fmt::format("  iteration time    {:.3f} s predicted{}\n", b.iteration_time_s,
+                           simulated[0] >= 0 ? fmt::format(" ({:.3f} s simulated)", simulated[0]) : "");
+  std::cout << fmt::format("  throughput        {} tokens/s ({} tokens/s per device)\n", grouped(b.tokens_per_s),
+                           grouped(b.tokens_per_s / s.devices));
+  std::cout << fmt::format("  MFU               {:.1f} % ({:.1f} TFLOP/s of model FLOPs per device; peak {:.0f} TFLOP/s)\n",
+                           100 * b.mfu, b.tflops_per_device, device.peak_flops_per_s / 1e12);
+  const MemoryBreakdown& m = b.memory;
+  std::cout << fmt::format("  memory per device {} of {} ({:.1f} %) on the fullest stage: weights {}, gradients {}, "
+                           "optimizer {}, activations {}, buffers {}, allocator fragmentation {}, runtime reserve {}\n",
+                           format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
+                           100 * m.peak_bytes / device.memory_bytes, format_bytes(m.weights_bytes),
+                           format_bytes(m.gradients_bytes), format_bytes(m.optimizer_bytes),
+                           format_bytes(m.activations_bytes),
+                           format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
+                           format_bytes(m.reserved_bytes));
+  std::cout << fmt::format("  layers per stage  {}\n", layer_split(t));
+  if (r.top.size() > 1) {
+    std::cout << fmt::format("\nrunners-up{}:\n", a.resimulate > 0 ? " (re-ranked by the simulator; simulated seconds in brackets)" : "");
+    std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
+                             "{:>13} {:>9} {:>6} {:>11}  {}\n",
+                             "rank", "tp", "cp", "pp", "dp", "ep", "mb", "vpp", "recompute", "sp", "zero", "ovl",
+                             "iteration (s)", "tokens/s", "MFU", "memory", "layers per stage");
+    for (std::size_t i = 1; i < r.top.size(); ++i) {
+      const TrainingConfig& c = r.top[i].config;
+      const AnalyticResult& ri = r.top[i].result;
+      std::string layout = layer_split(c);
+      if (simulated[i] >= 0) layout += fmt::format("  [{:.4f} s simulated]", simulated[i]);
+      std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
+                               "{:>13.4f} {:>9.0f} {:>5.1f}% {:>11}  {}\n",
+                               i + 1, c.tp, c.cp, c.pp, c.dp, c.ep, c.micro_batch, c.vpp, recompute_text(c),
+                               c.sequence_parallel ? "yes" : "no", c.zero_stage, c.overlap_grad_reduce ? "yes" : "no",
+                               ri.iteration_time_s, ri.tokens_per_s, 100 * ri.mfu, format_bytes(ri.memory.peak_bytes),
+                               layout);
+    }
+  }
+  // Megatron-LM's distributed optimizer is ZeRO 1: show the best plan it can run.
+  const LlmCandidate* runnable = nullptr;
+  for (const LlmCandidate& c : r.top)
+    if (c.config.zero_stage <= 1) {
+      runnable = &c;
+      break;
+    }
+  LlmSearchResult megatron_search;
+  if (!runnable) {
+    LlmSearchSettings ms = s;
+    ms.max_zero_stage = 1;
+    ms.top_k = 1;
+    megatron_search = search_llm(cost, ms);
+    if (!megatron_search.top.empty()) runnable = &megatron_search.top[0];
+  }
+  if (runnable == &best)
+    std::cout << "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer arguments are yours):\n";
+  else if (runnable)
+    std::cout << fmt::format("\nthe best plan needs ZeRO {} (`--export deepspeed`); Megatron-LM's distributed optimizer "
+                             "is ZeRO 1, and its best plan ({:.3f} s, {}) runs with:\n",
+                             t.zero_stage, runnable->result.iteration_time_s, plan_in_words(runnable->config));
+  if (runnable) {
+    std::string args = io::megatron_arguments(model, runnable->config);
+    for (std::size_t pos = 0; pos < args.size();) {  // one argument per line, indented
+      const std::size_t nl = args.find('\n', pos);
+      std::cout << "  " << args.substr(pos, nl - pos) << "\n";
+      pos = nl == std::string::npos ? args.size() : nl + 1;
+    }
+  }
+  if (a.showcase)
+    std::cout << "\nthis is the built-in example (llama3-70b on 64 × dgx-h100). Plan your own: paraplan plan --model "
+                 "NAME|config.json --cluster dgx-a100|dgx-h100|h200|FILE --devices N --batch B --seq-len S "
+                 "(paraplan plan --help; a layer model or profile as INPUT for the pipeline planner)\n";
+}
+
+}  // namespace
 
 int run_llm_plan(const LlmPlanArgs& a) {
   TransformerConfig model = load_transformer(a.model);
@@ -104,38 +226,7 @@ int run_llm_plan(const LlmPlanArgs& a) {
     std::cout << text;
     return 0;
   }
-  std::cout << fmt::format("{} on {} × {} ({}), global batch {} × {} tokens, {} attention: {} "
-                           "configurations priced in {:.3f} s ({} do not fit){}\n",
-                           model.name, s.devices, cluster.device_types[0].name, preset,
-                           s.global_batch, s.seq_len, io::attention_text(s.attention), r.evaluated,
-                           r.seconds, r.rejected_memory,
-                           r.timed_out ? "; time limit reached, best so far" : "");
-  std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
-                           "{:>11} {:>9} {:>7} {:>6} {:>11}  {}\n",
-                           "rank", "tp", "cp", "pp", "dp", "ep", "mb", "vpp", "recompute", "sp",
-                           "zero", "ovl", "iteration s", "tokens/s", "TFLOP/s", "MFU", "memory",
-                           "layers per stage");
-  if (a.resimulate > 0)
-    std::cout << fmt::format("(re-ranked by the simulator for the first {}: simulated seconds in brackets)\n",
-                             std::min<std::size_t>(static_cast<std::size_t>(a.resimulate), r.top.size()));
-  int rank = 1;
-  for (std::size_t i = 0; i < r.top.size(); ++i) {
-    const LlmCandidate& c = r.top[i];
-    const TrainingConfig& t = c.config;
-    std::string layout = t.stage_layers.empty() ? "even" : "";
-    for (int n : t.stage_layers) {
-      if (!layout.empty()) layout += ',';
-      layout += std::to_string(n);
-    }
-    if (simulated[i] >= 0) layout += fmt::format("  [{:.4f} s simulated]", simulated[i]);
-    std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
-                             "{:>11.4f} {:>9.0f} {:>7.1f} {:>5.1f}% {:>11}  {}\n",
-                             rank++, t.tp, t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp,
-                             recompute_text(t), t.sequence_parallel ? "yes" : "no", t.zero_stage,
-                             t.overlap_grad_reduce ? "yes" : "no", c.result.iteration_time_s,
-                             c.result.tokens_per_s, c.result.tflops_per_device, 100 * c.result.mfu,
-                             format_bytes(c.result.memory.peak_bytes), layout);
-  }
+  print_answer(a, model, cluster, preset, s, r, simulated, cost);
   return 0;
 }
 

@@ -20,8 +20,9 @@ struct LlmPlanArgs {
   double time_limit_s = 0;
   bool json = false;
   std::string output;
-  std::string export_to;
-  std::string report;  ///< write the HTML report of the best plan here  ///< megatron | deepspeed: print the best plan for that engine
+  std::string export_to;  ///< megatron | deepspeed: print the best plan for that engine
+  std::string report;     ///< write the HTML report of the best plan here
+  bool showcase = false;  ///< the built-in example: end with how to plan one's own model
 };
 
 /// True if `model` names a transformer (built-in or config.json) rather than an operator graph.

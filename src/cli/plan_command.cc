@@ -216,8 +216,24 @@ int run_dapple(const PlanArgs& args, Workload& w) {
   return 0;
 }
 
-int run_llm_path(const PlanArgs& args) {
+// Without INPUT or --model, plan answers the question most users come with: how to train a
+// well-known LLM on a realistic cluster.
+constexpr const char* kShowcaseModel = "llama3-70b";
+constexpr const char* kShowcaseCluster = "dgx-h100";
+constexpr int kShowcaseDevices = 64;
+constexpr int kShowcaseBatch = 256;
+constexpr int kShowcaseSeqLen = 8192;
+
+int run_llm_path(const PlanArgs& args, bool showcase = false) {
   if (!args.input.empty()) usage("give either INPUT or --model, not both");
+  if (showcase && (!args.memory.empty() || !args.bandwidth.empty() || args.microbatches ||
+                   !args.machines.empty() || args.microbatch_size || args.cost_model != "auto" ||
+                   args.format != "auto" || args.profile_batch))
+    usage(fmt::format("without INPUT or --model, plan answers for {} with the transformer planner; "
+                      "--memory, --bandwidth, --microbatches, --machines, --microbatch-size, "
+                      "--cost-model, --format and --profile-batch are settings of the pipeline "
+                      "planner: give INPUT, or --planner pipeline for its built-in layer model",
+                      kShowcaseModel));
   if (!args.memory.empty() || !args.bandwidth.empty() || args.microbatches ||
       !args.machines.empty() || args.microbatch_size || !args.flops.empty() || !args.bw.empty() ||
       !args.dot.empty() || args.min_block || args.keep_all_flows || args.powers_of_two ||
@@ -227,11 +243,13 @@ int run_llm_path(const PlanArgs& args) {
           "--sequence-parallel, --zero, --[no-]overlap-grad-reduce), --calibration, "
           "--uniform-stages, --resimulate, --report, --top, --time-limit and --export");
   LlmPlanArgs a;
-  a.model = args.model;
-  a.cluster = args.cluster_file;
-  a.devices = args.devices;
-  a.batch = args.batch;
+  a.model = showcase ? kShowcaseModel : args.model;
+  a.cluster = showcase && args.cluster_file.empty() ? kShowcaseCluster : args.cluster_file;
+  a.devices = showcase && !args.devices ? kShowcaseDevices : args.devices;
+  a.batch = showcase && !args.batch ? kShowcaseBatch : args.batch;
   a.knobs = args.knobs;
+  if (showcase && !a.knobs.seq_len) a.knobs.seq_len = kShowcaseSeqLen;
+  a.showcase = showcase;
   a.uniform_stages = args.uniform_stages;
   a.resimulate = args.resimulate;
   a.report = args.report;
@@ -244,6 +262,8 @@ int run_llm_path(const PlanArgs& args) {
 }
 
 int run(const PlanArgs& args) {
+  if (args.input.empty() && args.model.empty() && (args.planner == "auto" || args.planner == "llm"))
+    return run_llm_path(args, true);
   if (!args.model.empty() && is_transformer_model(args.model) &&
       (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args);
@@ -282,8 +302,10 @@ int run(const PlanArgs& args) {
 void add_plan_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Find the best plan: pipeline stages for layer models (default: a built-in GPT-3 "
-              "2.7B-like transformer on 2x8 devices of 16 GiB), per-layer sharding for operator "
+      "plan", "Find the best plan: the training knobs of a transformer (--model; without INPUT or "
+              "--model: llama3-70b on 64 H100 of dgx-h100, 256 x 8192 tokens), pipeline stages for "
+              "layer models and profiles (INPUT; --planner pipeline alone: a built-in GPT-3 "
+              "2.7B-like layer model on 2x8 devices of 16 GiB), per-layer sharding for operator "
               "graphs (--model alexnet|..., ONNX files)");
   cmd->add_option("INPUT", args->input,
                   "Model file: Piper JSON, DAPPLE/PipeDream profile text, paraplan model JSON, or "

@@ -130,7 +130,7 @@ TEST(CliSimulate, PlansWithoutTheAttentionKnobReadAsStandard) {
 
 TEST(CliSimulate, PipelinePlannerPlans) {
   const std::string plan = testing::TempDir() + "sim_piper.json";
-  Outcome planned_run = run("plan --memory 5GiB -o " + plan);
+  Outcome planned_run = run("plan --planner pipeline --memory 5GiB -o " + plan);
   ASSERT_EQ(planned_run.exit_code, 0) << planned_run.out;
   const std::string trace = testing::TempDir() + "sim_piper_trace.json";
   Outcome r = run("simulate " + plan + " --json --trace " + trace);

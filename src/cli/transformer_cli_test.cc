@@ -67,7 +67,7 @@ TEST(CliTransformer, BadKnobsNameTheRule) {
   expect_usage("evaluate --model llama3-8b --devices 16 --pp 2 --vpp 3", "divisible by pp × vpp");
   expect_usage("plan --model llama3-8b --devices 16 --pp 2 --zero 3", "--zero 3");
   expect_usage("plan --model llama3-8b --devices 16 --stage-layers 16,16", "--stage-layers is a setting of evaluate");
-  expect_usage("plan --cp 2", "settings of the transformer planner");
+  expect_usage("plan --planner pipeline --cp 2", "settings of the transformer planner");
   expect_usage("evaluate --model llama3-8b --overlap-grad-reduce --no-overlap-grad-reduce", "excludes");
 }
 
@@ -145,7 +145,7 @@ TEST(CliFrontier, PipelinePlannerFrontierOnALayerModel) {
   for (const auto& p : j["points"])
     for (const char* key : {"objective", "peak_memory_bytes", "devices_used", "stages"})
       EXPECT_TRUE(p.contains(key)) << key;
-  Outcome best = run("plan --json");
+  Outcome best = run("plan --planner pipeline --json");
   EXPECT_EQ(j["points"][0]["objective"], nlohmann::json::parse(best.out)["objective"]);
   Outcome both = run("frontier x.json --model llama3-8b");
   EXPECT_EQ(both.exit_code, 2) << both.out;
