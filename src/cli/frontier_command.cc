@@ -15,7 +15,8 @@
 #include "search/pipeline_frontier.h"
 #include "ir/error.h"
 #include "ir/units.h"
-#include "search/frontier.h"
+#include "report/plan_report.h"
+#include "search/llm_frontier.h"
 
 namespace paraplan::cli {
 namespace {
@@ -36,10 +37,6 @@ struct FrontierArgs {
   bool uniform_stages = false;
   bool json = false;
   std::string svg;
-};
-
-struct Before {
-  bool operator()(const LlmCandidate& a, const LlmCandidate& b) const { return llm_candidate_before(a, b); }
 };
 
 // The pipeline planner's frontier (Piper's cost model) on a layer model.
@@ -141,14 +138,14 @@ int run(const FrontierArgs& a) {
   const TransformerKnobs& k = a.knobs;
   const LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
   const AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
-  const FrontierRun f = llm_frontier(cost, s);
+  const LlmFrontier f = llm_frontier(cost, s);
   if (f.points.empty())
     throw Error(ErrorKind::kInfeasible, "",
                 fmt::format("no configuration of {} on up to {} × {} fits in {} per device", model.name,
                             a.devices, cluster.device_types[0].name,
                             format_bytes(cluster.device_types[0].memory_bytes)));
   if (!a.svg.empty())
-    io::write_text_file(a.svg, frontier_svg(f.points, fmt::format("{}: time against memory", model.name)));
+    io::write_text_file(a.svg, report::frontier_svg(f.points, fmt::format("{}: time against memory", model.name)));
   if (a.json) {
     io::Json points = io::Json::array();
     for (const auto& c : f.points) {
@@ -185,48 +182,6 @@ int run(const FrontierArgs& a) {
 }
 
 }  // namespace
-
-FrontierRun llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings& settings) {
-  const auto start = std::chrono::steady_clock::now();
-  ParetoSet<LlmCandidate, Before> set;
-  FrontierRun out;
-  for (int devices = settings.devices; devices >= 1; devices /= 2) {
-    LlmSearchSettings s = settings;
-    s.devices = devices;
-    s.frontier = true;
-    s.top_k = 1;
-    if (s.dp && devices != settings.devices) break;  // a fixed dp fixes the device count
-    try {
-      LlmSearchResult r = search_llm(cost, s);
-      out.evaluated += r.evaluated;
-      for (auto& c : r.frontier)
-        set.offer({c.result.iteration_time_s, c.result.memory.peak_bytes, c.config.devices()}, c);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::kUsage || devices == settings.devices) throw;
-    }
-    if (devices % 2) break;
-  }
-  for (auto& [o, c] : set.sorted()) out.points.push_back(std::move(c));
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
-}
-
-std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points) {
-  std::map<int, io::PlotSeries> by_devices;
-  for (const auto& c : points) {
-    auto& s = by_devices[c.config.devices()];
-    s.name = fmt::format("{} devices", c.config.devices());
-    s.points.emplace_back(c.result.memory.peak_bytes / 1073741824.0, c.result.iteration_time_s);
-  }
-  std::vector<io::PlotSeries> series;
-  for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
-  return series;
-}
-
-std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title) {
-  return io::scatter_svg(frontier_series(points), title, "peak memory per device (GiB)",
-                         "iteration time (s)");
-}
 
 void add_frontier_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<FrontierArgs>();

@@ -10,12 +10,16 @@
 #include <fmt/format.h>
 
 #include "cost/pase_cost.h"
+#include "io/chrome_trace.h"
 #include "io/dot_writer.h"
+#include "io/graph_svg.h"
 #include "io/native_json.h"
 #include "io/onnx_reader.h"
 #include "ir/error.h"
 #include "ir/units.h"
+#include "report/plan_report.h"
 #include "search/intra_op.h"
+#include "sim/intra_op_program.h"
 #include "zoo/pase_graphs.h"
 
 namespace paraplan::cli {
@@ -50,16 +54,6 @@ double bandwidth(const std::string& text) {
   return rate(text, "--bw", 16e9, 1e9, "GB/s", parse_bandwidth, "25GiB/s");
 }
 
-std::string split_text(const Operator& op, const std::vector<int>& split) {
-  std::string out;
-  for (std::size_t i = 0; i < split.size(); ++i) {
-    if (split[i] == 1) continue;
-    if (!out.empty()) out += ' ';
-    out += fmt::format("{}/{}", op.dims[i].name, split[i]);
-  }
-  return out.empty() ? "-" : out;
-}
-
 std::string table(const Plan& plan, const Model& model, const PaseSettings& s, int batch) {
   std::string out = fmt::format(
       "intra-op plan of {} (batch {}) on {} devices: pase cost model, {:g} TFLOP/s and {:g} GB/s "
@@ -71,7 +65,7 @@ std::string table(const Plan& plan, const Model& model, const PaseSettings& s, i
     const Layer& layer = model.layers[ls.layer];
     std::string name = layer.name.size() > 32 ? layer.name.substr(0, 29) + "..." : layer.name;
     out += fmt::format("{:>5}  {:<32} {:<12} {:<26} {:>7} {:>18.2f} {:>18.2f}\n", layer.id, name,
-                       op_kind_name(layer.op->kind), split_text(*layer.op, ls.split), ls.devices,
+                       op_kind_name(layer.op->kind), layer.op->split_text(ls.split), ls.devices,
                        ls.compute + ls.communication, ls.redistribution);
   }
   out += fmt::format("total cost: {:.2f} FLOP-equivalents per device (PaSE's objective)\n",
@@ -128,6 +122,20 @@ int run_intra_op(const IntraOpArgs& args) {
   std::string text = j.dump(2) + "\n";
   if (!args.output.empty()) io::write_text_file(args.output, text);
   if (!args.dot.empty()) io::write_text_file(args.dot, io::model_to_dot(w.model, &plan));
+  if (!args.report.empty() || !args.trace.empty()) {
+    std::vector<std::string> names;
+    for (const LayerSplit& ls : plan.layer_splits) names.push_back(w.model.layers[ls.layer].name);
+    const sim::Result r = sim::simulate(sim::intra_op_program(plan.layer_splits, names, s.flops_per_s, s.devices));
+    if (!args.trace.empty()) io::write_text_file(args.trace, io::chrome_trace(r.timeline).dump() + "\n");
+    if (!args.report.empty())
+      io::write_text_file(args.report,
+                          report::intra_op_report(w.model.name, s.devices, s.flops_per_s, plan.objective,
+                                                  report::intra_op_rows(w.model, plan), r,
+                                                  io::operator_graph_svg(w.model, plan),
+                                                  {{"batch", std::to_string(batch)},
+                                                   {"bandwidth", fmt::format("{:.4g} GB/s per device",
+                                                                             s.bandwidth_bytes_per_s / 1e9)}}));
+  }
   std::cout << (args.json ? text : table(plan, w.model, s, batch));
   return 0;
 }

@@ -21,6 +21,8 @@ struct IntraOpArgs {
   bool json = false;
   std::string output;
   std::string dot;
+  std::string report;        ///< HTML report: per-layer table, timeline, the operator graph
+  std::string trace;         ///< Chrome trace of the simulated step
 };
 
 int run_intra_op(const IntraOpArgs& args);

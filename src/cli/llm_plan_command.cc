@@ -5,9 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "cli/report.h"
 #include "cli/transformer_common.h"
+#include "io/chrome_trace.h"
 #include "io/engine_export.h"
+#include "report/plan_report.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
 #include "ir/units.h"
@@ -212,11 +213,14 @@ int run_llm_plan(const LlmPlanArgs& a) {
     io::write_text_file(a.output, file.dump(2) + "\n");
   }
   const std::string text = j.dump(2) + "\n";
-  if (!a.report.empty()) {
+  if (!a.report.empty() || !a.trace.empty()) {
+    const TrainingConfig& best = r.top[0].config;
+    const sim::TransformerSimulation sim = sim::simulate_transformer(cost, best, sim::default_schedule(best));
+    if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(sim.result.timeline).dump() + "\n");
     LlmSearchSettings fs = s;
     fs.top_k = 1;
     fs.time_limit_s = 0;
-    io::write_text_file(a.report, transformer_report(cost, r.top[0].config, preset, fs));
+    if (!a.report.empty()) io::write_text_file(a.report, report::transformer_report(cost, best, sim, preset, fs));
   }
   if (!a.export_to.empty()) {
     std::cout << engine_export(a.export_to, model, r.top[0].config);

@@ -22,6 +22,7 @@ struct LlmPlanArgs {
   std::string output;
   std::string export_to;  ///< megatron | deepspeed: print the best plan for that engine
   std::string report;     ///< write the HTML report of the best plan here
+  std::string trace;      ///< write the Chrome trace of the best plan's simulated iteration here
   bool showcase = false;  ///< the built-in example: end with how to plan one's own model
 };
 

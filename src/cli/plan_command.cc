@@ -13,7 +13,10 @@
 #include "cli/workload.h"
 #include "cost/piper_cost.h"
 #include "cost/dapple_cost.h"
+#include "io/chrome_trace.h"
 #include "io/native_json.h"
+#include "report/plan_report.h"
+#include "sim/pipeline_program.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "search/dapple_search.h"
@@ -54,7 +57,8 @@ struct PlanArgs {
   bool uniform_stages = false;
   int top = 5;
   int resimulate = 0;
-  std::string report;
+  std::string report;  ///< every planner: the HTML report of the best plan
+  std::string trace;   ///< every planner: a Chrome trace of its simulated iteration
   double time_limit_s = 0;
   std::string export_to;
 };
@@ -86,6 +90,8 @@ int run_intra_op_path(const PlanArgs& args) {
   a.json = args.json;
   a.output = args.output;
   a.dot = args.dot;
+  a.report = args.report;
+  a.trace = args.trace;
   return run_intra_op(a);
 }
 
@@ -137,6 +143,12 @@ int run_piper(const PlanArgs& args, Workload& w) {
                                               {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
                                               {"microbatches", settings.microbatches}}}};
     emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra, replay);
+    if (!args.report.empty() || !args.trace.empty()) {
+      const sim::PipelineSimulation s = sim::simulate_pipeline_plan(w.model, result.plan, settings.microbatches);
+      if (!args.trace.empty()) io::write_text_file(args.trace, io::chrome_trace(s.result.timeline).dump() + "\n");
+      if (!args.report.empty())
+        io::write_text_file(args.report, report::pipeline_report(w.model, result.plan, settings, s));
+    }
     return 0;
   }
   // Nothing fits: find the smallest memory per device that would.
@@ -211,6 +223,19 @@ int run_dapple(const PlanArgs& args, Workload& w) {
                  {"states", cost.states().size()},
                  {"states_linearised", cost.states().linearised}};
   emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", extra);
+  if (!args.report.empty() || !args.trace.empty()) {
+    const sim::Result r = sim::simulate(sim::dapple_program(result.plan));
+    if (!args.trace.empty()) io::write_text_file(args.trace, io::chrome_trace(r.timeline).dump() + "\n");
+    if (!args.report.empty())
+      io::write_text_file(
+          args.report,
+          report::dapple_report(w.model.name, result.plan, r,
+                                {{"machines", args.machines.empty() ? "2x8" : args.machines},
+                                 {"global batch", fmt::format("{} samples, micro-batch {}", settings.global_batch,
+                                                              settings.microbatch_size)},
+                                 {"speedup", fmt::format("{:.4g} over one GPU; data parallelism alone {:.4g}",
+                                                         result.plan.speedup.value_or(0), dp_speedup)}}));
+  }
   if (!args.json)
     std::cout << fmt::format("data parallelism alone: speedup {:.12g}\n", dp_speedup);
   return 0;
@@ -253,6 +278,7 @@ int run_llm_path(const PlanArgs& args, bool showcase = false) {
   a.uniform_stages = args.uniform_stages;
   a.resimulate = args.resimulate;
   a.report = args.report;
+  a.trace = args.trace;
   a.top = args.top;
   a.time_limit_s = args.time_limit_s;
   a.json = args.json;
@@ -268,10 +294,10 @@ int run(const PlanArgs& args) {
       (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args);
   if (args.planner == "llm") usage("--planner llm needs --model with a transformer (built-in or config.json)");
-  if (args.knobs.any() || args.uniform_stages || args.resimulate || !args.report.empty() || args.time_limit_s > 0 || !args.export_to.empty())
+  if (args.knobs.any() || args.uniform_stages || args.resimulate || args.time_limit_s > 0 || !args.export_to.empty())
     usage("--seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute, "
           "--sequence-parallel, --zero, --[no-]overlap-grad-reduce, --stage-layers, --calibration, "
-          "--uniform-stages, --resimulate, --report, --time-limit and --export are settings of the transformer planner "
+          "--uniform-stages, --resimulate, --time-limit and --export are settings of the transformer planner "
           "(--model gpt3-175b, ...)");
   std::string planner = args.planner;
   if (planner == "auto")
@@ -365,8 +391,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--uniform-stages", args->uniform_stages,
                 "Transformer: keep the layers evenly split across stages (no non-uniform search)");
   cmd->add_option("--report", args->report,
-                  "Transformer: write a self-contained HTML report of the best plan (summary, stages, "
-                  "simulated timeline, memory, frontier)");
+                  "Write a self-contained HTML report of the best plan (summary, stages or layers, "
+                  "simulated timeline, memory, frontier; intra-op: the operator graph)");
+  cmd->add_option("--trace", args->trace,
+                  "Write a Chrome trace of the best plan's simulated iteration (Perfetto, chrome://tracing)");
   cmd->add_option("--resimulate", args->resimulate,
                   "Transformer: replay the first K plans in the simulator and rank them by its time")
       ->check(CLI::Range(0, 1000));

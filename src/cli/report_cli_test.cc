@@ -90,23 +90,56 @@ Image decode_png(const std::string& png) {
   return img;
 }
 
-TEST(Report, IsSelfContainedAndRendersToANonBlankScreenshot) {
-  const std::string html = testing::TempDir() + "report.html";
-  Outcome plan = run_shell(std::string(PARAPLAN_BINARY) + " plan --model gpt-1.7b --devices 16 "
-                           "--batch 64 --pp 4 --vpp 1 --report " + html);
+// One command per planner: the report it writes and the sections that report must hold.
+struct PlannerReport {
+  const char* name;
+  std::string args;
+  std::vector<const char*> sections;
+};
+
+std::string data(const std::string& path) { return std::string(PARAPLAN_DATA) + "/" + path; }
+
+std::vector<PlannerReport> planner_reports() {
+  return {
+      {"transformer", "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 1",
+       {"Timeline (simulated iteration)", "Memory per device", "frontier", "Stages", "iteration time (s)"}},
+      {"pipeline_piper", data("piper/bert32a100.json") + " --devices 8 --memory 8GiB --microbatches 64",
+       {"Timeline (simulated iteration)", "Memory per device", "frontier", "Stages", "Piper's objective"}},
+      {"pipeline_dapple", data("dapple/vgg-19-pbs-32.txt") + " --machines 2x4 --batch 256",
+       {"Timeline (simulated iteration)", "Stages", "DAPPLE's latency", "data parallelism alone"}},
+      {"intra_op", "--model alexnet --devices 8",
+       {"Timeline (simulated iteration)", "Layers", "split (dim/parts)", "Operator graph", "devices per layer"}},
+      {"intra_op_onnx", data("onnx/small_cnn.onnx") + " --devices 4 --batch 32",
+       {"Layers", "Operator graph", "conv2"}},
+  };
+}
+
+class PlannerReports : public testing::TestWithParam<PlannerReport> {};
+
+TEST_P(PlannerReports, AreSelfContainedAndRenderToANonBlankScreenshot) {
+  const PlannerReport& p = GetParam();
+  const std::string html = testing::TempDir() + "report_" + p.name + ".html";
+  const std::string trace = testing::TempDir() + "trace_" + p.name + ".json";
+  Outcome plan = run("plan " + p.args + " --report " + html + " --trace " + trace);
   ASSERT_EQ(plan.exit_code, 0) << plan.out;
   const std::string text = slurp(html);
-  for (const char* part : {"<svg", "Pipeline timeline", "Memory per device", "frontier", "Stages"})
-    EXPECT_NE(text.find(part), std::string::npos) << part;
+  EXPECT_EQ(text.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  for (const char* part : p.sections) EXPECT_NE(text.find(part), std::string::npos) << part;
   for (const char* fetch : {"<script", "src=\"http", "href=\"http", "@import", "<link"})
     EXPECT_EQ(text.find(fetch), std::string::npos) << fetch;
+  // The trace is the simulator's, in Chrome's format, as `simulate --trace` writes it.
+  const std::string events = slurp(trace);
+  EXPECT_NE(events.find("\"traceEvents\""), std::string::npos) << trace;
+  EXPECT_NE(events.find("\"ph\":\"X\""), std::string::npos) << trace;
   const char* chromium = "/usr/bin/chromium";
   if (std::ifstream(chromium).fail()) GTEST_SKIP() << "Debian's chromium is not installed (./dev installs it)";
-  const std::string png = testing::TempDir() + "report.png";
+  const std::string png = testing::TempDir() + "report_" + p.name + ".png";
   std::remove(png.c_str());
-  Outcome shot = run_shell(std::string(chromium) + " --headless --no-sandbox --disable-gpu "
-                           "--hide-scrollbars --window-size=1200,1800 --screenshot=" + png +
-                           " file://" + html);
+  Outcome shot = run_shell(std::string(chromium) + " --headless --no-sandbox --disable-gpu --disable-quic "
+                           "--no-first-run --disable-background-networking --disable-component-update "
+                           "--disable-sync --user-data-dir=" + testing::TempDir() + "chromium_" + p.name +
+                           " --hide-scrollbars --window-size=1200,1800 --screenshot=" + png + " file://" + html);
   const Image img = decode_png(slurp(png));
   ASSERT_GT(img.width, 0u) << shot.out;
   std::size_t ink = 0;
@@ -119,7 +152,19 @@ TEST(Report, IsSelfContainedAndRendersToANonBlankScreenshot) {
   }
   const double share = static_cast<double>(ink) / (static_cast<double>(img.width) * img.height);
   EXPECT_GT(share, 0.02) << "the screenshot is (nearly) blank";
-  EXPECT_GE(colours.size(), 8u);  // text, tables and the coloured timeline
+  EXPECT_GE(colours.size(), 8u);  // text, tables and the coloured figures
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryPlanner, PlannerReports, testing::ValuesIn(planner_reports()),
+                         [](const testing::TestParamInfo<PlannerReport>& i) { return std::string(i.param.name); });
+
+// Values that span orders of magnitude are drawn on a log axis, so none is squeezed flat.
+TEST(Report, FrontierSpanningOrdersOfMagnitudeUsesALogTimeAxis) {
+  const std::string html = testing::TempDir() + "report_wide.html";
+  Outcome plan = run("plan --model llama3-8b --cluster dgx-h100 --devices 64 --batch 256 --report " + html);
+  ASSERT_EQ(plan.exit_code, 0) << plan.out;
+  const std::string text = slurp(html);
+  EXPECT_NE(text.find("iteration time (s), log scale"), std::string::npos);
 }
 
 }  // namespace

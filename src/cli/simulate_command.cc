@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "cli/report.h"
 #include "cost/piper_cost.h"
-#include "io/html_report.h"
+#include "report/plan_report.h"
+#include "sim/intra_op_program.h"
 #include "io/native_json.h"
 #include "search/pipeline_frontier.h"
 #include "sim/pipeline_program.h"
@@ -58,45 +58,7 @@ int run_pipeline_plan(const SimulateArgs& a, const io::Json& doc) {
     throw Error(ErrorKind::kUsage, "", "--schedule: pipeline plans replay under 1f1b (Piper's in-flight count)");
   const sim::PipelineSimulation s = sim::simulate_pipeline_plan(model, plan, settings.microbatches);
   if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(s.result.timeline).dump() + "\n");
-  if (!a.report.empty()) {
-    io::ReportData d;
-    d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(), plan.devices_used);
-    d.summary = {{"model", fmt::format("{} ({} layers)", model.name, model.size())},
-                 {"cost model", "piper (time per micro-batch of the bottleneck stage)"},
-                 {"objective", fmt::format("{:.9g}", plan.objective)},
-                 {"micro-batches", std::to_string(settings.microbatches)},
-                 {"simulated iteration", fmt::format("{:.6g} (bound N × objective {:.6g}, {:+.2f}%)",
-                                                     s.makespan_s, s.bound_s, 100 * s.difference)},
-                 {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)}};
-    d.stage_header = {"stage", "layers", "d", "t", "time per sample", "memory (GiB)"};
-    for (std::size_t i = 0; i < plan.stages.size(); ++i) {
-      const Stage& st = plan.stages[i];
-      d.stage_rows.push_back({std::to_string(i), std::to_string(st.layers.size()), std::to_string(st.data_parallel),
-                              std::to_string(st.tensor_parallel), fmt::format("{:.6g}", st.time),
-                              fmt::format("{:.2f}", st.memory_bytes / 1073741824.0)});
-    }
-    d.timeline = &s.result.timeline;
-    for (std::size_t i = 0; i < s.result.devices.size(); ++i)
-      d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / 1073741824.0,
-                          settings.memory_per_device_bytes / 1073741824.0});
-    auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
-      PiperSettings st = settings;
-      st.max_devices = devices;
-      st.memory_per_device_bytes = memory;
-      return std::make_unique<PiperCostModel>(model, st);
-    };
-    PipelineFrontierOptions options;
-    options.memory_step = 0.05;
-    options.time_limit_s = 20;
-    const PipelineFrontierResult f =
-        pipeline_frontier(model, factory, {settings.max_devices}, settings.memory_per_device_bytes, options);
-    io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
-    for (const auto& p : f.points) series.points.emplace_back(p.objectives.peak_bytes / 1073741824.0, p.objectives.time_s);
-    d.frontier = {series};
-    d.notes = "Every data-parallel replica of every stage is simulated; forward is one third of a "
-              "profile's per-micro-batch time. The frontier uses Piper's objective on the y axis.";
-    io::write_text_file(a.report, io::html_report(d));
-  }
+  if (!a.report.empty()) io::write_text_file(a.report, report::pipeline_report(model, plan, settings, s));
   const auto& devices = s.result.timeline.devices;
   if (a.json) {
     io::Json per_device = io::Json::array();
@@ -136,36 +98,35 @@ int run_intra_op_plan(const SimulateArgs& a, const io::Json& doc) {
   io::JsonObject top(doc, a.plan, "");
   const double flops = top.positive_number("flops_per_s");
   const int devices = static_cast<int>(top.integer("devices", 1, 1 << 24));
-  sim::Program prog;
-  prog.devices = {fmt::format("all {} devices (per-layer sharding)", devices)};
-  prog.streams = {"compute", "collectives"};
-  prog.busy_streams = 2;
   const io::Json& splits = top.array("layer_splits");
-  int previous = -1;
+  std::vector<LayerSplit> layers;
+  std::vector<std::string> names;
+  std::vector<report::IntraOpRow> rows;
   double total = 0;
   for (std::size_t i = 0; i < splits.size(); ++i) {
     io::JsonObject ls = top.element("layer_splits", i);
-    const double compute = ls.number("compute"), comm = ls.number("communication"),
-                 relayout = ls.number("redistribution");
-    total += compute + comm + relayout;
-    const std::string label = ls.string("name");
-    sim::Task c;
-    c.stream = 0;
-    c.duration_s = compute / flops;
-    c.name = label;
-    c.phase = "forward";
-    c.stage = static_cast<int>(i);
-    if (previous >= 0) c.after = {previous};
-    const int cid = prog.add(c);
-    sim::Task x;
-    x.stream = 1;
-    x.duration_s = (comm + relayout) / flops;
-    x.name = label + " collectives and re-layout";
-    x.phase = "collectives";
-    x.stage = static_cast<int>(i);
-    x.after = {cid};
-    previous = prog.add(x);
+    LayerSplit split;
+    split.compute = ls.number("compute");
+    split.communication = ls.number("communication");
+    split.redistribution = ls.number("redistribution");
+    split.devices = static_cast<int>(ls.integer("devices", 1, 1 << 24));
+    total += split.compute + split.communication + split.redistribution;
+    names.push_back(ls.string("name"));
+    std::string cut;  // the split as the plan's table shows it: "b/4 n/2"
+    const io::Json& parts = ls.array("split");
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      if (!parts[k].is_number_integer() || parts[k].get<long long>() < 1)
+        ls.fail("split", fmt::format("element {} must be a positive integer", k));
+      if (parts[k].get<long long>() == 1) continue;
+      if (k >= ls.array("dims").size()) ls.fail("dims", "has fewer dimensions than \"split\"");
+      cut += fmt::format("{}{}/{}", cut.empty() ? "" : " ", ls.element("dims", k).string("name"),
+                         parts[k].get<long long>());
+    }
+    rows.push_back({names.back(), ls.has("type") ? ls.string("type") : "", cut.empty() ? "unsplit" : cut,
+                    split.devices, split.compute, split.communication + split.redistribution});
+    layers.push_back(split);
   }
+  const sim::Program prog = sim::intra_op_program(layers, names, flops, devices);
   const sim::Result r = sim::simulate(prog);
   const double objective = top.number("objective");
   if (std::abs(total - objective) > 1e-6 * std::max(1.0, objective))
@@ -175,26 +136,9 @@ int run_intra_op_plan(const SimulateArgs& a, const io::Json& doc) {
     throw Error(ErrorKind::kUsage, "", "--schedule: an intra-operator plan runs its layers one after the other");
   if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(r.timeline).dump() + "\n");
   const double step = objective / flops;
-  if (!a.report.empty()) {
-    io::ReportData d;
-    d.title = fmt::format("paraplan: {} on {} devices (per-layer sharding)", top.string("model"), devices);
-    d.summary = {{"model", top.string("model")},
-                 {"cost model", "pase (FLOP-equivalents per device)"},
-                 {"objective", fmt::format("{:.6g}", objective)},
-                 {"step time", fmt::format("{:.6g} s at {:.4g} TFLOP/s; simulated {:.6g} s", step, flops / 1e12,
-                                           r.makespan_s)}};
-    d.stage_header = {"layer", "split", "compute", "collectives + re-layout"};
-    for (std::size_t i = 0; i < splits.size(); ++i) {
-      const io::Json& ls = splits[i];
-      d.stage_rows.push_back({ls.value("name", ""), ls.at("split").dump(),
-                              fmt::format("{:.6g}", ls.value("compute", 0.0)),
-                              fmt::format("{:.6g}", ls.value("communication", 0.0) + ls.value("redistribution", 0.0))});
-    }
-    d.timeline = &r.timeline;
-    d.notes = "Layers run one after the other on all devices; the frontier is not available for "
-              "intra-operator plans yet.";
-    io::write_text_file(a.report, io::html_report(d));
-  }
+  if (!a.report.empty())
+    io::write_text_file(a.report, report::intra_op_report(top.string("model"), devices, flops, objective, rows, r, "",
+                                                          {{"operator graph", "in the report of `plan --report`"}}));
   if (a.json) {
     std::cout << io::Json{{"model", top.string("model")},
                           {"schedule", "layer by layer"},
@@ -234,22 +178,7 @@ int run_dapple_plan(const SimulateArgs& a, const io::Json& doc) {
     throw Error(ErrorKind::kUsage, "", "--schedule: DAPPLE plans replay under its early-backward (1F1B) schedule");
   const sim::Result r = sim::simulate(sim::dapple_program(plan));
   if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(r.timeline).dump() + "\n");
-  if (!a.report.empty()) {
-    io::ReportData d;
-    d.title = fmt::format("paraplan: DAPPLE plan, {} stages", plan.stages.size());
-    d.summary = {{"cost model", "dapple (latency of one iteration, seconds)"},
-                 {"DAPPLE's latency", fmt::format("{:.6g} s", plan.objective)},
-                 {"simulated", fmt::format("{:.6g} s ({:+.2f}%; the all-reduce tail is not replayed)",
-                                           r.makespan_s, 100 * (r.makespan_s / plan.objective - 1))}};
-    d.stage_header = {"stage", "GPUs", "compute (s)", "hop (s)"};
-    for (std::size_t i = 0; i < plan.stages.size(); ++i)
-      d.stage_rows.push_back({std::to_string(i), std::to_string(plan.stages[i].data_parallel),
-                              fmt::format("{:.6g}", plan.stages[i].compute_time),
-                              fmt::format("{:.6g}", plan.stages[i].communication_time)});
-    d.timeline = &r.timeline;
-    d.notes = "DAPPLE has no memory model, so there is no memory chart or time–memory frontier.";
-    io::write_text_file(a.report, io::html_report(d));
-  }
+  if (!a.report.empty()) io::write_text_file(a.report, report::dapple_report(top.json().value("model", "model"), plan, r));
   const double difference = r.makespan_s / plan.objective - 1;
   if (a.json) {
     std::cout << io::Json{{"schedule", "1f1b"},
@@ -316,7 +245,7 @@ int run(const SimulateArgs& a) {
     fs.global_batch = f.config.global_batch;
     fs.seq_len = f.config.seq_len;
     fs.top_k = 1;
-    io::write_text_file(a.report, transformer_report(cost, f.config, f.cluster.name, fs));
+    io::write_text_file(a.report, report::transformer_report(cost, f.config, s, f.cluster.name, fs));
   }
   const auto& devices = s.result.timeline.devices;
   if (a.json) {

@@ -18,16 +18,6 @@ std::string escape(const std::string& s) {
   return out;
 }
 
-std::string split_text(const Operator& op, const std::vector<int>& split) {
-  std::string out;
-  for (std::size_t i = 0; i < split.size() && i < op.dims.size(); ++i) {
-    if (split[i] == 1) continue;
-    if (!out.empty()) out += ' ';
-    out += fmt::format("{}/{}", op.dims[i].name, split[i]);
-  }
-  return out.empty() ? "unsplit" : out;
-}
-
 }  // namespace
 
 std::string model_to_dot(const Model& model, const Plan* plan) {
@@ -47,7 +37,7 @@ std::string model_to_dot(const Model& model, const Plan* plan) {
     std::string fill = palette[0];
     auto it = split_of.find(v);
     if (it != split_of.end() && layer.op) {
-      label += "\\n" + escape(split_text(*layer.op, it->second->split) +
+      label += "\\n" + escape(layer.op->split_text(it->second->split) +
                               fmt::format(" on {} device{}", it->second->devices,
                                           it->second->devices == 1 ? "" : "s"));
       int level = 0;

@@ -14,11 +14,14 @@ namespace paraplan::io {
 struct ReportData {
   std::string title;
   std::vector<std::pair<std::string, std::string>> summary;  ///< label, value (units included)
+  std::string stage_title = "Stages";
   std::vector<std::string> stage_header;
   std::vector<std::vector<std::string>> stage_rows;
   const Timeline* timeline = nullptr;   ///< optional
   std::vector<Bar> memory;              ///< per device, GiB, with the device's capacity
   std::vector<PlotSeries> frontier;     ///< optional
+  std::string frontier_y_title = "iteration time (s)";
+  std::string graph_svg;                ///< optional: the operator graph (io::operator_graph_svg)
   std::string notes;                    ///< a closing paragraph
 };
 

@@ -21,6 +21,45 @@ double tick_step(double range) {
   return 10 * magnitude;
 }
 
+/// A plot axis: linear with round ticks, or logarithmic (ticks at 1, 2, 5 × 10^k) when the values
+/// are positive and span more than kLogSpan, so that points far apart in magnitude stay readable.
+struct Axis {
+  bool log = false;
+  double lo = 0, hi = 1;
+  std::vector<double> ticks;
+  double fraction(double v) const {
+    return log ? (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)) : (v - lo) / (hi - lo);
+  }
+};
+
+constexpr double kLogSpan = 20;
+
+/// 10000 rather than 1e+04; round values rather than accumulated float noise.
+std::string tick_label(double v) {
+  const double a = std::abs(v);
+  return a == 0 || (a >= 1e-3 && a < 1e7) ? fmt::format("{:.6g}", v) : fmt::format("{:.3g}", v);
+}
+
+Axis make_axis(double lo, double hi) {
+  Axis a;
+  if (lo > 0 && hi / lo > kLogSpan) {
+    a.log = true;
+    a.lo = std::pow(10.0, std::floor(std::log10(lo)));
+    a.hi = std::pow(10.0, std::ceil(std::log10(hi)));
+    const bool many_decades = a.hi / a.lo > 1e3;
+    for (double decade = a.lo; decade <= a.hi * 1.0001; decade *= 10)
+      for (double m : {1.0, 2.0, 5.0})
+        if ((m == 1.0 || !many_decades) && decade * m <= a.hi * 1.0001) a.ticks.push_back(decade * m);
+    return a;
+  }
+  const double step = tick_step(hi - lo > 0 ? hi - lo : std::max(1e-9, std::abs(hi)));
+  a.lo = std::floor(lo / step) * step;
+  a.hi = std::ceil(hi / step) * step + (hi == lo ? step : 0);
+  if (a.hi <= a.lo) a.hi = a.lo + step;
+  for (double v = a.lo; v <= a.hi + step / 2; v += step) a.ticks.push_back(v);
+  return a;
+}
+
 }  // namespace
 
 std::string xml_escape(const std::string& text) {
@@ -46,34 +85,29 @@ std::string scatter_svg(const std::vector<PlotSeries>& series, const std::string
       x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
     }
   if (x0 > x1) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
-  const double xs = tick_step(x1 - x0 > 0 ? x1 - x0 : std::max(1e-9, std::abs(x1)));
-  const double ys = tick_step(y1 - y0 > 0 ? y1 - y0 : std::max(1e-9, std::abs(y1)));
-  x0 = std::floor(x0 / xs) * xs, x1 = std::ceil(x1 / xs) * xs + (x1 == x0 ? xs : 0);
-  y0 = std::floor(y0 / ys) * ys, y1 = std::ceil(y1 / ys) * ys + (y1 == y0 ? ys : 0);
-  if (x1 <= x0) x1 = x0 + xs;
-  if (y1 <= y0) y1 = y0 + ys;
+  const Axis xa = make_axis(x0, x1), ya = make_axis(y0, y1);
   const double pw = width - left - right, ph = height - top - bottom;
-  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
-  auto py = [&](double y) { return top + ph - (y - y0) / (y1 - y0) * ph; };
+  auto px = [&](double x) { return left + xa.fraction(x) * pw; };
+  auto py = [&](double y) { return top + ph - ya.fraction(y) * ph; };
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
       "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">{}</text>\n",
       width, height, width, height, left, xml_escape(title));
-  for (double x = x0; x <= x1 + xs / 2; x += xs)
+  for (double x : xa.ticks)
     svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4:.4g}</text>\n",
-                       px(x), top, top + ph, top + ph + 16, x);
-  for (double y = y0; y <= y1 + ys / 2; y += ys)
+                       "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+                       px(x), top, top + ph, top + ph + 16, tick_label(x));
+  for (double y : ya.ticks)
     svg += fmt::format("<line x1=\"{1}\" y1=\"{0:.1f}\" x2=\"{2}\" y2=\"{0:.1f}\" stroke=\"#ddd\"/>"
-                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5:.4g}</text>\n",
-                       py(y), left, left + pw, left - 6, py(y) + 4, y);
+                       "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
+                       py(y), left, left + pw, left - 6, py(y) + 4, tick_label(y));
   svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#333\"/>\n",
                      left, top, pw, ph);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", left + pw / 2,
-                     height - 10, xml_escape(x_title));
+                     height - 10, xml_escape(xa.log ? x_title + ", log scale" : x_title));
   svg += fmt::format("<text transform=\"translate(16,{}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-                     top + ph / 2, xml_escape(y_title));
+                     top + ph / 2, xml_escape(ya.log ? y_title + ", log scale" : y_title));
   for (std::size_t i = 0; i < series.size(); ++i) {
     const char* colour = kColours[i % std::size(kColours)];
     auto pts = series[i].points;

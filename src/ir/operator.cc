@@ -76,4 +76,14 @@ std::string Operator::dims_text() const {
   return s.str();
 }
 
+std::string Operator::split_text(const std::vector<int>& split) const {
+  std::string out;
+  for (std::size_t i = 0; i < split.size() && i < dims.size(); ++i) {
+    if (split[i] == 1) continue;
+    if (!out.empty()) out += ' ';
+    out += dims[i].name + "/" + std::to_string(split[i]);
+  }
+  return out.empty() ? "unsplit" : out;
+}
+
 }  // namespace paraplan

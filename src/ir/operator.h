@@ -81,6 +81,8 @@ struct Operator {
   double weight_bytes(double bytes_per_element = 4) const;
   /// A short description of the dims, e.g. "b=128 C=3 h=55 w=55 r=11 s=11 n=96".
   std::string dims_text() const;
+  /// How a split (parts per iteration dim, in dims order) cuts it, e.g. "b/4 n/2"; "unsplit".
+  std::string split_text(const std::vector<int>& split) const;
 };
 
 }  // namespace paraplan

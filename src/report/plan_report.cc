@@ -1,0 +1,194 @@
+#include "report/plan_report.h"
+
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "io/html_report.h"
+#include "io/transformer_json.h"
+#include "ir/units.h"
+#include "search/llm_frontier.h"
+#include "search/pipeline_frontier.h"
+
+namespace paraplan::report {
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+}  // namespace
+
+std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points) {
+  std::map<int, io::PlotSeries> by_devices;
+  for (const auto& c : points) {
+    auto& s = by_devices[c.config.devices()];
+    s.name = fmt::format("{} devices", c.config.devices());
+    s.points.emplace_back(c.result.memory.peak_bytes / 1073741824.0, c.result.iteration_time_s);
+  }
+  std::vector<io::PlotSeries> series;
+  for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
+  return series;
+}
+
+std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title) {
+  return io::scatter_svg(frontier_series(points), title, "peak memory per device (GiB)",
+                         "iteration time (s)");
+}
+
+std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& t,
+                               const sim::TransformerSimulation& s, const std::string& cluster_label,
+                               const LlmSearchSettings& frontier_settings) {
+  const AnalyticResult a = cost.evaluate(t);
+  const TransformerConfig& m = cost.model();
+  const DeviceType& device = cost.cluster().device_types.at(0);
+  io::ReportData d;
+  d.title = fmt::format("paraplan: {} on {} × {}", m.name, t.devices(), device.name);
+  d.summary = {
+      {"model", fmt::format("{} ({:.2f} B parameters, {} layers, hidden {})", m.name,
+                            m.parameters() / 1e9, m.num_layers, m.hidden_size)},
+      {"cluster", fmt::format("{}: {} × {} ({}, {:.0f} TFLOP/s peak)", cluster_label, t.devices(),
+                              device.name, format_bytes(device.memory_bytes), device.peak_flops_per_s / 1e12)},
+      {"batch", fmt::format("{} sequences × {} tokens, micro-batch {}, {} micro-batches per pipeline",
+                            t.global_batch, t.seq_len, t.micro_batch, t.microbatches())},
+      {"parallelism", fmt::format("tp {} · cp {} · pp {} · dp {} · ep {}, vpp {}", t.tp, t.cp, t.pp,
+                                  t.dp, t.ep, t.vpp)},
+      {"memory savers", fmt::format("recompute {}{}, ZeRO {}{}, {} attention", io::recompute_text(t),
+                                    t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
+                                    t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
+                                    io::attention_text(t.attention))},
+      {"iteration time (analytic)", fmt::format("{:.4f} s", a.iteration_time_s)},
+      {"iteration time (simulated)", fmt::format("{:.4f} s ({:+.2f}% against the analytic model), {} schedule",
+                                                 s.iteration_time_s, 100 * s.difference,
+                                                 sim::schedule_name(s.schedule))},
+      {"throughput", fmt::format("{:.0f} tokens/s, {:.1f} TFLOP/s per device, MFU {:.1f}%",
+                                 a.tokens_per_s, a.tflops_per_device, 100 * a.mfu)},
+      {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)},
+      {"peak memory", fmt::format("{} of {} per device: {} (incl. {} runtime reserve and {} allocator "
+                                  "fragmentation)", format_bytes(a.memory.peak_bytes),
+                                  format_bytes(device.memory_bytes), a.fits ? "fits" : "OUT OF MEMORY",
+                                  format_bytes(a.memory.reserved_bytes),
+                                  format_bytes(a.memory.fragmentation_bytes))}};
+  d.stage_header = {"stage", "layers", "time per micro-batch (s)", "peak memory (GiB)",
+                    "simulated busy (s)", "simulated peak (GiB)"};
+  for (std::size_t i = 0; i < a.stages.size(); ++i)
+    d.stage_rows.push_back({std::to_string(i), std::to_string(a.stages[i].layers),
+                            fmt::format("{:.5f}", a.stages[i].time_per_microbatch_s),
+                            fmt::format("{:.2f}", a.stages[i].memory.peak_bytes / kGiB),
+                            fmt::format("{:.4f}", s.result.devices[i].busy_s),
+                            fmt::format("{:.2f}", s.result.devices[i].peak_bytes / kGiB)});
+  d.timeline = &s.result.timeline;
+  for (std::size_t i = 0; i < s.result.devices.size(); ++i)
+    d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / kGiB,
+                        device.memory_bytes / kGiB});
+  const LlmFrontier f = llm_frontier(cost, frontier_settings);
+  d.frontier = frontier_series(f.points);
+  d.notes = fmt::format("One pipeline replica is simulated (the data-, tensor- and context-parallel "
+                        "replicas run the same program). The frontier holds {} non-dominated plans "
+                        "over (iteration time, peak memory per device, devices) on up to {} devices.",
+                        f.points.size(), frontier_settings.devices);
+  return io::html_report(d);
+}
+
+std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
+                            const sim::PipelineSimulation& s, const SummaryRows& extra) {
+  io::ReportData d;
+  d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(), plan.devices_used);
+  d.summary = {{"model", fmt::format("{} ({} layers)", model.name, model.size())},
+               {"cost model", "piper (time per micro-batch of the bottleneck stage, in the profile's time unit)"},
+               {"objective", fmt::format("{:.9g}", plan.objective)},
+               {"devices", fmt::format("{} of {}, {} per device, {:.6g} bytes/s between devices", plan.devices_used,
+                                       settings.max_devices, format_bytes(settings.memory_per_device_bytes),
+                                       settings.bandwidth_bytes_per_s)},
+               {"micro-batches", std::to_string(settings.microbatches)},
+               {"simulated iteration", fmt::format("{:.6g} (bound N × objective {:.6g}, {:+.2f}%)", s.makespan_s,
+                                                   s.bound_s, 100 * s.difference)},
+               {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)}};
+  d.summary.insert(d.summary.end(), extra.begin(), extra.end());
+  d.stage_header = {"stage", "layers", "d", "t", "in flight", "time per sample", "memory per device (GiB)"};
+  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+    const Stage& st = plan.stages[i];
+    d.stage_rows.push_back({std::to_string(i), std::to_string(st.layers.size()), std::to_string(st.data_parallel),
+                            std::to_string(st.tensor_parallel), std::to_string(st.inflight_microbatches),
+                            fmt::format("{:.6g}", st.time), fmt::format("{:.3f}", st.memory_bytes / kGiB)});
+  }
+  d.timeline = &s.result.timeline;
+  for (std::size_t i = 0; i < s.result.devices.size(); ++i)
+    d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / kGiB,
+                        settings.memory_per_device_bytes / kGiB});
+  auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
+    PiperSettings st = settings;
+    st.max_devices = devices;
+    st.memory_per_device_bytes = memory;
+    return std::make_unique<PiperCostModel>(model, st);
+  };
+  PipelineFrontierOptions options;
+  options.memory_step = 0.05;
+  options.time_limit_s = 20;
+  const PipelineFrontierResult f =
+      pipeline_frontier(model, factory, {settings.max_devices}, settings.memory_per_device_bytes, options);
+  io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
+  for (const auto& p : f.points) series.points.emplace_back(p.objectives.peak_bytes / kGiB, p.objectives.time_s);
+  d.frontier = {series};
+  d.frontier_y_title = "time per sample (Piper's objective)";
+  d.notes = "Every data-parallel replica of every stage is simulated; forward is one third of a "
+            "profile's per-micro-batch time. The frontier uses Piper's objective on the time axis.";
+  return io::html_report(d);
+}
+
+std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& r, const SummaryRows& extra) {
+  io::ReportData d;
+  d.title = fmt::format("paraplan: {}, DAPPLE plan with {} stage(s)", title, plan.stages.size());
+  d.summary = {{"cost model", "dapple (latency of one iteration, seconds)"},
+               {"DAPPLE's latency", fmt::format("{:.6g} s", plan.objective)},
+               {"simulated", fmt::format("{:.6g} s ({:+.2f}%; the all-reduce tail is not replayed)", r.makespan_s,
+                                         100 * (r.makespan_s / plan.objective - 1))},
+               {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * r.bubble_fraction)}};
+  d.summary.insert(d.summary.end(), extra.begin(), extra.end());
+  d.stage_header = {"stage", "GPUs", "compute per micro-batch (s)", "hop (s)"};
+  for (std::size_t i = 0; i < plan.stages.size(); ++i)
+    d.stage_rows.push_back({std::to_string(i), std::to_string(plan.stages[i].data_parallel),
+                            fmt::format("{:.6g}", plan.stages[i].compute_time),
+                            fmt::format("{:.6g}", plan.stages[i].communication_time)});
+  d.timeline = &r.timeline;
+  d.notes = "DAPPLE has no memory model, so there is no memory chart or time–memory frontier.";
+  return io::html_report(d);
+}
+
+std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan) {
+  std::vector<IntraOpRow> rows;
+  for (const LayerSplit& ls : plan.layer_splits) {
+    const Layer& layer = model.layers.at(static_cast<std::size_t>(ls.layer));
+    rows.push_back({layer.name, layer.op ? std::string(op_kind_name(layer.op->kind)) : "",
+                    layer.op ? layer.op->split_text(ls.split) : "", ls.devices, ls.compute,
+                    ls.communication + ls.redistribution});
+  }
+  return rows;
+}
+
+std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s, double objective,
+                            const std::vector<IntraOpRow>& rows, const sim::Result& r, const std::string& graph_svg,
+                            const SummaryRows& extra) {
+  io::ReportData d;
+  const double step = objective / flops_per_s;
+  d.title = fmt::format("paraplan: {} on {} devices (per-layer sharding)", model_name, devices);
+  d.summary = {{"model", fmt::format("{} ({} layers)", model_name, rows.size())},
+               {"cost model", "pase (FLOP-equivalents per device)"},
+               {"objective", fmt::format("{:.6g} FLOP-equivalents per device", objective)},
+               {"step time", fmt::format("{:.6g} s at {:.4g} TFLOP/s per device; simulated {:.6g} s", step,
+                                         flops_per_s / 1e12, r.makespan_s)}};
+  d.summary.insert(d.summary.end(), extra.begin(), extra.end());
+  d.stage_title = "Layers";
+  d.stage_header = {"layer", "type", "split (dim/parts)", "devices", "compute (FLOP-eq.)",
+                    "collectives + re-layout (FLOP-eq.)", "share of the step"};
+  for (const IntraOpRow& row : rows)
+    d.stage_rows.push_back({row.name, row.type, row.split, std::to_string(row.devices),
+                            fmt::format("{:.6g}", row.compute), fmt::format("{:.6g}", row.collectives),
+                            fmt::format("{:.1f}%", objective > 0 ? 100 * (row.compute + row.collectives) / objective : 0)});
+  d.timeline = &r.timeline;
+  d.graph_svg = graph_svg;
+  d.notes = "Layers run one after the other on all devices; the time–memory frontier is not "
+            "available for intra-operator plans (PaSE's cost model has no memory term).";
+  return io::html_report(d);
+}
+
+}  // namespace paraplan::report

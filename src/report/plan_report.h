@@ -1,0 +1,55 @@
+// The HTML report of every planner's plan (`plan --report`, `simulate --report`): the planner's
+// own figures, one simulated iteration as a timeline, memory per device and, where the cost model
+// prices memory, the time–memory frontier; for intra-operator plans, each layer's sharding and the
+// operator graph as a figure. Self-contained: inline SVG, nothing fetched.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cost/analytic.h"
+#include "cost/piper_cost.h"
+#include "io/svg_plot.h"
+#include "ir/model.h"
+#include "ir/plan.h"
+#include "search/llm.h"
+#include "sim/pipeline_program.h"
+#include "sim/simulator.h"
+#include "sim/transformer_program.h"
+
+namespace paraplan::report {
+
+using SummaryRows = std::vector<std::pair<std::string, std::string>>;  ///< label, value with units
+
+/// Peak memory (GiB) against iteration time (s), one series per device count (most first).
+std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points);
+std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title);
+
+/// A transformer plan: `frontier_settings` is the search whose frontier the report plots.
+std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& config,
+                               const sim::TransformerSimulation& simulation, const std::string& cluster_label,
+                               const LlmSearchSettings& frontier_settings);
+
+/// A pipeline planner's plan under Piper's cost model (as `PiperCostModel::evaluate` fills it).
+std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
+                            const sim::PipelineSimulation& simulation, const SummaryRows& extra = {});
+
+/// A DAPPLE plan from its stage figures; `title` names the model.
+std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& simulation,
+                          const SummaryRows& extra = {});
+
+/// One layer of an intra-operator plan as the report's table shows it.
+struct IntraOpRow {
+  std::string name, type, split;
+  int devices = 1;
+  double compute = 0, collectives = 0;  ///< FLOP-equivalents per device (collectives + re-layout)
+};
+/// An intra-operator plan; `graph_svg` (the operator graph, io::operator_graph_svg) may be empty.
+std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s, double objective,
+                            const std::vector<IntraOpRow>& rows, const sim::Result& simulation,
+                            const std::string& graph_svg, const SummaryRows& extra = {});
+/// The rows of `plan` on `model` (its layers carry operators).
+std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan);
+
+}  // namespace paraplan::report
