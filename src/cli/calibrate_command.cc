@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/progress.h"
 #include "cost/analytic.h"
 #include "io/calibration_file.h"
 #include "io/json_fields.h"
@@ -21,6 +22,7 @@ struct CalibrateArgs {
   std::string output;
   int iterations = 3000;
   std::uint64_t seed = 1;
+  bool quiet = false;
 };
 
 std::string figures(const validate::FitScore& s) {
@@ -33,10 +35,11 @@ std::string figures(const validate::FitScore& s) {
 int run(const CalibrateArgs& a) {
   const Calibration start = a.from.empty() ? default_calibration("A100") : io::read_calibration_file(a.from);
   const io::MeasuredRuns runs = io::read_vtrain_folder(a.data);
+  TerminalProgress progress(a.quiet);
   const auto& multi = runs.multi;
   const auto& single = runs.single;
   const validate::FitResult fit =
-      validate::fit_calibration(multi, single, start, {a.iterations, a.seed});
+      validate::fit_calibration(multi, single, start, {a.iterations, a.seed, progress.sink()});
   io::write_text_file(a.output, io::calibration_to_json(fit.calibration).dump(2) + "\n");
   std::cout << fmt::format("{} multi-node and {} single-node runs, {} iterations (seed {}), {} steps taken\n",
                            multi.size(), single.size(), a.iterations, a.seed, fit.accepted)
@@ -63,6 +66,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", a->output, "Calibration file to write (JSON)")->required();
   cmd->add_option("--iterations", a->iterations, "Search steps (default 3000)")->check(CLI::Range(0, 10000000));
   cmd->add_option("--seed", a->seed, "Random seed (default 1); the same seed gives the same file");
+  add_quiet_flag(cmd, a->quiet);
   cmd->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "cli/llm_plan_command.h"
+#include "cli/progress.h"
 #include "cli/workload.h"
 #include "cost/piper_cost.h"
 #include "io/svg_plot.h"
@@ -37,6 +38,7 @@ struct FrontierArgs {
   bool uniform_stages = false;
   bool json = false;
   std::string svg;
+  bool quiet = false;
 };
 
 // The pipeline planner's frontier (Piper's cost model) on a layer model.
@@ -73,6 +75,8 @@ int run_pipeline(const FrontierArgs& a) {
   PipelineFrontierOptions options;
   options.memory_step = a.memory_step;
   options.time_limit_s = a.time_limit_s;
+  TerminalProgress progress(a.quiet);
+  options.progress = progress.sink();
   const PipelineFrontierResult f =
       pipeline_frontier(model, factory, budgets, settings.memory_per_device_bytes, options);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -136,9 +140,11 @@ int run(const FrontierArgs& a) {
   const TransformerConfig model = load_transformer(a.model);
   const Cluster cluster = load_cluster(a.cluster, a.devices);
   const TransformerKnobs& k = a.knobs;
-  const LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
+  LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
+  TerminalProgress progress(a.quiet);
+  s.progress = progress.sink();
   const AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
-  const LlmFrontier f = llm_frontier(cost, s);
+  const LlmFrontierResult f = llm_frontier(cost, s);
   if (f.points.empty())
     throw Error(ErrorKind::kInfeasible, "",
                 fmt::format("no configuration of {} on up to {} × {} fits in {} per device", model.name,
@@ -213,6 +219,7 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--uniform-stages", a->uniform_stages, "Keep the layers evenly split across stages");
   cmd->add_option("--svg", a->svg, "Write the frontier as an SVG plot");
   cmd->add_flag("--json", a->json, "Print JSON: points with objective, peak_memory_bytes, devices_used");
+  add_quiet_flag(cmd, a->quiet);
   cmd->callback([a, &exit_code] { exit_code = run(*a); });
 }
 

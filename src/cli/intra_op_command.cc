@@ -104,7 +104,9 @@ int run_intra_op(const IntraOpArgs& args) {
   s.powers_of_two = args.powers_of_two;
   s.use_all_devices = args.all_devices;
   PaseCostModel cost(w.model, s);
-  IntraOpResult r = solve_intra_op(cost.network());
+  IntraOpOptions solve;
+  solve.progress = args.progress;
+  IntraOpResult r = solve_intra_op(cost.network(), solve);
   Plan plan = cost.to_plan(r.choice);
   io::Json j = io::plan_to_json(plan, w.model);
   j["planner"] = "intra-op";

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "ir/progress.h"
+
 namespace paraplan::cli {
 
 struct IntraOpArgs {
@@ -23,6 +25,7 @@ struct IntraOpArgs {
   std::string dot;
   std::string report;        ///< HTML report: per-layer table, timeline, the operator graph
   std::string trace;         ///< Chrome trace of the simulated step
+  ProgressSink* progress = nullptr;
 };
 
 int run_intra_op(const IntraOpArgs& args);

@@ -153,6 +153,7 @@ int run_llm_plan(const LlmPlanArgs& a) {
   LlmSearchSettings s = search_settings(k, devices, a.batch > 0 ? a.batch : 512, a.uniform_stages);
   s.top_k = a.top;
   s.time_limit_s = a.time_limit_s;
+  s.progress = a.progress;
   // A plan exported to Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
   if (a.export_to == "megatron") s.max_zero_stage = 1;
   AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));

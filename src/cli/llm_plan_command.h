@@ -23,6 +23,7 @@ struct LlmPlanArgs {
   std::string export_to;  ///< megatron | deepspeed: print the best plan for that engine
   std::string report;     ///< write the HTML report of the best plan here
   std::string trace;      ///< write the Chrome trace of the best plan's simulated iteration here
+  ProgressSink* progress = nullptr;
   bool showcase = false;  ///< the built-in example: end with how to plan one's own model
 };
 

@@ -10,6 +10,7 @@
 #include "cli/intra_op_command.h"
 #include "cli/llm_plan_command.h"
 #include "cli/output.h"
+#include "cli/progress.h"
 #include "cli/workload.h"
 #include "cost/piper_cost.h"
 #include "cost/dapple_cost.h"
@@ -60,6 +61,8 @@ struct PlanArgs {
   std::string report;  ///< every planner: the HTML report of the best plan
   std::string trace;   ///< every planner: a Chrome trace of its simulated iteration
   double time_limit_s = 0;
+  bool quiet = false;
+  ProgressSink* progress = nullptr;  ///< set by run(): the terminal, unless --quiet
   std::string export_to;
 };
 
@@ -92,6 +95,7 @@ int run_intra_op_path(const PlanArgs& args) {
   a.dot = args.dot;
   a.report = args.report;
   a.trace = args.trace;
+  a.progress = args.progress;
   return run_intra_op(a);
 }
 
@@ -132,7 +136,9 @@ int run_piper(const PlanArgs& args, Workload& w) {
     settings.bandwidth_bytes_per_s = *b;
   }
   PiperCostModel cost(w.model, settings);
-  PipelineSearchResult result = search_pipeline(w.model, cost);
+  PipelineSearchOptions search;
+  search.progress = args.progress;
+  PipelineSearchResult result = search_pipeline(w.model, cost, search);
   io::Json extra{{"memory_per_device_bytes", settings.memory_per_device_bytes},
                  {"max_devices", settings.max_devices},
                  {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s}};
@@ -147,7 +153,7 @@ int run_piper(const PlanArgs& args, Workload& w) {
       const sim::PipelineSimulation s = sim::simulate_pipeline_plan(w.model, result.plan, settings.microbatches);
       if (!args.trace.empty()) io::write_text_file(args.trace, io::chrome_trace(s.result.timeline).dump() + "\n");
       if (!args.report.empty())
-        io::write_text_file(args.report, report::pipeline_report(w.model, result.plan, settings, s));
+        io::write_text_file(args.report, report::pipeline_report(w.model, result.plan, settings, s, {}, args.progress));
     }
     return 0;
   }
@@ -155,7 +161,7 @@ int run_piper(const PlanArgs& args, Workload& w) {
   PiperSettings lean = settings;
   lean.objective = PiperSettings::Objective::kMemory;
   PiperCostModel memory_cost(w.model, lean);
-  PipelineSearchResult smallest = search_pipeline(w.model, memory_cost);
+  PipelineSearchResult smallest = search_pipeline(w.model, memory_cost, search);
   // The memory-objective plan's largest stage memory is the smallest limit any plan fits in.
   double need = 0;
   for (const auto& st : smallest.plan.stages) need = std::max(need, st.memory_bytes);
@@ -279,6 +285,7 @@ int run_llm_path(const PlanArgs& args, bool showcase = false) {
   a.resimulate = args.resimulate;
   a.report = args.report;
   a.trace = args.trace;
+  a.progress = args.progress;
   a.top = args.top;
   a.time_limit_s = args.time_limit_s;
   a.json = args.json;
@@ -287,7 +294,9 @@ int run_llm_path(const PlanArgs& args, bool showcase = false) {
   return run_llm_plan(a);
 }
 
-int run(const PlanArgs& args) {
+int run(PlanArgs args) {
+  TerminalProgress progress(args.quiet);
+  args.progress = progress.sink();
   if (args.input.empty() && args.model.empty() && (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args, true);
   if (!args.model.empty() && is_transformer_model(args.model) &&
@@ -407,6 +416,7 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Transformer: print the best plan for a training engine: megatron (Megatron-LM "
                   "arguments) or deepspeed (DeepSpeed JSON config)");
   cmd->add_flag("--json", args->json, "Print the plan as JSON instead of a table");
+  add_quiet_flag(cmd, args->quiet);
   cmd->add_option("-o,--output", args->output, "Also write the plan as JSON to this file");
   cmd->callback([args, &exit_code] { exit_code = run(*args); });
 }

@@ -80,7 +80,7 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
   for (std::size_t i = 0; i < s.result.devices.size(); ++i)
     d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / kGiB,
                         device.memory_bytes / kGiB});
-  const LlmFrontier f = llm_frontier(cost, frontier_settings);
+  const LlmFrontierResult f = llm_frontier(cost, frontier_settings);
   d.frontier = frontier_series(f.points);
   d.notes = fmt::format("One pipeline replica is simulated (the data-, tensor- and context-parallel "
                         "replicas run the same program). The frontier holds {} non-dominated plans "
@@ -90,7 +90,7 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
 }
 
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
-                            const sim::PipelineSimulation& s, const SummaryRows& extra) {
+                            const sim::PipelineSimulation& s, const SummaryRows& extra, ProgressSink* progress) {
   io::ReportData d;
   d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(), plan.devices_used);
   d.summary = {{"model", fmt::format("{} ({} layers)", model.name, model.size())},
@@ -124,6 +124,7 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
   PipelineFrontierOptions options;
   options.memory_step = 0.05;
   options.time_limit_s = 20;
+  options.progress = progress;
   const PipelineFrontierResult f =
       pipeline_frontier(model, factory, {settings.max_devices}, settings.memory_per_device_bytes, options);
   io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};

@@ -26,14 +26,16 @@ using SummaryRows = std::vector<std::pair<std::string, std::string>>;  ///< labe
 std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points);
 std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title);
 
-/// A transformer plan: `frontier_settings` is the search whose frontier the report plots.
+/// A transformer plan: `frontier_settings` is the search whose frontier the report plots (its
+/// `progress` sink, if any, is told of that search).
 std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& config,
                                const sim::TransformerSimulation& simulation, const std::string& cluster_label,
                                const LlmSearchSettings& frontier_settings);
 
 /// A pipeline planner's plan under Piper's cost model (as `PiperCostModel::evaluate` fills it).
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
-                            const sim::PipelineSimulation& simulation, const SummaryRows& extra = {});
+                            const sim::PipelineSimulation& simulation, const SummaryRows& extra = {},
+                            ProgressSink* progress = nullptr);
 
 /// A DAPPLE plan from its stage figures; `title` names the model.
 std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& simulation,

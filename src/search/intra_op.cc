@@ -4,6 +4,7 @@
 #include "search/intra_op.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -162,6 +163,9 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
   }
   std::vector<Step> steps;
   for (int v : result.order) {
+    if (options.progress)
+      options.progress->report({"per-layer shardings", double(steps.size()),
+                                double(result.order.size()), "layers eliminated", NAN, ""});
     std::vector<int> fs;
     for (int f : bucket[v])
       if (factors[f].alive) fs.push_back(f);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cost/intra_op_network.h"
+#include "ir/progress.h"
 
 namespace paraplan {
 
@@ -16,6 +17,8 @@ struct IntraOpOptions {
   Order order = Order::kBest;
   /// Refuse (Error kLimit) an elimination whose table would exceed this many entries.
   std::int64_t max_table_entries = std::int64_t{1} << 28;
+  /// Told how many layers are eliminated; may be null.
+  ProgressSink* progress = nullptr;
 };
 
 struct IntraOpResult {

@@ -6,8 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <limits>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
@@ -143,6 +146,7 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
   std::atomic<bool> stop{false};
   // Every task's k-th best time bounds the overall k-th best: the smallest of them prunes all.
   std::atomic<double> shared_threshold{std::numeric_limits<double>::infinity()};
+  std::atomic<double> best_seen{std::numeric_limits<double>::infinity()};  // for progress only
 
   // The outer shapes (tp, cp, pp) are independent tasks, each with its own top k (a
   // configuration outside a task's top k is outside the overall one, so pruning stays exact).
@@ -210,6 +214,9 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
         part.frontier.offer(objectives(cu), cu);
       }
       if (fits) {
+        const double time = best.result.iteration_time_s;
+        for (double seen = best_seen.load(); time < seen && !best_seen.compare_exchange_weak(seen, time);) {
+        }
         top.offer(std::move(best));
         const double mine = top.threshold();
         double seen = shared_threshold.load();
@@ -329,7 +336,16 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
       }
     part.top = top.take();
   };
-  tbb::parallel_for(std::size_t{0}, shapes.size(), [&](std::size_t i) { run_shape(shapes[i], partials[i]); });
+  std::atomic<int> shapes_done{0};
+  tbb::parallel_for(std::size_t{0}, shapes.size(), [&](std::size_t i) {
+    run_shape(shapes[i], partials[i]);
+    if (s.progress) {
+      const double best = best_seen.load();
+      s.progress->report({fmt::format("{} on {} devices: training knobs", m.name, s.devices), double(++shapes_done),
+                          double(shapes.size()), "(tp, cp, pp) shapes", std::isfinite(best) ? best : NAN,
+                          "s per iteration"});
+    }
+  });
 
   TopK top(s.top_k);
   LlmFrontier frontier;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cost/analytic.h"
+#include "ir/progress.h"
 
 namespace paraplan {
 
@@ -31,6 +32,7 @@ struct LlmSearchSettings {
   bool balance_stages = true;
   int top_k = 5;
   double time_limit_s = 0;        ///< 0: none; else stop and return the best found so far
+  ProgressSink* progress = nullptr;  ///< told how many (tp, cp, pp) shapes are done; may be null
   /// Also collect every non-dominated (time, peak memory, devices) configuration; the layer
   /// split is then searched for every configuration (no pruning).
   bool frontier = false;

@@ -14,10 +14,10 @@ struct Before {
 
 }  // namespace
 
-LlmFrontier llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings& settings) {
+LlmFrontierResult llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings& settings) {
   const auto start = std::chrono::steady_clock::now();
   ParetoSet<LlmCandidate, Before> set;
-  LlmFrontier out;
+  LlmFrontierResult out;
   for (int devices = settings.devices; devices >= 1; devices /= 2) {
     LlmSearchSettings s = settings;
     s.devices = devices;

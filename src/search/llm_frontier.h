@@ -9,13 +9,13 @@
 
 namespace paraplan {
 
-struct LlmFrontier {
+struct LlmFrontierResult {
   std::vector<LlmCandidate> points;  ///< non-dominated, fastest first
   std::int64_t evaluated = 0;
   double seconds = 0;
 };
 
 /// The frontier over device counts settings.devices, /2, ... (while the knobs allow them).
-LlmFrontier llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings& settings);
+LlmFrontierResult llm_frontier(const AnalyticCostModel& cost, const LlmSearchSettings& settings);
 
 }  // namespace paraplan

@@ -42,7 +42,9 @@ class Search {
         lattice_(IdealLattice::build(model, options.max_ideals)),
         k_max_(device_budget(cost)),
         s_max_(cost.max_data_parallel_sum()),
-        width_(s_max_ + 1) {
+        width_(s_max_ + 1),
+        progress_(options.progress),
+        task_(model.name + ": pipeline stages") {
     // One dense working table per thread.
     double bytes = 2.0 * (k_max_ + 1) * width_ * sizeof(double);
     if (bytes > options.max_table_bytes)
@@ -88,6 +90,8 @@ class Search {
   // Values above this bound are treated as infinite: the search proves optimality among plans
   // at or under it, and tries growing bounds until one holds a plan.
   double bound_ = kInfinity;
+  ProgressSink* progress_;
+  std::string task_, pass_name_;
 };
 
 void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
@@ -229,8 +233,11 @@ PipelineSearchResult Search::run() {
   if (floor > 0 && std::isfinite(floor))
     for (double factor : {1.15, 1.5, 2.5, 6.0}) bounds.push_back(floor * factor);
   bounds.push_back(kInfinity);
-  for (double bound : bounds) {
-    bound_ = bound;
+  for (std::size_t pass = 0; pass < bounds.size(); ++pass) {
+    bound_ = bounds[pass];
+    pass_name_ = std::isfinite(bound_) ? fmt::format("pass {}/{} (plans within {:.3g}× the lower bound)", pass + 1,
+                                                     bounds.size(), bound_ / floor)
+                                       : fmt::format("pass {}/{} (every plan)", pass + 1, bounds.size());
     solve_all();
     if (at(lattice_.full(), k_max_, s_max_) <= bound_) break;
   }
@@ -258,6 +265,8 @@ void Search::solve_all() {
       solve_ideal(ideal, *cursors.local(), buffers.local());
     });
     begin = end;
+    if (progress_)
+      progress_->report({task_, double(end), double(lattice_.count()), "layer sets, " + pass_name_, NAN, ""});
   }
 }
 

@@ -8,6 +8,7 @@
 #include "cost/pipeline_cost.h"
 #include "ir/model.h"
 #include "ir/plan.h"
+#include "ir/progress.h"
 
 namespace paraplan {
 
@@ -17,6 +18,8 @@ struct PipelineSearchOptions {
   std::uint64_t max_stage_pairs = 100'000'000;
   /// Upper bound on the dynamic programme's tables; beyond it the search refuses (kLimit).
   double max_table_bytes = 12e9;
+  /// Told how many layer sets (ideals) of each bound pass are solved; may be null.
+  ProgressSink* progress = nullptr;
 };
 
 struct PipelineSearchStats {

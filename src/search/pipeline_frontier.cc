@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "search/pipeline.h"
 
 namespace paraplan {
@@ -45,6 +47,11 @@ PipelineFrontierResult pipeline_frontier(const Model& model, const PipelineCostF
       if (!r.plan.feasible) break;
       const double peak = plan_peak_memory(r.plan);
       set.offer({r.plan.objective, peak, r.plan.devices_used}, r.plan);
+      if (options.progress)
+        options.progress->report({model.name + ": time-memory frontier", double(out.solves), 0,
+                                  fmt::format("planner runs, {} points; {} devices, {:.4g} GiB and leaner",
+                                              set.size(), budget, limit / 1073741824.0),
+                                  NAN, ""});
       // Strictly leaner next: the largest limit below this plan's peak.
       limit = options.memory_step > 0 ? peak * (1 - options.memory_step) : std::nextafter(peak, 0.0);
       if (!(limit > 0)) break;

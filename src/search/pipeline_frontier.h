@@ -10,6 +10,7 @@
 
 #include "cost/pipeline_cost.h"
 #include "ir/model.h"
+#include "ir/progress.h"
 #include "search/frontier.h"
 
 namespace paraplan {
@@ -38,6 +39,7 @@ struct PipelineFrontierOptions {
   double memory_step = 0.01;
   int max_points_per_budget = 256;
   double time_limit_s = 0;  ///< 0: none; else stop (truncated) after this long
+  ProgressSink* progress = nullptr;  ///< told of every planner run and the points so far; may be null
 };
 
 PipelineFrontierResult pipeline_frontier(const Model& model, const PipelineCostFactory& factory,

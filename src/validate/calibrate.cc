@@ -116,6 +116,9 @@ FitResult fit_calibration(const std::vector<io::MeasuredRun>& multi,
       best_score = s;
       ++result.accepted;
     }
+    if (settings.progress && (i + 1) % 50 == 0)
+      settings.progress->report({"calibration fit", double(i + 1), double(settings.iterations),
+                                 "steps", best_score.objective, "(multi MAPE + single MAPE + ranking, %)"});
   }
   result.calibration = best;
   result.after = best_score;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/calibration.h"
+#include "ir/progress.h"
 #include "io/vtrain_reader.h"
 
 namespace paraplan::validate {
@@ -43,6 +44,7 @@ FitScore fit_score(const std::vector<io::MeasuredRun>& multi, const std::vector<
 struct FitSettings {
   int iterations = 3000;
   std::uint64_t seed = 1;
+  ProgressSink* progress = nullptr;  ///< told of every 50 steps and the best objective; may be null
 };
 
 struct FitResult {

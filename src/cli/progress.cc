@@ -1,0 +1,56 @@
+#include "cli/progress.h"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace paraplan::cli {
+namespace {
+
+constexpr double kQuietFor_s = 1.0;     // searches shorter than this show nothing
+constexpr double kRedrawEvery_s = 0.1;
+
+}  // namespace
+
+TerminalProgress::TerminalProgress(bool quiet) : enabled_(!quiet && isatty(STDERR_FILENO)) {}
+
+TerminalProgress::~TerminalProgress() {
+  if (drawn_) std::fputs("\r\033[K", stderr);  // leave the terminal as it was
+}
+
+void TerminalProgress::report(const Progress& p) {
+  if (!enabled_) return;
+  const auto now = Clock::now();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  if (elapsed < kQuietFor_s) return;
+  std::unique_lock lock(mutex_, std::try_to_lock);  // another thread is drawing: skip this one
+  if (!lock.owns_lock() || (drawn_ && std::chrono::duration<double>(now - last_).count() < kRedrawEvery_s)) return;
+  // The figures first, so a narrow terminal still shows them.
+  std::string line = fmt::format("{} [{:.1f} s]: ", p.task, elapsed) +
+                     (p.total > 0 ? fmt::format("{:.0f} % of {:.0f} {}", 100 * p.done / p.total, p.total, p.unit)
+                                  : fmt::format("{:.0f} {}", p.done, p.unit));
+  if (!std::isnan(p.best)) line += fmt::format("; best so far {:.6g} {}", p.best, p.best_unit);
+  // One line that never wraps (a wrapped line cannot be redrawn in place): cut to the terminal's
+  // width at a character boundary.
+  winsize size{};
+  const std::size_t columns = ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 ? size.ws_col - 1 : 79;
+  std::size_t cut = 0, shown = 0;
+  for (; cut < line.size() && shown < columns; ++shown)
+    do ++cut;
+    while (cut < line.size() && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80);
+  line.resize(cut);
+  std::fputs(("\r\033[K" + line).c_str(), stderr);
+  std::fflush(stderr);
+  drawn_ = true;
+  last_ = now;
+}
+
+void add_quiet_flag(CLI::App* cmd, bool& quiet) {
+  cmd->add_flag("-q,--quiet", quiet, "Do not show the progress of long searches on stderr");
+}
+
+}  // namespace paraplan::cli

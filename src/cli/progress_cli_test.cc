@@ -1,0 +1,47 @@
+// Progress of long searches: drawn on stderr only when it is a terminal (here a pseudo-terminal
+// made by util-linux's `script`), never with --quiet, and never mixed into stdout.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_support.h"
+
+namespace {
+
+using paraplan::testing_support::Outcome;
+using paraplan::testing_support::read_text;
+using paraplan::testing_support::run;
+using paraplan::testing_support::run_shell;
+
+// A pipeline search of a few seconds (more than the second after which progress shows).
+const std::string kLongPlan = std::string(PARAPLAN_BINARY) + " plan " + PARAPLAN_DATA +
+                              "/piper/resnet.json --devices 16 --memory 2GiB --json";
+
+Outcome on_a_terminal(const std::string& command) {
+  return run_shell("script -qec '" + command + "' /dev/null");
+}
+
+TEST(Progress, ShowsOnATerminalAndLeavesStdoutAlone) {
+  const std::string out = testing::TempDir() + "progress_plan.json";
+  Outcome tty = on_a_terminal(kLongPlan + " > " + out);
+  ASSERT_EQ(tty.exit_code, 0) << tty.out;
+  EXPECT_NE(tty.out.find("resnet: pipeline stages ["), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find(" s]: "), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find(" % of 242 layer sets"), std::string::npos) << tty.out;
+  EXPECT_NE(tty.out.find("\r\033[K"), std::string::npos) << "the line is redrawn in place and erased";
+  const std::string json = read_text(out);
+  Outcome piped = run_shell(kLongPlan + " 2>/dev/null");
+  ASSERT_EQ(piped.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(json), nlohmann::json::parse(piped.out));
+}
+
+TEST(Progress, QuietOrNotATerminalShowsNothing) {
+  Outcome quiet = on_a_terminal(kLongPlan + " --quiet > /dev/null");
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_EQ(quiet.out, "");
+  Outcome piped = run_shell(kLongPlan + " 2>&1 >/dev/null");
+  EXPECT_EQ(piped.exit_code, 0);
+  EXPECT_EQ(piped.out, "");
+}
+
+}  // namespace
