@@ -37,7 +37,7 @@ int run_pipeline_plan(const SimulateArgs& a, const io::Json& doc) {
   if (!top.has("model_config") || !top.has("piper_settings"))
     top.fail("model_config", "a pipeline plan to replay needs the model and Piper's settings; write it "
                              "with `paraplan plan INPUT --cost-model piper -o FILE`");
-  const Model model = io::model_from_json(top.json().at("model_config"), a.plan + " (model_config)");
+  const Model model = io::model_from_json(top.field("model_config"), a.plan + " (model_config)");
   const io::JsonObject ps = top.object("piper_settings");
   PiperSettings settings;
   settings.max_devices = static_cast<int>(ps.integer("max_devices", 1, 1 << 24));

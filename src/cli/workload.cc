@@ -62,7 +62,7 @@ Workload load_workload(const InputSpec& spec) {
     if (format == "piper") {
       io::PiperInput in = io::parse_piper(text, spec.path);
       w.model = std::move(in.model);
-      w.model.name = std::filesystem::path(spec.path).stem().string();
+      w.model.name = io::utf8_or_replaced(std::filesystem::path(spec.path).stem().string());
       use_cluster(w, Cluster::flat(in.max_devices, in.memory_per_device_bytes,
                                    in.bandwidth_bytes_per_s));
     } else if (format == "native") {
@@ -71,7 +71,7 @@ Workload load_workload(const InputSpec& spec) {
       use_cluster(w, zoo::default_cluster());
     } else if (format == "dapple") {
       w.model = io::parse_dapple(text, spec.path, io::profile_batch_from_name(spec.path, spec.profile_batch));
-      w.model.name = std::filesystem::path(spec.path).stem().string();
+      w.model.name = io::utf8_or_replaced(std::filesystem::path(spec.path).stem().string());
       use_cluster(w, zoo::default_cluster());
     } else {
       throw Error(ErrorKind::kUsage, "",

@@ -267,8 +267,9 @@ void PaseCostModel::build_network() {
   // Group flows by (from, to); classes are the distinct projections onto the flows' tensors.
   std::map<std::pair<int, int>, std::vector<const Flow*>> pairs;
   for (const auto& f : flows_) pairs[{f.from, f.to}].push_back(&f);
-  for (const auto& [key, fl] : pairs) {
-    auto [u, v] = key;
+  for (const auto& entry : pairs) {
+    const std::vector<const Flow*>& fl = entry.second;  // named, not bound: lambdas capture it
+    auto [u, v] = entry.first;
     PairFactor pf;
     pf.u = u;
     pf.v = v;

@@ -111,7 +111,7 @@ Model parse_dapple(const std::string& text, const std::string& source, int profi
     }
     Layer layer;
     layer.id = std::stoll(m[1].str());
-    layer.name = trim(parts[1]);
+    layer.name = utf8_or_replaced(trim(parts[1]));
     layer.output_bytes = values[2];
     LayerOption o;
     o.id = "profiled";
@@ -143,7 +143,7 @@ int profile_batch_from_name(const std::string& path, int given) {
 Model read_dapple(const std::string& path, int profile_batch_size) {
   Model model =
       parse_dapple(read_text_file(path), path, profile_batch_from_name(path, profile_batch_size));
-  model.name = std::filesystem::path(path).stem().string();
+  model.name = utf8_or_replaced(std::filesystem::path(path).stem().string());
   return model;
 }
 

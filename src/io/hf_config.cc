@@ -72,6 +72,7 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
                ? doc["_name_or_path"].get<std::string>()
            : file.filename() == "config.json" ? file.parent_path().filename().string()
                                               : file.stem().string();
+  c.name = utf8_or_replaced(c.name);  // a folder name need not be UTF-8
   if (c.name.empty()) c.name = type.empty() ? "model" : type;
   const bool gpt2 = type == "gpt2", neox = type == "gpt_neox";
   c.hidden_size = k.count({"hidden_size", "n_embd", "d_model"}, "the hidden size");

@@ -59,9 +59,57 @@ Json parse_json_text(const std::string& text, const std::string& source) {
 
 Json parse_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at text[i] (RFC 3629: no overlongs, no
+// surrogates, at most U+10FFFF), or 0 if there is none.
+std::size_t utf8_sequence(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char low = 0x80, high = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, low = c == 0xE0 ? 0xA0 : 0x80, high = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, low = c == 0xF0 ? 0x90 : 0x80, high = c == 0xF4 ? 0x8F : 0xBF;
+  else return 0;
+  if (i + n > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return n;
+}
+
+}  // namespace
+
+bool is_utf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_sequence(text, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string utf8_or_replaced(std::string_view text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_sequence(text, i);
+    out += n ? text.substr(i, n) : std::string_view("\xEF\xBF\xBD");
+    i += n ? n : 1;
+  }
+  return out;
+}
+
 std::string describe(const Json& value) {
-  std::string s = value.dump();
-  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  // The replacement handler: a message about a bad value must not fail on its bytes.
+  if (value.is_number_float() && !std::isfinite(value.get<double>()))  // JSON would print null
+    return std::isnan(value.get<double>()) ? "NaN" : value.get<double>() > 0 ? "infinity" : "-infinity";
+  std::string s = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (s.size() > 60) {
+    std::size_t cut = 57;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // whole characters
+    s = s.substr(0, cut) + "...";
+  }
   return s;
 }
 

@@ -40,6 +40,8 @@ class JsonObject {
   const Json& array(std::string_view key) const;
   JsonObject object(std::string_view key) const;
   JsonObject element(std::string_view key, std::size_t i) const;  ///< array element as object
+  /// A required field of any type (fails naming it when missing).
+  const Json& field(std::string_view key) const { return get(key); }
 
   std::string place(std::string_view key) const;
   [[noreturn]] void fail(std::string_view key, const std::string& message) const;
@@ -54,5 +56,10 @@ class JsonObject {
 /// Checks that `value` is a finite number >= 0 (or > 0); fails with the given place otherwise.
 double checked_number(const Json& value, const std::string& place, bool strictly_positive);
 std::string describe(const Json& value);
+/// Whether `text` is well-formed UTF-8 (what JSON strings must be).
+bool is_utf8(std::string_view text);
+/// `text` with every byte that is not part of a well-formed UTF-8 sequence replaced by U+FFFD
+/// (for names read from formats that do not promise UTF-8: profiles, ONNX protobufs).
+std::string utf8_or_replaced(std::string_view text);
 
 }  // namespace paraplan::io

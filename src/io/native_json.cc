@@ -322,10 +322,10 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
   check_header(top, "paraplan-plan");
   Plan plan;
   plan.cost_model = top.string("cost_model");
-  const Json& feasible = top.json().at("feasible");
+  const Json& feasible = top.field("feasible");
   if (!feasible.is_boolean()) top.fail("feasible", "must be true or false");
   plan.feasible = feasible.get<bool>();
-  plan.objective = top.json().at("objective").is_null() ? INFINITY : top.number("objective");
+  plan.objective = top.field("objective").is_null() ? INFINITY : top.number("objective");
   if (top.has("speedup")) plan.speedup = top.number("speedup");
   plan.schedule = top.string("schedule");
   plan.microbatches = static_cast<int>(top.integer("microbatches", 1, 1000000000));
@@ -362,10 +362,18 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
       st.layers.push_back(v);
       st.option_index.push_back(found);
     }
-    if (s.has("device_ids")) st.device_ids = s.json().at("device_ids").get<std::vector<int>>();
+    if (s.has("device_ids")) {
+      const Json& ids = s.array("device_ids");
+      for (std::size_t j = 0; j < ids.size(); ++j) {
+        if (!ids[j].is_number_integer() || ids[j].get<long long>() < 0 || ids[j].get<long long>() > (1LL << 30))
+          s.fail("device_ids", fmt::format("element {} must be a device id (an integer from 0), got {}", j,
+                                           describe(ids[j])));
+        st.device_ids.push_back(static_cast<int>(ids[j].get<long long>()));
+      }
+    }
     for (const char* key : {"compute_time", "communication_time", "allreduce_time", "memory_bytes"})
       if (!s.has(key)) s.fail(key, "missing required field");
-    st.time = s.json().at("time").is_null() ? INFINITY : s.number("time");
+    st.time = s.field("time").is_null() ? INFINITY : s.number("time");
     st.compute_time = s.number("compute_time");
     st.communication_time = s.number("communication_time");
     st.allreduce_time = s.number("allreduce_time");
@@ -379,7 +387,7 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
       JsonObject s = top.element("layer_splits", i);
       s.only({"layer", "name", "type", "dims", "split", "devices", "compute", "communication",
               "redistribution"});
-      const Json& id = s.json().at("layer");
+      const Json& id = s.field("layer");
       if (!id.is_number_integer() || !index_of.count(id.get<long long>()))
         s.fail("layer", "must be the id of a layer of model \"" + model.name + "\", got " +
                             describe(id));
@@ -392,17 +400,19 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
         s.fail("split", fmt::format("needs one part count per dimension of layer {} ({} "
                                     "dimensions), got {}", id.get<long long>(), rank,
                                     split.size()));
-      int devices = 1;
+      long long devices = 1;
       for (std::size_t j = 0; j < split.size(); ++j) {
         if (!split[j].is_number_integer() || split[j].get<long long>() < 1 ||
             layer.op->dims[j].extent % split[j].get<long long>() != 0)
           throw Error(ErrorKind::kInput, s.place("split") + "/" + std::to_string(j),
                       fmt::format("must be a divisor of the dimension's extent {}, got {}",
                                   layer.op->dims[j].extent, describe(split[j])));
-        ls.split.push_back(split[j].get<int>());
-        devices *= ls.split.back();
+        devices *= split[j].get<long long>();
+        if (devices > (1LL << 30))
+          s.fail("split", "uses more than 2^30 devices");
+        ls.split.push_back(static_cast<int>(split[j].get<long long>()));
       }
-      ls.devices = devices;
+      ls.devices = static_cast<int>(devices);
       ls.compute = s.number("compute");
       ls.communication = s.number("communication");
       ls.redistribution = s.number("redistribution");

@@ -14,6 +14,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "io/json_fields.h"
 #include "ir/error.h"
 #include "ir/op_graph.h"
 
@@ -84,9 +85,12 @@ class Reader {
       throw Error(ErrorKind::kInput, path_, "the ONNX model has no graph nodes");
     for (const auto& op : m.opset_import())
       if (op.domain().empty() || op.domain() == "ai.onnx") opset_ = op.version();
-    std::string name = m.graph().name().empty() ? path_ : m.graph().name();
+    // Names become labels in JSON output; protobuf strings need not be UTF-8.
+    for (auto& n : *m.mutable_graph()->mutable_node()) n.set_name(utf8_or_replaced(n.name()));
+    std::string name = utf8_or_replaced(m.graph().name().empty() ? path_ : m.graph().name());
     g_ = OpGraphBuilder(name);
     fix_inputs(m);
+    check_attributes(m.graph());
     try {
       onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
                                          onnx::ShapeInferenceOptions(false, 0, true));
@@ -123,6 +127,27 @@ class Reader {
   }
 
  private:
+  // ONNX's own shape inference divides by some attributes without checking them (a zero stride
+  // or group is a division by zero in libonnx): refuse those before it runs.
+  void check_attributes(const onnx::GraphProto& graph) const {
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto& n = graph.node(i);
+      for (const auto& a : n.attribute()) {
+        const std::string& k = a.name();
+        if (k != "strides" && k != "dilations" && k != "kernel_shape" && k != "group" && k != "blocksize")
+          continue;
+        bool positive = a.i() > 0 || a.type() == onnx::AttributeProto::INTS;
+        for (std::int64_t v : a.ints()) positive = positive && v > 0;
+        if (!positive)
+          throw Error(ErrorKind::kInput, path_,
+                      fmt::format("node {} \"{}\" ({}): attribute {} must be positive", i,
+                                  utf8_or_replaced(n.name()), utf8_or_replaced(n.op_type()), k));
+      }
+      for (const auto& a : n.attribute())
+        if (a.has_g()) check_attributes(a.g());
+    }
+  }
+
   void fix_inputs(onnx::ModelProto& m) {
     std::set<std::string> inits;
     for (const auto& t : m.graph().initializer()) inits.insert(t.name());

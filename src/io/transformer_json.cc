@@ -33,7 +33,7 @@ TransformerConfig transformer_from_json(const JsonObject& o) {
           "max_positions", "biases", "num_experts", "experts_per_token", "shared_experts",
           "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "first_dense_layers"});
   auto flag = [&](std::string_view key) {
-    const Json& v = o.json().at(std::string(key));
+    const Json& v = o.field(key);
     if (!v.is_boolean()) o.fail(key, "must be true or false");
     return v.get<bool>();
   };
@@ -107,7 +107,7 @@ TrainingConfig training_from_json(const JsonObject& o) {
           "recompute", "sequence_parallel", "zero", "overlap_grad_reduce", "attention",
           "stage_layers"});
   auto flag = [&](std::string_view key) {
-    const Json& v = o.json().at(std::string(key));
+    const Json& v = o.field(key);
     if (!v.is_boolean()) o.fail(key, "must be true or false");
     return v.get<bool>();
   };
@@ -170,8 +170,8 @@ TransformerPlanFile read_transformer_plan(const std::string& path) {
   if (top.integer("version", 1, 1) != 1) top.fail("version", "expected 1");
   TransformerPlanFile f;
   f.model = transformer_from_json(top.object("model_config"));
-  f.cluster = cluster_from_json(top.json().at("cluster_config"), path + " (cluster_config)");
-  f.calibration = calibration_from_json(top.json().at("calibration"), path + " (calibration)");
+  f.cluster = cluster_from_json(top.object("cluster_config").json(), path + " (cluster_config)");
+  f.calibration = calibration_from_json(top.object("calibration").json(), path + " (calibration)");
   f.config = training_from_json(top.object("config"));
   // The plan lists the layers of every stage; the even split is the default, kept implicit.
   if (f.config.stage_layers == even_stage_split(static_cast<int>(f.model.num_layers), f.config.pp))

@@ -2,18 +2,28 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 
 #include <yaml-cpp/yaml.h>
 
 namespace paraplan::io {
 namespace {
 
-Json scalar(const YAML::Node& node) {
+Json scalar(const YAML::Node& node, const std::string& source) {
   const std::string& text = node.Scalar();
+  if (!is_utf8(text))  // as in JSON, where the parser refuses it
+    throw Error(ErrorKind::kInput, source + ":" + std::to_string(node.Mark().line + 1),
+                "text that is not valid UTF-8");
   if (node.Tag() == "!") return text;  // quoted: always a string
   if (text == "true" || text == "True") return true;
   if (text == "false" || text == "False") return false;
   if (text.empty() || text == "~" || text == "null") return nullptr;
+  // YAML 1.2's core schema: decimal numbers, and .nan / .inf for the special values (which the
+  // readers then refuse with "must be a finite number"); strtod's "nan", "inf" or hex are text.
+  if (text == ".nan" || text == ".NaN" || text == ".NAN") return std::numeric_limits<double>::quiet_NaN();
+  if (text == ".inf" || text == "+.inf" || text == ".Inf" || text == "+.Inf") return std::numeric_limits<double>::infinity();
+  if (text == "-.inf" || text == "-.Inf") return -std::numeric_limits<double>::infinity();
+  if (text.find_first_not_of("0123456789+-.eE") != std::string::npos) return text;
   const char* begin = text.c_str();
   char* end = nullptr;
   errno = 0;
@@ -29,7 +39,7 @@ Json convert(const YAML::Node& node, const std::string& source) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined: return nullptr;
-    case YAML::NodeType::Scalar: return scalar(node);
+    case YAML::NodeType::Scalar: return scalar(node, source);
     case YAML::NodeType::Sequence: {
       Json out = Json::array();
       for (const auto& item : node) out.push_back(convert(item, source));
@@ -42,6 +52,9 @@ Json convert(const YAML::Node& node, const std::string& source) {
           throw Error(ErrorKind::kInput,
                       source + ":" + std::to_string(item.first.Mark().line + 1),
                       "mapping keys must be plain scalars");
+        if (!is_utf8(item.first.Scalar()))
+          throw Error(ErrorKind::kInput, source + ":" + std::to_string(item.first.Mark().line + 1),
+                      "a mapping key that is not valid UTF-8");
         out[item.first.Scalar()] = convert(item.second, source);
       }
       return out;
