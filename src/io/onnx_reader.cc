@@ -127,11 +127,24 @@ class Reader {
   }
 
  private:
-  // ONNX's own shape inference divides by some attributes without checking them (a zero stride
-  // or group is a division by zero in libonnx): refuse those before it runs.
+  // ONNX's own shape inference trusts what it is given: a node that breaks its operator's schema
+  // (a missing or unknown attribute, too few inputs) or a zero stride or group can crash libonnx
+  // (a null read, a division by zero). Refuse those before it runs.
   void check_attributes(const onnx::GraphProto& graph) const {
     for (int i = 0; i < graph.node_size(); ++i) {
       const onnx::NodeProto& n = graph.node(i);
+      if (n.domain().empty() || n.domain() == "ai.onnx") {
+        if (const onnx::OpSchema* schema =
+                onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset_), ""))
+          try {
+            schema->Verify(n);
+          } catch (const std::exception& e) {
+            throw Error(ErrorKind::kInput, path_,
+                        fmt::format("node {} \"{}\" ({}) breaks its operator's definition: {}", i,
+                                    utf8_or_replaced(n.name()), utf8_or_replaced(n.op_type()),
+                                    utf8_or_replaced(e.what())));
+          }
+      }
       for (const auto& a : n.attribute()) {
         const std::string& k = a.name();
         if (k != "strides" && k != "dilations" && k != "kernel_shape" && k != "group" && k != "blocksize")

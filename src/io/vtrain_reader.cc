@@ -64,8 +64,11 @@ std::vector<MeasuredRun> read_vtrain_csv(const std::string& path) {
     };
     auto count = [&](const char* name) {
       double v = num(name);
-      if (v != std::floor(v))
-        throw Error(ErrorKind::kInput, place, fmt::format("column \"{}\": expected an integer", name));
+      constexpr double kLargest = 1 << 30;  // more than any count of GPUs, layers or tokens
+      if (v != std::floor(v) || v > kLargest)
+        throw Error(ErrorKind::kInput, place,
+                    fmt::format("column \"{}\": expected an integer from 1 to {:.0f}, got \"{}\"", name, kLargest,
+                                cells[col.at(name)]));
       return static_cast<std::int64_t>(v);
     };
     MeasuredRun r;
