@@ -3,11 +3,8 @@
 // sanitizer report, a hang — is a finding.
 #pragma once
 
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -31,13 +28,5 @@ void refuse_only_with_error(Read&& read) {
 
 /// What was read must be writable: the CLI prints it as JSON (strict UTF-8, no exceptions).
 inline void write_out(const nlohmann::json& doc) { (void)doc.dump(2); }
-
-/// For readers that take a path: the input written to this process's own file.
-inline std::string as_file(const std::uint8_t* data, std::size_t size, const std::string& extension) {
-  const std::string path = "/tmp/paraplan-fuzz-" + std::to_string(getpid()) + extension;
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                                 static_cast<std::streamsize>(size));
-  return path;
-}
 
 }  // namespace paraplan::fuzz

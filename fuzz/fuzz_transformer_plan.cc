@@ -5,9 +5,9 @@
 #include "io/transformer_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string path = paraplan::fuzz::as_file(data, size, ".json");
   paraplan::fuzz::refuse_only_with_error([&] {
-    const paraplan::io::TransformerPlanFile f = paraplan::io::read_transformer_plan(path);
+    const paraplan::io::TransformerPlanFile f = paraplan::io::transformer_plan_from_json(
+        paraplan::io::parse_json_text(paraplan::fuzz::text(data, size), "fuzz.json"), "fuzz.json");
     paraplan::fuzz::write_out(paraplan::io::training_to_json(f.config));
     paraplan::fuzz::write_out(paraplan::io::transformer_to_json(f.model));
     if (f.config.devices() > f.cluster.device_count()) return;  // simulate refuses it before pricing

@@ -3,7 +3,7 @@
 #include "io/vtrain_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  const std::string path = paraplan::fuzz::as_file(data, size, ".csv");
-  paraplan::fuzz::refuse_only_with_error([&] { (void)paraplan::io::read_vtrain_csv(path); });
+  paraplan::fuzz::refuse_only_with_error(
+      [&] { (void)paraplan::io::parse_vtrain_csv(paraplan::fuzz::text(data, size), "fuzz.csv"); });
   return 0;
 }

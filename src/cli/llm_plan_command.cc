@@ -137,7 +137,7 @@ void print_answer(const LlmPlanArgs& a, const TransformerConfig& model, const Cl
     }
   }
   if (a.showcase)
-    std::cout << "\nthis is the built-in example (llama3-70b on 64 × dgx-h100). Plan your own: paraplan plan --model "
+    std::cout << "\nthis is the built-in example (llama3-70b; without flags on 64 × dgx-h100). Plan your own: paraplan plan --model "
                  "NAME|config.json --cluster dgx-a100|dgx-h100|h200|FILE --devices N --batch B --seq-len S "
                  "(paraplan plan --help; a layer model or profile as INPUT for the pipeline planner)\n";
 }

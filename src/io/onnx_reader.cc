@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -59,12 +60,12 @@ std::vector<std::int64_t> tensor_ints(const onnx::TensorProto& t) {
     if (t.int64_data_size()) return {t.int64_data().begin(), t.int64_data().end()};
     const std::string& raw = t.raw_data();
     v.resize(raw.size() / 8);
-    std::memcpy(v.data(), raw.data(), v.size() * 8);
+    if (!v.empty()) std::memcpy(v.data(), raw.data(), v.size() * 8);  // never with a null pointer
   } else if (t.data_type() == onnx::TensorProto::INT32) {
     if (t.int32_data_size()) return {t.int32_data().begin(), t.int32_data().end()};
     const std::string& raw = t.raw_data();
     std::vector<std::int32_t> w(raw.size() / 4);
-    std::memcpy(w.data(), raw.data(), w.size() * 4);
+    if (!w.empty()) std::memcpy(w.data(), raw.data(), w.size() * 4);
     v.assign(w.begin(), w.end());
   }
   return v;
@@ -75,11 +76,10 @@ class Reader {
   Reader(std::string path, const OnnxOptions& options)
       : path_(std::move(path)), options_(options), g_("") {}
 
-  OnnxModel read() {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) throw Error(ErrorKind::kIo, path_, "cannot open file");
+  /// `bytes`: the file's contents; path_ names it in messages.
+  OnnxModel read(const std::string& bytes) {
     onnx::ModelProto m;
-    if (!m.ParseFromIstream(&in))
+    if (!m.ParseFromString(bytes))
       throw Error(ErrorKind::kInput, path_, "not an ONNX model (the protobuf does not parse)");
     if (!m.has_graph() || m.graph().node_size() == 0)
       throw Error(ErrorKind::kInput, path_, "the ONNX model has no graph nodes");
@@ -491,7 +491,14 @@ class Reader {
 }  // namespace
 
 OnnxModel read_onnx(const std::string& path, const OnnxOptions& options) {
-  return Reader(path, options).read();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::kIo, path, "cannot open file");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_onnx(bytes, path, options);
+}
+
+OnnxModel parse_onnx(const std::string& bytes, const std::string& source, const OnnxOptions& options) {
+  return Reader(source, options).read(bytes);
 }
 
 }  // namespace paraplan::io

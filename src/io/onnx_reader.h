@@ -24,5 +24,7 @@ struct OnnxModel {
 /// Error(kIo) if the file cannot be read; Error(kInput) naming the file and the node (name and
 /// operator type) for a malformed model, failed shape inference or unsupported nodes.
 OnnxModel read_onnx(const std::string& path, const OnnxOptions& options = {});
+/// The same from the file's bytes; `source` names it in messages.
+OnnxModel parse_onnx(const std::string& bytes, const std::string& source, const OnnxOptions& options = {});
 
 }  // namespace paraplan::io

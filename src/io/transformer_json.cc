@@ -162,7 +162,10 @@ void add_replay_keys(Json& plan, const TransformerConfig& model, const Cluster& 
 }
 
 TransformerPlanFile read_transformer_plan(const std::string& path) {
-  const Json doc = parse_json_file(path);
+  return transformer_plan_from_json(parse_json_file(path), path);
+}
+
+TransformerPlanFile transformer_plan_from_json(const Json& doc, const std::string& path) {
   JsonObject top(doc, path, "");
   if (top.string("format") != "paraplan-transformer-plan")
     top.fail("format", "expected \"paraplan-transformer-plan\" (a plan written by `paraplan plan "

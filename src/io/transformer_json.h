@@ -37,6 +37,8 @@ struct TransformerPlanFile {
 
 /// Reads `"format": "paraplan-transformer-plan"`; Error(kInput) naming the field otherwise.
 TransformerPlanFile read_transformer_plan(const std::string& path);
+/// The same from the parsed document; `path` names it in messages.
+TransformerPlanFile transformer_plan_from_json(const Json& doc, const std::string& path);
 /// The keys `read_transformer_plan` needs (added to the priced plan JSON by `plan -o`).
 void add_replay_keys(Json& plan, const TransformerConfig& model, const Cluster& cluster,
                      const Calibration& calibration);

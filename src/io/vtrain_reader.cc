@@ -28,7 +28,10 @@ std::vector<std::string> split_csv(const std::string& line) {
 }  // namespace
 
 std::vector<MeasuredRun> read_vtrain_csv(const std::string& path) {
-  std::string text = read_text_file(path);
+  return parse_vtrain_csv(read_text_file(path), path);
+}
+
+std::vector<MeasuredRun> parse_vtrain_csv(std::string text, const std::string& path) {
   if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
   std::stringstream in(text);
   std::string line;

@@ -19,6 +19,8 @@ struct MeasuredRun {
 
 /// Error(kInput) naming the file and line for a malformed row, Error(kIo) if unreadable.
 std::vector<MeasuredRun> read_vtrain_csv(const std::string& path);
+/// The same from the file's text; `path` names it in messages.
+std::vector<MeasuredRun> parse_vtrain_csv(std::string text, const std::string& path);
 
 /// A folder's two files: ground_truth_multi.csv and ground_truth_single.csv.
 struct MeasuredRuns {
