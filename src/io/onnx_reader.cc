@@ -255,6 +255,7 @@ class Reader {
   }
 
   void set(const onnx::NodeProto& n, const OpTensor& t, int output = 0) {
+    if (output >= n.output_size()) throw Unsupported{fmt::format("the node has no output {}", output)};
     const std::string& name = n.output(output);
     auto it = shapes_.find(name);
     if (it != shapes_.end() && it->second != t.shape)
