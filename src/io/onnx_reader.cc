@@ -237,6 +237,14 @@ class Reader {
     try {
       if (!n.domain().empty() && n.domain() != "ai.onnx")
         throw Unsupported{"operators of domain \"" + n.domain() + "\" are not supported"};
+      // What map_node reads without asking (the schema check cannot vouch for an unknown opset).
+      static const std::map<std::string, int> two_inputs = {
+          {"Conv", 2}, {"Gemm", 2}, {"MatMul", 2}, {"Gather", 2}, {"Einsum", 2}};
+      const auto need = two_inputs.find(n.op_type());
+      const int inputs = need == two_inputs.end() ? 1 : need->second;
+      if (n.input_size() < inputs || n.output_size() < 1)
+        throw Unsupported{fmt::format("needs at least {} input(s) and an output, has {} and {}", inputs,
+                                      n.input_size(), n.output_size())};
       map_node(n);
     } catch (const Unsupported& u) {
       unsupported_.push_back(label + ": " + u.reason);
