@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -16,10 +17,43 @@ constexpr double kRedrawEvery_s = 0.1;
 
 }  // namespace
 
-TerminalProgress::TerminalProgress(bool quiet) : enabled_(!quiet && isatty(STDERR_FILENO)) {}
+TerminalProgress::TerminalProgress(bool quiet) : enabled_(!quiet && isatty(STDERR_FILENO)) {
+  if (enabled_) {
+    stdout_filter_ = new ClearFirst(*this, std::cout.rdbuf());
+    std::cout.rdbuf(stdout_filter_);
+  }
+}
 
 TerminalProgress::~TerminalProgress() {
-  if (drawn_) std::fputs("\r\033[K", stderr);  // leave the terminal as it was
+  if (stdout_filter_) {
+    std::cout.flush();
+    std::cout.rdbuf(stdout_filter_->next());
+    delete stdout_filter_;
+  }
+  erase();  // leave the terminal as it was
+}
+
+void TerminalProgress::erase() {
+  if (!drawn_) return;
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
+  drawn_ = false;
+}
+
+int TerminalProgress::ClearFirst::overflow(int c) {
+  {
+    std::lock_guard lock(owner_.mutex_);
+    owner_.erase();
+  }
+  return c == traits_type::eof() ? traits_type::not_eof(c) : next_->sputc(static_cast<char>(c));
+}
+
+std::streamsize TerminalProgress::ClearFirst::xsputn(const char* s, std::streamsize n) {
+  {
+    std::lock_guard lock(owner_.mutex_);
+    owner_.erase();
+  }
+  return next_->sputn(s, n);
 }
 
 void TerminalProgress::report(const Progress& p) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <mutex>
+#include <streambuf>
 
 #include <CLI/CLI.hpp>
 
@@ -26,9 +27,28 @@ class TerminalProgress : public ProgressSink {
   ProgressSink* sink() { return enabled_ ? this : nullptr; }
 
  private:
+  // Sits in front of std::cout's buffer while the sink may draw: before anything goes to stdout
+  // (the same terminal, usually), the progress line is erased, so output never lands after it.
+  class ClearFirst : public std::streambuf {
+   public:
+    ClearFirst(TerminalProgress& owner, std::streambuf* next) : owner_(owner), next_(next) {}
+    std::streambuf* next() const { return next_; }
+
+   protected:
+    int overflow(int c) override;
+    std::streamsize xsputn(const char* s, std::streamsize n) override;
+    int sync() override { return next_->pubsync(); }
+
+   private:
+    TerminalProgress& owner_;
+    std::streambuf* next_;
+  };
+  void erase();  ///< the line, if drawn (callers hold mutex_)
+
   using Clock = std::chrono::steady_clock;
   bool enabled_;
   bool drawn_ = false;
+  ClearFirst* stdout_filter_ = nullptr;
   Clock::time_point start_ = Clock::now(), last_;
   std::mutex mutex_;
 };

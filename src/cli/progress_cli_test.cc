@@ -35,6 +35,16 @@ TEST(Progress, ShowsOnATerminalAndLeavesStdoutAlone) {
   EXPECT_EQ(nlohmann::json::parse(json), nlohmann::json::parse(piped.out));
 }
 
+// Output to the same terminal never lands after the progress line: the line is erased first.
+TEST(Progress, IsErasedBeforeStdoutWritesToTheTerminal) {
+  Outcome tty = on_a_terminal(kLongPlan);
+  ASSERT_EQ(tty.exit_code, 0) << tty.out;
+  const std::size_t json = tty.out.find("{");
+  ASSERT_NE(json, std::string::npos) << tty.out;
+  ASSERT_GE(json, 4u) << tty.out;
+  EXPECT_EQ(tty.out.substr(json - 4, 4), "\r\033[K") << tty.out.substr(0, json + 20);
+}
+
 TEST(Progress, QuietOrNotATerminalShowsNothing) {
   Outcome quiet = on_a_terminal(kLongPlan + " --quiet > /dev/null");
   EXPECT_EQ(quiet.exit_code, 0);
