@@ -128,7 +128,7 @@ int run_intra_op(const IntraOpArgs& args) {
     std::vector<std::string> names;
     for (const LayerSplit& ls : plan.layer_splits) names.push_back(w.model.layers[ls.layer].name);
     const sim::Result r = sim::simulate(sim::intra_op_program(plan.layer_splits, names, s.flops_per_s, s.devices));
-    if (!args.trace.empty()) io::write_text_file(args.trace, io::chrome_trace(r.timeline).dump() + "\n");
+    if (!args.trace.empty()) io::write_chrome_trace(args.trace, r.timeline);
     if (!args.report.empty())
       io::write_text_file(args.report,
                           report::intra_op_report(w.model.name, s.devices, s.flops_per_s, plan.objective,

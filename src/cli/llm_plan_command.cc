@@ -217,7 +217,7 @@ int run_llm_plan(const LlmPlanArgs& a) {
   if (!a.report.empty() || !a.trace.empty()) {
     const TrainingConfig& best = r.top[0].config;
     const sim::TransformerSimulation sim = sim::simulate_transformer(cost, best, sim::default_schedule(best));
-    if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(sim.result.timeline).dump() + "\n");
+    if (!a.trace.empty()) io::write_chrome_trace(a.trace, sim.result.timeline);
     LlmSearchSettings fs = s;
     fs.top_k = 1;
     fs.time_limit_s = 0;

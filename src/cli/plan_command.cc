@@ -151,7 +151,7 @@ int run_piper(const PlanArgs& args, Workload& w) {
     emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra, replay);
     if (!args.report.empty() || !args.trace.empty()) {
       const sim::PipelineSimulation s = sim::simulate_pipeline_plan(w.model, result.plan, settings.microbatches);
-      if (!args.trace.empty()) io::write_text_file(args.trace, io::chrome_trace(s.result.timeline).dump() + "\n");
+      if (!args.trace.empty()) io::write_chrome_trace(args.trace, s.result.timeline);
       if (!args.report.empty())
         io::write_text_file(args.report, report::pipeline_report(w.model, result.plan, settings, s, {}, args.progress));
     }
@@ -231,7 +231,7 @@ int run_dapple(const PlanArgs& args, Workload& w) {
   emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", extra);
   if (!args.report.empty() || !args.trace.empty()) {
     const sim::Result r = sim::simulate(sim::dapple_program(result.plan));
-    if (!args.trace.empty()) io::write_text_file(args.trace, io::chrome_trace(r.timeline).dump() + "\n");
+    if (!args.trace.empty()) io::write_chrome_trace(args.trace, r.timeline);
     if (!args.report.empty())
       io::write_text_file(
           args.report,

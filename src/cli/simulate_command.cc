@@ -57,7 +57,7 @@ int run_pipeline_plan(const SimulateArgs& a, const io::Json& doc) {
   if (!a.schedule.empty() && a.schedule != "1f1b")
     throw Error(ErrorKind::kUsage, "", "--schedule: pipeline plans replay under 1f1b (Piper's in-flight count)");
   const sim::PipelineSimulation s = sim::simulate_pipeline_plan(model, plan, settings.microbatches);
-  if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(s.result.timeline).dump() + "\n");
+  if (!a.trace.empty()) io::write_chrome_trace(a.trace, s.result.timeline);
   if (!a.report.empty()) io::write_text_file(a.report, report::pipeline_report(model, plan, settings, s));
   const auto& devices = s.result.timeline.devices;
   if (a.json) {
@@ -134,7 +134,7 @@ int run_intra_op_plan(const SimulateArgs& a, const io::Json& doc) {
                                          total, objective));
   if (!a.schedule.empty())
     throw Error(ErrorKind::kUsage, "", "--schedule: an intra-operator plan runs its layers one after the other");
-  if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(r.timeline).dump() + "\n");
+  if (!a.trace.empty()) io::write_chrome_trace(a.trace, r.timeline);
   const double step = objective / flops;
   if (!a.report.empty())
     io::write_text_file(a.report, report::intra_op_report(top.string("model"), devices, flops, objective, rows, r, "",
@@ -177,7 +177,7 @@ int run_dapple_plan(const SimulateArgs& a, const io::Json& doc) {
   if (!a.schedule.empty() && a.schedule != "1f1b")
     throw Error(ErrorKind::kUsage, "", "--schedule: DAPPLE plans replay under its early-backward (1F1B) schedule");
   const sim::Result r = sim::simulate(sim::dapple_program(plan));
-  if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(r.timeline).dump() + "\n");
+  if (!a.trace.empty()) io::write_chrome_trace(a.trace, r.timeline);
   if (!a.report.empty()) io::write_text_file(a.report, report::dapple_report(top.json().value("model", "model"), plan, r));
   const double difference = r.makespan_s / plan.objective - 1;
   if (a.json) {
@@ -238,7 +238,7 @@ int run(const SimulateArgs& a) {
   const sim::Schedule schedule =
       a.schedule.empty() ? sim::default_schedule(f.config) : sim::parse_schedule(a.schedule);
   const sim::TransformerSimulation s = sim::simulate_transformer(cost, f.config, schedule);
-  if (!a.trace.empty()) io::write_text_file(a.trace, io::chrome_trace(s.result.timeline).dump() + "\n");
+  if (!a.trace.empty()) io::write_chrome_trace(a.trace, s.result.timeline);
   if (!a.report.empty()) {
     LlmSearchSettings fs;  // the frontier of the plan's own setting
     fs.devices = f.config.devices();

@@ -34,4 +34,8 @@ Json chrome_trace(const Timeline& t) {
   return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 
+void write_chrome_trace(const std::string& path, const Timeline& timeline) {
+  write_text_file(path, chrome_trace(timeline).dump() + "\n");
+}
+
 }  // namespace paraplan::io
