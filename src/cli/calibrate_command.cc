@@ -11,6 +11,7 @@
 #include "cost/analytic.h"
 #include "io/calibration_file.h"
 #include "io/json_fields.h"
+#include "io/mpt_reader.h"
 #include "validate/calibrate.h"
 
 namespace paraplan::cli {
@@ -18,6 +19,7 @@ namespace {
 
 struct CalibrateArgs {
   std::string data = PARAPLAN_DEFAULT_VTRAIN_DIR;
+  std::string mpt = PARAPLAN_DEFAULT_MPT_FILE;
   std::string from;
   std::string output;
   int iterations = 3000;
@@ -28,21 +30,27 @@ struct CalibrateArgs {
 std::string figures(const validate::FitScore& s) {
   std::string rankings;
   for (double r : s.ranking_slowdown_percent) rankings += fmt::format("{}{:+.1f}%", rankings.empty() ? "" : ", ", r);
-  return fmt::format("multi-node MAPE {:.2f}%, single-node MAPE {:.2f}%, rankings {} (objective {:.3f})",
-                     s.multi_mape_percent, s.single_mape_percent, rankings, s.objective);
+  return fmt::format("vTrain multi-node MAPE {:.2f}%, single-node MAPE {:.2f}%, rankings {}; MPT MAPE "
+                     "{:.2f}% (objective {:.3f})",
+                     s.multi_mape_percent, s.single_mape_percent, rankings, s.mpt_mape_percent, s.objective);
 }
 
 int run(const CalibrateArgs& a) {
   const Calibration start = a.from.empty() ? default_calibration("A100") : io::read_calibration_file(a.from);
   const io::MeasuredRuns runs = io::read_vtrain_folder(a.data);
   TerminalProgress progress(a.quiet);
-  const auto& multi = runs.multi;
-  const auto& single = runs.single;
-  const validate::FitResult fit =
-      validate::fit_calibration(multi, single, start, {a.iterations, a.seed, progress.sink()});
+  validate::FitData data{runs.multi, runs.single, {}};
+  if (!a.mpt.empty()) {
+    io::MptTable table = io::read_mpt_table(a.mpt);
+    for (auto& r : table.runs)
+      if (r.device == start.device) data.mpt.push_back(std::move(r));
+  }
+  const auto& multi = data.multi;
+  const auto& single = data.single;
+  const validate::FitResult fit = validate::fit_calibration(data, start, {a.iterations, a.seed, progress.sink()});
   io::write_text_file(a.output, io::calibration_to_json(fit.calibration).dump(2) + "\n");
-  std::cout << fmt::format("{} multi-node and {} single-node runs, {} iterations (seed {}), {} steps taken\n",
-                           multi.size(), single.size(), a.iterations, a.seed, fit.accepted)
+  std::cout << fmt::format("{} multi-node, {} single-node and {} MPT runs, {} iterations (seed {}), {} steps taken\n",
+                           multi.size(), single.size(), data.mpt.size(), a.iterations, a.seed, fit.accepted)
             << "before: " << figures(fit.before) << "\n"
             << "after:  " << figures(fit.after) << "\n";
   Calibration before = fit.start, after = fit.calibration;
@@ -62,6 +70,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
       "calibrate", "Fit the analytic model's calibration to measured runs (vTrain CSV format): a "
                    "seeded, bounded random search over its physically meaningful parameters");
   cmd->add_option("--data", a->data, "Folder with ground_truth_multi.csv and ground_truth_single.csv");
+  cmd->add_option("--mpt", a->mpt,
+                  "MPT benchmark table to fit as well (rows of the calibration's device; \"\" to skip)");
   cmd->add_option("--from", a->from, "Calibration file to start from (default: the shipped A100 one)");
   cmd->add_option("-o,--output", a->output, "Calibration file to write (JSON)")->required();
   cmd->add_option("--iterations", a->iterations, "Search steps (default 3000)")->check(CLI::Range(0, 10000000));

@@ -362,9 +362,10 @@ TEST(CliCalibrate, WritesAFileValidateReads) {
   const std::string out = testing::TempDir() + "fitted.json";
   Outcome r = run("calibrate --iterations 50 --seed 3 -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto after = r.out.find("after:  multi-node MAPE ");
+  const std::string label = "after:  vTrain multi-node MAPE ";
+  const auto after = r.out.find(label);
   ASSERT_NE(after, std::string::npos) << r.out;
-  const std::string multi = r.out.substr(after + 24, r.out.find('%', after) - after - 24);
+  const std::string multi = r.out.substr(after + label.size(), r.out.find('%', after) - after - label.size());
   Outcome v = run("validate --summary --calibration " + out);
   ASSERT_EQ(v.exit_code, 0) << v.out;
   EXPECT_NE(v.out.find("mean absolute percentage error " + multi + "%"), std::string::npos)

@@ -1,49 +1,95 @@
-// Prices every measured configuration with the analytic model (the vTrain cluster and the A100
-// calibration) and prints predicted against measured, the mean absolute percentage error per
-// file, and, per model of the multi-node file, how the configuration ranked first measures
-// against the measured best.
+// Prices every measured configuration with the analytic model and prints predicted against
+// measured: the vTrain Megatron-DeepSpeed runs (with their rankings) and the MPT FSDP runs (with
+// the memory verdict), each set's mean absolute percentage error, and the worst rows.
 #include "cli/validate_command.h"
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "io/calibration_file.h"
+#include "io/mpt_reader.h"
 #include "io/vtrain_reader.h"
 #include "validate/vtrain.h"
 
 namespace paraplan::cli {
 namespace {
 
+constexpr double kGiB = 1073741824.0;
+
 struct ValidateArgs {
   std::string data = PARAPLAN_DEFAULT_VTRAIN_DIR;
+  std::string mpt = PARAPLAN_DEFAULT_MPT_FILE;
   bool quiet = false;
   std::string calibration;
+  int worst = 5;
 };
+
+void print_vtrain_rows(const std::vector<validate::ScoredRun>& rows) {
+  std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n",
+                           "set", "line", "GPUs", "batch", "hidden", "L", "mb", "t", "p", "d",
+                           "measured s", "predicted s", "error");
+  for (const auto& s : rows)
+    std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12.4f} {:>12.4f} {:>+7.1f}%\n",
+                             s.run.set, s.run.line, s.run.gpus, s.run.global_batch, s.run.hidden,
+                             s.run.layers, s.run.micro_batch, s.run.tp, s.run.pp, s.run.dp,
+                             s.run.iteration_time_s, s.predicted_s, 100 * s.error());
+}
+
+std::string gpu_name(const io::MeasuredRun& r) {
+  return fmt::format("{} {:.0f}GiB", r.device, r.device_memory_bytes / kGiB);
+}
+
+void print_mpt_rows(const std::vector<validate::ScoredRun>& rows) {
+  std::cout << fmt::format("{:<5} {:>5} {:<11} {:>6} {:>5} {:>4} {:>4} {:>5}  {:>11} {:>11} {:>7}  {:>9} {:>8}\n",
+                           "model", "line", "GPU", "seq", "GPUs", "mb", "acc", "ckpt", "measured s",
+                           "predicted s", "error", "peak GiB", "of cap.");
+  for (const auto& s : rows)
+    std::cout << fmt::format("{:<5} {:>5} {:<11} {:>6} {:>5} {:>4} {:>4} {:>5}  {:>11.3f} {:>11.3f} {:>+6.1f}%  {:>9.2f} {:>7.1f}%{}\n",
+                             s.run.model, s.run.line, gpu_name(s.run), s.run.seq_len, s.run.gpus,
+                             s.run.micro_batch, s.run.global_batch / (s.run.micro_batch * s.run.gpus),
+                             s.run.recompute == Recompute::kFull ? "yes" : "no", s.run.iteration_time_s,
+                             s.predicted_s, 100 * s.error(), s.predicted_peak_bytes / kGiB,
+                             100 * s.predicted_peak_bytes / s.run.device_memory_bytes,
+                             s.fits ? "" : "  does not fit");
+}
+
+void print_worst(const std::vector<validate::ScoredRun>& rows, int count) {
+  std::vector<const validate::ScoredRun*> order;
+  for (const auto& r : rows) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+    return std::abs(a->error()) > std::abs(b->error());
+  });
+  for (int i = 0; i < count && i < static_cast<int>(order.size()); ++i) {
+    const auto& s = *order[static_cast<std::size_t>(i)];
+    std::cout << fmt::format("  line {}: {} seq {} on {} × {}, micro-batch {}{}: measured {:.3f} s, "
+                             "predicted {:.3f} s ({:+.1f}%)\n",
+                             s.run.line, s.run.model, s.run.seq_len, s.run.gpus, gpu_name(s.run),
+                             s.run.micro_batch, s.run.recompute == Recompute::kFull ? ", recomputed" : "",
+                             s.run.iteration_time_s, s.predicted_s, 100 * s.error());
+  }
+}
 
 int run(const ValidateArgs& args) {
   const Calibration calibration = args.calibration.empty()
                                       ? default_calibration("A100")
                                       : io::read_calibration_file(args.calibration);
   const io::MeasuredRuns runs = io::read_vtrain_folder(args.data);
+  const io::MptTable mpt_table = args.mpt.empty() ? io::MptTable{} : io::read_mpt_table(args.mpt);
   auto multi = validate::score_runs(runs.multi, calibration);
   auto single = validate::score_runs(runs.single, calibration);
+  auto mpt = validate::score_runs(mpt_table.runs, calibration);
   if (!args.quiet) {
-    std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n",
-                             "set", "line", "GPUs", "batch", "hidden", "L", "mb", "t", "p", "d",
-                             "measured s", "predicted s", "error");
-    for (const auto* set : {&multi, &single})
-      for (const auto& s : *set)
-        std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12.4f} {:>12.4f} {:>+7.1f}%\n",
-                                 set == &multi ? "multi" : "single", s.run.line, s.run.gpus,
-                                 s.run.global_batch, s.run.hidden, s.run.layers, s.run.micro_batch,
-                                 s.run.tp, s.run.pp, s.run.dp, s.run.iteration_time_s, s.predicted_s,
-                                 100 * s.error());
+    print_vtrain_rows(multi);
+    print_vtrain_rows(single);
+    if (!mpt.empty()) print_mpt_rows(mpt);
   }
-  std::cout << fmt::format("multi-node:  {} runs, mean absolute percentage error {:.2f}% (target 8%)\n",
+  std::cout << fmt::format("vTrain multi-node:  {} runs, mean absolute percentage error {:.2f}% (target 8%)\n",
                            multi.size(), validate::mean_absolute_percentage_error(multi));
-  std::cout << fmt::format("single-node: {} runs, mean absolute percentage error {:.2f}% (target 10%)\n",
+  std::cout << fmt::format("vTrain single-node: {} runs, mean absolute percentage error {:.2f}% (target 10%)\n",
                            single.size(), validate::mean_absolute_percentage_error(single));
   for (const auto& r : validate::rankings(multi))
     std::cout << fmt::format(
@@ -52,6 +98,33 @@ int run(const ValidateArgs& args) {
         r.parameters_billion, r.gpus, r.configurations, r.picked->run.line,
         r.picked->run.iteration_time_s, r.best->run.line, r.best->run.iteration_time_s,
         100 * r.slowdown());
+  if (mpt.empty() && mpt_table.skipped.empty()) return 0;
+  // Per GPU type of the MPT set, then all of it.
+  std::vector<std::string> gpus;
+  for (const auto& s : mpt)
+    if (std::find(gpus.begin(), gpus.end(), gpu_name(s.run)) == gpus.end()) gpus.push_back(gpu_name(s.run));
+  for (const auto& g : gpus) {
+    std::vector<validate::ScoredRun> part;
+    for (const auto& s : mpt)
+      if (gpu_name(s.run) == g) part.push_back(s);
+    std::cout << fmt::format("MPT (FSDP, FlashAttention) on {}: {} runs, mean absolute percentage error {:.2f}%\n",
+                             g, part.size(), validate::mean_absolute_percentage_error(part));
+  }
+  int fits = 0;
+  double closest = 0;
+  for (const auto& s : mpt) {
+    fits += s.fits;
+    closest = std::max(closest, s.predicted_peak_bytes / s.run.device_memory_bytes);
+  }
+  std::cout << fmt::format("MPT: {} runs, mean absolute percentage error {:.2f}% (target 8%); memory: {} "
+                           "of {} predicted to fit (all ran), highest predicted peak {:.1f}% of capacity\n",
+                           mpt.size(), validate::mean_absolute_percentage_error(mpt), fits, mpt.size(),
+                           100 * closest);
+  if (!mpt.empty()) {
+    std::cout << "MPT worst rows:\n";
+    print_worst(mpt, args.worst);
+  }
+  for (const auto& s : mpt_table.skipped) std::cout << "skipped " << s << "\n";
   return 0;
 }
 
@@ -60,10 +133,15 @@ int run(const ValidateArgs& args) {
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "validate", "Compare the analytic cost model with measured A100 iteration times (vTrain "
-                  "data set): per-run error, mean absolute percentage error, plan ranking");
+      "validate", "Compare the analytic cost model with measured iteration times: vTrain's "
+                  "Megatron-DeepSpeed runs (error, plan ranking) and MosaicML's MPT FSDP runs "
+                  "(error, memory verdict)");
   cmd->add_option("--data", args->data, "Folder with ground_truth_multi.csv and ground_truth_single.csv");
+  cmd->add_option("--mpt", args->mpt,
+                  "MPT benchmark table (data/mpt's TSV or llm-foundry's Markdown tables; \"\" to skip)");
   cmd->add_flag("--summary", args->quiet, "Print only the summary lines");
+  cmd->add_option("--worst", args->worst, "MPT rows with the largest errors to list (default 5)")
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--calibration", args->calibration,
                   "Calibration file to validate (JSON or YAML; default: the shipped A100 one)");
   cmd->callback([args, &exit_code] { exit_code = run(*args); });

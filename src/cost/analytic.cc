@@ -15,15 +15,37 @@ namespace {
 
 [[noreturn]] void bad(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
-/// Ring all-reduce of `bytes` over n devices (reduce-scatter + all-gather: twice the half).
-double ring_allreduce_s(double bytes, int n, double bandwidth, double step_latency) {
+/// Latency of one collective call over a ring of n members spread over `nodes` nodes: NCCL's
+/// model (src/graph/tuning.cc) charges each ring step inside a node the intra-node latency and
+/// each step that crosses nodes the network latency; a reduce-scatter or all-gather takes n - 1
+/// steps, of which nodes - 1 cross.
+double ring_latency_s(int n, int nodes, const Calibration& cal) {
   if (n <= 1) return 0;
-  return 2.0 * (n - 1) / n * bytes / bandwidth + 2.0 * (n - 1) * step_latency;
+  nodes = std::clamp(nodes, 1, n);
+  return (n - nodes) * cal.ring_step_latency_s + (nodes - 1) * cal.network_step_latency_s;
+}
+
+/// Ring all-reduce of `bytes` over n devices (reduce-scatter + all-gather: twice the half).
+double ring_allreduce_s(double bytes, int n, double bandwidth, double latency_per_half) {
+  if (n <= 1) return 0;
+  return 2.0 * (n - 1) / n * bytes / bandwidth + 2.0 * latency_per_half;
 }
 
 /// Ring reduce-scatter or all-gather of `bytes` (the full buffer) over n devices.
-double ring_half_s(double bytes, int n, double bandwidth, double step_latency) {
-  return ring_allreduce_s(bytes, n, bandwidth, step_latency) / 2;
+double ring_half_s(double bytes, int n, double bandwidth, double latency) {
+  if (n <= 1) return 0;
+  return (n - 1.0) / n * bytes / bandwidth + latency;
+}
+
+/// NCCL's tree all-reduce (a double binary tree across nodes, a chain inside each): the
+/// bandwidth of the ring (NCCL discounts it to 90 %, and counts the whole buffer twice), a
+/// latency that grows with log2 of the nodes instead of the ranks.
+double tree_allreduce_s(double bytes, int n, int nodes, double bandwidth, const Calibration& cal) {
+  if (n <= 1) return 0;
+  const int per_node = std::max(1, n / std::max(1, nodes));
+  const double levels = nodes > 1 ? std::ceil(std::log2(static_cast<double>(nodes))) : 0.0;
+  return 2.0 * bytes / (0.9 * bandwidth) +
+         2.0 * ((per_node - 1) * cal.ring_step_latency_s + levels * cal.network_step_latency_s);
 }
 
 }  // namespace
@@ -33,23 +55,33 @@ int stage_sends(const TrainingConfig& t) {
 }
 
 Calibration default_calibration(const std::string& device) {
-  Calibration c;
-  if (device == "A100") return c;
-  // Hopper reaches a smaller share of its peak in large matrix products than Ampere: the
-  // published maximum achievable matmul FLOP/s (stas00/ml-engineering's MAMF table, BF16) are
-  // 80.1 % of peak on H100 SXM against 86.9 % on A100 SXM, whose share our fit (0.875) matches.
-  if (device == "H100") {
-    c.device = "H100";
-    c.gemm_efficiency = 0.80;
-    c.memory_bandwidth_bytes_per_s = 3.35e12;
+  const Calibration a100;
+  if (device == "A100") return a100;
+  // Hopper from published device figures and what the A100 fit says about the software
+  // (docs/cost-models.md, "Transfer to new hardware"):
+  // - tensor-core work reaches the A100 fit's share of peak scaled by the published maximum
+  //   achievable matmul FLOP/s (stas00/ml-engineering's MAMF table, BF16: H100 SXM 80.1 %, A100
+  //   SXM 86.9 % of peak);
+  // - the GEMM size at half efficiency grows with the peak (the fixed launch and tail time it
+  //   stands for is the same);
+  // - memory-bound kernels reach the A100 fit's share of the HBM peak (A100 SXM 2.039 TB/s);
+  // - bytes moved per element, framework overheads, collective efficiencies, latencies and the
+  //   memory terms are the software's and the links' (the links' rates are the cluster's) and
+  //   carry over unchanged.
+  auto hopper = [&](const std::string& name, double hbm_bytes_per_s) {
+    Calibration c = a100;
+    c.device = name;
+    const double matmul = 0.801 / 0.869;
+    c.gemm_efficiency *= matmul;
+    c.attention_efficiency *= matmul;
+    c.flash_attention_efficiency *= matmul;
+    c.flash_backward_efficiency *= matmul;
+    c.gemm_half_efficiency_flops *= 989e12 / 312e12;
+    c.memory_bandwidth_bytes_per_s = hbm_bytes_per_s * (a100.memory_bandwidth_bytes_per_s / 2.039e12);
     return c;
-  }
-  if (device == "H200") {
-    c.device = "H200";
-    c.gemm_efficiency = 0.80;
-    c.memory_bandwidth_bytes_per_s = 4.8e12;
-    return c;
-  }
+  };
+  if (device == "H100") return hopper("H100", 3.35e12);
+  if (device == "H200") return hopper("H200", 4.8e12);
   bad("no shipped calibration for device \"" + device + "\" (shipped: A100, H100, H200; give "
       "one with --calibration FILE)");
 }
@@ -178,6 +210,12 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
     const int per_node = std::clamp(node / std::max(1, stride), 1, members);
     return tier(1, cal_.collective_efficiency) * per_node;
   };
+  // Nodes such a group spans.
+  auto group_nodes = [&](int members, int stride) {
+    if (members * stride <= node || cluster_.tiers.size() < 2) return 1;
+    const int per_node = std::clamp(node / std::max(1, stride), 1, members);
+    return (members + per_node - 1) / per_node;
+  };
 
   BlockCosts c;
   // One layer, one micro-batch, forward, on one device.
@@ -202,8 +240,11 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   // of a causal attention and keeps the scores on chip, so it has no score traffic.
   const bool flash = t.attention == Attention::kFlash;
   const double attn_s = (flash ? 0.5 : 1.0) * 4 * b * s_local * s * q_dim / tp /
-                        (peak * cal_.attention_efficiency);
-  const double mem_s = (cal_.hidden_bytes_per_element * tokens * h / tp +
+                        (peak * (flash ? cal_.flash_attention_efficiency : cal_.attention_efficiency));
+  const double attn_backward_s = flash ? attn_s * cal_.flash_attention_efficiency / cal_.flash_backward_efficiency
+                                       : attn_s;
+  const double hidden_bytes = t.fused_elementwise ? cal_.hidden_bytes_per_element : cal_.eager_hidden_bytes_per_element;
+  const double mem_s = (hidden_bytes * tokens * h / tp +
                         (flash ? 0.0 : cal_.score_bytes_per_element * b * heads_per_device * s_local * s)) /
                        hbm;
   const double forward_s = proj + mlp + attn_s + mem_s;
@@ -217,17 +258,19 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   };
   auto layer_time = [&](Recompute rc, BlockCosts* parts) {
     const double forwards = rc == Recompute::kFull ? 2.0 : 1.0;  // forward passes per layer
+    // The backward computes two products per forward product (three: FlashAttention's
+    // recomputes QKᵀ, at its own, lower efficiency).
     double compute = (forwards + 2) * forward_s;
-    if (flash) compute += attn_s / 2;  // its backward recomputes QKᵀ: 2.5 forwards, not 2
+    if (flash) compute += 2.5 * attn_backward_s - 2 * attn_s;
     if (rc == Recompute::kSelective) compute += attn_s + mem_s;
     const double tp_comm = (2 * forwards + 2) *
-        ring_allreduce_s(act_bytes, t.tp, group_bw(t.tp, 1), cal_.ring_step_latency_s);
+        ring_allreduce_s(act_bytes, t.tp, group_bw(t.tp, 1), ring_latency_s(t.tp, group_nodes(t.tp, 1), cal_));
     double cp_comm = 0;
     if (t.cp > 1) {  // ring attention: K and V chunks go round, overlapped with the attention
       const double kv_bytes = 2 * tokens * std::max(kv_dim / tp, static_cast<double>(m.head_dim)) * 2;
       const double bw = group_bw(t.cp, t.tp);
       const double passes = forwards + 2;  // backward sends K, V and their gradients
-      const double wire = passes * (t.cp - 1) * (kv_bytes / bw + cal_.ring_step_latency_s);
+      const double wire = passes * ((t.cp - 1) * kv_bytes / bw + ring_latency_s(t.cp, group_nodes(t.cp, t.tp), cal_));
       cp_comm = std::max(0.0, wire - (forwards + 2) * attn_s);
     }
     double ep_comm = 0;
@@ -263,7 +306,7 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   c.layer_plain_backward_s = plain.backward;
   c.layer_plain_backward_comm_s = plain.backward_comm;
   c.embedding_s = 3 * tokens * h * 2 / hbm;
-  c.head_s = 3 * gemm_s(tokens, vocab / tp, h) + 3 * tokens * vocab / tp * 4 / hbm;
+  c.head_s = 3 * gemm_s(tokens, vocab / tp, h) + cal_.logit_bytes_per_element * tokens * vocab / tp / hbm;
   if (t.pp > 1) {  // pipeline neighbours sit tp × cp apart
     const bool crosses = t.tp * t.cp * t.pp > node && cluster_.tiers.size() > 1;
     c.p2p_bytes = act_bytes;
@@ -294,11 +337,16 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   const double sbh = s_local * b * h;
   // Standard attention keeps the softmax output, its dropout mask and the dropped-out scores
   // (5 bytes per score); FlashAttention only its fp32 log-sum-exp per row.
+  // (2 bytes without dropout: the softmax output alone).
   const double scores = flash
                             ? 4.0 * static_cast<double>(m.num_attention_heads) * b * s_local / tp
-                            : 5.0 * static_cast<double>(m.num_attention_heads) * b * s_local * s / tp;
-  const double full_layer = t.sequence_parallel ? sbh * 34 / tp + scores : sbh * (10 + 24 / tp) + scores;
-  const double selective = t.sequence_parallel ? sbh * 34 / tp : sbh * (10 + 24 / tp);
+                            : (t.dropout ? 5.0 : 2.0) * static_cast<double>(m.num_attention_heads) * b * s_local * s / tp;
+  // Korthikanti's 34·sbh counts the two residual dropout masks (sbh bytes each); without dropout
+  // they are not kept: 32·sbh.
+  const double replicated = t.dropout ? 10 : 8;  // the part tensor parallelism does not split
+  const double full_layer = t.sequence_parallel ? sbh * (replicated + 24) / tp + scores
+                                                : sbh * (replicated + 24 / tp) + scores;
+  const double selective = t.sequence_parallel ? sbh * (replicated + 24) / tp : sbh * (replicated + 24 / tp);
   const double input_only = t.sequence_parallel ? 2 * sbh / tp : 2 * sbh;
   switch (t.recompute) {
     case Recompute::kFull: c.layer_activation_bytes = input_only; break;
@@ -308,7 +356,8 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   // Layers a partial full recomputation leaves alone keep everything.
   c.layer_plain_activation_bytes = t.recompute == Recompute::kFull ? full_layer : c.layer_activation_bytes;
   c.recompute_working_bytes = t.recompute == Recompute::kFull ? full_layer : 0.0;
-  c.logits_bytes = 2 * tokens * vocab / tp * 4;
+  // The bf16 logits and the log-softmax the loss keeps for its backward (fp32 or bf16).
+  c.logits_bytes = tokens * vocab / tp * (2 + (t.fp32_loss ? 4 : 2));
   return c;
 }
 
@@ -316,22 +365,31 @@ SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_pa
                                         double expert_params) const {
   const int node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
   const int inner = t.tp * t.cp * t.pp;  // data-parallel replicas sit this far apart
-  auto bw = [&](int members) {
-    if (members <= 1) return 1.0;
+  // A data-parallel group: its ring bandwidth (NVLink inside a node; across nodes the NICs of
+  // the members a node holds) and the nodes it spans.
+  struct Group { double bandwidth; int nodes; };
+  auto group = [&](int members) {
     const bool crosses = static_cast<std::int64_t>(members) * inner > node && cluster_.tiers.size() > 1;
     const double tier_bw = cluster_.tiers[crosses ? 1 : 0].bandwidth_bytes_per_s *
                            cal_.collective_efficiency.at(std::min<std::size_t>(crosses ? 1 : 0, cal_.collective_efficiency.size() - 1));
-    return crosses ? tier_bw * std::clamp(node / inner, 1, members) : tier_bw;
+    if (!crosses) return Group{tier_bw, 1};
+    const int per_node = std::clamp(node / inner, 1, members);
+    return Group{tier_bw * per_node, (members + per_node - 1) / per_node};
   };
   const int dense_group = t.dp * t.cp, expert_group = t.dp * t.cp / t.ep;
-  const double g = cal_.gradient_bytes_per_parameter, lat = cal_.ring_step_latency_s;
+  const double g = t.bf16_gradient_reduction ? 2.0 : cal_.gradient_bytes_per_parameter;
   SyncParts parts;
   for (auto [params, n] : {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}}) {
     if (params <= 0 || n <= 1) continue;
-    const double band = bw(n);
-    parts.allreduce_s += ring_allreduce_s(params * g, n, band, lat);
-    parts.reduce_scatter_s += ring_half_s(params * g, n, band, lat);
-    parts.weight_gather_s += ring_half_s(params * 2, n, band, lat);
+    const Group grp = group(n);
+    const double lat = ring_latency_s(n, grp.nodes, cal_);
+    // NCCL picks the faster of ring and tree for an all-reduce; reduce-scatter and all-gather
+    // only run as rings.
+    parts.allreduce_s += std::min(ring_allreduce_s(params * g, n, grp.bandwidth, lat),
+                                  tree_allreduce_s(params * g, n, grp.nodes, grp.bandwidth, cal_));
+    parts.reduce_scatter_s += ring_half_s(params * g, n, grp.bandwidth, lat);
+    parts.weight_gather_s += ring_half_s(params * 2, n, grp.bandwidth, lat);
+    parts.call_latency_s += lat;
   }
   return parts;
 }
@@ -355,6 +413,40 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
     default:  // ZeRO-3: per micro-batch, gather weights for forward and backward, reduce-scatter
       return m * (2 * p.weight_gather_s + reduce(p.reduce_scatter_s));
   }
+}
+
+double AnalyticCostModel::zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& c, bool first,
+                                               bool last) const {
+  if (t.zero_stage != 3) return 0;
+  // The gathered 16-bit weights of the layers in flight (the current one and the prefetched
+  // next), the current layer's unsharded gradient before its reduce-scatter, and the root unit
+  // (embedding, LM head), which stays gathered through the pass.
+  const double layer_params = c.layer_dense_params + c.layer_expert_params;
+  const double reduce_bytes = t.bf16_gradient_reduction ? 2.0 : cal_.gradient_bytes_per_parameter;
+  return 2 * 2 * layer_params + reduce_bytes * layer_params +
+         2 * ((first ? c.embedding_params : 0.0) + (last ? c.head_params : 0.0));
+}
+
+double AnalyticCostModel::zero3_microbatch_s(const TrainingConfig& t, const BlockCosts& c, int layers,
+                                             double work_s) const {
+  const SyncParts layer = sync_parts(t, c.layer_dense_params, c.layer_expert_params);
+  const SyncParts root = sync_parts(t, c.embedding_params + c.head_params, 0);
+  const double n = layers;
+  // FSDP gathers a layer's weights before its forward and again before its backward, and
+  // reduce-scatters its gradients after the backward; the next layer's gather is prefetched
+  // while the current one computes. The root unit (embedding, LM head) is gathered first and
+  // reduced last, the first layer's gather waits, the last reduce-scatter ends the pass.
+  const double forward_compute = n * (c.layer_forward_s + c.layer_forward_comm_s) + (c.embedding_s + c.head_s) / 3;
+  const double backward_compute = std::max(0.0, work_s - forward_compute);
+  const double forward_comm = root.weight_gather_s + n * layer.weight_gather_s;
+  const double backward_comm = n * (layer.weight_gather_s + layer.reduce_scatter_s) + root.reduce_scatter_s;
+  const double exposed =
+      root.weight_gather_s + layer.weight_gather_s +
+      std::max(0.0, (n - 1) * layer.weight_gather_s - forward_compute) +
+      layer.reduce_scatter_s + root.reduce_scatter_s +
+      std::max(0.0, n * layer.weight_gather_s + (n - 1) * layer.reduce_scatter_s - backward_compute);
+  const double hidden = std::max(0.0, forward_comm + backward_comm - exposed);
+  return exposed + cal_.overlap_slowdown * hidden;
 }
 
 std::pair<double, double> AnalyticCostModel::stage_parameters(const BlockCosts& c,
@@ -393,9 +485,18 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
     return bytes_per_param * (dense / (on ? dense_shards : 1) + expert / (on ? expert_shards : 1));
   };
   MemoryBreakdown mem;
-  mem.weights_bytes = sharded(2, 3);
-  mem.gradients_bytes = sharded(cal_.gradient_bytes_per_parameter, 2);
-  mem.optimizer_bytes = sharded(12, 1);
+  const double g = cal_.gradient_bytes_per_parameter;
+  if (t.zero_stage == 3) {
+    // FSDP / ZeRO 3 keeps no 16-bit copy: the sharded fp32 master is the weight (4 bytes), with
+    // the sharded gradients and Adam's two moments (8 bytes).
+    mem.weights_bytes = sharded(4, 3);
+    mem.gradients_bytes = sharded(g, 3);
+    mem.optimizer_bytes = sharded(8, 3);
+  } else {
+    mem.weights_bytes = sharded(2, 3);
+    mem.gradients_bytes = sharded(g, 2);
+    mem.optimizer_bytes = sharded(12, 1);
+  }
   const double recomputed =
       t.recompute == Recompute::kFull
           ? (t.recompute_layers > 0 ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp) : n)
@@ -403,8 +504,10 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
   mem.activations_bytes = in_flight * (recomputed * c.layer_activation_bytes +
                                        (n - recomputed) * c.layer_plain_activation_bytes);
   mem.buffers_bytes = (recomputed > 0 ? c.recompute_working_bytes : 0.0) + (last ? c.logits_bytes : 0.0);
+  if (layers > 0) mem.buffers_bytes += zero3_gathered_bytes(t, c, first, last);
   mem.fragmentation_bytes = cal_.allocator_fragmentation * (mem.activations_bytes + mem.buffers_bytes);
-  mem.reserved_bytes = cal_.runtime_reserved_bytes;
+  const int communicators = (t.tp > 1) + (t.cp > 1) + (t.pp > 1 ? 2 : 0) + (t.dp * t.cp > 1) + (t.ep > 1);
+  mem.reserved_bytes = cal_.runtime_reserved_bytes + communicators * cal_.nccl_communicator_bytes;
   mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
                    mem.activations_bytes + mem.buffers_bytes + mem.fragmentation_bytes +
                    mem.reserved_bytes;
@@ -441,7 +544,10 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
     work_sum += st.time_per_microbatch_s;
     const auto [dense, expert] = stage_parameters(c, t, i, n);
     // Gradient reduction may hide behind the last micro-batch's backward (two thirds of it).
-    sync_max = std::max(sync_max, gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3));
+    const double sync = t.zero_stage == 3
+                            ? microbatches * zero3_microbatch_s(t, c, n, st.time_per_microbatch_s)
+                            : gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3);
+    sync_max = std::max(sync_max, sync);
     optimizer_max = std::max(optimizer_max, optimizer_step_s(t, dense, expert));
     if (st.memory.peak_bytes > peak) {
       peak = st.memory.peak_bytes;
@@ -492,7 +598,9 @@ double AnalyticCostModel::time_lower_bound(const TrainingConfig& t) const {
   const double dense = (L * c.layer_dense_params + c.embedding_params + c.head_params) / p;
   const double expert = L * c.layer_expert_params / p;
   // With overlap, the most a stage can hide is all of it (an unbounded backward window).
-  const double sync = gradient_sync_s(t, dense, expert, std::numeric_limits<double>::infinity());
+  // ZeRO 3 (one stage) hides what it can behind the compute: nothing is a bound.
+  const double sync = t.zero_stage == 3 ? 0.0
+                                        : gradient_sync_s(t, dense, expert, std::numeric_limits<double>::infinity());
   return pipeline + sync + optimizer_step_s(t, dense, expert) + cal_.iteration_overhead_s;
 }
 

@@ -72,6 +72,7 @@ struct SyncParts {
   double allreduce_s = 0;       ///< gradients (ZeRO 0/1)
   double reduce_scatter_s = 0;  ///< gradients (ZeRO 2/3, per micro-batch)
   double weight_gather_s = 0;   ///< 16-bit weights (ZeRO 2 once, ZeRO 3 per pass)
+  double call_latency_s = 0;    ///< the latency part of one reduce-scatter or all-gather call
 };
 
 struct AnalyticResult {
@@ -124,6 +125,14 @@ class AnalyticCostModel {
   /// `expert_params` per device; with overlap, up to `backward_window_s` of it is hidden.
   double gradient_sync_s(const TrainingConfig& t, double dense_params, double expert_params,
                          double backward_window_s) const;
+  /// ZeRO 3 (FSDP FULL_SHARD): the per-layer weight gathers and gradient reduce-scatters of one
+  /// micro-batch of a stage of `layers` layers whose compute takes `work_s`, as far as the
+  /// prefetch does not hide them behind the compute (hidden time costs overlap_slowdown).
+  /// ZeRO 3: the weights and gradients a device holds unsharded during a pass (part of a
+  /// stage's buffers); 0 for other stages.
+  double zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& costs, bool first, bool last) const;
+  double zero3_microbatch_s(const TrainingConfig& t, const BlockCosts& costs, int layers,
+                            double work_s) const;
   double optimizer_step_s(const TrainingConfig& t, double dense_params, double expert_params) const;
   SyncParts sync_parts(const TrainingConfig& t, double dense_params, double expert_params) const;
   /// A stage's parameters per device: replicated over dp × cp (dense) and dp × cp / ep (experts).

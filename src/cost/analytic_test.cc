@@ -234,13 +234,15 @@ TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {
   t.seq_len = 4096;
   Calibration bare = default_calibration("H100");
   bare.runtime_reserved_bytes = 0;
+  bare.nccl_communicator_bytes = 0;
   bare.allocator_fragmentation = 0;
   const Calibration shipped = default_calibration("H100");
   const auto cluster = *zoo::cluster_preset("dgx-h100", 8);
   const auto tensors = AnalyticCostModel(*zoo::llm_model("llama3-8b"), cluster, bare).evaluate(t);
   const auto device = AnalyticCostModel(*zoo::llm_model("llama3-8b"), cluster, shipped).evaluate(t);
   const MemoryBreakdown& m = device.memory;
-  EXPECT_DOUBLE_EQ(m.reserved_bytes, shipped.runtime_reserved_bytes);
+  // The CUDA context and one NCCL communicator: the tensor-parallel group (tp 8, dp 1).
+  EXPECT_DOUBLE_EQ(m.reserved_bytes, shipped.runtime_reserved_bytes + shipped.nccl_communicator_bytes);
   EXPECT_NEAR(m.fragmentation_bytes,
               shipped.allocator_fragmentation * (m.activations_bytes + m.buffers_bytes), 1.0);
   EXPECT_NEAR(m.peak_bytes, tensors.memory.peak_bytes + m.reserved_bytes + m.fragmentation_bytes, 1.0);

@@ -29,17 +29,22 @@ std::vector<double> fractions(const JsonObject& o, std::string_view key) {
 
 Json calibration_to_json(const Calibration& c) {
   return Json{{"format", "paraplan-calibration"},
-              {"version", 2},
+              {"version", 3},
               {"device", c.device},
               {"gemm_efficiency", c.gemm_efficiency},
               {"gemm_half_efficiency_flops", c.gemm_half_efficiency_flops},
               {"attention_efficiency", c.attention_efficiency},
+              {"flash_attention_efficiency", c.flash_attention_efficiency},
+              {"flash_backward_efficiency", c.flash_backward_efficiency},
               {"memory_bandwidth_bytes_per_s", c.memory_bandwidth_bytes_per_s},
               {"score_bytes_per_element", c.score_bytes_per_element},
               {"hidden_bytes_per_element", c.hidden_bytes_per_element},
+              {"eager_hidden_bytes_per_element", c.eager_hidden_bytes_per_element},
               {"layer_overhead_s", c.layer_overhead_s},
+              {"logit_bytes_per_element", c.logit_bytes_per_element},
               {"collective_efficiency", c.collective_efficiency},
               {"ring_step_latency_s", c.ring_step_latency_s},
+              {"network_step_latency_s", c.network_step_latency_s},
               {"p2p_efficiency", c.p2p_efficiency},
               {"p2p_overhead_s", c.p2p_overhead_s},
               {"gradient_bytes_per_parameter", c.gradient_bytes_per_parameter},
@@ -47,24 +52,39 @@ Json calibration_to_json(const Calibration& c) {
               {"iteration_overhead_s", c.iteration_overhead_s},
               {"overlap_slowdown", c.overlap_slowdown},
               {"runtime_reserved_bytes", c.runtime_reserved_bytes},
+              {"nccl_communicator_bytes", c.nccl_communicator_bytes},
               {"allocator_fragmentation", c.allocator_fragmentation}};
 }
 
 Calibration calibration_from_json(const Json& doc, const std::string& source) {
   JsonObject o(doc, source, "");
   o.only({"format", "version", "device", "gemm_efficiency", "gemm_half_efficiency_flops",
-          "attention_efficiency", "memory_bandwidth_bytes_per_s", "score_bytes_per_element",
-          "hidden_bytes_per_element", "layer_overhead_s", "collective_efficiency",
-          "ring_step_latency_s", "p2p_efficiency", "p2p_overhead_s",
+          "attention_efficiency", "flash_attention_efficiency", "flash_backward_efficiency",
+          "memory_bandwidth_bytes_per_s",
+          "score_bytes_per_element", "hidden_bytes_per_element", "eager_hidden_bytes_per_element",
+          "layer_overhead_s",
+          "logit_bytes_per_element", "collective_efficiency", "ring_step_latency_s",
+          "network_step_latency_s", "p2p_efficiency", "p2p_overhead_s",
           "gradient_bytes_per_parameter", "optimizer_bytes_per_parameter",
-          "iteration_overhead_s", "overlap_slowdown", "runtime_reserved_bytes",
+          "iteration_overhead_s", "overlap_slowdown", "runtime_reserved_bytes", "nccl_communicator_bytes",
           "allocator_fragmentation"});
   if (o.string("format") != "paraplan-calibration")
     o.fail("format", "expected \"paraplan-calibration\"");
-  if (o.integer("version", 1, 2) != 2)
-    o.fail("version", "expected 2 (version 1 files lack the memory fields runtime_reserved_bytes "
+  const long long version = o.integer("version", 1, 3);
+  if (version == 1)
+    o.fail("version", "expected 3 (version 1 files lack the memory fields runtime_reserved_bytes "
                       "and allocator_fragmentation; add them, see docs/formats.md)");
   Calibration c;
+  // Version 2 files predate the FlashAttention, logit and network-latency terms: those take
+  // their version-2 meaning (the standard-attention efficiency, 12 bytes per logit, the
+  // intra-node ring latency).
+  auto v3 = [&](const char* key, double fallback, bool fraction_only) {
+    if (version < 3) {
+      if (o.has(key)) o.fail(key, "not a version 2 field; write \"version\": 3");
+      return fallback;
+    }
+    return fraction_only ? fraction(o, key) : o.number(key);
+  };
   c.device = o.string("device");
   c.gemm_efficiency = fraction(o, "gemm_efficiency");
   c.gemm_half_efficiency_flops = o.number("gemm_half_efficiency_flops");
@@ -75,6 +95,11 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
   c.layer_overhead_s = o.number("layer_overhead_s");
   c.collective_efficiency = fractions(o, "collective_efficiency");
   c.ring_step_latency_s = o.number("ring_step_latency_s");
+  c.flash_attention_efficiency = v3("flash_attention_efficiency", c.attention_efficiency, true);
+  c.flash_backward_efficiency = v3("flash_backward_efficiency", c.attention_efficiency, true);
+  c.eager_hidden_bytes_per_element = v3("eager_hidden_bytes_per_element", c.hidden_bytes_per_element, false);
+  c.logit_bytes_per_element = v3("logit_bytes_per_element", 12, false);
+  c.network_step_latency_s = v3("network_step_latency_s", c.ring_step_latency_s, false);
   c.p2p_efficiency = fractions(o, "p2p_efficiency");
   c.p2p_overhead_s = o.number("p2p_overhead_s");
   c.gradient_bytes_per_parameter = o.positive_number("gradient_bytes_per_parameter");
@@ -83,6 +108,8 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
   c.overlap_slowdown = o.number("overlap_slowdown");
   if (c.overlap_slowdown > 1) o.fail("overlap_slowdown", "a fraction of the overlapped time, in [0, 1]");
   c.runtime_reserved_bytes = o.number("runtime_reserved_bytes");
+  // Version 2 counted NCCL's buffers inside runtime_reserved_bytes.
+  c.nccl_communicator_bytes = v3("nccl_communicator_bytes", 0, false);
   c.allocator_fragmentation = o.number("allocator_fragmentation");
   if (c.allocator_fragmentation > 1)
     o.fail("allocator_fragmentation", "a fraction of the iteration's transient memory, in [0, 1]");

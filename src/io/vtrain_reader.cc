@@ -94,7 +94,11 @@ std::vector<MeasuredRun> parse_vtrain_csv(std::string text, const std::string& p
 }
 
 MeasuredRuns read_vtrain_folder(const std::string& folder) {
-  return {read_vtrain_csv(folder + "/ground_truth_multi.csv"), read_vtrain_csv(folder + "/ground_truth_single.csv")};
+  MeasuredRuns runs{read_vtrain_csv(folder + "/ground_truth_multi.csv"),
+                    read_vtrain_csv(folder + "/ground_truth_single.csv")};
+  for (auto& r : runs.multi) r.set = "multi";
+  for (auto& r : runs.single) r.set = "single";
+  return runs;
 }
 
 }  // namespace paraplan::io

@@ -5,17 +5,9 @@
 #include <string>
 #include <vector>
 
-namespace paraplan::io {
+#include "io/measured_run.h"
 
-struct MeasuredRun {
-  int line = 0;  ///< 1-based line in the file
-  double parameters_billion = 0;  ///< 0 in the single-node file (no such column)
-  int gpus = 0;
-  std::int64_t global_batch = 0, micro_batch = 0;
-  std::int64_t hidden = 0, heads = 0, layers = 0, seq_len = 0;
-  int tp = 0, dp = 0, pp = 0;
-  double iteration_time_s = 0;
-};
+namespace paraplan::io {
 
 /// Error(kInput) naming the file and line for a malformed row, Error(kIo) if unreadable.
 std::vector<MeasuredRun> read_vtrain_csv(const std::string& path);

@@ -33,6 +33,18 @@ struct TrainingConfig {
   int zero_stage = 0;               ///< 0: none; 1: optimizer states; 2: + gradients; 3: + weights
   bool overlap_grad_reduce = false; ///< data-parallel gradient reduction overlapped with backward
   Attention attention = Attention::kFlash;
+  /// Attention and residual dropout: their masks are kept for the backward (Korthikanti et al.
+  /// count them; most LLM pretraining today, MPT and Llama among them, runs without).
+  bool dropout = true;
+  /// Gradients reduced in bf16 (FSDP's PURE mixed precision, DeepSpeed's default) rather than in
+  /// fp32 (the calibration's gradient_bytes_per_parameter).
+  bool bf16_gradient_reduction = false;
+  /// Element-wise work in fused kernels (Megatron-LM's fused layer norm, bias-GELU,
+  /// bias-dropout-add and softmax) rather than one eager PyTorch kernel per operation.
+  bool fused_elementwise = true;
+  /// The loss computed on fp32 logits (autocast, Megatron's cross entropy) rather than on the
+  /// bf16 logits themselves (pure bf16, FSDP's PURE mode): 4 instead of 2 bytes per logit kept.
+  bool fp32_loss = true;
   /// Transformer layers per pipeline stage (size pp, sum = layers); empty: as even as possible,
   /// the remainder going to the middle stages.
   std::vector<int> stage_layers;

@@ -132,8 +132,11 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
       prog.links.push_back({fmt::format("stage {} data parallel", i), nic_bw});
     }
     const MemoryBreakdown fixed = cost.stage_memory(t, c, split[static_cast<std::size_t>(i)], i == 0, i == p - 1, 0.0);
+    // ZeRO 3's gathered weights are held through every pass (fragmented like the transients).
     prog.static_bytes.push_back(fixed.weights_bytes + fixed.gradients_bytes + fixed.optimizer_bytes +
-                                fixed.reserved_bytes);
+                                fixed.reserved_bytes +
+                                (1 + cost.calibration().allocator_fragmentation) *
+                                    cost.zero3_gathered_bytes(t, c, i == 0, i == p - 1));
   }
 
   // ZeRO 2/3: per-pass collectives of each device's parameters (a chunk's share with vpp).
@@ -234,11 +237,16 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           after.push_back(f->second);
         }
         if (last_blocking[static_cast<std::size_t>(i)] >= 0) after.push_back(last_blocking[static_cast<std::size_t>(i)]);
-        if (t.zero_stage >= 3 && parts[static_cast<std::size_t>(i)].weight_gather_s > 0) {
-          // Gather this chunk's weights before the pass (not hidden: the model does not hide it).
+        if (t.zero_stage >= 3 && op.forward && parts[static_cast<std::size_t>(i)].weight_gather_s > 0) {
+          // ZeRO 3: the per-layer gathers and reduce-scatters of the micro-batch, as far as the
+          // prefetch leaves them exposed (the analytic model's figure), before its forward.
+          const int n = split[static_cast<std::size_t>(i)];
+          const int rc = recomputed(n);
+          const double work = rc * c.layer_s + (n - rc) * c.layer_plain_s + (i == 0 ? c.embedding_s : 0.0) +
+                              (i == p - 1 ? c.head_s : 0.0) + stage_sends(t) * c.p2p_send_s;
           const int gather = dp_transfer(
-              i, parts[static_cast<std::size_t>(i)].weight_gather_s / v,
-              fmt::format("gather weights mb {}", op.microbatch),
+              i, cost.zero3_microbatch_s(t, c, n, work) / v,
+              fmt::format("ZeRO-3 gathers and reduce-scatters mb {}", op.microbatch),
               last_blocking[static_cast<std::size_t>(i)] >= 0 ? std::vector<int>{last_blocking[static_cast<std::size_t>(i)]}
                                                               : std::vector<int>{},
               vs, op.microbatch);
@@ -321,7 +329,7 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
         if (!op.forward && !split_backward) {
           last_backward[static_cast<std::size_t>(i)] = comm_id;
           last_backward_inputs[static_cast<std::size_t>(i)] = compute.after;
-          if (t.zero_stage >= 2 && parts[static_cast<std::size_t>(i)].reduce_scatter_s > 0) {
+          if (t.zero_stage == 2 && parts[static_cast<std::size_t>(i)].reduce_scatter_s > 0) {
             // Reduce-scatter this chunk's gradients: after the pass, or (overlapped) bucket by
             // bucket during it; without overlap the next pass waits for it.
             const int rs = dp_transfer(i, parts[static_cast<std::size_t>(i)].reduce_scatter_s / v,

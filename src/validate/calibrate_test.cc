@@ -27,13 +27,13 @@ TEST(Calibrate, RecoversASpoiledCalibrationDeterministicallyWithinBounds) {
   spoiled.layer_overhead_s = 0.0015;
   spoiled.collective_efficiency = {0.6};  // one tier: the fit works on two
   const FitSettings settings{400, 7};
-  const FitResult fit = fit_calibration(multi, single, spoiled, settings);
+  const FitResult fit = fit_calibration({multi, single, {}}, spoiled, settings);
   EXPECT_LE(fit.after.objective, fit.before.objective);
   EXPECT_LT(fit.after.multi_mape_percent, 0.6 * fit.before.multi_mape_percent);
   EXPECT_LT(fit.after.single_mape_percent, 0.6 * fit.before.single_mape_percent);
   EXPECT_EQ(fit.calibration.collective_efficiency.size(), 2u);
   // The figures it reports are the calibration's own.
-  const FitScore again = fit_score(multi, single, fit.calibration);
+  const FitScore again = fit_score({multi, single, {}}, fit.calibration);
   EXPECT_DOUBLE_EQ(again.objective, fit.after.objective);
   // Every fitted parameter stays in its physical range.
   Calibration fitted = fit.calibration, start = fit.start;
@@ -46,9 +46,9 @@ TEST(Calibrate, RecoversASpoiledCalibrationDeterministicallyWithinBounds) {
   EXPECT_EQ(fit.calibration.optimizer_bytes_per_parameter, spoiled.optimizer_bytes_per_parameter);
   EXPECT_EQ(fit.calibration.runtime_reserved_bytes, spoiled.runtime_reserved_bytes);
   // Same runs, start and seed: the same file.
-  const FitResult twin = fit_calibration(multi, single, spoiled, settings);
+  const FitResult twin = fit_calibration({multi, single, {}}, spoiled, settings);
   EXPECT_EQ(io::calibration_to_json(twin.calibration).dump(), io::calibration_to_json(fit.calibration).dump());
-  const FitResult other = fit_calibration(multi, single, spoiled, {400, 8});
+  const FitResult other = fit_calibration({multi, single, {}}, spoiled, {400, 8});
   EXPECT_NE(io::calibration_to_json(other.calibration).dump(), io::calibration_to_json(fit.calibration).dump());
 }
 

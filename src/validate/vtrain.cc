@@ -16,9 +16,14 @@ std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
   std::vector<ScoredRun> out;
   out.reserve(runs.size());
   for (const auto& r : runs) {
-    TransformerConfig model = zoo::megatron_gpt("gpt", r.heads, r.hidden, r.layers, 50257);
+    TransformerConfig model = zoo::megatron_gpt(r.model.empty() ? "gpt" : r.model, r.heads,
+                                                r.hidden, r.layers, r.vocab);
     model.max_positions = r.seq_len;
-    AnalyticCostModel cost(model, *zoo::cluster_preset("vtrain-a100", r.gpus), calibration);
+    model.biases = r.biases;
+    Cluster cluster = *zoo::cluster_preset(r.cluster, r.gpus);
+    for (auto& d : cluster.device_types) d.memory_bytes = r.device_memory_bytes;
+    const Calibration& cal = r.device == calibration.device ? calibration : default_calibration(r.device);
+    AnalyticCostModel cost(model, std::move(cluster), cal);
     TrainingConfig t;
     t.seq_len = r.seq_len;
     t.global_batch = r.global_batch;
@@ -26,9 +31,15 @@ std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
     t.tp = r.tp;
     t.pp = r.pp;
     t.dp = r.dp;
-    t.recompute = Recompute::kFull;
-    t.attention = Attention::kStandard;  // 2023 Megatron-DeepSpeed: materialised scores
-    out.push_back({r, cost.evaluate(t).iteration_time_s});
+    t.recompute = r.recompute;
+    t.attention = r.attention;
+    t.dropout = r.dropout;
+    t.zero_stage = r.zero_stage;
+    t.bf16_gradient_reduction = r.bf16_gradient_reduction;
+    t.fused_elementwise = r.fused_elementwise;
+    t.fp32_loss = r.fp32_loss;
+    const AnalyticResult result = cost.evaluate(t);
+    out.push_back({r, result.iteration_time_s, result.memory.peak_bytes, result.fits});
   }
   return out;
 }

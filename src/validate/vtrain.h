@@ -13,11 +13,15 @@ namespace paraplan::validate {
 struct ScoredRun {
   io::MeasuredRun run;
   double predicted_s = 0;
+  double predicted_peak_bytes = 0;  ///< memory the model says the busiest device must hold
+  bool fits = true;                 ///< predicted peak within the device's memory
   double error() const { return predicted_s / run.iteration_time_s - 1; }
 };
 
-/// Prices every run (a Megatron GPT with GPT-2's vocabulary, full recomputation, 1F1B) with
-/// `calibration` (default: the shipped A100 one).
+/// Prices every run (a GPT of the run's shape on the run's cluster preset, with its parallel
+/// degrees, ZeRO stage, attention kernel and recomputation) with `calibration` when the run's
+/// device is the calibration's (default: the shipped A100 one), else with the shipped
+/// calibration of the run's device.
 std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
                                   const Calibration& calibration = default_calibration("A100"));
 /// Mean absolute percentage error, in percent.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "io/calibration_file.h"
+#include "io/mpt_reader.h"
 #include "ir/error.h"
 
 namespace paraplan::validate {
@@ -71,6 +72,25 @@ TEST(Calibration, ShippedFilesEqualTheDefaults) {
         io::read_calibration_file(std::string(PARAPLAN_CALIBRATION_DIR) + "/" + file + ".json");
     EXPECT_EQ(io::calibration_to_json(shipped), io::calibration_to_json(default_calibration(device)))
         << device;
+  }
+}
+
+}  // namespace
+}  // namespace paraplan::validate
+
+namespace paraplan::validate {
+namespace {
+
+// The flash-era FSDP runs (data/mpt): the same A100 calibration prices them within the target,
+// and says every one of them, which all ran, fits its GPU.
+TEST(Validate, MptRunsMeetTheTargetAndFit) {
+  const auto table = io::read_mpt_table(std::string(PARAPLAN_DATA) + "/mpt/mpt_a100.tsv");
+  const auto rows = score_runs(table.runs);
+  ASSERT_EQ(rows.size(), 139u);
+  EXPECT_LE(mean_absolute_percentage_error(rows), 8.0);
+  for (const auto& r : rows) {
+    EXPECT_TRUE(r.fits) << "line " << r.run.line << ": " << r.predicted_peak_bytes / (1 << 30) << " GiB";
+    EXPECT_GT(r.predicted_peak_bytes, 0.3 * r.run.device_memory_bytes) << "line " << r.run.line;
   }
 }
 

@@ -1,0 +1,28 @@
+// Published MPT training throughput (MosaicML llm-foundry's benchmark tables: FSDP, FlashAttention,
+// bf16): the tab-separated file of data/mpt, or the tables as llm-foundry's README prints them
+// (Markdown pipe tables under "## <hardware>" headings). Columns are found by name in either
+// spelling ("seq_len" or "SeqLen (T)", ...); the model's shape comes from the d_model, n_heads,
+// n_layers and vocab columns when present, else from the MPT size name (125m ... 70b).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "io/measured_run.h"
+
+namespace paraplan::io {
+
+struct MptTable {
+  std::vector<MeasuredRun> runs;  ///< set "mpt", one per priced row
+  /// Rows read but not priceable by the analytic model, each "file:line: reason" (FP8 compute,
+  /// CPU offload, hybrid sharding, fp32 parameters).
+  std::vector<std::string> skipped;
+};
+
+/// Error(kInput) naming the file, line and column for a malformed row or an unknown value,
+/// Error(kIo) if the file cannot be read.
+MptTable read_mpt_table(const std::string& path);
+/// The same from the file's text; `path` names it in messages.
+MptTable parse_mpt_table(const std::string& text, const std::string& path);
+
+}  // namespace paraplan::io
