@@ -270,7 +270,8 @@ MptTable parse_mpt_table(const std::string& text, const std::string& path) {
       continue;
     }
     if (t.front() == '#') {  // a heading names the next table (the hardware)
-      heading = trim(t.substr(t.find_first_not_of('#')));
+      const auto text = t.find_first_not_of('#');
+      heading = text == std::string::npos ? "" : trim(t.substr(text));
       table.reset();
       continue;
     }
