@@ -171,19 +171,8 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
     const auto i = static_cast<std::size_t>(std::min<int>(tier_index, static_cast<int>(cluster_.tiers.size()) - 1));
     return cluster_.tiers[i].bandwidth_bytes_per_s * eff.at(std::min(i, eff.size() - 1));
   };
-  // Ring bandwidth of a group whose members sit `stride` devices apart: inside a node it runs on
-  // NVLink; across nodes on the NICs of the members a node holds.
-  auto group_bw = [&](int members, int stride) {
-    if (members * stride <= node || cluster_.tiers.size() < 2) return tier(0, cal_.collective_efficiency);
-    const int per_node = std::clamp(node / std::max(1, stride), 1, members);
-    return tier(1, cal_.collective_efficiency) * per_node;
-  };
-  // Nodes such a group spans.
-  auto group_nodes = [&](int members, int stride) {
-    if (members * stride <= node || cluster_.tiers.size() < 2) return 1;
-    const int per_node = std::clamp(node / std::max(1, stride), 1, members);
-    return (members + per_node - 1) / per_node;
-  };
+  auto group_bw = [&](int members, int stride) { return collective_group(members, stride).bandwidth; };
+  auto group_nodes = [&](int members, int stride) { return collective_group(members, stride).nodes; };
 
   BlockCosts c;
   // One layer, one micro-batch, forward, on one device.
@@ -329,27 +318,25 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   return c;
 }
 
+AnalyticCostModel::CollectiveGroup AnalyticCostModel::collective_group(int members, int stride) const {
+  const int node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
+  const auto& eff = cal_.collective_efficiency;
+  if (static_cast<std::int64_t>(members) * stride <= node || cluster_.tiers.size() < 2)
+    return {cluster_.tiers[0].bandwidth_bytes_per_s * eff.at(0), 1};
+  const int per_node = std::clamp(node / std::max(1, stride), 1, members);
+  return {cluster_.tiers[1].bandwidth_bytes_per_s * eff.at(std::min<std::size_t>(1, eff.size() - 1)) * per_node,
+          (members + per_node - 1) / per_node};
+}
+
 SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_params,
                                         double expert_params) const {
-  const int node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
   const int inner = t.tp * t.cp * t.pp;  // data-parallel replicas sit this far apart
-  // A data-parallel group: its ring bandwidth (NVLink inside a node; across nodes the NICs of
-  // the members a node holds) and the nodes it spans.
-  struct Group { double bandwidth; int nodes; };
-  auto group = [&](int members) {
-    const bool crosses = static_cast<std::int64_t>(members) * inner > node && cluster_.tiers.size() > 1;
-    const double tier_bw = cluster_.tiers[crosses ? 1 : 0].bandwidth_bytes_per_s *
-                           cal_.collective_efficiency.at(std::min<std::size_t>(crosses ? 1 : 0, cal_.collective_efficiency.size() - 1));
-    if (!crosses) return Group{tier_bw, 1};
-    const int per_node = std::clamp(node / inner, 1, members);
-    return Group{tier_bw * per_node, (members + per_node - 1) / per_node};
-  };
   const int dense_group = t.dp * t.cp, expert_group = t.dp * t.cp / t.ep;
   const double g = t.bf16_gradient_reduction ? 2.0 : cal_.gradient_bytes_per_parameter;
   SyncParts parts;
   for (auto [params, n] : {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}}) {
     if (params <= 0 || n <= 1) continue;
-    const Group grp = group(n);
+    const CollectiveGroup grp = collective_group(n, inner);
     const double lat = ring_latency_s(n, grp.nodes, cal_);
     // NCCL picks the faster of ring and tree for an all-reduce; reduce-scatter and all-gather
     // only run as rings.
@@ -357,7 +344,6 @@ SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_pa
                                   tree_allreduce_s(params * g, n, grp.nodes, grp.bandwidth, cal_));
     parts.reduce_scatter_s += ring_half_s(params * g, n, grp.bandwidth, lat);
     parts.weight_gather_s += ring_half_s(params * 2, n, grp.bandwidth, lat);
-    parts.call_latency_s += lat;
   }
   return parts;
 }
@@ -378,9 +364,20 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
       return reduce(p.allreduce_s);
     case 2:  // reduce-scatter after every micro-batch's backward, one all-gather of weights
       return m * reduce(p.reduce_scatter_s) + p.weight_gather_s;
-    default:  // ZeRO-3: per micro-batch, gather weights for forward and backward, reduce-scatter
-      return m * (2 * p.weight_gather_s + reduce(p.reduce_scatter_s));
+    default:  // ZeRO-3: nothing after the passes; its per-layer collectives are zero3_microbatch_s
+      return 0;
   }
+}
+
+double AnalyticCostModel::stage_work_s(const TrainingConfig& t, const BlockCosts& c, bool first, bool last,
+                                       int layers) const {
+  const double n = layers;
+  const double recomputed =
+      t.recompute == Recompute::kFull && t.recompute_layers > 0
+          ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp)
+          : (t.recompute == Recompute::kFull ? n : 0.0);
+  return recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s + (first ? c.embedding_s : 0.0) +
+         (last ? c.head_s : 0.0) + stage_sends(t) * c.p2p_send_s;
 }
 
 double AnalyticCostModel::zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& c, bool first,
@@ -495,15 +492,9 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
   for (int i = 0; i < t.pp; ++i) {
     const int n = r.stage_layers[static_cast<std::size_t>(i)];
     const bool first = i == 0, last = i == t.pp - 1;
-    const double recomputed =
-        t.recompute == Recompute::kFull && t.recompute_layers > 0
-            ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp)
-            : (t.recompute == Recompute::kFull ? n : 0.0);
     StageFigures st;
     st.layers = n;
-    st.time_per_microbatch_s = recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s +
-                               (first ? c.embedding_s : 0.0) + (last ? c.head_s : 0.0) +
-                               stage_sends(t) * c.p2p_send_s;
+    st.time_per_microbatch_s = stage_work_s(t, c, first, last, n);
     st.memory = stage_memory(t, c, i, n);
     if (st.time_per_microbatch_s > work_max) {
       work_max = st.time_per_microbatch_s;
@@ -512,9 +503,8 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
     work_sum += st.time_per_microbatch_s;
     const auto [dense, expert] = stage_parameters(c, t, i, n);
     // Gradient reduction may hide behind the last micro-batch's backward (two thirds of it).
-    const double sync = t.zero_stage == 3
-                            ? microbatches * zero3_microbatch_s(t, c, n, st.time_per_microbatch_s)
-                            : gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3);
+    const double sync = gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3) +
+                        (t.zero_stage == 3 ? microbatches * zero3_microbatch_s(t, c, n, st.time_per_microbatch_s) : 0.0);
     sync_max = std::max(sync_max, sync);
     optimizer_max = std::max(optimizer_max, optimizer_step_s(t, dense, expert));
     if (st.memory.peak_bytes > peak) {
@@ -566,9 +556,8 @@ double AnalyticCostModel::time_lower_bound(const TrainingConfig& t) const {
   const double dense = (L * c.layer_dense_params + c.embedding_params + c.head_params) / p;
   const double expert = L * c.layer_expert_params / p;
   // With overlap, the most a stage can hide is all of it (an unbounded backward window).
-  // ZeRO 3 (one stage) hides what it can behind the compute: nothing is a bound.
-  const double sync = t.zero_stage == 3 ? 0.0
-                                        : gradient_sync_s(t, dense, expert, std::numeric_limits<double>::infinity());
+  // (ZeRO 3's per-layer collectives, which the prefetch may hide, count nothing here.)
+  const double sync = gradient_sync_s(t, dense, expert, std::numeric_limits<double>::infinity());
   return pipeline + sync + optimizer_step_s(t, dense, expert) + cal_.iteration_overhead_s;
 }
 

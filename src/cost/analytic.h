@@ -72,7 +72,6 @@ struct SyncParts {
   double allreduce_s = 0;       ///< gradients (ZeRO 0/1)
   double reduce_scatter_s = 0;  ///< gradients (ZeRO 2/3, per micro-batch)
   double weight_gather_s = 0;   ///< 16-bit weights (ZeRO 2 once, ZeRO 3 per pass)
-  double call_latency_s = 0;    ///< the latency part of one reduce-scatter or all-gather call
 };
 
 struct AnalyticResult {
@@ -121,13 +120,17 @@ class AnalyticCostModel {
   const Calibration& calibration() const { return cal_; }
   double device_memory_bytes() const;
 
-  /// Data-parallel gradient synchronisation of a stage holding `dense_params` and
-  /// `expert_params` per device; with overlap, up to `backward_window_s` of it is hidden.
+  /// Data-parallel gradient synchronisation after the passes of a stage holding `dense_params`
+  /// and `expert_params` per device; with overlap, up to `backward_window_s` of it is hidden.
+  /// ZeRO 3 has none: its per-layer collectives are zero3_microbatch_s.
   double gradient_sync_s(const TrainingConfig& t, double dense_params, double expert_params,
                          double backward_window_s) const;
   /// ZeRO 3 (FSDP FULL_SHARD): the per-layer weight gathers and gradient reduce-scatters of one
   /// micro-batch of a stage of `layers` layers whose compute takes `work_s`, as far as the
   /// prefetch does not hide them behind the compute (hidden time costs overlap_slowdown).
+  /// Forward + backward of one micro-batch on a stage of `layers` layers (with the embedding when
+  /// `first`, the LM head when `last`) including its blocking pipeline sends.
+  double stage_work_s(const TrainingConfig& t, const BlockCosts& costs, bool first, bool last, int layers) const;
   /// ZeRO 3: the weights and gradients a device holds unsharded during a pass (part of a
   /// stage's buffers); 0 for other stages.
   double zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& costs, bool first, bool last) const;
@@ -140,6 +143,13 @@ class AnalyticCostModel {
                                              int stage, int layers) const;
 
  private:
+  /// A collective group whose members sit `stride` devices apart: its ring bandwidth (NVLink
+  /// inside a node; across nodes the NICs of the members each node holds) and the nodes it spans.
+  struct CollectiveGroup {
+    double bandwidth;
+    int nodes;
+  };
+  CollectiveGroup collective_group(int members, int stride) const;
 
   TransformerConfig model_;
   Cluster cluster_;

@@ -72,6 +72,26 @@ TEST(CalibrationFile, MistakesNameTheField) {
   expect_input_error([&] { read_calibration_file(bad); }, "bad.yaml:");
 }
 
+// A version 2 file (before the FlashAttention, eager, logit, network-latency and NCCL fields)
+// still reads: those fields take their version 2 meaning; naming one of them is an error.
+TEST(CalibrationFile, Version2FilesReadWithTheirMeaning) {
+  Json j = calibration_to_json(Calibration{});
+  j["version"] = 2;
+  for (const char* key : {"flash_attention_efficiency", "flash_backward_efficiency",
+                          "eager_hidden_bytes_per_element", "logit_bytes_per_element",
+                          "network_step_latency_s", "nccl_communicator_bytes"})
+    j.erase(key);
+  const Calibration c = calibration_from_json(j, "v2.json");
+  EXPECT_EQ(c.flash_attention_efficiency, c.attention_efficiency);
+  EXPECT_EQ(c.flash_backward_efficiency, c.attention_efficiency);
+  EXPECT_EQ(c.eager_hidden_bytes_per_element, c.hidden_bytes_per_element);
+  EXPECT_EQ(c.logit_bytes_per_element, 12);
+  EXPECT_EQ(c.network_step_latency_s, c.ring_step_latency_s);
+  EXPECT_EQ(c.nccl_communicator_bytes, 0);
+  j["logit_bytes_per_element"] = 20;
+  expect_input_error([&] { calibration_from_json(j, "v2.json"); }, "/logit_bytes_per_element: not a version 2 field");
+}
+
 TEST(ClusterFile, YamlWithRepeatedMachines) {
   const std::string path = write_temp("cluster.yml", R"(format: paraplan-cluster
 version: 1

@@ -241,9 +241,7 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           // ZeRO 3: the per-layer gathers and reduce-scatters of the micro-batch, as far as the
           // prefetch leaves them exposed (the analytic model's figure), before its forward.
           const int n = split[static_cast<std::size_t>(i)];
-          const int rc = recomputed(n);
-          const double work = rc * c.layer_s + (n - rc) * c.layer_plain_s + (i == 0 ? c.embedding_s : 0.0) +
-                              (i == p - 1 ? c.head_s : 0.0) + stage_sends(t) * c.p2p_send_s;
+          const double work = cost.stage_work_s(t, c, i == 0, i == p - 1, n);
           const int gather = dp_transfer(
               i, cost.zero3_microbatch_s(t, c, n, work) / v,
               fmt::format("ZeRO-3 gathers and reduce-scatters mb {}", op.microbatch),
