@@ -19,12 +19,13 @@ seeds() {  # seeds TARGET: the files and folders its corpus starts from
     fuzz_vtrain_csv) echo fuzz/seeds/vtrain_csv/* ;;
     fuzz_transformer_plan) echo fuzz/seeds/transformer_plan/* ;;
     fuzz_mpt_table) echo fuzz/seeds/mpt_table/* ;;
+    fuzz_published_runs) echo data/moe/*.json tests/data/bad/published_*.json ;;
   esac
 }
 
 failed=()
 for target in fuzz_piper fuzz_native_json fuzz_native_yaml fuzz_dapple fuzz_onnx fuzz_hf_config \
-              fuzz_vtrain_csv fuzz_transformer_plan fuzz_mpt_table; do
+              fuzz_vtrain_csv fuzz_transformer_plan fuzz_mpt_table fuzz_published_runs; do
   corpus=$build/corpus/$target
   findings=$build/findings/$target
   mkdir -p "$corpus" "$findings"

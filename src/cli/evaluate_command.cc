@@ -59,6 +59,7 @@ int run(const EvaluateArgs& a) {
   t.zero_stage = std::max(k.zero, 0);
   t.overlap_grad_reduce = k.overlap_on;
   t.attention = io::attention_from_text(k.attention).value_or(Attention::kFlash);  // CLI checked it
+  t.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
   AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
   AnalyticResult r = cost.evaluate(t);

@@ -27,6 +27,7 @@ std::string joined(const std::vector<std::string>& names) {
 bool TransformerKnobs::any() const {
   return seq_len || micro_batch || tp || cp || pp || dp || ep || vpp || !recompute.empty() ||
          sequence_parallel || zero >= 0 || overlap_on || overlap_off || !attention.empty() ||
+         moe_capacity_factor > 0 ||
          !stage_layers.empty() || !calibration.empty();
 }
 
@@ -74,6 +75,11 @@ void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_pla
                   "Attention kernel: flash (FlashAttention: no s × s scores in memory; default) or "
                   "standard (materialised scores, as 2023 Megatron-DeepSpeed)")
       ->check(CLI::IsMember({"flash", "standard"}));
+  cmd->add_option("--moe-capacity-factor", k.moe_capacity_factor,
+                  "MoE token dropping: each expert takes at most this multiple of its mean share "
+                  "of the tokens, padded to it (Megatron's --moe-expert-capacity-factor with "
+                  "--moe-pad-expert-input-to-capacity); default dropless")
+      ->check(CLI::Range(1.0, 1024.0));
   cmd->add_option("--stage-layers", k.stage_layers,
                   help("the layers per pipeline stage, e.g. 9,8,8,7",
                        "Layers per pipeline stage, e.g. 9,8,8,7 (default: as even as possible)"));
@@ -104,6 +110,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   if (k.zero >= 0) s.zero_stage = k.zero;
   if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
   s.attention = io::attention_from_text(k.attention).value_or(Attention::kFlash);  // CLI checked it
+  s.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty())
     throw Error(ErrorKind::kUsage, "",
                 "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "

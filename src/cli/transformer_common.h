@@ -23,6 +23,7 @@ struct TransformerKnobs {
   int zero = -1;
   bool overlap_on = false, overlap_off = false;  ///< --overlap-grad-reduce, --no-overlap-grad-reduce
   std::string attention;  ///< --attention flash|standard; empty: flash
+  double moe_capacity_factor = 0;  ///< --moe-capacity-factor; 0: dropless
   std::string stage_layers;
   std::string calibration;
   /// True if any knob is given (the other planners refuse them).
@@ -35,7 +36,8 @@ LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, st
                                   bool uniform_stages);
 
 /// Registers --seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute,
-/// --sequence-parallel, --zero, --[no-]overlap-grad-reduce, --attention, --stage-layers and
+/// --sequence-parallel, --zero, --[no-]overlap-grad-reduce, --attention, --moe-capacity-factor,
+/// --stage-layers and
 /// --calibration.
 /// `what` says whether a knob is a value (evaluate) or fixed against the search (plan).
 void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& knobs, bool for_plan);

@@ -12,7 +12,9 @@
 
 #include "io/calibration_file.h"
 #include "io/mpt_reader.h"
+#include "io/published_runs.h"
 #include "io/vtrain_reader.h"
+#include "validate/published.h"
 #include "validate/vtrain.h"
 
 namespace paraplan::cli {
@@ -23,6 +25,7 @@ constexpr double kGiB = 1073741824.0;
 struct ValidateArgs {
   std::string data = PARAPLAN_DEFAULT_VTRAIN_DIR;
   std::string mpt = PARAPLAN_DEFAULT_MPT_FILE;
+  std::string published = PARAPLAN_DEFAULT_PUBLISHED_FILE;
   bool quiet = false;
   std::string calibration;
   int worst = 5;
@@ -73,6 +76,28 @@ void print_worst(const std::vector<validate::ScoredRun>& rows, int count) {
   }
 }
 
+void print_published(const std::vector<validate::ScoredPublished>& rows) {
+  if (rows.empty()) return;
+  double sum = 0, worst = 0;
+  for (const auto& s : rows) {
+    const double published_tps = s.run.tokens_per_s_per_device;
+    const double predicted_tps = published_tps * s.measured_s / s.predicted.iteration_time_s;
+    std::cout << fmt::format("published: {}: {:.0f} tokens/s per device ({:.3f} s), predicted {:.0f} "
+                             "({:.3f} s, MFU {:.1f}%): {:+.1f}%; peak {:.1f} of {:.0f} GiB ({})\n",
+                             s.run.name, published_tps, s.measured_s, predicted_tps,
+                             s.predicted.iteration_time_s, 100 * s.predicted.mfu, 100 * s.error(),
+                             s.predicted.memory.peak_bytes / kGiB, s.device_memory_bytes / kGiB,
+                             s.predicted.fits ? "fits, as it ran" : "does not fit, yet it ran");
+    sum += std::abs(s.error());
+    worst = std::max(worst, std::abs(s.error()));
+  }
+  std::cout << fmt::format("published runs (never fitted): {} runs, mean absolute percentage error "
+                           "{:.2f}%, largest {:.2f}% (target within 15% each)\n",
+                           rows.size(), 100 * sum / static_cast<double>(rows.size()), 100 * worst);
+}
+
+void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table, int worst);
+
 int run(const ValidateArgs& args) {
   const Calibration calibration = args.calibration.empty()
                                       ? default_calibration("A100")
@@ -82,6 +107,10 @@ int run(const ValidateArgs& args) {
   auto multi = validate::score_runs(runs.multi, calibration);
   auto single = validate::score_runs(runs.single, calibration);
   auto mpt = validate::score_runs(mpt_table.runs, calibration);
+  // Every input is read and priced before anything is printed: a bad file is the only line.
+  const auto published = args.published.empty()
+                             ? std::vector<validate::ScoredPublished>{}
+                             : validate::score_published(io::read_published_runs(args.published));
   if (!args.quiet) {
     print_vtrain_rows(multi);
     print_vtrain_rows(single);
@@ -98,7 +127,12 @@ int run(const ValidateArgs& args) {
         r.parameters_billion, r.gpus, r.configurations, r.picked->run.line,
         r.picked->run.iteration_time_s, r.best->run.line, r.best->run.iteration_time_s,
         100 * r.slowdown());
-  if (mpt.empty() && mpt_table.skipped.empty()) return 0;
+  if (!mpt.empty() || !mpt_table.skipped.empty()) print_mpt_summary(mpt, mpt_table, args.worst);
+  print_published(published);
+  return 0;
+}
+
+void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table, int worst) {
   // Per GPU type of the MPT set, then all of it.
   std::vector<std::string> gpus;
   for (const auto& s : mpt)
@@ -122,10 +156,9 @@ int run(const ValidateArgs& args) {
                            100 * closest);
   if (!mpt.empty()) {
     std::cout << "MPT worst rows:\n";
-    print_worst(mpt, args.worst);
+    print_worst(mpt, worst);
   }
   for (const auto& s : mpt_table.skipped) std::cout << "skipped " << s << "\n";
-  return 0;
 }
 
 }  // namespace
@@ -139,6 +172,9 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--data", args->data, "Folder with ground_truth_multi.csv and ground_truth_single.csv");
   cmd->add_option("--mpt", args->mpt,
                   "MPT benchmark table (data/mpt's TSV or llm-foundry's Markdown tables; \"\" to skip)");
+  cmd->add_option("--published", args->published,
+                  "Published throughputs to compare with, never fitted (data/moe's JSON, "
+                  "docs/formats.md \"Published runs\"; \"\" to skip)");
   cmd->add_flag("--summary", args->quiet, "Print only the summary lines");
   cmd->add_option("--worst", args->worst, "MPT rows with the largest errors to list (default 5)")
       ->check(CLI::Range(0, 1000000));

@@ -91,6 +91,11 @@ void AnalyticCostModel::check(const TrainingConfig& t) const {
   if (t.ep > 1 && !m.moe())
     bad(fmt::format("--ep {}: expert parallelism needs a mixture-of-experts model; {} is dense",
                     t.ep, m.name));
+  if (t.moe_capacity_factor != 0 && !m.moe())
+    bad(fmt::format("--moe-capacity-factor {}: token dropping needs a mixture-of-experts model; {} "
+                    "is dense", t.moe_capacity_factor, m.name));
+  if (t.moe_capacity_factor != 0 && !(t.moe_capacity_factor >= 1))
+    bad(fmt::format("--moe-capacity-factor {}: must be at least 1 (0: dropless)", t.moe_capacity_factor));
   if (t.ep > 1 && m.num_experts % t.ep)
     bad(fmt::format("--ep {}: the {} experts must be divisible by the expert-parallel size", t.ep,
                     m.num_experts));
@@ -182,14 +187,28 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   };
   double mlp = 0;
   if (moe_fraction < 1) mlp += (1 - moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens);
+  // MoE: the busiest expert-parallel rank sets the pace; it holds experts / ep experts and
+  // receives `load` times its mean share of the routed tokens.
+  const double experts = static_cast<double>(m.num_experts), top_k = static_cast<double>(m.experts_per_token);
+  const double load = !m.moe() ? 1.0
+                      : t.moe_capacity_factor > 0 ? t.moe_capacity_factor
+                      : t.ep > 1 ? cal_.moe_load_imbalance : 1.0;
+  double moe_mem_s = 0;
   if (m.moe()) {
     const double shared_ffn = static_cast<double>(
         m.shared_expert_ffn_hidden_size ? m.shared_expert_ffn_hidden_size : m.expert_ffn_hidden_size);
-    double moe = mlp_s(static_cast<double>(m.expert_ffn_hidden_size),
-                       tokens * static_cast<double>(m.experts_per_token)) +
-                 gemm_s(tokens, static_cast<double>(m.num_experts), h);  // router
+    // One grouped GEMM over the local experts, each of its own small shape: the rows one expert
+    // gets from the whole expert-parallel group.
+    const double local_experts = experts / t.ep;
+    const double expert_rows = tokens * top_k * t.ep / experts * load;
+    double moe = local_experts * mlp_s(static_cast<double>(m.expert_ffn_hidden_size), expert_rows) +
+                 gemm_s(tokens, experts, h);  // router
     if (m.shared_experts > 0)
       moe += mlp_s(shared_ffn, tokens * static_cast<double>(m.shared_experts));
+    // Memory-bound: the router's fp32 softmax and top-k over T × experts (write, read, write:
+    // 12 bytes per score), the permutation of the tokens into expert order and back (each hidden
+    // state read once and written top-k times, and the reverse, in bf16).
+    moe_mem_s = (12 * tokens * experts + 2 * 2 * tokens * h * (1 + top_k * load)) / hbm;
     mlp += moe_fraction * moe;
   }
   const double proj = gemm_s(tokens, (q_dim + 2 * kv_dim) / tp, h) + gemm_s(tokens, h, q_dim / tp);
@@ -204,7 +223,7 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   const double mem_s = (hidden_bytes * tokens * h / tp +
                         (flash ? 0.0 : cal_.score_bytes_per_element * b * heads_per_device * s_local * s)) /
                        hbm;
-  const double forward_s = proj + mlp + attn_s + mem_s;
+  const double forward_s = proj + mlp + attn_s + mem_s + moe_fraction * moe_mem_s;
   const double act_bytes = tokens * h * 2;
 
   // Collectives of one layer: tensor parallel (tp innermost), context parallel (stride tp),
@@ -232,10 +251,19 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
     }
     double ep_comm = 0;
     if (t.ep > 1) {  // dispatch and combine, forward and backward
-      const double bytes = tokens * static_cast<double>(m.experts_per_token) * h * 2 *
-                           (t.ep - 1) / t.ep;
-      const double bw = group_bw(t.ep, t.tp * t.cp);
-      ep_comm = moe_fraction * (2 * forwards + 2) * (bytes / bw + (t.ep - 1) * cal_.ring_step_latency_s);
+      // Each device sends every routed copy of its tokens (bf16) to the rank holding the expert
+      // and receives `load` times the mean back; the peers on its node over NVLink, the others
+      // over its own network link, both at once. Peers sit tp × cp apart.
+      const double sent = tokens * top_k * h * 2 * load;
+      const int stride = t.tp * t.cp;
+      const int on_node = std::clamp(node / std::max(1, stride), 1, t.ep);
+      const bool multi_tier = cluster_.tiers.size() > 1;
+      const double intra = (on_node - 1.0) / t.ep * sent / tier(0, cal_.collective_efficiency);
+      const double inter = (t.ep - on_node) / static_cast<double>(t.ep) * sent /
+                           tier(multi_tier ? 1 : 0, cal_.collective_efficiency);
+      const double latency = (on_node - 1) * cal_.ring_step_latency_s +
+                             (t.ep - on_node) * (multi_tier ? cal_.network_step_latency_s : cal_.ring_step_latency_s);
+      ep_comm = moe_fraction * (2 * forwards + 2) * (std::max(intra, inter) + latency);
     }
     if (parts) {
       parts->tp_comm_s = tp_comm;
@@ -301,9 +329,21 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   // Korthikanti's 34·sbh counts the two residual dropout masks (sbh bytes each); without dropout
   // they are not kept: 32·sbh.
   const double replicated = t.dropout ? 10 : 8;  // the part tensor parallelism does not split
-  const double full_layer = t.sequence_parallel ? sbh * (replicated + 24) / tp + scores
-                                                : sbh * (replicated + 24 / tp) + scores;
-  const double selective = t.sequence_parallel ? sbh * (replicated + 24) / tp : sbh * (replicated + 24 / tp);
+  // An MoE layer keeps, instead of the dense MLP's 16·sbh (two 4h-wide bf16 tensors), the
+  // permuted expert inputs and, per routed copy, the expert MLP's intermediate tensors (gated:
+  // gate, up and their product; else the input and output of the activation), on the busiest
+  // rank `load` times the mean, and the router's fp32 probabilities.
+  double moe_extra = 0;
+  if (m.moe()) {
+    const double ffn_e = static_cast<double>(m.expert_ffn_hidden_size);
+    const double per_token = top_k * load * (2 * h + (m.gated_mlp ? 6.0 : 4.0) * ffn_e) + 4 * experts;
+    moe_extra = moe_fraction * (s_local * b * per_token - 16 * sbh) / tp;
+  }
+  const double full_layer = (t.sequence_parallel ? sbh * (replicated + 24) / tp + scores
+                                                 : sbh * (replicated + 24 / tp) + scores) +
+                            moe_extra;
+  const double selective =
+      (t.sequence_parallel ? sbh * (replicated + 24) / tp : sbh * (replicated + 24 / tp)) + moe_extra;
   const double input_only = t.sequence_parallel ? 2 * sbh / tp : 2 * sbh;
   switch (t.recompute) {
     case Recompute::kFull: c.layer_activation_bytes = input_only; break;

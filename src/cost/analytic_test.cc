@@ -197,6 +197,122 @@ TEST(Analytic, ExpertParallelismSplitsTheExperts) {
   EXPECT_THROW(cost.evaluate(t), Error);
 }
 
+// Mixtral 8x7B on 64 H100 (8 per node): the MoE terms, each against the configuration that
+// lacks it.
+TrainingConfig mixtral_config() {
+  TrainingConfig t;
+  t.global_batch = 256;
+  t.seq_len = 4096;
+  t.pp = 4;
+  t.dp = 16;
+  t.ep = 8;
+  t.recompute = Recompute::kNone;
+  t.zero_stage = 1;
+  return t;
+}
+
+AnalyticCostModel mixtral64(const Calibration& cal = default_calibration("H100")) {
+  return AnalyticCostModel(*zoo::llm_model("mixtral-8x7b"), *zoo::cluster_preset("dgx-h100", 64), cal);
+}
+
+TEST(AnalyticMoe, AllToAllCrossingNodesCostsTheNetwork) {
+  const auto cost = mixtral64();
+  TrainingConfig t = mixtral_config();
+  const double intra = cost.block_costs(t).ep_comm_s;  // ep 8 at stride 1: one node
+  t.tp = 2;  // ep 8 at stride 2: four peers on the node, four across the network
+  t.dp = 8;
+  const BlockCosts crossing = cost.block_costs(t);
+  // Half of the copies cross at 50 GB/s instead of 450 GB/s: several times slower, although
+  // each device sends the same bytes.
+  EXPECT_GT(crossing.ep_comm_s, 3 * intra);
+  // The same placement on one big NVLink domain (a single tier) stays cheap.
+  Cluster flat = *zoo::cluster_preset("dgx-h100", 64);
+  flat.tiers.resize(1);
+  flat.machine_sizes = {64};
+  const AnalyticCostModel one_domain(*zoo::llm_model("mixtral-8x7b"), flat, default_calibration("H100"));
+  EXPECT_LT(one_domain.block_costs(t).ep_comm_s, crossing.ep_comm_s / 3);
+}
+
+TEST(AnalyticMoe, LoadImbalanceAndCapacityFactorSetThePace) {
+  Calibration cal = default_calibration("H100");
+  cal.moe_load_imbalance = 1.25;
+  const auto cost = mixtral64(cal);
+  TrainingConfig t = mixtral_config();
+  const BlockCosts dropless = cost.block_costs(t);
+  t.moe_capacity_factor = 1;  // every expert exactly its share
+  const BlockCosts balanced = cost.block_costs(t);
+  EXPECT_GT(dropless.layer_s, balanced.layer_s);
+  // The busiest rank receives 25 % more bytes; the per-peer latency does not grow.
+  EXPECT_GT(dropless.ep_comm_s, 1.05 * balanced.ep_comm_s);
+  EXPECT_LT(dropless.ep_comm_s, 1.25 * balanced.ep_comm_s);
+  EXPECT_GT(dropless.layer_activation_bytes, balanced.layer_activation_bytes);
+  t.moe_capacity_factor = 1.25;  // padded to 1.25 × the share: the same pace as the imbalance
+  EXPECT_NEAR(cost.block_costs(t).layer_s, dropless.layer_s, 1e-12);
+  // Without expert parallelism every expert is local: the grouped GEMM does the same work
+  // whatever the routing, so dropless routing costs nothing extra.
+  t = mixtral_config();
+  t.ep = 1;
+  const double local_dropless = cost.block_costs(t).layer_s;
+  t.moe_capacity_factor = 1;
+  EXPECT_DOUBLE_EQ(cost.block_costs(t).layer_s, local_dropless);
+}
+
+TEST(AnalyticMoe, SmallExpertMatmulsRunBelowTheDenseEfficiency) {
+  // The same active width split into finer experts: 8 experts of f, top-2, against 64 experts
+  // of f/8, top-16; the same FLOPs per token, each expert GEMM eight times smaller. The fine
+  // model also moves more bytes (permutations); the size penalty alone is what separates the
+  // two ratios below (with and without the GEMM efficiency's dependence on size).
+  TransformerConfig coarse = *zoo::llm_model("mixtral-8x7b");
+  TransformerConfig fine = coarse;
+  fine.num_experts = 64;
+  fine.experts_per_token = 16;
+  fine.expert_ffn_hidden_size = coarse.expert_ffn_hidden_size / 8;
+  const Cluster cluster = *zoo::cluster_preset("dgx-h100", 64);
+  TrainingConfig t = mixtral_config();
+  t.ep = 1;
+  auto ratio = [&](const Calibration& cal) {
+    return AnalyticCostModel(fine, cluster, cal).block_costs(t).layer_s /
+           AnalyticCostModel(coarse, cluster, cal).block_costs(t).layer_s;
+  };
+  Calibration size_blind = default_calibration("H100");
+  size_blind.gemm_half_efficiency_flops = 0;
+  EXPECT_GT(ratio(default_calibration("H100")), ratio(size_blind) * 1.03);
+}
+
+TEST(AnalyticMoe, ExpertActivationsFollowTheRoutedCopies) {
+  const auto cost = mixtral64();
+  TrainingConfig t = mixtral_config();
+  t.moe_capacity_factor = 1;
+  const double moe = cost.block_costs(t).layer_activation_bytes;
+  // The dense formula with Mixtral's shape (ffn 3.5 h, one copy per token) keeps less than
+  // two routed SwiGLU copies of width 3.5 h each.
+  AnalyticCostModel dense(*zoo::llm_model("llama3-8b"), *zoo::cluster_preset("dgx-h100", 64),
+                          default_calibration("H100"));
+  TrainingConfig d = t;
+  d.ep = 1;
+  d.moe_capacity_factor = 0;
+  const double dense_bytes = dense.block_costs(d).layer_activation_bytes;
+  // Per token per layer: 34 h dense; MoE adds k (2 h + 6 f) + 4 E - 16 h = 2 (2 h + 21 h) - 16 h
+  // + 32 = 30 h + 32 bytes (h 4096 in both).
+  const double tokens = 4096.0;
+  EXPECT_NEAR(moe - dense_bytes, tokens * (30 * 4096.0 + 32), 1.0);
+}
+
+TEST(AnalyticMoe, CapacityFactorRules) {
+  auto dense = llama8b(16);
+  TrainingConfig t;
+  t.global_batch = 64;
+  t.dp = 16;
+  t.moe_capacity_factor = 1.5;
+  EXPECT_THROW(dense.evaluate(t), Error);
+  const auto cost = mixtral64();
+  t = mixtral_config();
+  t.moe_capacity_factor = 0.5;
+  EXPECT_THROW(cost.evaluate(t), Error);
+  t.moe_capacity_factor = 1.5;
+  EXPECT_NO_THROW(cost.evaluate(t));
+}
+
 TEST(Analytic, MemoryMovesTheRightWay) {
   auto cost = llama8b(64);
   TrainingConfig t;

@@ -53,7 +53,8 @@ Json calibration_to_json(const Calibration& c) {
               {"overlap_slowdown", c.overlap_slowdown},
               {"runtime_reserved_bytes", c.runtime_reserved_bytes},
               {"nccl_communicator_bytes", c.nccl_communicator_bytes},
-              {"allocator_fragmentation", c.allocator_fragmentation}};
+              {"allocator_fragmentation", c.allocator_fragmentation},
+              {"moe_load_imbalance", c.moe_load_imbalance}};
 }
 
 Calibration calibration_from_json(const Json& doc, const std::string& source) {
@@ -67,7 +68,7 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
           "network_step_latency_s", "p2p_efficiency", "p2p_overhead_s",
           "gradient_bytes_per_parameter", "optimizer_bytes_per_parameter",
           "iteration_overhead_s", "overlap_slowdown", "runtime_reserved_bytes", "nccl_communicator_bytes",
-          "allocator_fragmentation"});
+          "allocator_fragmentation", "moe_load_imbalance"});
   if (o.string("format") != "paraplan-calibration")
     o.fail("format", "expected \"paraplan-calibration\"");
   const long long version = o.integer("version", 1, 3);
@@ -113,6 +114,12 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
   c.allocator_fragmentation = o.number("allocator_fragmentation");
   if (c.allocator_fragmentation > 1)
     o.fail("allocator_fragmentation", "a fraction of the iteration's transient memory, in [0, 1]");
+  // Optional (added within version 3): files without it keep the default.
+  if (o.has("moe_load_imbalance")) {
+    c.moe_load_imbalance = o.number("moe_load_imbalance");
+    if (c.moe_load_imbalance < 1)
+      o.fail("moe_load_imbalance", "the busiest rank's tokens over the mean, at least 1");
+  }
   return c;
 }
 

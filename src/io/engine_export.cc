@@ -37,6 +37,14 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   arg("--pipeline-model-parallel-size", num(t.pp));
   if (t.cp > 1) arg("--context-parallel-size", num(t.cp));
   if (t.ep > 1) arg("--expert-model-parallel-size", num(t.ep));
+  if (m.moe()) {  // as priced: grouped expert GEMMs, all-to-all token dispatch
+    arg("--moe-grouped-gemm");
+    arg("--moe-token-dispatcher-type", "alltoall");
+    if (t.moe_capacity_factor > 0) {
+      arg("--moe-expert-capacity-factor", fmt::format("{}", t.moe_capacity_factor));
+      arg("--moe-pad-expert-input-to-capacity");
+    }
+  }
   if (t.vpp > 1) arg("--num-layers-per-virtual-pipeline-stage", num(m.num_layers / (t.pp * t.vpp)));
   if (!t.stage_layers.empty()) {
     // Megatron-core's custom layout: E embedding, t decoder layer, L loss; stages split by |.

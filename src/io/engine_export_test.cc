@@ -53,8 +53,16 @@ TEST(EngineExport, MegatronArgumentsCarryEveryKnob) {
   std::string layout = megatron_arguments(*zoo::llm_model("llama3-70b"), t);
   EXPECT_NE(layout.find("--pipeline-model-parallel-layout \"Et*27|t*27|t*26,L\""), std::string::npos) << layout;
   t.ep = 8;
-  EXPECT_NE(megatron_arguments(*zoo::llm_model("mixtral-8x7b"), t).find("--expert-model-parallel-size 8"),
-            std::string::npos);
+  const std::string moe = megatron_arguments(*zoo::llm_model("mixtral-8x7b"), t);
+  for (const char* want : {"--expert-model-parallel-size 8 \\\n", "--moe-grouped-gemm \\\n",
+                           "--moe-token-dispatcher-type alltoall \\\n"})
+    EXPECT_NE(moe.find(want), std::string::npos) << want << "\n" << moe;
+  EXPECT_EQ(moe.find("--moe-expert-capacity-factor"), std::string::npos);  // dropless
+  t.moe_capacity_factor = 1.25;
+  const std::string dropping = megatron_arguments(*zoo::llm_model("mixtral-8x7b"), t);
+  EXPECT_NE(dropping.find("--moe-expert-capacity-factor 1.25 \\\n"), std::string::npos) << dropping;
+  EXPECT_NE(dropping.find("--moe-pad-expert-input-to-capacity \\\n"), std::string::npos) << dropping;
+  t.moe_capacity_factor = 0;
   t.zero_stage = 3;
   EXPECT_THROW(megatron_arguments(*zoo::llm_model("gpt3-175b"), t), Error);
 }

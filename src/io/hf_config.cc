@@ -93,7 +93,7 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
   c.ffn_hidden_size = k.count({"intermediate_size", "n_inner", "ffn_hidden_size"},
                               "the MLP width", default_ffn);
   static const std::set<std::string> gated_types = {"llama", "mistral", "mixtral", "qwen2",
-                                                    "qwen2_moe", "deepseek_v2", "deepseek_v3",
+                                                    "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3",
                                                     "gemma", "gemma2", "phi3", "olmo"};
   c.gated_mlp = gated_types.count(type) > 0;
   if (const Json* act = k.find({"hidden_act", "activation_function"}); act && act->is_string()) {

@@ -84,7 +84,7 @@ std::optional<Attention> attention_from_text(std::string_view text) {
 
 Json training_to_json(const TrainingConfig& t) {
   const std::string recompute = recompute_text(t);
-  return Json{{"devices", t.devices()},
+  Json j{{"devices", t.devices()},
               {"global_batch", t.global_batch},
               {"micro_batch", t.micro_batch},
               {"seq_len", t.seq_len},
@@ -100,12 +100,15 @@ Json training_to_json(const TrainingConfig& t) {
               {"overlap_grad_reduce", t.overlap_grad_reduce},
               {"attention", attention_text(t.attention)},
               {"stage_layers", t.stage_layers}};
+  if (t.moe_capacity_factor > 0) j["moe_capacity_factor"] = t.moe_capacity_factor;  // dropless: absent
+  if (!t.fp32_loss) j["fp32_loss"] = false;  // the default (fp32 logits for the loss): absent
+  return j;
 }
 
 TrainingConfig training_from_json(const JsonObject& o) {
   o.only({"devices", "global_batch", "micro_batch", "seq_len", "tp", "cp", "pp", "dp", "ep", "vpp",
           "recompute", "sequence_parallel", "zero", "overlap_grad_reduce", "attention",
-          "stage_layers"});
+          "stage_layers", "moe_capacity_factor", "fp32_loss"});
   auto flag = [&](std::string_view key) {
     const Json& v = o.field(key);
     if (!v.is_boolean()) o.fail(key, "must be true or false");
@@ -141,6 +144,12 @@ TrainingConfig training_from_json(const JsonObject& o) {
   const auto attention = attention_from_text(o.has("attention") ? o.string("attention") : "standard");
   if (!attention) o.fail("attention", "must be flash or standard");
   t.attention = *attention;
+  if (o.has("moe_capacity_factor")) {
+    t.moe_capacity_factor = o.number("moe_capacity_factor");
+    if (t.moe_capacity_factor != 0 && t.moe_capacity_factor < 1)
+      o.fail("moe_capacity_factor", "must be at least 1 (or 0: dropless)");
+  }
+  if (o.has("fp32_loss")) t.fp32_loss = flag("fp32_loss");
   const Json& split = o.array("stage_layers");
   for (std::size_t i = 0; i < split.size(); ++i) {
     if (!split[i].is_number_integer() || split[i].get<long long>() < 1 || split[i].get<long long>() > (1 << 20))

@@ -54,6 +54,10 @@ struct Calibration {
   /// freed within an iteration (activations, logits, recomputation working space). GMLake
   /// (ASPLOS 2024) measured 15 % on average for LLM training with PyTorch on A100-80GB.
   double allocator_fragmentation = 0.05;
+  /// Dropless MoE with expert parallelism: tokens on the busiest expert-parallel rank over the
+  /// mean (its expert GEMMs and the all-to-all it receives set the pace). A property of routing
+  /// trained with a load-balancing loss, not of the device; 1 = perfectly balanced routing.
+  double moe_load_imbalance = 1.1;
 };
 
 }  // namespace paraplan

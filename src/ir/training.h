@@ -45,6 +45,11 @@ struct TrainingConfig {
   /// The loss computed on fp32 logits (autocast, Megatron's cross entropy) rather than on the
   /// bf16 logits themselves (pure bf16, FSDP's PURE mode): 4 instead of 2 bytes per logit kept.
   bool fp32_loss = true;
+  /// MoE token dropping (Megatron's --moe-expert-capacity-factor with padding to capacity, as
+  /// GShard and Switch): every expert processes exactly capacity_factor × its mean share of the
+  /// tokens. 0: dropless, each expert takes what the router sends it (the busiest expert-parallel
+  /// rank then sets the pace: the calibration's moe_load_imbalance).
+  double moe_capacity_factor = 0;
   /// Transformer layers per pipeline stage (size pp, sum = layers); empty: as even as possible,
   /// the remainder going to the middle stages.
   std::vector<int> stage_layers;

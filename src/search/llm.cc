@@ -306,6 +306,7 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
                 t.zero_stage = zero;
                 t.overlap_grad_reduce = overlap;
                 t.attention = s.attention;
+                t.moe_capacity_factor = s.moe_capacity_factor;
                 bool none_fits = false;
                 for (Recompute rc : recomputes) {
                   if (stop) return;

@@ -27,6 +27,7 @@ struct LlmSearchSettings {
   std::optional<int> zero_stage;
   std::optional<bool> overlap_grad_reduce;
   Attention attention = Attention::kFlash;  ///< a property of the software, not searched
+  double moe_capacity_factor = 0;  ///< MoE token dropping (0: dropless); not searched
   int max_zero_stage = 3;  ///< searched stages stop here (Megatron-LM runs ZeRO 0 and 1 only)
   /// Also try non-uniform layer splits (1F1B, whole-layer recomputation, m ≥ pp).
   bool balance_stages = true;

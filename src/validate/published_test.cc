@@ -1,0 +1,39 @@
+// Published MoE throughputs (data/moe), never fitted: the shipped H100 calibration prices each
+// within 15 % and says it fits, as it ran.
+#include "validate/published.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+
+namespace paraplan::validate {
+namespace {
+
+TEST(Published, MoeRunsWithinFifteenPercentAndFit) {
+  const auto rows = score_published(io::read_published_runs(std::string(PARAPLAN_DATA) + "/moe/published_moe.json"));
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    EXPECT_LT(std::abs(r.error()), 0.15) << r.run.name << ": " << r.predicted.iteration_time_s << " s against "
+                                         << r.measured_s << " s";
+    EXPECT_TRUE(r.predicted.fits) << r.run.name;
+  }
+  EXPECT_NEAR(rows[0].measured_s, 256.0 * 4096 / (5643.0 * 64), 1e-9);
+}
+
+TEST(Published, UnknownModelOrClusterNamesTheEntry) {
+  auto runs = io::read_published_runs(std::string(PARAPLAN_DATA) + "/moe/published_moe.json");
+  runs.resize(1);
+  runs[0].model_name = "mixtral-9x9b";
+  try {
+    score_published(runs);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/runs/0/model"), std::string::npos) << e.what();
+  }
+  runs[0].model_name = "mixtral-8x7b";
+  runs[0].cluster = "dgx-z100";
+  EXPECT_THROW(score_published(runs), Error);
+}
+
+}  // namespace
+}  // namespace paraplan::validate
