@@ -193,7 +193,7 @@ TEST(Cli, HelpOnEveryCommand) {
 namespace {
 
 TEST(CliIntraOp, PrintsEveryLayerAndTheTotal) {
-  Outcome r = run("plan --planner intra-op --model transformer --devices 32 --flops 10 --bw 16");
+  Outcome r = run("plan --planner intra-op --model transformer --devices 32 --flops 10TFLOP/s --bw 16GB/s");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("total cost: 1042774374400.00"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("estimated step time: "), std::string::npos) << r.out;
@@ -254,6 +254,46 @@ TEST(CliIntraOp, BadInputGetsOneMessageAndAnExitCode) {
   EXPECT_EQ(flops.exit_code, 2) << flops.out;
   Outcome mixed = run("plan --model alexnet --memory 8GiB");
   EXPECT_EQ(mixed.exit_code, 2) << mixed.out;
+  EXPECT_NE(mixed.out.find("--memory does not apply to the intra-op planner"), std::string::npos) << mixed.out;
+  // Rates need their unit: a bare number meant GB/s here and bytes/s for the pipeline planner.
+  for (const char* bare : {"--bw 16", "--bandwidth 16", "--flops 10"}) {
+    Outcome r = run(std::string("plan --model alexnet ") + bare);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("give the unit"), std::string::npos) << r.out;
+  }
+}
+
+// A flag the chosen planner does not take is refused, naming it, never ignored.
+TEST(CliFlags, FlagsThatDoNotApplyAreRefused) {
+  struct Case {
+    const char* command;
+    const char* message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"plan --model gpt3-175b --cost-model piper --format dapple",
+            "--format and --cost-model do not apply to the transformer planner"},
+           {"plan --planner pipeline --cp 2", "--cp does not apply to the pipeline planner"},
+           {"plan --microbatches 4", "--microbatches does not apply to the transformer planner"},
+           {"frontier --model llama3-8b --memory-step 0.1", "--memory-step does not apply to the transformer frontier"},
+           {"frontier --tp 2", "--tp does not apply to the pipeline planner's frontier"}}) {
+    Outcome r = run(c.command);
+    EXPECT_EQ(r.exit_code, 2) << c.command << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.command << "\n" << r.out;
+  }
+}
+
+// Every command that takes a cluster takes a preset or a file.
+TEST(CliFlags, PresetsWorkWhereverAClusterIs) {
+  for (const char* command :
+       {"plan " PARAPLAN_DATA "/piper/bert32a100.json --cluster dgx-h100 --json",
+        "frontier " PARAPLAN_DATA "/piper/bert32a100.json --cluster dgx-h100 --memory-step 0.3 --json",
+        "frontier --model llama3-8b --cluster dgx-h100 --devices 8 --json",
+        "evaluate --model llama3-8b --cluster dgx-h100 --devices 8 --json"}) {
+    Outcome r = run(command);
+    EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.out;
+  }
+  Outcome piper = run("plan " PARAPLAN_DATA "/piper/bert32a100.json --cluster dgx-h100 --json");
+  EXPECT_EQ(nlohmann::json::parse(piper.out)["memory_per_device_bytes"], 80.0 * (1ull << 30));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/flags.h"
 #include "cli/llm_plan_command.h"
 #include "cli/progress.h"
 #include "cli/workload.h"
@@ -31,7 +32,7 @@ struct FrontierArgs {
   double memory_step = 0.01;
   double time_limit_s = 30;
   std::string model;
-  std::string cluster = "dgx-a100";
+  std::string cluster;  ///< empty: not given (the transformer planner then uses dgx-a100)
   int devices = 8;
   std::int64_t batch = 512;
   TransformerKnobs knobs;
@@ -39,28 +40,26 @@ struct FrontierArgs {
   bool json = false;
   std::string svg;
   bool quiet = false;
+  std::vector<std::string> given;  ///< the flags on the command line (set by the callback)
 };
+
+const std::vector<std::string> kOutputFlags = {"--svg", "--json", "--quiet"};
+const std::vector<std::string> kPipelineFlags = {"INPUT",      "--format",        "--memory",
+                                                 "--bandwidth", "--microbatches", "--memory-step",
+                                                 "--time-limit", "--cluster",     "--devices"};
+const std::vector<std::string> kLlmFlags = {"--model", "--cluster", "--devices", "--batch", "--uniform-stages"};
 
 // The pipeline planner's frontier (Piper's cost model) on a layer model.
 int run_pipeline(const FrontierArgs& a) {
-  Workload w = load_workload({a.input, a.format, a.cluster == "dgx-a100" ? "" : a.cluster, 0});
+  refuse_other_flags(a.given, joined(kPipelineFlags, kOutputFlags), "the pipeline planner's frontier (INPUT)");
+  Workload w = load_workload({a.input, a.format, a.cluster, 0, a.devices_given ? a.devices : 8});
   PiperSettings settings;
   settings.max_devices = a.devices_given ? a.devices : w.devices;
   settings.memory_per_device_bytes = w.memory_per_device_bytes;
   settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
   settings.microbatches = a.microbatches > 0 ? a.microbatches : w.model.microbatches;
-  if (!a.memory.empty()) {
-    auto m = parse_bytes(a.memory);
-    if (!m || *m <= 0)
-      throw Error(ErrorKind::kUsage, "", "--memory: expected a positive size such as 8GiB, 80GB or 8589934592, got \"" + a.memory + "\"");
-    settings.memory_per_device_bytes = *m;
-  }
-  if (!a.bandwidth.empty()) {
-    auto b = parse_bandwidth(a.bandwidth);
-    if (!b || *b <= 0)
-      throw Error(ErrorKind::kUsage, "", "--bandwidth: expected a positive rate such as 25GiB/s, got \"" + a.bandwidth + "\"");
-    settings.bandwidth_bytes_per_s = *b;
-  }
+  if (!a.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", a.memory);
+  if (!a.bandwidth.empty()) settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", a.bandwidth);
   std::vector<int> budgets;
   for (int k = 1; k < settings.max_devices; k *= 2) budgets.push_back(k);
   budgets.push_back(settings.max_devices);
@@ -137,8 +136,11 @@ int run(const FrontierArgs& a) {
     return run_pipeline(a);
   }
   if (!a.input.empty()) throw Error(ErrorKind::kUsage, "", "give either INPUT or --model, not both");
+  refuse_other_flags(a.given, joined(joined(kLlmFlags, transformer_knob_flags()), kOutputFlags),
+                     "the transformer frontier (--model " + a.model + ")");
+  const std::string cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
   const TransformerConfig model = load_transformer(a.model);
-  const Cluster cluster = load_cluster(a.cluster, a.devices);
+  const Cluster cluster = load_cluster(cluster_name, a.devices);
   const TransformerKnobs& k = a.knobs;
   LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
   TerminalProgress progress(a.quiet);
@@ -162,7 +164,7 @@ int run(const FrontierArgs& a) {
       points.push_back(p);
     }
     io::Json j = {{"model", model.name},
-                  {"cluster", a.cluster},
+                  {"cluster", cluster_name},
                   {"objectives", {"iteration_time_s", "peak_memory_bytes", "devices_used"}},
                   {"points", points},
                   {"search", {{"evaluated", f.evaluated}, {"seconds", f.seconds}}}};
@@ -210,7 +212,9 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
                   "Pipeline planner: stop after this many seconds with the points found (default 30)")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--model", a->model, "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json");
-  cmd->add_option("--cluster", a->cluster, "Cluster preset or paraplan-cluster file (.json, .yaml)");
+  cmd->add_option("--cluster", a->cluster,
+                  "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; transformer default "
+                  "dgx-a100; pipeline planner: one node, or --devices) or a paraplan cluster file");
   cmd->add_option("--devices", a->devices, "Most devices to use (transformer default 8)")
       ->check(CLI::Range(1, 1 << 20))
       ->each([a](const std::string&) { a->devices_given = true; });
@@ -220,7 +224,10 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--svg", a->svg, "Write the frontier as an SVG plot");
   cmd->add_flag("--json", a->json, "Print JSON: points with objective, peak_memory_bytes, devices_used");
   add_quiet_flag(cmd, a->quiet);
-  cmd->callback([a, &exit_code] { exit_code = run(*a); });
+  cmd->callback([a, cmd, &exit_code] {
+    a->given = given_flags(*cmd);
+    exit_code = run(*a);
+  });
 }
 
 }  // namespace paraplan::cli

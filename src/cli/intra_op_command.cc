@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/flags.h"
 #include "cost/pase_cost.h"
 #include "io/chrome_trace.h"
 #include "io/dot_writer.h"
@@ -27,32 +28,9 @@ namespace {
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
-bool plain_number(const std::string& text, double& value) {
-  char* end = nullptr;
-  value = std::strtod(text.c_str(), &end);
-  return !text.empty() && end == text.c_str() + text.size();
-}
+double flops_per_s(const std::string& text) { return text.empty() ? 10e12 : flops_flag("--flops", text); }
 
-/// A rate flag: a bare number is in `plain_unit` (PaSE's convention), or give the unit.
-double rate(const std::string& text, const char* flag, double fallback, double plain_factor,
-            const char* plain_unit, std::optional<double> (*parse)(const std::string&),
-            const char* example) {
-  if (text.empty()) return fallback;
-  double v = 0;
-  std::optional<double> r = plain_number(text, v) ? std::optional<double>(v * plain_factor) : parse(text);
-  if (!r || !(*r > 0) || !std::isfinite(*r))
-    usage(fmt::format("{}: expected a positive number of {} per device, or a rate with its unit "
-                      "(e.g. {}), got \"{}\"", flag, plain_unit, example, text));
-  return *r;
-}
-
-double flops_per_s(const std::string& text) {
-  return rate(text, "--flops", 10e12, 1e12, "TFLOP/s", parse_flops, "312TFLOP/s");
-}
-
-double bandwidth(const std::string& text) {
-  return rate(text, "--bw", 16e9, 1e9, "GB/s", parse_bandwidth, "25GiB/s");
-}
+double bandwidth(const std::string& text) { return text.empty() ? 16e9 : bandwidth_flag("--bandwidth", text); }
 
 std::string table(const Plan& plan, const Model& model, const PaseSettings& s, int batch) {
   std::string out = fmt::format(

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/flags.h"
 #include "cli/intra_op_command.h"
 #include "cli/llm_plan_command.h"
 #include "cli/output.h"
@@ -47,7 +48,6 @@ struct PlanArgs {
   std::string planner = "auto";
   std::string model;
   std::string flops;
-  std::string bw;
   int min_block = 0;
   bool keep_all_flows = false;
   bool powers_of_two = false;
@@ -64,7 +64,22 @@ struct PlanArgs {
   bool quiet = false;
   ProgressSink* progress = nullptr;  ///< set by run(): the terminal, unless --quiet
   std::string export_to;
+  std::vector<std::string> given;  ///< the flags on the command line (set by the callback)
 };
+
+// What each planner takes (every other flag is refused, naming it).
+const std::vector<std::string> kOutputFlags = {"--json", "--output", "--quiet", "--report", "--trace"};
+const std::vector<std::string> kPiperFlags = {"INPUT", "--format", "--cost-model", "--planner", "--cluster",
+                                              "--devices", "--memory", "--bandwidth", "--microbatches",
+                                              "--profile-batch"};
+const std::vector<std::string> kDappleFlags = {"INPUT", "--format", "--cost-model", "--planner", "--machines",
+                                               "--batch", "--microbatch-size", "--profile-batch"};
+const std::vector<std::string> kIntraOpFlags = {"INPUT", "--format", "--cost-model", "--planner", "--model",
+                                                "--devices", "--batch", "--flops", "--bandwidth", "--min-block",
+                                                "--keep-all-flows", "--powers-of-two", "--all-devices", "--dot"};
+const std::vector<std::string> kLlmFlags = {"--model", "--planner", "--cluster", "--devices", "--batch",
+                                            "--uniform-stages", "--resimulate", "--top", "--time-limit",
+                                            "--export"};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -73,11 +88,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 int run_intra_op_path(const PlanArgs& args) {
   if (args.cost_model != "auto" && args.cost_model != "pase")
     usage("the intra-op planner prices with --cost-model pase (got \"" + args.cost_model + "\")");
-  if (!args.memory.empty() || !args.bandwidth.empty() || args.microbatches ||
-      !args.machines.empty() || args.microbatch_size || !args.cluster_file.empty())
-    usage("--memory, --bandwidth, --microbatches, --machines, --microbatch-size and --cluster are "
-          "settings of the pipeline planner; the intra-op planner takes --devices, --batch, "
-          "--flops and --bw");
+  refuse_other_flags(args.given, joined(kIntraOpFlags, kOutputFlags), "the intra-op planner (operator graphs)");
   IntraOpArgs a;
   a.input = args.input;
   a.format = args.format;
@@ -85,7 +96,7 @@ int run_intra_op_path(const PlanArgs& args) {
   a.devices = args.devices;
   a.batch = args.batch;
   a.flops = args.flops;
-  a.bandwidth = args.bw;
+  a.bandwidth = args.bandwidth;
   a.min_block = args.min_block;
   a.keep_all_flows = args.keep_all_flows;
   a.powers_of_two = args.powers_of_two;
@@ -121,20 +132,8 @@ int run_piper(const PlanArgs& args, Workload& w) {
   settings.memory_per_device_bytes = w.memory_per_device_bytes;
   settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
   settings.microbatches = args.microbatches > 0 ? args.microbatches : w.model.microbatches;
-  if (!args.memory.empty()) {
-    auto m = parse_bytes(args.memory);
-    if (!m || *m <= 0)
-      usage("--memory: expected a positive size such as 8GiB, 80GB or 8589934592, got \"" +
-            args.memory + "\"");
-    settings.memory_per_device_bytes = *m;
-  }
-  if (!args.bandwidth.empty()) {
-    auto b = parse_bandwidth(args.bandwidth);
-    if (!b || *b <= 0)
-      usage("--bandwidth: expected a positive rate such as 25GiB/s or 25000000000, got \"" +
-            args.bandwidth + "\"");
-    settings.bandwidth_bytes_per_s = *b;
-  }
+  if (!args.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", args.memory);
+  if (!args.bandwidth.empty()) settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", args.bandwidth);
   PiperCostModel cost(w.model, settings);
   PipelineSearchOptions search;
   search.progress = args.progress;
@@ -203,9 +202,7 @@ int run_dapple(const PlanArgs& args, Workload& w) {
                   fmt::format("layer {} has no option at tensor-parallel degree 1, which DAPPLE's "
                               "model prices",
                               layer.id));
-  if (args.devices || !args.memory.empty() || !args.bandwidth.empty() || args.microbatches)
-    usage("--devices, --memory, --bandwidth and --microbatches are settings of --cost-model "
-          "piper; DAPPLE takes --machines, --batch and --microbatch-size");
+  refuse_other_flags(args.given, joined(kDappleFlags, kOutputFlags), "the dapple cost model");
   DappleSettings settings;
   settings.machine_ends = parse_machines(args.machines.empty() ? "2x8" : args.machines);
   const int devices = settings.machine_ends.back();
@@ -257,22 +254,11 @@ constexpr int kShowcaseSeqLen = 8192;
 
 int run_llm_path(const PlanArgs& args, bool showcase = false) {
   if (!args.input.empty()) usage("give either INPUT or --model, not both");
-  if (showcase && (!args.memory.empty() || !args.bandwidth.empty() || args.microbatches ||
-                   !args.machines.empty() || args.microbatch_size || args.cost_model != "auto" ||
-                   args.format != "auto" || args.profile_batch))
-    usage(fmt::format("without INPUT or --model, plan answers for {} with the transformer planner; "
-                      "--memory, --bandwidth, --microbatches, --machines, --microbatch-size, "
-                      "--cost-model, --format and --profile-batch are settings of the pipeline "
-                      "planner: give INPUT, or --planner pipeline for its built-in layer model",
-                      kShowcaseModel));
-  if (!args.memory.empty() || !args.bandwidth.empty() || args.microbatches ||
-      !args.machines.empty() || args.microbatch_size || !args.flops.empty() || !args.bw.empty() ||
-      !args.dot.empty() || args.min_block || args.keep_all_flows || args.powers_of_two ||
-      args.all_devices)
-    usage("the transformer planner takes --cluster PRESET|FILE, --devices, --batch, the knobs "
-          "(--seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute, "
-          "--sequence-parallel, --zero, --[no-]overlap-grad-reduce), --calibration, "
-          "--uniform-stages, --resimulate, --report, --top, --time-limit and --export");
+  refuse_other_flags(args.given, joined(joined(kLlmFlags, transformer_knob_flags()), kOutputFlags),
+                     showcase ? fmt::format("the transformer planner (without INPUT or --model it "
+                                            "plans {}; give INPUT, or --planner pipeline for the "
+                                            "built-in layer model)", kShowcaseModel)
+                              : "the transformer planner (--model " + args.model + ")");
   LlmPlanArgs a;
   a.model = showcase ? kShowcaseModel : args.model;
   a.cluster = showcase && args.cluster_file.empty() ? kShowcaseCluster : args.cluster_file;
@@ -303,11 +289,6 @@ int run(PlanArgs args) {
       (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args);
   if (args.planner == "llm") usage("--planner llm needs --model with a transformer (built-in or config.json)");
-  if (args.knobs.any() || args.uniform_stages || args.resimulate || args.time_limit_s > 0 || !args.export_to.empty())
-    usage("--seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute, "
-          "--sequence-parallel, --zero, --[no-]overlap-grad-reduce, --stage-layers, --calibration, "
-          "--uniform-stages, --resimulate, --time-limit and --export are settings of the transformer planner "
-          "(--model gpt3-175b, ...)");
   std::string planner = args.planner;
   if (planner == "auto")
     planner = !args.model.empty() || args.format == "onnx" || ends_with(args.input, ".onnx")
@@ -316,20 +297,20 @@ int run(PlanArgs args) {
   if (planner == "intra-op") return run_intra_op_path(args);
   if (planner != "pipeline")
     usage("--planner must be pipeline or intra-op (got \"" + args.planner + "\")");
-  if (!args.model.empty() || !args.flops.empty() || !args.bw.empty() || args.min_block ||
-      args.keep_all_flows || args.powers_of_two || args.all_devices || !args.dot.empty())
-    usage("--model, --flops, --bw, --min-block, --keep-all-flows, --powers-of-two, --all-devices "
-          "and --dot are settings of --planner intra-op");
-  Workload w = load_workload({args.input, args.format, args.cluster_file, args.profile_batch});
+  if (args.cost_model != "auto" && args.cost_model != "piper" && args.cost_model != "dapple")
+    usage("--cost-model must be piper or dapple (got \"" + args.cost_model + "\")");
+  // The cost model follows the input (a profile: dapple) unless given; check the flags against
+  // it before reading the input, so a wrong flag is named even when the input is bad too.
+  refuse_other_flags(args.given, joined(joined(kPiperFlags, kDappleFlags), kOutputFlags), "the pipeline planner");
+  Workload w = load_workload({args.input, args.format, args.cluster_file, args.profile_batch,
+                              args.devices > 0 ? args.devices : 8});
   std::string cost_model = args.cost_model;
   if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
   if (cost_model == "piper") {
-    if (!args.machines.empty() || args.batch || args.microbatch_size)
-      usage("--machines, --batch and --microbatch-size are settings of --cost-model dapple");
+    refuse_other_flags(args.given, joined(kPiperFlags, kOutputFlags), "the piper cost model");
     return run_piper(args, w);
   }
-  if (cost_model == "dapple") return run_dapple(args, w);
-  usage("--cost-model must be piper or dapple (got \"" + cost_model + "\")");
+  return run_dapple(args, w);
 }
 
 }  // namespace
@@ -351,14 +332,15 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "piper (time per sample), dapple (iteration latency) or pase (intra-op); "
                   "default: by input");
   cmd->add_option("--cluster", args->cluster_file,
-                  "Cluster file (paraplan cluster JSON or YAML); transformer planner: also a "
-                  "preset (dgx-a100, dgx-h100, h200, vtrain-a100)");
+                  "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; the pipeline planner: "
+                  "one node, or --devices) or a paraplan cluster file (JSON or YAML)");
   cmd->add_option("--devices", args->devices, "Number of devices K (overrides the input)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--memory", args->memory,
                   "Memory per device: 8GiB (2^30), 80GB (10^9) or a number of bytes");
-  cmd->add_option("--bandwidth", args->bandwidth,
-                  "Bandwidth per device: 25GiB/s, 25GB/s or bytes per second");
+  cmd->add_option("--bandwidth,--bw", args->bandwidth,
+                  "Bandwidth per device with its unit: 25GB/s (10^9 bytes/s), 25GiB/s (2^30) or "
+                  "3e9B/s (pipeline planner default: the input's; intra-op: 16GB/s); --bw is an alias");
   cmd->add_option("--microbatches", args->microbatches, "Micro-batches per batch N (Piper)")
       ->check(CLI::Range(1, 1000000000));
   cmd->add_option("--machines", args->machines,
@@ -381,11 +363,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Built-in transformer (gpt3-175b, llama3-405b, ...) or config.json; or a built-in "
                   "operator graph (alexnet, resnet101, inception3, rnnlm, transformer)");
   cmd->add_option("--flops", args->flops,
-                  "Intra-op: peak compute per device in TFLOP/s (default 10), or with a unit "
-                  "such as 312TFLOP/s");
-  cmd->add_option("--bw", args->bw,
-                  "Intra-op: bandwidth per device in GB/s (default 16), or with a unit such as "
-                  "25GiB/s");
+                  "Intra-op: peak compute per device with its unit, e.g. 312TFLOP/s (default "
+                  "10TFLOP/s)");
   cmd->add_option("--min-block", args->min_block,
                   "Intra-op: smallest extent a split may leave per device (PaSE's cutoff; "
                   "default 4 for the CNNs, 1 otherwise)")
@@ -418,7 +397,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", args->json, "Print the plan as JSON instead of a table");
   add_quiet_flag(cmd, args->quiet);
   cmd->add_option("-o,--output", args->output, "Also write the plan as JSON to this file");
-  cmd->callback([args, &exit_code] { exit_code = run(*args); });
+  cmd->callback([args, cmd, &exit_code] {
+    args->given = given_flags(*cmd);
+    exit_code = run(*args);
+  });
 }
 
 }  // namespace paraplan::cli

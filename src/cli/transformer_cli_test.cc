@@ -67,7 +67,7 @@ TEST(CliTransformer, BadKnobsNameTheRule) {
   expect_usage("evaluate --model llama3-8b --devices 16 --pp 2 --vpp 3", "divisible by pp × vpp");
   expect_usage("plan --model llama3-8b --devices 16 --pp 2 --zero 3", "--zero 3");
   expect_usage("plan --model llama3-8b --devices 16 --stage-layers 16,16", "--stage-layers is a setting of evaluate");
-  expect_usage("plan --planner pipeline --cp 2", "settings of the transformer planner");
+  expect_usage("plan --planner pipeline --cp 2", "--cp does not apply to the pipeline planner");
   expect_usage("evaluate --model llama3-8b --overlap-grad-reduce --no-overlap-grad-reduce", "excludes");
 }
 

@@ -88,6 +88,15 @@ void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_pla
                   "for the cluster's device (A100, H100, H200)");
 }
 
+const std::vector<std::string>& transformer_knob_flags() {
+  static const std::vector<std::string> flags = {
+      "--seq-len",   "--micro-batch", "--tp",   "--cp",   "--pp",
+      "--dp",        "--ep",          "--vpp",  "--recompute", "--sequence-parallel",
+      "--zero",      "--overlap-grad-reduce", "--no-overlap-grad-reduce", "--attention",
+      "--moe-capacity-factor", "--stage-layers", "--calibration"};
+  return flags;
+}
+
 LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::int64_t batch,
                                   bool uniform_stages) {
   LlmSearchSettings s;

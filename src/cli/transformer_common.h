@@ -41,6 +41,8 @@ LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, st
 /// --calibration.
 /// `what` says whether a knob is a value (evaluate) or fixed against the search (plan).
 void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& knobs, bool for_plan);
+/// The long names of the flags add_transformer_knob_flags registers.
+const std::vector<std::string>& transformer_knob_flags();
 
 /// A built-in name or a config.json; Error(kUsage) listing the built-ins otherwise.
 TransformerConfig load_transformer(const std::string& name);

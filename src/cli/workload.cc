@@ -7,6 +7,7 @@
 #include "io/native_json.h"
 #include "io/piper_reader.h"
 #include "ir/error.h"
+#include "zoo/cluster_presets.h"
 #include "zoo/transformer_stack.h"
 
 namespace paraplan::cli {
@@ -78,8 +79,12 @@ Workload load_workload(const InputSpec& spec) {
                   "--format must be one of piper, dapple, native (got \"" + format + "\")");
     }
   }
-  if (!spec.cluster_file.empty())
-    use_cluster(w, io::read_cluster_file(spec.cluster_file));
+  if (!spec.cluster.empty()) {
+    if (auto preset = zoo::cluster_preset(spec.cluster, spec.preset_devices))
+      use_cluster(w, *preset);
+    else
+      use_cluster(w, io::read_cluster_file(spec.cluster));
+  }
   return w;
 }
 

@@ -1,0 +1,36 @@
+// Flags as the command line gives them: which were given, refusing the ones the chosen planner
+// does not take, and one parser per unit kind (bytes, bytes per second, FLOP/s).
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace paraplan::cli {
+
+/// The options given on the command line, by their long name ("--tp", "--output"; a positional
+/// by its name, "INPUT"), in the order the command defines them.
+std::vector<std::string> given_flags(const CLI::App& cmd);
+
+/// Error(kUsage) naming every flag of `given` that is not in `allowed`: "--cost-model and
+/// --format do not apply to WHAT; it takes ...". Never silently ignores a flag.
+void refuse_other_flags(const std::vector<std::string>& given,
+                        const std::vector<std::string>& allowed, const std::string& what);
+
+/// `a` followed by `b`.
+std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b);
+
+/// A size: "8GiB" (2^30 bytes), "80GB" (10^9) or a number of bytes; positive. Error(kUsage)
+/// naming `flag` otherwise.
+double bytes_flag(const std::string& flag, const std::string& text);
+/// A rate in bytes per second with its unit: "25GB/s" (10^9), "25GiB/s" (2^30), "3e9B/s";
+/// positive. A bare number is refused: it read as GB/s for --bw and as bytes/s for
+/// --bandwidth before both became one flag.
+double bandwidth_flag(const std::string& flag, const std::string& text);
+/// A compute rate with its unit: "312TFLOP/s", "1e13FLOP/s"; positive.
+double flops_flag(const std::string& flag, const std::string& text);
+
+}  // namespace paraplan::cli
