@@ -56,6 +56,18 @@ void refuse_other_flags(const std::vector<std::string>& given, const std::vector
                     refused.size() == 1 ? "does" : "do", what, listed(takes)));
 }
 
+std::string flag_name(Knob knob) {
+  switch (knob) {
+    case Knob::kGlobalBatch: return "--batch";
+    case Knob::kMicroBatch: return "--micro-batch";
+    case Knob::kSeqLen: return "--seq-len";
+    case Knob::kSequenceParallel: return "--sequence-parallel";
+    case Knob::kStageLayers: return "--stage-layers";
+    case Knob::kMoeCapacityFactor: return "--moe-capacity-factor";
+    default: return "--" + std::string(knob_field(knob));  // --tp, --cp, --zero, --devices, ...
+  }
+}
+
 std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;

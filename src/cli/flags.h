@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ir/training_rules.h"
+
 namespace paraplan::cli {
 
 /// The options given on the command line, by their long name ("--tp", "--output"; a positional
@@ -19,6 +21,9 @@ std::vector<std::string> given_flags(const CLI::App& cmd);
 /// --format do not apply to WHAT; it takes ...". Never silently ignores a flag.
 void refuse_other_flags(const std::vector<std::string>& given,
                         const std::vector<std::string>& allowed, const std::string& what);
+
+/// The flag that sets a knob: "--tp", "--batch", "--stage-layers".
+std::string flag_name(Knob knob);
 
 /// `a` followed by `b`.
 std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b);

@@ -9,6 +9,7 @@
 #include "cli/validate_command.h"
 #include "cli/calibrate_command.h"
 #include "cli/evaluate_command.h"
+#include "cli/flags.h"
 #include "cli/frontier_command.h"
 #include "cli/plan_command.h"
 #include "cli/simulate_command.h"
@@ -38,8 +39,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "paraplan: " << e.what() << "\n";
     return static_cast<int>(paraplan::ErrorKind::kUsage);
+  } catch (const paraplan::RuleViolation& e) {  // a broken knob rule, in the flags' words
+    std::cerr << "paraplan: " << e.violation().render(paraplan::cli::flag_name) << "\n";
+    return static_cast<int>(e.kind());
   } catch (const paraplan::Error& e) {
-    std::cerr << "paraplan: " << e.what() << "\n";
+    std::cerr << "paraplan: " << (e.kind() == paraplan::ErrorKind::kInternal ? "internal error: " : "")
+              << e.what() << "\n";
     return static_cast<int>(e.kind());
   } catch (const std::bad_alloc&) {
     std::cerr << "paraplan: out of memory\n";

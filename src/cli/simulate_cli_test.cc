@@ -93,11 +93,11 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   };
   auto layers = j;
   layers["model_config"]["num_layers"] = 30;
-  expect(layers, 3, "the stages hold 24 layers but the model (gpt-1.7b) has 30");
+  expect(layers, 3, "/config/stage_layers: stage_layers 13,11: they sum to 24, but the model has 30 layers");
   auto devices = j;
   devices["config"]["dp"] = devices["config"]["dp"].get<int>() * 4;
   devices["config"]["devices"] = devices["config"]["devices"].get<int>() * 4;
-  expect(devices, 3, "devices but its cluster has 16");
+  expect(devices, 3, "/config/devices: devices 64: tp × cp × pp × dp = 1 × 1 × 2 × 32 = 64 devices, but the cluster has 16");
   auto tiny = j;
   tiny["cluster_config"]["device_types"][0]["memory_bytes"] = 1e9;
   expect(tiny, 4, "does not fit in memory");
@@ -106,7 +106,7 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   expect(format, 3, "paraplan-transformer-plan");
   auto knob = j;
   knob["config"]["zero"] = 2;  // with pp = 2
-  expect(knob, 3, "do not combine with pipeline parallelism");
+  expect(knob, 3, "/config/zero: zero 2: ZeRO stages 2 and 3 partition gradients per micro-batch and do not combine with pipeline parallelism (pp ");
   auto kernel = j;
   kernel["config"]["attention"] = "sdpa";
   expect(kernel, 3, "/config/attention");

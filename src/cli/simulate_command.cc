@@ -17,6 +17,7 @@
 #include "io/chrome_trace.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
+#include "ir/training_rules.h"
 #include "ir/units.h"
 #include "sim/transformer_program.h"
 
@@ -210,28 +211,17 @@ int run(const SimulateArgs& a) {
     if (doc.is_object() && doc.value("format", "") == "paraplan-plan") return run_pipeline_plan(a, doc);
   }
   const io::TransformerPlanFile f = io::read_transformer_plan(a.plan);
-  const std::string where = a.plan + ": /config";
-  if (f.config.devices() > f.cluster.device_count())
-    throw Error(ErrorKind::kInput, where,
-                fmt::format("the plan uses tp × cp × pp × dp = {} devices but its cluster has {}",
-                            f.config.devices(), f.cluster.device_count()));
-  if (!f.config.stage_layers.empty()) {
-    long long sum = 0;
-    for (int n : f.config.stage_layers) sum += n;
-    if (sum != f.model.num_layers)
-      throw Error(ErrorKind::kInput, where + "/stage_layers",
-                  fmt::format("the stages hold {} layers but the model ({}) has {}", sum,
-                              f.model.name, f.model.num_layers));
-  }
   AnalyticCostModel cost(f.model, f.cluster, f.calibration);
   AnalyticResult analytic;
   try {
     analytic = cost.evaluate(f.config);
-  } catch (const Error& e) {  // a knob rule: the file, not the command line, is wrong
-    throw Error(ErrorKind::kInput, where, e.what());
+  } catch (const RuleViolation& e) {  // a knob rule: the file, not the command line, is wrong
+    const Violation& v = e.violation();
+    throw Error(ErrorKind::kInput, a.plan + ": /config/" + std::string(knob_field(v.knob)),
+                v.render([](Knob k) { return std::string(knob_field(k)); }));
   }
   if (!analytic.fits)
-    throw Error(ErrorKind::kInfeasible, where,
+    throw Error(ErrorKind::kInfeasible, a.plan + ": /config",
                 fmt::format("the plan does not fit in memory: {} per device on the busiest stage, "
                             "{} available", format_bytes(analytic.memory.peak_bytes),
                             format_bytes(cost.device_memory_bytes())));

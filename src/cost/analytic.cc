@@ -10,6 +10,7 @@
 
 #include "cost/collectives.h"
 #include "ir/error.h"
+#include "ir/training_rules.h"
 
 namespace paraplan {
 namespace {
@@ -63,85 +64,7 @@ double AnalyticCostModel::device_memory_bytes() const {
 }
 
 void AnalyticCostModel::check(const TrainingConfig& t) const {
-  const auto& m = model_;
-  if (t.tp < 1 || t.pp < 1 || t.dp < 1 || t.cp < 1 || t.ep < 1 || t.vpp < 1)
-    bad("--tp, --cp, --pp, --dp, --ep and --vpp must be at least 1");
-  if (m.num_attention_heads % t.tp)
-    bad(fmt::format("--tp {}: the {} attention heads must be divisible by the tensor-parallel size",
-                    t.tp, m.num_attention_heads));
-  if (m.num_kv_heads % t.tp && t.tp % m.num_kv_heads)
-    bad(fmt::format("--tp {}: the {} key-value heads must divide or be divisible by the "
-                    "tensor-parallel size", t.tp, m.num_kv_heads));
-  if (t.pp > m.num_layers)
-    bad(fmt::format("--pp {}: more pipeline stages than the model's {} layers", t.pp, m.num_layers));
-  if (t.micro_batch < 1 || t.global_batch < 1 || t.seq_len < 1)
-    bad("--batch, --micro-batch and --seq-len must be at least 1");
-  if (t.global_batch % (t.micro_batch * t.dp))
-    bad(fmt::format("--batch {}: the global batch must be divisible by micro-batch × data-parallel "
-                    "size = {} × {}", t.global_batch, t.micro_batch, t.dp));
-  if (t.devices() > cluster_.device_count())
-    bad(fmt::format("tp × cp × pp × dp = {} × {} × {} × {} = {} devices, but the cluster has {}",
-                    t.tp, t.cp, t.pp, t.dp, t.devices(), cluster_.device_count()));
-  if (t.cp > 1 && t.seq_len % (2 * t.cp))
-    bad(fmt::format("--cp {}: the sequence length {} must be divisible by 2 × cp (each rank "
-                    "holds two chunks for causal load balance)", t.cp, t.seq_len));
-  if (t.sequence_parallel && (t.seq_len / t.cp) % t.tp)
-    bad(fmt::format("--sequence-parallel: the sequence length per context-parallel rank {} must "
-                    "be divisible by --tp {}", t.seq_len / t.cp, t.tp));
-  if (t.ep > 1 && !m.moe())
-    bad(fmt::format("--ep {}: expert parallelism needs a mixture-of-experts model; {} is dense",
-                    t.ep, m.name));
-  if (t.moe_capacity_factor != 0 && !m.moe())
-    bad(fmt::format("--moe-capacity-factor {}: token dropping needs a mixture-of-experts model; {} "
-                    "is dense", t.moe_capacity_factor, m.name));
-  if (t.moe_capacity_factor != 0 && !(t.moe_capacity_factor >= 1))
-    bad(fmt::format("--moe-capacity-factor {}: must be at least 1 (0: dropless)", t.moe_capacity_factor));
-  if (t.ep > 1 && m.num_experts % t.ep)
-    bad(fmt::format("--ep {}: the {} experts must be divisible by the expert-parallel size", t.ep,
-                    m.num_experts));
-  if (t.ep > 1 && (t.dp * t.cp) % t.ep)
-    bad(fmt::format("--ep {}: the expert-parallel group is carved out of dp × cp = {} × {} and "
-                    "must divide it", t.ep, t.dp, t.cp));
-  if (t.zero_stage < 0 || t.zero_stage > 3) bad("--zero must be 0, 1, 2 or 3");
-  if (t.zero_stage >= 2 && t.pp > 1)
-    bad(fmt::format("--zero {}: ZeRO stages 2 and 3 partition gradients per micro-batch and do "
-                    "not combine with pipeline parallelism (--pp {}); use --zero 0 or 1",
-                    t.zero_stage, t.pp));
-  if (t.vpp > 1) {
-    if (t.pp < 2) bad(fmt::format("--vpp {}: interleaving needs --pp 2 or more", t.vpp));
-    if (m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vpp))
-      bad(fmt::format("--vpp {}: the {} layers must be divisible by pp × vpp = {} × {}", t.vpp,
-                      m.num_layers, t.pp, t.vpp));
-    if (t.microbatches() % t.pp)
-      bad(fmt::format("--vpp {}: the interleaved schedule needs the micro-batches per pipeline "
-                      "({}) to be a multiple of --pp {}", t.vpp, t.microbatches(), t.pp));
-    if (!t.stage_layers.empty())
-      bad("--vpp with a per-stage layer split: interleaved stages are uniform");
-  }
-  if (t.recompute_layers < 0) bad("--recompute N: N must be at least 0");
-  if (t.recompute_layers > 0 && t.recompute != Recompute::kFull)
-    bad("a number of recomputed layers applies to full recomputation only");
-  if (!t.stage_layers.empty()) {
-    if (static_cast<int>(t.stage_layers.size()) != t.pp)
-      bad(fmt::format("stage layers: {} stages given, but --pp is {}", t.stage_layers.size(), t.pp));
-    std::int64_t sum = 0;
-    for (int n : t.stage_layers) {
-      if (n < 1) bad("stage layers: every stage needs at least one layer");
-      sum += n;
-    }
-    if (sum != m.num_layers)
-      bad(fmt::format("stage layers: they sum to {}, but the model has {} layers", sum,
-                      m.num_layers));
-  }
-  if (t.recompute_layers > 0) {
-    const std::vector<int> split = t.stage_layers.empty()
-                                       ? even_stage_split(static_cast<int>(m.num_layers), t.pp)
-                                       : t.stage_layers;
-    const int chunk = *std::min_element(split.begin(), split.end()) / t.vpp;
-    if (t.recompute_layers > chunk)
-      bad(fmt::format("--recompute {}: more than the {} layers of the smallest (virtual) stage",
-                      t.recompute_layers, chunk));
-  }
+  if (auto v = check_training(model_, t, cluster_.device_count())) throw RuleViolation(std::move(*v));
   if (cluster_.device_types.empty() || cluster_.device_types[0].peak_flops_per_s <= 0)
     bad("the cluster's device type has no peak FLOP/s; the analytic model needs it");
   if (cluster_.tiers.empty()) bad("the cluster has no link tiers; the analytic model needs them");

@@ -97,8 +97,9 @@ class AnalyticCostModel {
  public:
   AnalyticCostModel(TransformerConfig model, Cluster cluster, Calibration calibration);
 
-  /// Error(kUsage) naming the knob and the rule when the configuration is not valid for the
-  /// model and cluster (heads not divisible by tp, batch not divisible, devices, ...).
+  /// RuleViolation (ir/training_rules) when the configuration breaks a rule for the model and
+  /// cluster (heads not divisible by tp, batch not divisible, devices, ...); Error(kUsage) when
+  /// the cluster or calibration lacks what the model needs.
   AnalyticResult evaluate(const TrainingConfig& config) const;
   /// Throws like evaluate; no pricing.
   void check(const TrainingConfig& config) const;

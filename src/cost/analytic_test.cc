@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/error.h"
+#include "ir/training_rules.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
 
@@ -20,42 +21,46 @@ AnalyticCostModel llama8b(int devices) {
 
 TEST(Analytic, KnobRulesAreChecked) {
   auto cost = llama8b(16);
-  auto expect_usage = [&](TrainingConfig t, const std::string& needle) {
+  // Each broken rule comes back as a value: the knob, the rule, in field names (no flags).
+  auto expect_usage = [&](TrainingConfig t, Knob knob, const std::string& rule, const std::string& needle) {
     try {
       cost.evaluate(t);
       ADD_FAILURE() << "accepted";
-    } catch (const Error& e) {
+    } catch (const RuleViolation& e) {
       EXPECT_EQ(e.kind(), ErrorKind::kUsage);
+      EXPECT_EQ(e.violation().knob, knob) << e.what();
+      EXPECT_EQ(e.violation().rule, rule) << e.what();
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("--"), std::string::npos) << e.what();
     }
   };
   TrainingConfig t;
   t.global_batch = 64;
   t.tp = 3;
-  expect_usage(t, "--tp 3");
+  expect_usage(t, Knob::kTp, "tp_divides_heads", "tp 3: the 32 attention heads");
   t.tp = 2;
   t.dp = 8;
   t.micro_batch = 3;
-  expect_usage(t, "--batch 64");
+  expect_usage(t, Knob::kGlobalBatch, "batch_divides", "global_batch 64");
   t.micro_batch = 1;
   t.dp = 16;
-  expect_usage(t, "devices, but the cluster has 16");
+  expect_usage(t, Knob::kDevices, "devices_fit_cluster", "devices, but the cluster has 16");
   t.dp = 8;
   t.pp = 1;
   EXPECT_NO_THROW(cost.evaluate(t));
   t.sequence_parallel = true;
   t.seq_len = 2047;
-  expect_usage(t, "--sequence-parallel");
+  expect_usage(t, Knob::kSequenceParallel, "sequence_divides_tp", "divisible by tp 2");
   t.sequence_parallel = false;
   t.seq_len = 2048;
   t.dp = 4;
   t.cp = 2;
   EXPECT_NO_THROW(cost.evaluate(t));
   t.seq_len = 2050;
-  expect_usage(t, "--cp 2");
+  expect_usage(t, Knob::kCp, "cp_divides_sequence", "cp 2");
   t.seq_len = 2048;
   t.ep = 2;
-  expect_usage(t, "needs a mixture-of-experts model");
+  expect_usage(t, Knob::kEp, "experts_need_moe", "needs a mixture-of-experts model");
   t.ep = 1;
   t.cp = 1;
   t.dp = 8;
@@ -64,21 +69,21 @@ TEST(Analytic, KnobRulesAreChecked) {
   EXPECT_NO_THROW(cost.evaluate(t));
   t.tp = 1;
   t.pp = 2;
-  expect_usage(t, "--zero 2");
+  expect_usage(t, Knob::kZero, "zero_without_pipeline", "(pp 2); use zero 0 or 1");
   t.zero_stage = 1;
   t.vpp = 3;
-  expect_usage(t, "divisible by pp × vpp");  // 32 layers, 2 × 3 = 6
+  expect_usage(t, Knob::kVpp, "vpp_divides_layers", "divisible by pp × vpp");  // 32 layers, 2 × 3 = 6
   t.global_batch = 24;
   t.vpp = 2;
-  expect_usage(t, "multiple of --pp 2");  // 24 / 8 = 3 micro-batches
+  expect_usage(t, Knob::kVpp, "vpp_microbatches", "multiple of pp 2");  // 24 / 8 = 3 micro-batches
   t.global_batch = 64;
   t.vpp = 1;
   t.stage_layers = {20, 10};
-  expect_usage(t, "sum to 30");
+  expect_usage(t, Knob::kStageLayers, "layers_sum", "stage_layers 20,10: they sum to 30");
   t.stage_layers = {20, 12};
   EXPECT_NO_THROW(cost.evaluate(t));
   t.recompute_layers = 13;
-  expect_usage(t, "--recompute 13");
+  expect_usage(t, Knob::kRecompute, "recompute_within_stage", "recompute 13");
 }
 
 TEST(Analytic, EvenSplitFavoursTheMiddle) {

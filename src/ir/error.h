@@ -13,6 +13,7 @@ enum class ErrorKind {
   kInfeasible = 4,  ///< no plan fits the limits
   kIo = 5,          ///< a file that cannot be read or written
   kLimit = 6,       ///< the instance is beyond what the exact search is allowed to do
+  kInternal = 7,    ///< paraplan's own failure (a schedule that deadlocks): a bug to report
 };
 
 class Error : public std::runtime_error {

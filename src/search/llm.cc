@@ -14,6 +14,7 @@
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
+#include "ir/training_rules.h"
 #include "search/frontier.h"
 
 #include <tbb/parallel_for.h>
@@ -155,12 +156,11 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
   };
   std::vector<Shape> shapes;
   for (int tp : fixed_or(s.tp, divisors(s.devices))) {
-    if (m.num_attention_heads % tp || (m.num_kv_heads % tp && tp % m.num_kv_heads)) continue;
-    if (s.devices % tp) continue;
+    if (rules::tensor_parallel(m, tp) || s.devices % tp) continue;
     for (int cp : fixed_or(s.cp, divisors(s.devices / tp))) {
-      if ((s.devices / tp) % cp || (cp > 1 && s.seq_len % (2 * cp))) continue;
+      if ((s.devices / tp) % cp || rules::context_parallel(s.seq_len, cp)) continue;
       for (int pp : fixed_or(s.pp, divisors(s.devices / tp / cp))) {
-        if ((s.devices / tp / cp) % pp || pp > layers) continue;
+        if ((s.devices / tp / cp) % pp || rules::pipeline(m, pp)) continue;
         shapes.push_back({tp, cp, pp});
       }
     }
@@ -259,7 +259,7 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
     } else if (m.moe()) {
       eps.clear();
       for (int e : divisors(static_cast<std::int64_t>(dp) * cp))
-        if (m.num_experts % e == 0) eps.push_back(e);
+        if (!rules::experts(m, e, dp, cp, s.moe_capacity_factor)) eps.push_back(e);
     }
     std::vector<std::int64_t> batches;
     if (s.micro_batch)
@@ -270,20 +270,27 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
         fixed_or(s.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
     for (int ep : eps)
       for (std::int64_t b : batches) {
-        if (s.global_batch % (b * dp)) continue;
-        const std::int64_t micro = s.global_batch / (b * dp);
+        if (rules::batch(s.global_batch, b, dp)) continue;
         std::vector<int> vpps = {1};
         if (s.vpp)
           vpps = {*s.vpp};
-        else if (pp > 1 && layers % pp == 0 && micro % pp == 0)
-          for (int v : divisors(layers / pp))
-            if (v > 1) vpps.push_back(v);
+        else if (pp > 1) {
+          TrainingConfig probe;  // what the interleaving rule reads
+          probe.pp = pp;
+          probe.dp = dp;
+          probe.global_batch = s.global_batch;
+          probe.micro_batch = b;
+          for (int v = 2; v <= layers / pp; ++v) {
+            probe.vpp = v;
+            if (!rules::interleaving(m, probe)) vpps.push_back(v);
+          }
+        }
         std::vector<bool> sps = {false};
-        if (tp > 1 && (s.seq_len / cp) % tp == 0) sps.push_back(true);
+        if (tp > 1 && !rules::sequence_parallel(s.seq_len, cp, tp)) sps.push_back(true);
         if (s.sequence_parallel) sps = {*s.sequence_parallel};
-        std::vector<int> zeros = pp > 1 ? std::vector<int>{0, 1} : std::vector<int>{0, 1, 2, 3};
-        zeros.erase(std::remove_if(zeros.begin(), zeros.end(), [&](int z) { return z > s.max_zero_stage; }),
-                    zeros.end());
+        std::vector<int> zeros;
+        for (int z = 0; z <= s.max_zero_stage; ++z)
+          if (!rules::zero(z, pp)) zeros.push_back(z);
         if (s.zero_stage) zeros = {*s.zero_stage};
         std::vector<bool> overlaps = {false};
         if (dp * cp > 1) overlaps.push_back(true);

@@ -121,7 +121,7 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
         }
       }
     }
-    if (!progress) throw Error(ErrorKind::kInput, "simulation", "the schedule deadlocks (internal error)");
+    if (!progress) throw Error(ErrorKind::kInternal, "simulation", "the schedule deadlocks");
   }
   for (int s = 0; s < count; ++s) {
     const ReplayStage& st = stages[static_cast<std::size_t>(s)];

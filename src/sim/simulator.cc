@@ -105,9 +105,10 @@ Result simulate(const Program& p) {
           if (head[q] < queue[q].size()) return queue[q][head[q]];
         return -1;
       }();
-      bad(fmt::format("the program deadlocks: task {} ({}) waits for tasks that cannot finish "
-                      "(a dependency cycle or one against a stream's order)",
-                      stuck, stuck >= 0 ? p.tasks[static_cast<std::size_t>(stuck)].name : ""));
+      throw Error(ErrorKind::kInternal, "simulation",
+                  fmt::format("the program deadlocks: task {} ({}) waits for tasks that cannot finish "
+                              "(a dependency cycle or one against a stream's order)",
+                              stuck, stuck >= 0 ? p.tasks[static_cast<std::size_t>(stuck)].name : ""));
     }
     // Promote transfers whose latency has passed; find the next event.
     double next = std::numeric_limits<double>::infinity();

@@ -343,7 +343,7 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
         progress = true;
       }
     }
-    if (!progress) throw Error(ErrorKind::kInput, "simulation", "the schedule deadlocks (internal error)");
+    if (!progress) throw Error(ErrorKind::kInternal, "simulation", "the schedule deadlocks");
   }
   // Gradient synchronisation and the optimizer step, per stage.
   for (int i = 0; i < p; ++i) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "ir/error.h"
+#include "ir/training_rules.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
 
@@ -28,7 +29,13 @@ std::vector<ScoredPublished> score_published(const std::vector<io::PublishedRun>
       throw Error(ErrorKind::kInput, r.place + "/cluster",
                   fmt::format("\"{}\" is not a cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100)", r.cluster));
     const AnalyticCostModel cost(s.model, *cluster, default_calibration(cluster->device_types[0].name));
-    s.predicted = cost.evaluate(r.config);
+    try {
+      s.predicted = cost.evaluate(r.config);
+    } catch (const RuleViolation& e) {  // the file's configuration breaks a rule
+      const Violation& v = e.violation();
+      throw Error(ErrorKind::kInput, r.place + "/config/" + std::string(knob_field(v.knob)),
+                  v.render([](Knob k) { return std::string(knob_field(k)); }));
+    }
     s.device_memory_bytes = cluster->device_types[0].memory_bytes;
     s.measured_s = static_cast<double>(r.config.global_batch * r.config.seq_len) /
                    (r.tokens_per_s_per_device * s.devices);

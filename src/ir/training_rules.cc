@@ -1,0 +1,251 @@
+#include "ir/training_rules.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace paraplan {
+namespace {
+
+constexpr std::pair<Knob, std::string_view> kFields[] = {
+    {Knob::kDevices, "devices"},
+    {Knob::kGlobalBatch, "global_batch"},
+    {Knob::kMicroBatch, "micro_batch"},
+    {Knob::kSeqLen, "seq_len"},
+    {Knob::kTp, "tp"},
+    {Knob::kCp, "cp"},
+    {Knob::kPp, "pp"},
+    {Knob::kDp, "dp"},
+    {Knob::kEp, "ep"},
+    {Knob::kVpp, "vpp"},
+    {Knob::kRecompute, "recompute"},
+    {Knob::kSequenceParallel, "sequence_parallel"},
+    {Knob::kZero, "zero"},
+    {Knob::kStageLayers, "stage_layers"},
+    {Knob::kMoeCapacityFactor, "moe_capacity_factor"},
+};
+
+template <typename T>
+std::string str(T v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+Violation broken(Knob knob, std::string rule, std::string value, std::string text,
+                 std::vector<std::pair<std::string, std::string>> values = {}) {
+  return {knob, std::move(rule), std::move(value), std::move(text), std::move(values)};
+}
+
+std::string listed(const std::vector<int>& v) {
+  std::string out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(v[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view knob_field(Knob knob) {
+  for (const auto& [k, field] : kFields)
+    if (k == knob) return field;
+  return "?";
+}
+
+std::string Violation::render(const std::function<std::string(Knob)>& name) const {
+  std::string body = text;
+  for (const auto& [k, field] : kFields) {
+    std::string token = "{";
+    token += field;
+    token += '}';
+    for (auto at = body.find(token); at != std::string::npos; at = body.find(token, at))
+      body.replace(at, token.size(), name(k));
+  }
+  std::string out = name(knob);
+  if (!value.empty()) {
+    out += ' ';
+    out += value;
+  }
+  out += ": ";
+  out += body;
+  return out;
+}
+
+RuleViolation::RuleViolation(Violation v)
+    : Error(ErrorKind::kUsage, "", v.render([](Knob k) { return std::string(knob_field(k)); })),
+      violation_(std::move(v)) {}
+
+namespace rules {
+
+std::optional<Violation> positive(const TrainingConfig& t) {
+  const std::pair<Knob, long long> all[] = {{Knob::kTp, t.tp}, {Knob::kCp, t.cp}, {Knob::kPp, t.pp},
+                                            {Knob::kDp, t.dp}, {Knob::kEp, t.ep}, {Knob::kVpp, t.vpp},
+                                            {Knob::kGlobalBatch, t.global_batch},
+                                            {Knob::kMicroBatch, t.micro_batch}, {Knob::kSeqLen, t.seq_len}};
+  for (const auto& [knob, v] : all)
+    if (v < 1) return broken(knob, "at_least_one", str(v), "must be at least 1");
+  return std::nullopt;
+}
+
+std::optional<Violation> tensor_parallel(const TransformerConfig& m, int tp) {
+  if (m.num_attention_heads % tp)
+    return broken(Knob::kTp, "tp_divides_heads", str(tp),
+                  "the " + str(m.num_attention_heads) + " attention heads must be divisible by the "
+                  "tensor-parallel size", {{"attention heads", str(m.num_attention_heads)}});
+  if (m.num_kv_heads % tp && tp % m.num_kv_heads)
+    return broken(Knob::kTp, "tp_and_kv_heads", str(tp),
+                  "the " + str(m.num_kv_heads) + " key-value heads must divide or be divisible by "
+                  "the tensor-parallel size", {{"key-value heads", str(m.num_kv_heads)}});
+  return std::nullopt;
+}
+
+std::optional<Violation> context_parallel(std::int64_t seq_len, int cp) {
+  if (cp > 1 && seq_len % (2 * cp))
+    return broken(Knob::kCp, "cp_divides_sequence", str(cp),
+                  "the sequence length " + str(seq_len) + " must be divisible by 2 × cp (each rank "
+                  "holds two chunks for causal load balance)", {{"seq_len", str(seq_len)}});
+  return std::nullopt;
+}
+
+std::optional<Violation> pipeline(const TransformerConfig& m, int pp) {
+  if (pp > m.num_layers)
+    return broken(Knob::kPp, "stage_per_layer", str(pp),
+                  "more pipeline stages than the model's " + str(m.num_layers) + " layers",
+                  {{"layers", str(m.num_layers)}});
+  return std::nullopt;
+}
+
+std::optional<Violation> batch(std::int64_t global_batch, std::int64_t micro_batch, int dp) {
+  if (global_batch % (micro_batch * dp))
+    return broken(Knob::kGlobalBatch, "batch_divides", str(global_batch),
+                  "the global batch must be divisible by micro-batch × data-parallel size = " +
+                      str(micro_batch) + " × " + str(dp),
+                  {{"micro_batch", str(micro_batch)}, {"dp", str(dp)}});
+  return std::nullopt;
+}
+
+std::optional<Violation> sequence_parallel(std::int64_t seq_len, int cp, int tp) {
+  if ((seq_len / cp) % tp)
+    return broken(Knob::kSequenceParallel, "sequence_divides_tp", "",
+                  "the sequence length per context-parallel rank " + str(seq_len / cp) +
+                      " must be divisible by {tp} " + str(tp),
+                  {{"seq_len", str(seq_len)}, {"cp", str(cp)}, {"tp", str(tp)}});
+  return std::nullopt;
+}
+
+std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int cp, double capacity_factor) {
+  if (ep > 1 && !m.moe())
+    return broken(Knob::kEp, "experts_need_moe", str(ep),
+                  "expert parallelism needs a mixture-of-experts model; " + m.name + " is dense");
+  if (capacity_factor != 0 && !m.moe())
+    return broken(Knob::kMoeCapacityFactor, "capacity_needs_moe", str(capacity_factor),
+                  "token dropping needs a mixture-of-experts model; " + m.name + " is dense");
+  if (capacity_factor != 0 && !(capacity_factor >= 1))
+    return broken(Knob::kMoeCapacityFactor, "capacity_at_least_one", str(capacity_factor),
+                  "must be at least 1 (0: dropless)");
+  if (ep > 1 && m.num_experts % ep)
+    return broken(Knob::kEp, "ep_divides_experts", str(ep),
+                  "the " + str(m.num_experts) + " experts must be divisible by the expert-parallel size",
+                  {{"experts", str(m.num_experts)}});
+  if (ep > 1 && (static_cast<long long>(dp) * cp) % ep)
+    return broken(Knob::kEp, "ep_divides_dp_cp", str(ep),
+                  "the expert-parallel group is carved out of dp × cp = " + str(dp) + " × " + str(cp) +
+                      " and must divide it",
+                  {{"dp", str(dp)}, {"cp", str(cp)}});
+  return std::nullopt;
+}
+
+std::optional<Violation> zero(int zero_stage, int pp) {
+  if (zero_stage < 0 || zero_stage > 3)
+    return broken(Knob::kZero, "zero_stage", str(zero_stage), "must be 0, 1, 2 or 3");
+  if (zero_stage >= 2 && pp > 1)
+    return broken(Knob::kZero, "zero_without_pipeline", str(zero_stage),
+                  "ZeRO stages 2 and 3 partition gradients per micro-batch and do not combine "
+                  "with pipeline parallelism ({pp} " + str(pp) + "); use {zero} 0 or 1",
+                  {{"pp", str(pp)}});
+  return std::nullopt;
+}
+
+std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t) {
+  if (t.vpp <= 1) return std::nullopt;
+  if (t.pp < 2)
+    return broken(Knob::kVpp, "vpp_needs_pipeline", str(t.vpp), "interleaving needs {pp} 2 or more");
+  if (m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vpp))
+    return broken(Knob::kVpp, "vpp_divides_layers", str(t.vpp),
+                  "the " + str(m.num_layers) + " layers must be divisible by pp × vpp = " + str(t.pp) +
+                      " × " + str(t.vpp),
+                  {{"layers", str(m.num_layers)}, {"pp", str(t.pp)}});
+  if (t.microbatches() % t.pp)
+    return broken(Knob::kVpp, "vpp_microbatches", str(t.vpp),
+                  "the interleaved schedule needs the micro-batches per pipeline (" +
+                      str(t.microbatches()) + ") to be a multiple of {pp} " + str(t.pp),
+                  {{"micro-batches", str(t.microbatches())}, {"pp", str(t.pp)}});
+  if (!t.stage_layers.empty())
+    return broken(Knob::kVpp, "vpp_uniform_stages", str(t.vpp),
+                  "interleaved stages are uniform; drop {stage_layers}");
+  return std::nullopt;
+}
+
+std::optional<Violation> recomputation(const TransformerConfig& m, const TrainingConfig& t) {
+  if (t.recompute_layers < 0)
+    return broken(Knob::kRecompute, "recompute_layers", str(t.recompute_layers), "N must be at least 0");
+  if (t.recompute_layers > 0 && t.recompute != Recompute::kFull)
+    return broken(Knob::kRecompute, "recompute_layers_full", str(t.recompute_layers),
+                  "a number of recomputed layers applies to full recomputation only");
+  if (!t.stage_layers.empty()) {
+    const std::string given = listed(t.stage_layers);
+    if (static_cast<int>(t.stage_layers.size()) != t.pp)
+      return broken(Knob::kStageLayers, "one_per_stage", given,
+                    str(t.stage_layers.size()) + " stages given, but {pp} is " + str(t.pp));
+    std::int64_t sum = 0;
+    for (int n : t.stage_layers) {
+      if (n < 1) return broken(Knob::kStageLayers, "stage_not_empty", given, "every stage needs at least one layer");
+      sum += n;
+    }
+    if (sum != m.num_layers)
+      return broken(Knob::kStageLayers, "layers_sum", given,
+                    "they sum to " + str(sum) + ", but the model has " + str(m.num_layers) + " layers",
+                    {{"sum", str(sum)}, {"layers", str(m.num_layers)}});
+  }
+  if (t.recompute_layers > 0) {
+    const std::vector<int> split =
+        t.stage_layers.empty() ? even_stage_split(static_cast<int>(m.num_layers), t.pp) : t.stage_layers;
+    const int chunk = *std::min_element(split.begin(), split.end()) / t.vpp;
+    if (t.recompute_layers > chunk)
+      return broken(Knob::kRecompute, "recompute_within_stage", str(t.recompute_layers),
+                    "more than the " + str(chunk) + " layers of the smallest (virtual) stage",
+                    {{"layers", str(chunk)}});
+  }
+  return std::nullopt;
+}
+
+std::optional<Violation> devices(const TrainingConfig& t, int cluster_devices) {
+  if (t.devices() > cluster_devices)
+    return broken(Knob::kDevices, "devices_fit_cluster", str(t.devices()),
+                  "tp × cp × pp × dp = " + str(t.tp) + " × " + str(t.cp) + " × " + str(t.pp) + " × " +
+                      str(t.dp) + " = " + str(t.devices()) + " devices, but the cluster has " +
+                      str(cluster_devices),
+                  {{"cluster devices", str(cluster_devices)}});
+  return std::nullopt;
+}
+
+}  // namespace rules
+
+std::optional<Violation> check_training(const TransformerConfig& m, const TrainingConfig& t, int cluster_devices) {
+  if (auto v = rules::positive(t)) return v;
+  if (auto v = rules::tensor_parallel(m, t.tp)) return v;
+  if (auto v = rules::pipeline(m, t.pp)) return v;
+  if (auto v = rules::batch(t.global_batch, t.micro_batch, t.dp)) return v;
+  if (auto v = rules::devices(t, cluster_devices)) return v;
+  if (auto v = rules::context_parallel(t.seq_len, t.cp)) return v;
+  if (t.sequence_parallel)
+    if (auto v = rules::sequence_parallel(t.seq_len, t.cp, t.tp)) return v;
+  if (auto v = rules::experts(m, t.ep, t.dp, t.cp, t.moe_capacity_factor)) return v;
+  if (auto v = rules::zero(t.zero_stage, t.pp)) return v;
+  if (auto v = rules::interleaving(m, t)) return v;
+  if (auto v = rules::recomputation(m, t)) return v;
+  return std::nullopt;
+}
+
+}  // namespace paraplan

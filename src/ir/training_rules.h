@@ -1,0 +1,73 @@
+// The rules a training configuration must follow for a transformer, each written once. A broken
+// rule is a value: which knob, which rule, which values. Front ends render it in their own
+// words (the CLI with its flag names, file readers with the field's place, the Python module
+// with its keywords); the transformer search prunes with the same functions.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ir/error.h"
+#include "ir/training.h"
+#include "ir/transformer.h"
+
+namespace paraplan {
+
+/// The knobs of a TrainingConfig (and the device count they must fill).
+enum class Knob {
+  kDevices, kGlobalBatch, kMicroBatch, kSeqLen, kTp, kCp, kPp, kDp, kEp, kVpp, kRecompute,
+  kSequenceParallel, kZero, kStageLayers, kMoeCapacityFactor
+};
+
+/// paraplan's own name of a knob: the field of `config` in plan files ("tp", "global_batch").
+std::string_view knob_field(Knob knob);
+
+struct Violation {
+  Knob knob;          ///< the knob the broken rule is about
+  std::string rule;   ///< a stable identifier: "tp_divides_heads", "zero_without_pipeline", ...
+  std::string value;  ///< the knob's value as given
+  /// What must hold, in words. Other knobs appear as {tp}, {pp}, {global_batch}, ... and are
+  /// rendered with the front end's names.
+  std::string text;
+  std::vector<std::pair<std::string, std::string>> values;  ///< the values the rule involves
+
+  /// "NAME VALUE: TEXT" with every knob named by `name`.
+  std::string render(const std::function<std::string(Knob)>& name) const;
+};
+
+/// Thrown where a broken rule stops the work (ErrorKind::kUsage); what() names the knobs by
+/// their field names. Front ends catch it and render the violation in their own words.
+class RuleViolation : public Error {
+ public:
+  explicit RuleViolation(Violation v);
+  const Violation& violation() const { return violation_; }
+
+ private:
+  Violation violation_;
+};
+
+namespace rules {
+// One function per rule family, on just what it needs; each returns the first rule broken.
+std::optional<Violation> positive(const TrainingConfig& t);
+std::optional<Violation> tensor_parallel(const TransformerConfig& m, int tp);
+std::optional<Violation> context_parallel(std::int64_t seq_len, int cp);
+std::optional<Violation> pipeline(const TransformerConfig& m, int pp);
+std::optional<Violation> batch(std::int64_t global_batch, std::int64_t micro_batch, int dp);
+std::optional<Violation> sequence_parallel(std::int64_t seq_len, int cp, int tp);
+std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int cp, double capacity_factor);
+std::optional<Violation> zero(int zero_stage, int pp);
+std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t);
+std::optional<Violation> recomputation(const TransformerConfig& m, const TrainingConfig& t);
+std::optional<Violation> devices(const TrainingConfig& t, int cluster_devices);
+}  // namespace rules
+
+/// Every rule, in the order above; nullopt when the configuration is valid for `model` on a
+/// cluster of `cluster_devices`.
+std::optional<Violation> check_training(const TransformerConfig& model, const TrainingConfig& config,
+                                        int cluster_devices);
+
+}  // namespace paraplan
