@@ -3,6 +3,7 @@
 // peak memory are its own. Prints paraplan's figure, the reference and the ratio, and whether
 // each target of the foundation issue is met. Exit status 1 if an objective is wrong (a
 // correctness failure); missed speed targets are reported but do not fail.
+#include <fmt/format.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,27 +16,25 @@
 #include <regex>
 #include <string>
 
-#include <fmt/format.h>
-
 #include "cost/dapple_cost.h"
 #include "cost/pase_cost.h"
 #include "cost/piper_cost.h"
 #include "io/dapple_reader.h"
 #include "io/json_fields.h"
-#include "io/piper_reader.h"
 #include "io/mpt_reader.h"
+#include "io/piper_reader.h"
 #include "io/vtrain_reader.h"
 #include "ir/cluster.h"
 #include "search/dapple_search.h"
 #include "search/intra_op.h"
 #include "search/llm.h"
+#include "search/pipeline.h"
 #include "search/pipeline_frontier.h"
 #include "sim/transformer_program.h"
+#include "validate/calibrate.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
-#include "search/pipeline.h"
 #include "zoo/pase_graphs.h"
-#include "validate/calibrate.h"
 
 namespace paraplan {
 namespace {
@@ -74,7 +73,8 @@ Measured measure(const std::function<double()>& work) {
   return m;
 }
 
-double piper_plan(const std::string& file, int k, double m, double b, bool memory_objective = false) {
+double piper_plan(const std::string& file, int k, double m, double b,
+                  bool memory_objective = false) {
   io::PiperInput in = io::read_piper(kData + "/piper/" + file);
   PiperSettings s{k, m, b, in.model.microbatches};
   if (memory_objective) s.objective = PiperSettings::Objective::kMemory;
@@ -140,10 +140,11 @@ void piper_section() {
       verdict += fmt::format("; peak <= {} MB: {}", c.peak_target_mb, ok ? "met" : "MISSED");
       missed += !ok;
     }
-    fmt::print("{:<6} {:<16} {:>5} {:>7.3f}  {:>16.12g} {:>16.12g} {:>10.8f}  {:>8.3f} {:>8.3f} "
-               "{:>8.2f} {:>9.1f} {:>9.1f}  {}\n",
-               c.id, c.file, c.k, c.m / kGiB, m.value, c.reference, m.value / c.reference, m.cpu_s,
-               m.wall_s, c.piper_cpu_s, c.piper_cpu_s / m.cpu_s, m.peak_mb, verdict);
+    fmt::print(
+        "{:<6} {:<16} {:>5} {:>7.3f}  {:>16.12g} {:>16.12g} {:>10.8f}  {:>8.3f} {:>8.3f} "
+        "{:>8.2f} {:>9.1f} {:>9.1f}  {}\n",
+        c.id, c.file, c.k, c.m / kGiB, m.value, c.reference, m.value / c.reference, m.cpu_s,
+        m.wall_s, c.piper_cpu_s, c.piper_cpu_s / m.cpu_s, m.peak_mb, verdict);
   }
 
   // Settings the reference file does not list: feasible exactly when the memory limit is at
@@ -155,9 +156,11 @@ void piper_section() {
     const char* file;
     std::vector<int> ks;
   };
-  for (const Sweep& sw : {Sweep{"bert32a100.json", {8, 32, 128, 512}}, Sweep{"resnet.json", {8, 32, 64}}}) {
+  for (const Sweep& sw :
+       {Sweep{"bert32a100.json", {8, 32, 128, 512}}, Sweep{"resnet.json", {8, 32, 64}}}) {
     for (int k : sw.ks) {
-      double need = measure([&] { return piper_plan(sw.file, k, 8 * kGiB, 25 * kGiB, true); }).value;
+      double need =
+          measure([&] { return piper_plan(sw.file, k, 8 * kGiB, 25 * kGiB, true); }).value;
       for (double gib : {1.0, 2.0, 4.0, 8.0, 16.0}) {
         double obj = measure([&] { return piper_plan(sw.file, k, gib * kGiB, 25 * kGiB); }).value;
         bool consistent = std::isfinite(obj) == (gib * kGiB >= need);
@@ -170,8 +173,9 @@ void piper_section() {
 }
 
 void dapple_section() {
-  fmt::print("\nDAPPLE cost model (data/dapple/reference/planner_runs.jsonl): speedup over one "
-             "device\n");
+  fmt::print(
+      "\nDAPPLE cost model (data/dapple/reference/planner_runs.jsonl): speedup over one "
+      "device\n");
   fmt::print("{:<30} {:>5} {:>5} {:>4}  {:>10} {:>10} {:>8} {:>10}  {:>8} {:>8} {:>9} {:>9}  {}\n",
              "profile", "GBS", "dev", "mbs", "paraplan", "DAPPLE", "ratio", "DP", "cpu(s)",
              "wall(s)", "DAPPLE(s)", "peak(MB)", "verdict");
@@ -200,17 +204,19 @@ void dapple_section() {
     bool fast = m.cpu_s <= 1.0;
     missed += !fast;
     worst_cpu = std::max(worst_cpu, m.cpu_s);
-    fmt::print("{:<30} {:>5} {:>5} {:>4}  {:>10.6f} {:>10.6f} {:>8.5f} {:>10.6f}  {:>8.3f} {:>8.3f} "
-               "{:>9.2f} {:>9.1f}  {}{}\n",
-               profile, gbs, run["devices"].get<std::string>(), mbs, m.value, dapple,
-               m.value / dapple, dp, m.cpu_s, m.wall_s, run["secs"].get<double>(), m.peak_mb,
-               ok ? ">= DAPPLE and DP" : "BELOW DAPPLE OR DP", fast ? "" : "; cpu > 1 s: MISSED");
+    fmt::print(
+        "{:<30} {:>5} {:>5} {:>4}  {:>10.6f} {:>10.6f} {:>8.5f} {:>10.6f}  {:>8.3f} {:>8.3f} "
+        "{:>9.2f} {:>9.1f}  {}{}\n",
+        profile, gbs, run["devices"].get<std::string>(), mbs, m.value, dapple, m.value / dapple, dp,
+        m.cpu_s, m.wall_s, run["secs"].get<double>(), m.peak_mb,
+        ok ? ">= DAPPLE and DP" : "BELOW DAPPLE OR DP", fast ? "" : "; cpu > 1 s: MISSED");
   }
   // Profiles without recorded runs (DAPPLE needs minutes on gnmt-16 and does not finish gnmt-32).
   fmt::print("\nProfiles without recorded DAPPLE runs (GBS 512, mbs 1)\n");
-  for (std::string profile : {"amoeba-36-pbs-1.txt", "amoeba-18-pbs-8.txt", "amoeba-6-pbs-8-simplified.txt",
-                              "amoeba-6-pbs-8-complicated.txt", "gnmt-32-pbs-64-simplified.txt",
-                              "gnmt-16-pbs-64.txt", "gnmt-32-pbs-64.txt"}) {
+  for (std::string profile :
+       {"amoeba-36-pbs-1.txt", "amoeba-18-pbs-8.txt", "amoeba-6-pbs-8-simplified.txt",
+        "amoeba-6-pbs-8-complicated.txt", "gnmt-32-pbs-64-simplified.txt", "gnmt-16-pbs-64.txt",
+        "gnmt-32-pbs-64.txt"}) {
     for (const char* layout : {"2x8", "16x1", "2x4"}) {
       std::vector<int> ends = machine_ends(*parse_machine_sizes(layout));
       Measured m = measure([&] {
@@ -226,10 +232,11 @@ void dapple_section() {
       failures += !ok;
       bool fast = m.cpu_s <= 1.0;
       missed += !fast;
-      fmt::print("{:<30} {:>5}  speedup / DP speedup = {:>8.5f}  cpu {:>6.3f} s  wall {:>6.3f} s  "
-                 "peak {:>6.1f} MB  {}{}\n",
-                 profile, layout, m.value, m.cpu_s, m.wall_s, m.peak_mb,
-                 ok ? ">= DP" : "BELOW DP", fast ? "" : "; cpu > 1 s: MISSED");
+      fmt::print(
+          "{:<30} {:>5}  speedup / DP speedup = {:>8.5f}  cpu {:>6.3f} s  wall {:>6.3f} s  "
+          "peak {:>6.1f} MB  {}{}\n",
+          profile, layout, m.value, m.cpu_s, m.wall_s, m.peak_mb, ok ? ">= DP" : "BELOW DP",
+          fast ? "" : "; cpu > 1 s: MISSED");
     }
   }
 }
@@ -249,11 +256,12 @@ double pase_plan(const std::string& graph, int p, int batch, double flops, doubl
 }
 
 void pase_section() {
-  fmt::print("\nPaSE (intra-op planner, pase cost model): reference runs of "
-             "data/pase/reference.md\n");
-  fmt::print("{:<5} {:<12} {:>3}  {:>20} {:>20} {:>10}  {:>8} {:>8} {:>9}  {:>9} {:>9}  {}\n", "run",
-             "graph", "p", "paraplan total", "PaSE total", "ratio", "cpu s", "wall s", "peak MB",
-             "PaSE cpu", "PaSE DP s", "verdict");
+  fmt::print(
+      "\nPaSE (intra-op planner, pase cost model): reference runs of "
+      "data/pase/reference.md\n");
+  fmt::print("{:<5} {:<12} {:>3}  {:>20} {:>20} {:>10}  {:>8} {:>8} {:>9}  {:>9} {:>9}  {}\n",
+             "run", "graph", "p", "paraplan total", "PaSE total", "ratio", "cpu s", "wall s",
+             "peak MB", "PaSE cpu", "PaSE DP s", "verdict");
   struct Ref {
     const char* id;
     const char* graph;
@@ -273,13 +281,15 @@ void pase_section() {
     failures += !ok;
     bool fast = m.cpu_s < 1.0;
     missed += !fast;
-    fmt::print("{:<5} {:<12} {:>3}  {:>20.2f} {:>20.2f} {:>10.7f}  {:>8.3f} {:>8.3f} {:>9.1f}  {:>9.2f} "
-               "{:>9.2f}  {}{}\n",
-               r.id, r.graph, r.p, m.value, r.total, m.value / r.total, m.cpu_s, m.wall_s, m.peak_mb,
-               r.cpu, r.dp, ok ? "equal (1e-9)" : "DIFFERENT", fast ? "" : "; cpu >= 1 s: MISSED");
+    fmt::print(
+        "{:<5} {:<12} {:>3}  {:>20.2f} {:>20.2f} {:>10.7f}  {:>8.3f} {:>8.3f} {:>9.1f}  {:>9.2f} "
+        "{:>9.2f}  {}{}\n",
+        r.id, r.graph, r.p, m.value, r.total, m.value / r.total, m.cpu_s, m.wall_s, m.peak_mb,
+        r.cpu, r.dp, ok ? "equal (1e-9)" : "DIFFERENT", fast ? "" : "; cpu >= 1 s: MISSED");
   }
-  fmt::print("\nSettings PaSE's file does not list: the optimum under a second, independent "
-             "elimination order (min-degree) must be equal\n");
+  fmt::print(
+      "\nSettings PaSE's file does not list: the optimum under a second, independent "
+      "elimination order (min-degree) must be equal\n");
   fmt::print("{:<12} {:>3} {:>5} {:>6} {:>6}  {:>20} {:>20}  {:>8} {:>8} {:>9}  {}\n", "graph", "p",
              "batch", "TFLOPs", "GB/s", "paraplan total", "min-degree order", "cpu s", "wall s",
              "peak MB", "verdict");
@@ -287,12 +297,12 @@ void pase_section() {
     const char* graph;
     int p, batch;
     double flops, bw, cpu_target;
-  } cases[] = {{"alexnet", 16, 128, 10, 16, 1},     {"alexnet", 128, 256, 10, 16, 1},
-               {"alexnet", 32, 128, 125, 25, 1},    {"rnnlm", 64, 128, 10, 16, 1},
-               {"rnnlm", 16, 64, 7, 12, 1},         {"resnet101", 32, 128, 10, 16, 1},
-               {"resnet101", 64, 128, 10, 16, 1},   {"resnet101", 16, 64, 19.5, 300, 1},
-               {"inception3", 32, 128, 10, 16, 1},  {"inception3", 64, 128, 10, 16, 1},
-               {"transformer", 16, 128, 10, 16, 1}, {"transformer", 32, 128, 10, 16, 1},
+  } cases[] = {{"alexnet", 16, 128, 10, 16, 1},      {"alexnet", 128, 256, 10, 16, 1},
+               {"alexnet", 32, 128, 125, 25, 1},     {"rnnlm", 64, 128, 10, 16, 1},
+               {"rnnlm", 16, 64, 7, 12, 1},          {"resnet101", 32, 128, 10, 16, 1},
+               {"resnet101", 64, 128, 10, 16, 1},    {"resnet101", 16, 64, 19.5, 300, 1},
+               {"inception3", 32, 128, 10, 16, 1},   {"inception3", 64, 128, 10, 16, 1},
+               {"transformer", 16, 128, 10, 16, 1},  {"transformer", 32, 128, 10, 16, 1},
                {"transformer", 32, 64, 312, 300, 1}, {"transformer", 64, 128, 10, 16, 3}};
   for (const auto& c : cases) {
     Measured m = measure([&] { return pase_plan(c.graph, c.p, c.batch, c.flops, c.bw); });
@@ -303,20 +313,22 @@ void pase_section() {
     failures += !ok;
     bool fast = m.cpu_s < c.cpu_target;
     missed += !fast;
-    fmt::print("{:<12} {:>3} {:>5} {:>6g} {:>6g}  {:>20.2f} {:>20.2f}  {:>8.3f} {:>8.3f} {:>9.1f}  "
-               "{}{}\n",
-               c.graph, c.p, c.batch, c.flops, c.bw, m.value, twin.value, m.cpu_s, m.wall_s,
-               m.peak_mb, ok ? "equal" : "DIFFERENT",
-               fast ? fmt::format(" (cpu < {:g} s)", c.cpu_target)
-                    : fmt::format("; cpu >= {:g} s: MISSED", c.cpu_target));
+    fmt::print(
+        "{:<12} {:>3} {:>5} {:>6g} {:>6g}  {:>20.2f} {:>20.2f}  {:>8.3f} {:>8.3f} {:>9.1f}  "
+        "{}{}\n",
+        c.graph, c.p, c.batch, c.flops, c.bw, m.value, twin.value, m.cpu_s, m.wall_s, m.peak_mb,
+        ok ? "equal" : "DIFFERENT",
+        fast ? fmt::format(" (cpu < {:g} s)", c.cpu_target)
+             : fmt::format("; cpu >= {:g} s: MISSED", c.cpu_target));
   }
 }
 
 void llm_section() {
-  fmt::print("\nTransformer planner (analytic cost model): full knob search incl. cp, ep, vpp, "
-             "ZeRO 0-3, overlap, recomputed layers and layer splits\n");
-  fmt::print("{:<32} {:>10} {:>8} {:>8} {:>8} {:>12} {:>8} {:>10}  {}\n", "case", "configs", "cpu s",
-             "wall s", "peak MB", "configs/s", "target s", "peer/ours", "verdict");
+  fmt::print(
+      "\nTransformer planner (analytic cost model): full knob search incl. cp, ep, vpp, "
+      "ZeRO 0-3, overlap, recomputed layers and layer splits\n");
+  fmt::print("{:<32} {:>10} {:>8} {:>8} {:>8} {:>12} {:>8} {:>10}  {}\n", "case", "configs",
+             "cpu s", "wall s", "peak MB", "configs/s", "target s", "peer/ours", "verdict");
   struct Case {
     const char* label;
     const char* model;
@@ -325,7 +337,7 @@ void llm_section() {
     int devices;
     std::int64_t batch, seq;
     double target_s;
-    double peer_s;  // published peer planning time for this case (0: none)
+    double peer_s;              // published peer planning time for this case (0: none)
     TrainingConfig hand_tuned;  // Megatron-LM's published configuration (tp 0: none)
   };
   auto megatron = [](int tp, int pp, int dp, std::int64_t mb) {
@@ -347,8 +359,8 @@ void llm_section() {
        megatron(0, 0, 0, 0)},
       {"Mixtral 8x7B on 256 H100", "mixtral-8x7b", "dgx-h100", "H100", 256, 1024, 4096, 10.0, 0,
        megatron(0, 0, 0, 0)},
-      {"DeepSeek-V3-like on 2,048 H100", "deepseek-v3-like", "dgx-h100", "H100", 2048, 4096, 4096, 10.0, 0,
-       megatron(0, 0, 0, 0)}};
+      {"DeepSeek-V3-like on 2,048 H100", "deepseek-v3-like", "dgx-h100", "H100", 2048, 4096, 4096,
+       10.0, 0, megatron(0, 0, 0, 0)}};
   for (const auto& c : cases) {
     auto settings = [&] {
       LlmSearchSettings s;
@@ -361,7 +373,8 @@ void llm_section() {
       return AnalyticCostModel(*zoo::llm_model(c.model), *zoo::cluster_preset(c.cluster, c.devices),
                                default_calibration(c.device));
     };
-    Measured m = measure([&] { return static_cast<double>(search_llm(cost(), settings()).evaluated); });
+    Measured m =
+        measure([&] { return static_cast<double>(search_llm(cost(), settings()).evaluated); });
     bool fast = m.cpu_s <= c.target_s;
     missed += !fast;
     fmt::print("{:<32} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f} {:>12.0f} {:>8g} {:>10}  {}\n", c.label,
@@ -381,20 +394,22 @@ void llm_section() {
       if (!split.empty()) split += ',';
       split += std::to_string(n);
     }
-    fmt::print("  best: tp {} cp {} pp {} dp {} ep {} mb {} vpp {} zero {}{}, layers {}: {:.3f} s, "
-               "MFU {:.1f}%, {:.1f} GiB\n",
-               t.tp, t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp, t.zero_stage,
-               t.overlap_grad_reduce ? " overlap" : "", split, r.top[0].result.iteration_time_s,
-               100 * r.top[0].result.mfu, r.top[0].result.memory.peak_bytes / 1073741824.0);
+    fmt::print(
+        "  best: tp {} cp {} pp {} dp {} ep {} mb {} vpp {} zero {}{}, layers {}: {:.3f} s, "
+        "MFU {:.1f}%, {:.1f} GiB\n",
+        t.tp, t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp, t.zero_stage,
+        t.overlap_grad_reduce ? " overlap" : "", split, r.top[0].result.iteration_time_s,
+        100 * r.top[0].result.mfu, r.top[0].result.memory.peak_bytes / 1073741824.0);
     if (c.hand_tuned.tp > 0) {
       TrainingConfig h = c.hand_tuned;
       h.global_batch = c.batch;
       h.seq_len = c.seq;
       const AnalyticResult hr = model.evaluate(h);
-      fmt::print("  Megatron-LM's hand-tuned tp {} pp {} dp {}: {:.3f} s ({}); ours/hand-tuned "
-                 "{:.3f}\n",
-                 h.tp, h.pp, h.dp, hr.iteration_time_s, hr.fits ? "fits" : "does not fit",
-                 r.top[0].result.iteration_time_s / hr.iteration_time_s);
+      fmt::print(
+          "  Megatron-LM's hand-tuned tp {} pp {} dp {}: {:.3f} s ({}); ours/hand-tuned "
+          "{:.3f}\n",
+          h.tp, h.pp, h.dp, hr.iteration_time_s, hr.fits ? "fits" : "does not fit",
+          r.top[0].result.iteration_time_s / hr.iteration_time_s);
     }
   }
 }
@@ -408,8 +423,10 @@ void simulation_section() {
     int tp, pp, dp, vpp;
     std::int64_t mb;
     Recompute rc;
-  } sims[] = {{"GPT-3 175B, 1,024 A100, t 8 p 16 d 8 (192 micro-batches)", 8, 16, 8, 1, 1, Recompute::kFull},
-              {"GPT-3 175B, 1,024 A100, t 4 p 8 d 32 vpp 4", 4, 8, 32, 4, 2, Recompute::kSelective}};
+  } sims[] = {
+      {"GPT-3 175B, 1,024 A100, t 8 p 16 d 8 (192 micro-batches)", 8, 16, 8, 1, 1,
+       Recompute::kFull},
+      {"GPT-3 175B, 1,024 A100, t 4 p 8 d 32 vpp 4", 4, 8, 32, 4, 2, Recompute::kSelective}};
   const AnalyticCostModel gpt3(*zoo::llm_model("gpt3-175b"), *zoo::cluster_preset("dgx-a100", 1024),
                                default_calibration("A100"));
   for (const auto& c : sims) {
@@ -424,18 +441,21 @@ void simulation_section() {
     t.sequence_parallel = true;
     t.zero_stage = 1;
     Measured m = measure([&] {
-      return static_cast<double>(
-          sim::simulate_transformer(gpt3, t, sim::default_schedule(t)).result.timeline.events.size());
+      return static_cast<double>(sim::simulate_transformer(gpt3, t, sim::default_schedule(t))
+                                     .result.timeline.events.size());
     });
     const auto s = sim::simulate_transformer(gpt3, t, sim::default_schedule(t));
-    fmt::print("{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f} {:>12.0f}  {:.3f} s vs {:.3f} s ({:+.2f}%)\n",
-               c.label, m.value, m.cpu_s, m.wall_s, m.peak_mb, m.value / std::max(m.cpu_s, 1e-6),
-               s.iteration_time_s, s.analytic_time_s, 100 * s.difference);
+    fmt::print(
+        "{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f} {:>12.0f}  {:.3f} s vs {:.3f} s ({:+.2f}%)\n",
+        c.label, m.value, m.cpu_s, m.wall_s, m.peak_mb, m.value / std::max(m.cpu_s, 1e-6),
+        s.iteration_time_s, s.analytic_time_s, 100 * s.difference);
   }
-  fmt::print("{:<52} {:>10} {:>8} {:>8} {:>8}\n", "frontier", "points", "cpu s", "wall s", "peak MB");
+  fmt::print("{:<52} {:>10} {:>8} {:>8} {:>8}\n", "frontier", "points", "cpu s", "wall s",
+             "peak MB");
   {
     Measured m = measure([&] {
-      const AnalyticCostModel cost(*zoo::llm_model("llama3-70b"), *zoo::cluster_preset("dgx-h100", 256),
+      const AnalyticCostModel cost(*zoo::llm_model("llama3-70b"),
+                                   *zoo::cluster_preset("dgx-h100", 256),
                                    default_calibration("H100"));
       LlmSearchSettings s;
       s.devices = 256;
@@ -445,13 +465,16 @@ void simulation_section() {
       s.top_k = 1;
       return static_cast<double>(search_llm(cost, s).frontier.size());
     });
-    fmt::print("{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f}\n", "Llama-3 70B on 256 H100 (transformer search)",
-               m.value, m.cpu_s, m.wall_s, m.peak_mb);
+    fmt::print("{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f}\n",
+               "Llama-3 70B on 256 H100 (transformer search)", m.value, m.cpu_s, m.wall_s,
+               m.peak_mb);
   }
   {
     Measured m = measure([&] {
-      const io::PiperInput in = io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
-      PiperSettings base{in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s, in.model.microbatches};
+      const io::PiperInput in =
+          io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
+      PiperSettings base{in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s,
+                         in.model.microbatches};
       auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
         PiperSettings st = base;
         st.max_devices = devices;
@@ -460,27 +483,33 @@ void simulation_section() {
       };
       PipelineFrontierOptions exact;
       exact.memory_step = 0;
-      return static_cast<double>(
-          pipeline_frontier(in.model, factory, {1, 2, 4, 8, in.max_devices}, base.memory_per_device_bytes, exact)
-              .points.size());
+      return static_cast<double>(pipeline_frontier(in.model, factory, {1, 2, 4, 8, in.max_devices},
+                                                   base.memory_per_device_bytes, exact)
+                                     .points.size());
     });
-    fmt::print("{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f}\n", "BERT (Piper file), K = 10, exact pipeline frontier",
-               m.value, m.cpu_s, m.wall_s, m.peak_mb);
+    fmt::print("{:<52} {:>10.0f} {:>8.3f} {:>8.3f} {:>8.1f}\n",
+               "BERT (Piper file), K = 10, exact pipeline frontier", m.value, m.cpu_s, m.wall_s,
+               m.peak_mb);
   }
   {
     const io::MeasuredRuns runs = io::read_vtrain_folder(std::string(PARAPLAN_DATA) + "/vtrain");
-    const validate::FitData data{runs.multi, runs.single,
-                                 io::read_mpt_table(std::string(PARAPLAN_DATA) + "/mpt/mpt_a100.tsv").runs};
+    const validate::FitData data{
+        runs.multi, runs.single,
+        io::read_mpt_table(std::string(PARAPLAN_DATA) + "/mpt/mpt_a100.tsv").runs};
     const int steps = 3000;
     const double before = validate::fit_score(data, default_calibration("A100")).objective;
     Measured m = measure([&] {  // in a child: the value is the fitted objective
-      return validate::fit_calibration(data, default_calibration("A100"), {steps, 1}).after.objective;
+      return validate::fit_calibration(data, default_calibration("A100"), {steps, 1})
+          .after.objective;
     });
-    fmt::print("{:<52} {:>10} {:>8} {:>8} {:>8}\n", "calibrate (vTrain + MPT runs, from the shipped A100 file)",
-               "steps", "cpu s", "wall s", "peak MB");
-    fmt::print("{:<52} {:>10} {:>8.3f} {:>8.3f} {:>8.1f}  objective {:.3f} -> {:.3f}, {:.2f} ms per step\n",
-               "1,549 vTrain + 139 MPT runs, seed 1", steps, m.cpu_s, m.wall_s, m.peak_mb, before, m.value,
-               1e3 * m.cpu_s / steps);
+    fmt::print("{:<52} {:>10} {:>8} {:>8} {:>8}\n",
+               "calibrate (vTrain + MPT runs, from the shipped A100 file)", "steps", "cpu s",
+               "wall s", "peak MB");
+    fmt::print(
+        "{:<52} {:>10} {:>8.3f} {:>8.3f} {:>8.1f}  objective {:.3f} -> {:.3f}, {:.2f} ms per "
+        "step\n",
+        "1,549 vTrain + 139 MPT runs, seed 1", steps, m.cpu_s, m.wall_s, m.peak_mb, before, m.value,
+        1e3 * m.cpu_s / steps);
   }
 }
 

@@ -4,10 +4,9 @@
 #include "io/native_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  paraplan::fuzz::refuse_only_with_error(
-      [&] {
-        paraplan::fuzz::write_out(paraplan::io::model_to_json(
-            paraplan::io::parse_dapple(paraplan::fuzz::text(data, size), "fuzz.txt", 32)));
-      });
+  paraplan::fuzz::refuse_only_with_error([&] {
+    paraplan::fuzz::write_out(paraplan::io::model_to_json(
+        paraplan::io::parse_dapple(paraplan::fuzz::text(data, size), "fuzz.txt", 32)));
+  });
   return 0;
 }

@@ -7,7 +7,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   paraplan::fuzz::refuse_only_with_error([&] {
     const paraplan::TransformerConfig model = paraplan::io::hf_config_from_json(
-        paraplan::io::parse_json_text(paraplan::fuzz::text(data, size), "config.json"), "config.json");
+        paraplan::io::parse_json_text(paraplan::fuzz::text(data, size), "config.json"),
+        "config.json");
     (void)model.parameters();
     paraplan::fuzz::write_out(paraplan::io::transformer_to_json(model));
   });

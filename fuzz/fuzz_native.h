@@ -12,9 +12,12 @@ namespace paraplan::fuzz {
 inline void read_native(const io::Json& doc) {
   static const Model layers = zoo::transformer_stack({});
   refuse_only_with_error([&] { write_out(io::model_to_json(io::model_from_json(doc, "fuzz"))); });
-  refuse_only_with_error([&] { write_out(io::cluster_to_json(io::cluster_from_json(doc, "fuzz"))); });
-  refuse_only_with_error([&] { write_out(io::calibration_to_json(io::calibration_from_json(doc, "fuzz"))); });
-  refuse_only_with_error([&] { write_out(io::plan_to_json(io::plan_from_json(doc, layers, "fuzz"), layers)); });
+  refuse_only_with_error(
+      [&] { write_out(io::cluster_to_json(io::cluster_from_json(doc, "fuzz"))); });
+  refuse_only_with_error(
+      [&] { write_out(io::calibration_to_json(io::calibration_from_json(doc, "fuzz"))); });
+  refuse_only_with_error(
+      [&] { write_out(io::plan_to_json(io::plan_from_json(doc, layers, "fuzz"), layers)); });
 }
 
 }  // namespace paraplan::fuzz

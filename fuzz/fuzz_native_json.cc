@@ -4,7 +4,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   paraplan::fuzz::refuse_only_with_error([&] {
-    paraplan::fuzz::read_native(paraplan::io::parse_json_text(paraplan::fuzz::text(data, size), "fuzz.json"));
+    paraplan::fuzz::read_native(
+        paraplan::io::parse_json_text(paraplan::fuzz::text(data, size), "fuzz.json"));
   });
   return 0;
 }

@@ -6,7 +6,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   paraplan::fuzz::refuse_only_with_error([&] {
-    const paraplan::io::PiperInput in = paraplan::io::parse_piper(paraplan::fuzz::text(data, size), "fuzz.json");
+    const paraplan::io::PiperInput in =
+        paraplan::io::parse_piper(paraplan::fuzz::text(data, size), "fuzz.json");
     paraplan::fuzz::write_out(paraplan::io::model_to_json(in.model));
     paraplan::PiperSettings settings;
     settings.max_devices = in.max_devices;

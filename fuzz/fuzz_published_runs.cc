@@ -17,8 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (!model || r.config.devices() > 4096) continue;  // validate refuses it; keep runs short
       const auto cluster = paraplan::zoo::cluster_preset(r.cluster, r.config.devices());
       if (!cluster) continue;
-      const paraplan::AnalyticCostModel cost(*model, *cluster,
-                                             paraplan::default_calibration(cluster->device_types[0].name));
+      const paraplan::AnalyticCostModel cost(
+          *model, *cluster, paraplan::default_calibration(cluster->device_types[0].name));
       (void)cost.evaluate(r.config);
     }
   });

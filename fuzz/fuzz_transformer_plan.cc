@@ -10,7 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         paraplan::io::parse_json_text(paraplan::fuzz::text(data, size), "fuzz.json"), "fuzz.json");
     paraplan::fuzz::write_out(paraplan::io::training_to_json(f.config));
     paraplan::fuzz::write_out(paraplan::io::transformer_to_json(f.model));
-    if (f.config.devices() > f.cluster.device_count()) return;  // simulate refuses it before pricing
+    if (f.config.devices() > f.cluster.device_count())
+      return;  // simulate refuses it before pricing
     const paraplan::AnalyticCostModel cost(f.model, f.cluster, f.calibration);
     (void)cost.evaluate(f.config);
   });

@@ -31,7 +31,8 @@ std::vector<BadInput> cases() {
     std::getline(fields, c.message, '\t');
     std::getline(fields, c.command);
     c.exit_code = std::stoi(code);
-    if (const auto at = c.command.find("{}"); at != std::string::npos) c.command.replace(at, 2, dir + c.file);
+    if (const auto at = c.command.find("{}"); at != std::string::npos)
+      c.command.replace(at, 2, dir + c.file);
     out.push_back(c);
   }
   return out;
@@ -45,7 +46,8 @@ TEST(BadInputs, EachGetsItsExitCodeAndOneClearLine) {
     EXPECT_EQ(r.exit_code, c.exit_code) << c.command << "\n" << r.out;
     EXPECT_NE(r.out.find(c.message), std::string::npos) << c.command << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("paraplan: ", 0), 0u) << c.command << "\n" << r.out;
-    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << c.command << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << c.command << "\n"
+                                                               << r.out;
     EXPECT_EQ(r.out.find("internal error"), std::string::npos) << c.command;
   }
 }

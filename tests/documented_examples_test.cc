@@ -1,11 +1,11 @@
 // What the documentation shows must work: `--help` of every subcommand and the examples of
 // docs/cli.md with the figures they say are printed (the README's examples: readme_examples_test).
+#include <gtest/gtest.h>
+
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "cli/cli_test_support.h"
 
@@ -39,9 +39,11 @@ TEST(DocumentedExamples, EveryCommandHasHelp) {
 
 TEST(DocumentedExamples, CliReferenceExamplesPrintWhatTheySay) {
   const std::string cli = read_text(std::string(PARAPLAN_SOURCE_DIR) + "/docs/cli.md");
-  const std::regex example("Example: `paraplan ([^`]+)` prints\\s+`([^`]+)`(?:\\s+and\\s+`([^`]+)`)?");
+  const std::regex example(
+      "Example: `paraplan ([^`]+)` prints\\s+`([^`]+)`(?:\\s+and\\s+`([^`]+)`)?");
   int checked = 0;
-  for (auto it = std::sregex_iterator(cli.begin(), cli.end(), example); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(cli.begin(), cli.end(), example);
+       it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
     const Outcome r = run(m[1]);
     EXPECT_EQ(r.exit_code, 0) << m[1] << "\n" << r.out;

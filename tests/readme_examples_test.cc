@@ -28,7 +28,8 @@ std::vector<std::string> readme_examples() {
     if (const auto hash = line.find("  #"); hash != std::string::npos) line.erase(hash);
     for (const std::string prefix : {"./dev plan", "build/src/paraplan"})
       if (line.rfind(prefix, 0) == 0)
-        line = std::string(PARAPLAN_BINARY) + (prefix == "./dev plan" ? " plan" : "") + line.substr(prefix.size());
+        line = std::string(PARAPLAN_BINARY) + (prefix == "./dev plan" ? " plan" : "") +
+               line.substr(prefix.size());
     commands.push_back(line);
   }
   return commands;

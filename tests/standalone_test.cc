@@ -20,7 +20,8 @@ TEST(Standalone, NoFileRefersToTheSharedFolderBesideTheCheckout) {
   const std::string needle = std::string("..") + "/shared";  // split so this file passes
   std::vector<std::string> offenders;
   const fs::path root = PARAPLAN_SOURCE_DIR;
-  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
     if (it->is_directory()) {
       if (is_build_dir(it->path())) it.disable_recursion_pending();
       continue;
@@ -32,7 +33,8 @@ TEST(Standalone, NoFileRefersToTheSharedFolderBesideTheCheckout) {
     if (text.str().find(needle) != std::string::npos)
       offenders.push_back(fs::relative(it->path(), root).string());
   }
-  EXPECT_TRUE(offenders.empty()) << "files that refer to " << needle << ": " << ::testing::PrintToString(offenders);
+  EXPECT_TRUE(offenders.empty()) << "files that refer to " << needle << ": "
+                                 << ::testing::PrintToString(offenders);
 }
 
 TEST(Standalone, EveryDataFolderNamesItsSourceAndCarriesItsLicence) {

@@ -2,10 +2,10 @@
 // printing the figures before and after and every parameter that moved.
 #include "cli/calibrate_command.h"
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "cli/progress.h"
 #include "cost/analytic.h"
@@ -29,14 +29,17 @@ struct CalibrateArgs {
 
 std::string figures(const validate::FitScore& s) {
   std::string rankings;
-  for (double r : s.ranking_slowdown_percent) rankings += fmt::format("{}{:+.1f}%", rankings.empty() ? "" : ", ", r);
-  return fmt::format("vTrain multi-node MAPE {:.2f}%, single-node MAPE {:.2f}%, rankings {}; MPT MAPE "
-                     "{:.2f}% (objective {:.3f})",
-                     s.multi_mape_percent, s.single_mape_percent, rankings, s.mpt_mape_percent, s.objective);
+  for (double r : s.ranking_slowdown_percent)
+    rankings += fmt::format("{}{:+.1f}%", rankings.empty() ? "" : ", ", r);
+  return fmt::format(
+      "vTrain multi-node MAPE {:.2f}%, single-node MAPE {:.2f}%, rankings {}; MPT MAPE "
+      "{:.2f}% (objective {:.3f})",
+      s.multi_mape_percent, s.single_mape_percent, rankings, s.mpt_mape_percent, s.objective);
 }
 
 int run(const CalibrateArgs& a) {
-  const Calibration start = a.from.empty() ? default_calibration("A100") : io::read_calibration_file(a.from);
+  const Calibration start =
+      a.from.empty() ? default_calibration("A100") : io::read_calibration_file(a.from);
   const io::MeasuredRuns runs = io::read_vtrain_folder(a.data);
   TerminalProgress progress(a.quiet);
   validate::FitData data{runs.multi, runs.single, {}};
@@ -47,10 +50,13 @@ int run(const CalibrateArgs& a) {
   }
   const auto& multi = data.multi;
   const auto& single = data.single;
-  const validate::FitResult fit = validate::fit_calibration(data, start, {a.iterations, a.seed, progress.sink()});
+  const validate::FitResult fit =
+      validate::fit_calibration(data, start, {a.iterations, a.seed, progress.sink()});
   io::write_text_file(a.output, io::calibration_to_json(fit.calibration).dump(2) + "\n");
-  std::cout << fmt::format("{} multi-node, {} single-node and {} MPT runs, {} iterations (seed {}), {} steps taken\n",
-                           multi.size(), single.size(), data.mpt.size(), a.iterations, a.seed, fit.accepted)
+  std::cout << fmt::format(
+                   "{} multi-node, {} single-node and {} MPT runs, {} iterations (seed {}), {} "
+                   "steps taken\n",
+                   multi.size(), single.size(), data.mpt.size(), a.iterations, a.seed, fit.accepted)
             << "before: " << figures(fit.before) << "\n"
             << "after:  " << figures(fit.after) << "\n";
   Calibration before = fit.start, after = fit.calibration;
@@ -67,14 +73,19 @@ int run(const CalibrateArgs& a) {
 void add_calibrate_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "calibrate", "Fit the analytic model's calibration to measured runs (vTrain CSV format): a "
-                   "seeded, bounded random search over its physically meaningful parameters");
-  cmd->add_option("--data", a->data, "Folder with ground_truth_multi.csv and ground_truth_single.csv");
-  cmd->add_option("--mpt", a->mpt,
-                  "MPT benchmark table to fit as well (rows of the calibration's device; \"\" to skip)");
-  cmd->add_option("--from", a->from, "Calibration file to start from (default: the shipped A100 one)");
+      "calibrate",
+      "Fit the analytic model's calibration to measured runs (vTrain CSV format): a "
+      "seeded, bounded random search over its physically meaningful parameters");
+  cmd->add_option("--data", a->data,
+                  "Folder with ground_truth_multi.csv and ground_truth_single.csv");
+  cmd->add_option(
+      "--mpt", a->mpt,
+      "MPT benchmark table to fit as well (rows of the calibration's device; \"\" to skip)");
+  cmd->add_option("--from", a->from,
+                  "Calibration file to start from (default: the shipped A100 one)");
   cmd->add_option("-o,--output", a->output, "Calibration file to write (JSON)")->required();
-  cmd->add_option("--iterations", a->iterations, "Search steps (default 3000)")->check(CLI::Range(0, 10000000));
+  cmd->add_option("--iterations", a->iterations, "Search steps (default 3000)")
+      ->check(CLI::Range(0, 10000000));
   cmd->add_option("--seed", a->seed, "Random seed (default 1); the same seed gives the same file");
   add_quiet_flag(cmd, a->quiet);
   cmd->callback([a, &exit_code] { exit_code = run(*a); });

@@ -1,18 +1,18 @@
 // The paraplan binary end to end: outputs, exit codes and one-line messages for bad input.
 #include <gtest/gtest.h>
 
-#include "cli/cli_test_support.h"
-
 #include <array>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli_test_support.h"
 
 namespace {
 
-using paraplan::testing_support::read_text;
 using paraplan::testing_support::Outcome;
+using paraplan::testing_support::read_text;
 using paraplan::testing_support::run;
 using paraplan::testing_support::run_shell;
 using paraplan::testing_support::write_temp;
@@ -24,13 +24,15 @@ TEST(Cli, TheDefaultPlanShowsTheProduct) {
   Outcome r = run("plan");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   for (const char* needle :
-       {"llama3-70b", "64 × H100", "256 sequences × 8192 tokens", "best plan: tensor", "iteration time", " s predicted",
-        "tokens/s", "MFU", " % (", "TFLOP/s", "memory per device", " GiB of 80.000 GiB", "runners-up:",
-        "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "Plan your own: paraplan plan --model"})
+       {"llama3-70b", "64 × H100", "256 sequences × 8192 tokens", "best plan: tensor",
+        "iteration time", " s predicted", "tokens/s", "MFU", " % (", "TFLOP/s", "memory per device",
+        " GiB of 80.000 GiB", "runners-up:", "--tensor-model-parallel-size",
+        "--pipeline-model-parallel-size", "Plan your own: paraplan plan --model"})
     EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
   // The same question asked explicitly gets the same answer (but for the search's own time),
   // without the closing hint.
-  Outcome asked = run("plan --model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 8192");
+  Outcome asked =
+      run("plan --model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 8192");
   ASSERT_EQ(asked.exit_code, 0) << asked.out;
   auto answer = [](std::string text) {
     const std::size_t searched = text.find("searched ");
@@ -54,7 +56,8 @@ TEST(Cli, PlansTheBuiltInLayerModelWithThePipelinePlanner) {
 }
 
 TEST(Cli, JsonOutputHasTheDocumentedTopLevel) {
-  Outcome r = run("plan " + kPiper + "bert32a100.json --devices 8 --memory 8GiB --bandwidth 25GiB/s --json");
+  Outcome r = run("plan " + kPiper +
+                  "bert32a100.json --devices 8 --memory 8GiB --bandwidth 25GiB/s --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["feasible"], true);
@@ -134,15 +137,20 @@ TEST(Cli, DappleProfilesUseTheDappleModel) {
 TEST(Cli, ConvertedModelsPlanTheSame) {
   std::string model = testing::TempDir() + "bert.model.json";
   std::string cluster = testing::TempDir() + "bert.cluster.json";
-  Outcome c = run("convert " + kPiper + "bert32a100.json -o " + model + " --cluster-output " + cluster);
+  Outcome c =
+      run("convert " + kPiper + "bert32a100.json -o " + model + " --cluster-output " + cluster);
   ASSERT_EQ(c.exit_code, 0) << c.out;
   Outcome direct = run("plan " + kPiper + "bert32a100.json --devices 16 --memory 8GiB --json");
-  Outcome native = run("plan " + model + " --cluster " + cluster + " --devices 16 --memory 8GiB --json");
+  Outcome native =
+      run("plan " + model + " --cluster " + cluster + " --devices 16 --memory 8GiB --json");
   ASSERT_EQ(native.exit_code, 0) << native.out;
-  EXPECT_EQ(nlohmann::json::parse(direct.out)["objective"], nlohmann::json::parse(native.out)["objective"]);
+  EXPECT_EQ(nlohmann::json::parse(direct.out)["objective"],
+            nlohmann::json::parse(native.out)["objective"]);
   // The cluster file carries Piper's K, memory and bandwidth: same figure with no overrides.
-  EXPECT_EQ(nlohmann::json::parse(run("plan " + kPiper + "bert32a100.json --json").out)["objective"],
-            nlohmann::json::parse(run("plan " + model + " --cluster " + cluster + " --json").out)["objective"]);
+  EXPECT_EQ(
+      nlohmann::json::parse(run("plan " + kPiper + "bert32a100.json --json").out)["objective"],
+      nlohmann::json::parse(
+          run("plan " + model + " --cluster " + cluster + " --json").out)["objective"]);
   std::string profile = std::string(PARAPLAN_DATA) + "/dapple/vgg-19-pbs-32.txt";
   std::string vgg = testing::TempDir() + "vgg.model.json";
   ASSERT_EQ(run("convert " + profile + " -o " + vgg).exit_code, 0);
@@ -193,7 +201,8 @@ TEST(Cli, HelpOnEveryCommand) {
 namespace {
 
 TEST(CliIntraOp, PrintsEveryLayerAndTheTotal) {
-  Outcome r = run("plan --planner intra-op --model transformer --devices 32 --flops 10TFLOP/s --bw 16GB/s");
+  Outcome r =
+      run("plan --planner intra-op --model transformer --devices 32 --flops 10TFLOP/s --bw 16GB/s");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("total cost: 1042774374400.00"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("estimated step time: "), std::string::npos) << r.out;
@@ -254,7 +263,8 @@ TEST(CliIntraOp, BadInputGetsOneMessageAndAnExitCode) {
   EXPECT_EQ(flops.exit_code, 2) << flops.out;
   Outcome mixed = run("plan --model alexnet --memory 8GiB");
   EXPECT_EQ(mixed.exit_code, 2) << mixed.out;
-  EXPECT_NE(mixed.out.find("--memory does not apply to the intra-op planner"), std::string::npos) << mixed.out;
+  EXPECT_NE(mixed.out.find("--memory does not apply to the intra-op planner"), std::string::npos)
+      << mixed.out;
   // Rates need their unit: a bare number meant GB/s here and bytes/s for the pipeline planner.
   for (const char* bare : {"--bw 16", "--bandwidth 16", "--flops 10"}) {
     Outcome r = run(std::string("plan --model alexnet ") + bare);
@@ -274,7 +284,8 @@ TEST(CliFlags, FlagsThatDoNotApplyAreRefused) {
             "--format and --cost-model do not apply to the transformer planner"},
            {"plan --planner pipeline --cp 2", "--cp does not apply to the pipeline planner"},
            {"plan --microbatches 4", "--microbatches does not apply to the transformer planner"},
-           {"frontier --model llama3-8b --memory-step 0.1", "--memory-step does not apply to the transformer frontier"},
+           {"frontier --model llama3-8b --memory-step 0.1",
+            "--memory-step does not apply to the transformer frontier"},
            {"frontier --tp 2", "--tp does not apply to the pipeline planner's frontier"}}) {
     Outcome r = run(c.command);
     EXPECT_EQ(r.exit_code, 2) << c.command << "\n" << r.out;
@@ -286,7 +297,8 @@ TEST(CliFlags, FlagsThatDoNotApplyAreRefused) {
 TEST(CliFlags, PresetsWorkWhereverAClusterIs) {
   for (const char* command :
        {"plan " PARAPLAN_DATA "/piper/bert32a100.json --cluster dgx-h100 --json",
-        "frontier " PARAPLAN_DATA "/piper/bert32a100.json --cluster dgx-h100 --memory-step 0.3 --json",
+        "frontier " PARAPLAN_DATA
+        "/piper/bert32a100.json --cluster dgx-h100 --memory-step 0.3 --json",
         "frontier --model llama3-8b --cluster dgx-h100 --devices 8 --json",
         "evaluate --model llama3-8b --cluster dgx-h100 --devices 8 --json"}) {
     Outcome r = run(command);
@@ -340,14 +352,17 @@ TEST(CliInspect, TransformersAndOperatorGraphs) {
 namespace {
 
 TEST(CliEvaluate, JsonHasTheDocumentedKeys) {
-  Outcome r = run("evaluate --model gpt3-175b --cluster dgx-a100 --devices 1024 --tp 8 --pp 16 "
-                  "--batch 1536 --sequence-parallel --zero 1 --json");
+  Outcome r =
+      run("evaluate --model gpt3-175b --cluster dgx-a100 --devices 1024 --tp 8 --pp 16 "
+          "--batch 1536 --sequence-parallel --zero 1 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"iteration_time_s", "tflops_per_device", "mfu", "fits", "memory", "config"})
+  for (const char* key :
+       {"iteration_time_s", "tflops_per_device", "mfu", "fits", "memory", "config"})
     EXPECT_TRUE(j.contains(key)) << key;
-  for (const char* key : {"peak_bytes", "weights_bytes", "gradients_bytes", "optimizer_bytes",
-                          "activations_bytes", "buffers_bytes", "fragmentation_bytes", "reserved_bytes"})
+  for (const char* key :
+       {"peak_bytes", "weights_bytes", "gradients_bytes", "optimizer_bytes", "activations_bytes",
+        "buffers_bytes", "fragmentation_bytes", "reserved_bytes"})
     EXPECT_TRUE(j["memory"].contains(key)) << key;
   EXPECT_EQ(j["config"]["dp"], 8);
   EXPECT_EQ(j["config"]["attention"], "flash");
@@ -355,8 +370,9 @@ TEST(CliEvaluate, JsonHasTheDocumentedKeys) {
 }
 
 TEST(CliEvaluate, AttentionKernelIsAKnob) {
-  const std::string base = "evaluate --model llama3-8b --devices 8 --tp 8 --batch 8 --seq-len 16384 "
-                           "--recompute none --json";
+  const std::string base =
+      "evaluate --model llama3-8b --devices 8 --tp 8 --batch 8 --seq-len 16384 "
+      "--recompute none --json";
   Outcome flash = run(base);
   Outcome standard = run(base + " --attention standard");
   ASSERT_EQ(flash.exit_code, 0) << flash.out;
@@ -368,14 +384,16 @@ TEST(CliEvaluate, AttentionKernelIsAKnob) {
   Outcome bad = run("evaluate --model llama3-8b --attention sdpa");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
   EXPECT_NE(bad.out.find("--attention"), std::string::npos) << bad.out;
-  Outcome megatron = run("evaluate --model llama3-8b --devices 8 --tp 8 --batch 8 --export megatron");
+  Outcome megatron =
+      run("evaluate --model llama3-8b --devices 8 --tp 8 --batch 8 --export megatron");
   EXPECT_NE(megatron.out.find("--attention-backend flash"), std::string::npos) << megatron.out;
 }
 
 TEST(CliEvaluate, BadKnobsNameTheRule) {
   Outcome heads = run("evaluate --model llama3-8b --tp 3");
   EXPECT_EQ(heads.exit_code, 2);
-  EXPECT_NE(heads.out.find("divisible by the tensor-parallel size"), std::string::npos) << heads.out;
+  EXPECT_NE(heads.out.find("divisible by the tensor-parallel size"), std::string::npos)
+      << heads.out;
   Outcome devices = run("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --dp 2");
   EXPECT_EQ(devices.exit_code, 2);
   EXPECT_NE(devices.out.find("is not tp × cp × pp × dp"), std::string::npos) << devices.out;
@@ -405,16 +423,19 @@ TEST(CliCalibrate, WritesAFileValidateReads) {
   const std::string label = "after:  vTrain multi-node MAPE ";
   const auto after = r.out.find(label);
   ASSERT_NE(after, std::string::npos) << r.out;
-  const std::string multi = r.out.substr(after + label.size(), r.out.find('%', after) - after - label.size());
+  const std::string multi =
+      r.out.substr(after + label.size(), r.out.find('%', after) - after - label.size());
   Outcome v = run("validate --summary --calibration " + out);
   ASSERT_EQ(v.exit_code, 0) << v.out;
   EXPECT_NE(v.out.find("mean absolute percentage error " + multi + "%"), std::string::npos)
-      << multi << "\n" << v.out;
+      << multi << "\n"
+      << v.out;
   Outcome again = run("calibrate --iterations 50 --seed 3 -o " + out + ".2");
   EXPECT_EQ(read_text(out), read_text(out + ".2"));
   Outcome missing = run("calibrate --data /nonexistent -o " + out);
   EXPECT_EQ(missing.exit_code, 5) << missing.out;
-  EXPECT_NE(missing.out.find("/nonexistent/ground_truth_multi.csv"), std::string::npos) << missing.out;
+  EXPECT_NE(missing.out.find("/nonexistent/ground_truth_multi.csv"), std::string::npos)
+      << missing.out;
   Outcome no_output = run("calibrate");
   EXPECT_EQ(no_output.exit_code, 2) << no_output.out;
 }
@@ -427,7 +448,8 @@ TEST(CliLlmPlan, SearchesTheKnobsAndPrintsTheTop) {
   Outcome r = run("plan --model gpt3-175b --devices 1024 --batch 1536 --top 3 --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"iteration_time_s", "tflops_per_device", "mfu", "fits", "memory", "config", "top"})
+  for (const char* key :
+       {"iteration_time_s", "tflops_per_device", "mfu", "fits", "memory", "config", "top"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["top"].size(), 3u);
   EXPECT_EQ(j["config"]["devices"], 1024);
@@ -451,7 +473,9 @@ TEST(CliExport, MegatronAndDeepSpeed) {
   Outcome m = run("plan --model gpt3-175b --devices 1024 --batch 1536 --export megatron");
   ASSERT_EQ(m.exit_code, 0) << m.out;
   EXPECT_NE(m.out.find("--tensor-model-parallel-size"), std::string::npos) << m.out;
-  Outcome d = run("evaluate --model llama3-8b --devices 8 --dp 8 --batch 64 --micro-batch 2 --export deepspeed");
+  Outcome d =
+      run("evaluate --model llama3-8b --devices 8 --dp 8 --batch 64 --micro-batch 2 --export "
+          "deepspeed");
   ASSERT_EQ(d.exit_code, 0) << d.out;
   auto j = nlohmann::json::parse(d.out);
   EXPECT_EQ(j["gradient_accumulation_steps"], 4);
@@ -467,11 +491,11 @@ TEST(CliOutputFiles, UnwritablePathsExitWithTheIoCode) {
   const std::string nowhere = "/nonexistent-dir/plan.json";
   for (const std::string& cmd :
        {"plan --model alexnet -o " + nowhere, "plan --model alexnet --dot " + nowhere,
-        "plan --model llama3-8b -o " + nowhere, "plan -o " + nowhere,
-        "convert -o " + nowhere}) {
+        "plan --model llama3-8b -o " + nowhere, "plan -o " + nowhere, "convert -o " + nowhere}) {
     Outcome r = run(cmd);
     EXPECT_EQ(r.exit_code, 5) << cmd << ": " << r.out;
-    EXPECT_NE(r.out.find("cannot open file for writing"), std::string::npos) << cmd << ": " << r.out;
+    EXPECT_NE(r.out.find("cannot open file for writing"), std::string::npos)
+        << cmd << ": " << r.out;
   }
 }
 

@@ -1,14 +1,14 @@
 // Running the paraplan binary from the end-to-end tests.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <sys/wait.h>
 
 namespace paraplan::testing_support {
 
@@ -28,7 +28,9 @@ inline Outcome run_shell(const std::string& command) {
 }
 
 /// Runs `paraplan ARGS`.
-inline Outcome run(const std::string& args) { return run_shell(std::string(PARAPLAN_BINARY) + " " + args); }
+inline Outcome run(const std::string& args) {
+  return run_shell(std::string(PARAPLAN_BINARY) + " " + args);
+}
 
 /// Writes `text` to a file in the test's temporary directory; returns its path.
 inline std::string write_temp(const std::string& name, const std::string& text) {

@@ -40,10 +40,12 @@ int run(const ConvertArgs& args) {
 void add_convert_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ConvertArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "convert", "Write a model (Piper JSON, DAPPLE/PipeDream profile, or the built-in default) "
-                 "as paraplan model JSON");
+      "convert",
+      "Write a model (Piper JSON, DAPPLE/PipeDream profile, or the built-in default) "
+      "as paraplan model JSON");
   cmd->add_option("INPUT", args->input, "Model file (default: the built-in default workload)");
-  cmd->add_option("--format", args->format, "Input format: piper, dapple or native (default: detect)");
+  cmd->add_option("--format", args->format,
+                  "Input format: piper, dapple or native (default: detect)");
   cmd->add_option("--profile-batch", args->profile_batch,
                   "DAPPLE: batch size the profile was measured at (default: from the file name)")
       ->check(CLI::Range(1, 1000000000));

@@ -1,10 +1,10 @@
 // The evaluate subcommand.
 #include "cli/evaluate_command.h"
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "cli/transformer_common.h"
 #include "cost/analytic.h"
@@ -79,27 +79,33 @@ int run(const EvaluateArgs& a) {
   }
   std::string layout;
   for (int n : r.stage_layers) layout += (layout.empty() ? "" : ",") + std::to_string(n);
-  std::cout << fmt::format("{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} cp {} "
-                           "pp {} dp {} ep {} vpp {}, recompute {}{}, ZeRO {}{}, {} attention\n",
-                           model.name, devices, device.name, a.cluster, t.global_batch, t.seq_len,
-                           t.micro_batch, t.tp, t.cp, t.pp, t.dp, t.ep, t.vpp, recompute_text(t),
-                           t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
-                           t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
-                           io::attention_text(t.attention))
-            << fmt::format("iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: {:.1f}%\n",
-                           r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu)
-            << fmt::format("  pipeline {:.4f} s (bubble {:.4f} s), data-parallel gradient sync {:.4f} s, optimizer {:.4f} s\n",
-                           r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s)
+  std::cout << fmt::format(
+                   "{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} cp {} "
+                   "pp {} dp {} ep {} vpp {}, recompute {}{}, ZeRO {}{}, {} attention\n",
+                   model.name, devices, device.name, a.cluster, t.global_batch, t.seq_len,
+                   t.micro_batch, t.tp, t.cp, t.pp, t.dp, t.ep, t.vpp, recompute_text(t),
+                   t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
+                   t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
+                   io::attention_text(t.attention))
+            << fmt::format(
+                   "iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   "
+                   "MFU: {:.1f}%\n",
+                   r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu)
+            << fmt::format(
+                   "  pipeline {:.4f} s (bubble {:.4f} s), data-parallel gradient sync {:.4f} s, "
+                   "optimizer {:.4f} s\n",
+                   r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s)
             << fmt::format("  layers per stage: {}\n", layout)
             << fmt::format("memory per device (busiest stage): {} of {} — {}\n",
                            format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
                            r.fits ? "fits" : "OUT OF MEMORY")
-            << fmt::format("  weights {}, gradients {}, optimizer {}, activations {}, buffers {}, "
-                           "allocator fragmentation {}, runtime reserved {}\n",
-                           format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
-                           format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes),
-                           format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
-                           format_bytes(m.reserved_bytes));
+            << fmt::format(
+                   "  weights {}, gradients {}, optimizer {}, activations {}, buffers {}, "
+                   "allocator fragmentation {}, runtime reserved {}\n",
+                   format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
+                   format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes),
+                   format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
+                   format_bytes(m.reserved_bytes));
   return 0;
 }
 
@@ -107,15 +113,18 @@ int run(const EvaluateArgs& a) {
 
 void add_evaluate_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<EvaluateArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "evaluate", "Price one transformer training configuration: iteration time, tokens/s, "
-                  "TFLOP/s per device, MFU and memory per device");
-  cmd->add_option("--model", a->model, "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json")
+  CLI::App* cmd =
+      app.add_subcommand("evaluate",
+                         "Price one transformer training configuration: iteration time, tokens/s, "
+                         "TFLOP/s per device, MFU and memory per device");
+  cmd->add_option("--model", a->model,
+                  "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json")
       ->required();
   cmd->add_option("--cluster", a->cluster,
                   "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100) or a paraplan-cluster "
                   "file (.json, .yaml)");
-  cmd->add_option("--devices", a->devices, "GPUs (default tp × cp × pp × dp)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--devices", a->devices, "GPUs (default tp × cp × pp × dp)")
+      ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--batch", a->batch, "Global batch in sequences (default micro-batch × dp)")
       ->check(CLI::Range(1, 1 << 30));
   add_transformer_knob_flags(cmd, a->knobs, false);

@@ -2,12 +2,11 @@
 // does not take, and one parser per unit kind (bytes, bytes per second, FLOP/s).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "ir/training_rules.h"
 

@@ -1,12 +1,12 @@
 // The frontier subcommand.
 #include "cli/frontier_command.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <iostream>
 #include <map>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "cli/flags.h"
 #include "cli/llm_plan_command.h"
@@ -14,11 +14,11 @@
 #include "cli/workload.h"
 #include "cost/piper_cost.h"
 #include "io/svg_plot.h"
-#include "search/pipeline_frontier.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "report/plan_report.h"
 #include "search/llm_frontier.h"
+#include "search/pipeline_frontier.h"
 
 namespace paraplan::cli {
 namespace {
@@ -44,14 +44,16 @@ struct FrontierArgs {
 };
 
 const std::vector<std::string> kOutputFlags = {"--svg", "--json", "--quiet"};
-const std::vector<std::string> kPipelineFlags = {"INPUT",      "--format",        "--memory",
-                                                 "--bandwidth", "--microbatches", "--memory-step",
-                                                 "--time-limit", "--cluster",     "--devices"};
-const std::vector<std::string> kLlmFlags = {"--model", "--cluster", "--devices", "--batch", "--uniform-stages"};
+const std::vector<std::string> kPipelineFlags = {"INPUT",        "--format",       "--memory",
+                                                 "--bandwidth",  "--microbatches", "--memory-step",
+                                                 "--time-limit", "--cluster",      "--devices"};
+const std::vector<std::string> kLlmFlags = {"--model", "--cluster", "--devices", "--batch",
+                                            "--uniform-stages"};
 
 // The pipeline planner's frontier (Piper's cost model) on a layer model.
 int run_pipeline(const FrontierArgs& a) {
-  refuse_other_flags(a.given, joined(kPipelineFlags, kOutputFlags), "the pipeline planner's frontier (INPUT)");
+  refuse_other_flags(a.given, joined(kPipelineFlags, kOutputFlags),
+                     "the pipeline planner's frontier (INPUT)");
   Workload w = load_workload({a.input, a.format, a.cluster, 0, a.devices_given ? a.devices : 8});
   PiperSettings settings;
   settings.max_devices = a.devices_given ? a.devices : w.devices;
@@ -59,7 +61,8 @@ int run_pipeline(const FrontierArgs& a) {
   settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
   settings.microbatches = a.microbatches > 0 ? a.microbatches : w.model.microbatches;
   if (!a.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", a.memory);
-  if (!a.bandwidth.empty()) settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", a.bandwidth);
+  if (!a.bandwidth.empty())
+    settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", a.bandwidth);
   std::vector<int> budgets;
   for (int k = 1; k < settings.max_devices; k *= 2) budgets.push_back(k);
   budgets.push_back(settings.max_devices);
@@ -78,7 +81,8 @@ int run_pipeline(const FrontierArgs& a) {
   options.progress = progress.sink();
   const PipelineFrontierResult f =
       pipeline_frontier(model, factory, budgets, settings.memory_per_device_bytes, options);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (f.points.empty())
     throw Error(ErrorKind::kInfeasible, a.input.empty() ? "default workload" : a.input,
                 fmt::format("no plan fits in {} per device on up to {} devices",
@@ -101,8 +105,10 @@ int run_pipeline(const FrontierArgs& a) {
     for (const auto& p : f.points) {
       io::Json stages = io::Json::array();
       for (const auto& st : p.plan.stages)
-        stages.push_back({{"layers", st.layers.size()}, {"data_parallel", st.data_parallel},
-                          {"tensor_parallel", st.tensor_parallel}, {"memory_bytes", st.memory_bytes}});
+        stages.push_back({{"layers", st.layers.size()},
+                          {"data_parallel", st.data_parallel},
+                          {"tensor_parallel", st.tensor_parallel},
+                          {"memory_bytes", st.memory_bytes}});
       points.push_back({{"objective", p.objectives.time_s},
                         {"peak_memory_bytes", p.objectives.peak_bytes},
                         {"devices_used", p.objectives.devices},
@@ -112,30 +118,39 @@ int run_pipeline(const FrontierArgs& a) {
                           {"cost_model", "piper"},
                           {"objectives", {"objective", "peak_memory_bytes", "devices_used"}},
                           {"points", points},
-                          {"search", {{"planner_runs", f.solves}, {"seconds", seconds},
-                                      {"memory_step", a.memory_step}, {"truncated", f.truncated}}}}
+                          {"search",
+                           {{"planner_runs", f.solves},
+                            {"seconds", seconds},
+                            {"memory_step", a.memory_step},
+                            {"truncated", f.truncated}}}}
                      .dump(2)
               << "\n";
     return 0;
   }
-  std::cout << fmt::format("{}: {} non-dominated plans over (Piper's time per sample, peak memory "
-                           "per device, devices) on up to {} devices; {} planner runs in {:.3f} s{}\n",
-                           model.name, f.points.size(), settings.max_devices, f.solves, seconds,
-                           f.truncated ? " (truncated: time or point limit)" : "");
-  std::cout << fmt::format("{:>16} {:>12} {:>7} {:>7}\n", "objective", "memory", "devices", "stages");
+  std::cout << fmt::format(
+      "{}: {} non-dominated plans over (Piper's time per sample, peak memory "
+      "per device, devices) on up to {} devices; {} planner runs in {:.3f} s{}\n",
+      model.name, f.points.size(), settings.max_devices, f.solves, seconds,
+      f.truncated ? " (truncated: time or point limit)" : "");
+  std::cout << fmt::format("{:>16} {:>12} {:>7} {:>7}\n", "objective", "memory", "devices",
+                           "stages");
   for (const auto& p : f.points)
     std::cout << fmt::format("{:>16.9g} {:>12} {:>7} {:>7}\n", p.objectives.time_s,
-                             format_bytes(p.objectives.peak_bytes), p.objectives.devices, p.plan.stages.size());
+                             format_bytes(p.objectives.peak_bytes), p.objectives.devices,
+                             p.plan.stages.size());
   if (!a.svg.empty()) std::cout << "plot written to " << a.svg << "\n";
   return 0;
 }
 
 int run(const FrontierArgs& a) {
   if (a.model.empty() || !is_transformer_model(a.model)) {
-    if (!a.model.empty()) throw Error(ErrorKind::kUsage, "", "frontier: --model takes a transformer; give a layer model as INPUT");
+    if (!a.model.empty())
+      throw Error(ErrorKind::kUsage, "",
+                  "frontier: --model takes a transformer; give a layer model as INPUT");
     return run_pipeline(a);
   }
-  if (!a.input.empty()) throw Error(ErrorKind::kUsage, "", "give either INPUT or --model, not both");
+  if (!a.input.empty())
+    throw Error(ErrorKind::kUsage, "", "give either INPUT or --model, not both");
   refuse_other_flags(a.given, joined(joined(kLlmFlags, transformer_knob_flags()), kOutputFlags),
                      "the transformer frontier (--model " + a.model + ")");
   const std::string cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
@@ -149,11 +164,12 @@ int run(const FrontierArgs& a) {
   const LlmFrontierResult f = llm_frontier(cost, s);
   if (f.points.empty())
     throw Error(ErrorKind::kInfeasible, "",
-                fmt::format("no configuration of {} on up to {} × {} fits in {} per device", model.name,
-                            a.devices, cluster.device_types[0].name,
+                fmt::format("no configuration of {} on up to {} × {} fits in {} per device",
+                            model.name, a.devices, cluster.device_types[0].name,
                             format_bytes(cluster.device_types[0].memory_bytes)));
   if (!a.svg.empty())
-    io::write_text_file(a.svg, report::frontier_svg(f.points, fmt::format("{}: time against memory", model.name)));
+    io::write_text_file(
+        a.svg, report::frontier_svg(f.points, fmt::format("{}: time against memory", model.name)));
   if (a.json) {
     io::Json points = io::Json::array();
     for (const auto& c : f.points) {
@@ -171,19 +187,20 @@ int run(const FrontierArgs& a) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << fmt::format("{} on up to {} × {}: {} non-dominated plans over (iteration time, "
-                           "peak memory per device, devices) from {} configurations in {:.3f} s\n",
-                           model.name, a.devices, cluster.device_types[0].name, f.points.size(),
-                           f.evaluated, f.seconds);
-  std::cout << fmt::format("{:>12} {:>12} {:>7}  {}\n", "iteration s", "memory", "devices", "configuration");
+  std::cout << fmt::format(
+      "{} on up to {} × {}: {} non-dominated plans over (iteration time, "
+      "peak memory per device, devices) from {} configurations in {:.3f} s\n",
+      model.name, a.devices, cluster.device_types[0].name, f.points.size(), f.evaluated, f.seconds);
+  std::cout << fmt::format("{:>12} {:>12} {:>7}  {}\n", "iteration s", "memory", "devices",
+                           "configuration");
   for (const auto& c : f.points) {
     const TrainingConfig& t = c.config;
-    std::cout << fmt::format("{:>12.4f} {:>12} {:>7}  tp {} cp {} pp {} dp {} ep {} mb {} vpp {} "
-                             "recompute {}{} zero {}{}\n",
-                             c.result.iteration_time_s, format_bytes(c.result.memory.peak_bytes),
-                             t.devices(), t.tp, t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp,
-                             recompute_text(t), t.sequence_parallel ? " sp" : "", t.zero_stage,
-                             t.overlap_grad_reduce ? " overlap" : "");
+    std::cout << fmt::format(
+        "{:>12.4f} {:>12} {:>7}  tp {} cp {} pp {} dp {} ep {} mb {} vpp {} "
+        "recompute {}{} zero {}{}\n",
+        c.result.iteration_time_s, format_bytes(c.result.memory.peak_bytes), t.devices(), t.tp,
+        t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp, recompute_text(t),
+        t.sequence_parallel ? " sp" : "", t.zero_stage, t.overlap_grad_reduce ? " overlap" : "");
   }
   if (!a.svg.empty()) std::cout << "plot written to " << a.svg << "\n";
   return 0;
@@ -194,35 +211,42 @@ int run(const FrontierArgs& a) {
 void add_frontier_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<FrontierArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "frontier", "Every non-dominated transformer plan over (iteration time, peak memory per "
-                  "device, devices used), on up to --devices devices (halving down to 1)");
+      "frontier",
+      "Every non-dominated transformer plan over (iteration time, peak memory per "
+      "device, devices used), on up to --devices devices (halving down to 1)");
   cmd->add_option("INPUT", a->input,
                   "Layer model (Piper JSON, paraplan model JSON, DAPPLE profile): the pipeline "
                   "planner's frontier; default: the built-in workload");
   cmd->add_option("--format", a->format, "INPUT format: piper, dapple, native (default: detect)");
   cmd->add_option("--memory", a->memory, "Pipeline planner: memory per device, e.g. 16GiB");
-  cmd->add_option("--bandwidth", a->bandwidth, "Pipeline planner: bandwidth per device, e.g. 25GiB/s");
+  cmd->add_option("--bandwidth", a->bandwidth,
+                  "Pipeline planner: bandwidth per device, e.g. 25GiB/s");
   cmd->add_option("--microbatches", a->microbatches, "Pipeline planner: micro-batches per batch N")
       ->check(CLI::Range(1, 1000000000));
   cmd->add_option("--memory-step", a->memory_step,
                   "Pipeline planner: each next point at least this fraction leaner (default 0.01; "
                   "0: the exact frontier)")
       ->check(CLI::Range(0.0, 0.5));
-  cmd->add_option("--time-limit", a->time_limit_s,
-                  "Pipeline planner: stop after this many seconds with the points found (default 30)")
+  cmd->add_option(
+         "--time-limit", a->time_limit_s,
+         "Pipeline planner: stop after this many seconds with the points found (default 30)")
       ->check(CLI::Range(0.0, 1e6));
-  cmd->add_option("--model", a->model, "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json");
+  cmd->add_option("--model", a->model,
+                  "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json");
   cmd->add_option("--cluster", a->cluster,
                   "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; transformer default "
                   "dgx-a100; pipeline planner: one node, or --devices) or a paraplan cluster file");
   cmd->add_option("--devices", a->devices, "Most devices to use (transformer default 8)")
       ->check(CLI::Range(1, 1 << 20))
       ->each([a](const std::string&) { a->devices_given = true; });
-  cmd->add_option("--batch", a->batch, "Global batch in sequences (default 512)")->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--batch", a->batch, "Global batch in sequences (default 512)")
+      ->check(CLI::Range(1, 1 << 30));
   add_transformer_knob_flags(cmd, a->knobs, true);
-  cmd->add_flag("--uniform-stages", a->uniform_stages, "Keep the layers evenly split across stages");
+  cmd->add_flag("--uniform-stages", a->uniform_stages,
+                "Keep the layers evenly split across stages");
   cmd->add_option("--svg", a->svg, "Write the frontier as an SVG plot");
-  cmd->add_flag("--json", a->json, "Print JSON: points with objective, peak_memory_bytes, devices_used");
+  cmd->add_flag("--json", a->json,
+                "Print JSON: points with objective, peak_memory_bytes, devices_used");
   add_quiet_flag(cmd, a->quiet);
   cmd->callback([a, cmd, &exit_code] {
     a->given = given_flags(*cmd);

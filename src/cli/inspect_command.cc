@@ -1,10 +1,10 @@
 // The inspect subcommand.
 #include "cli/inspect_command.h"
 
+#include <fmt/format.h>
+
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "io/hf_config.h"
 #include "io/onnx_reader.h"
@@ -22,7 +22,8 @@ struct InspectArgs {
 };
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 void print_transformer(const TransformerConfig& c, bool json) {
@@ -48,16 +49,18 @@ void print_transformer(const TransformerConfig& c, bool json) {
     return;
   }
   std::cout << fmt::format("{}: decoder-only transformer\n", c.name)
-            << fmt::format("  layers {}, hidden {}, heads {} ({} key-value, head width {}), MLP {}{}\n",
-                           c.num_layers, c.hidden_size, c.num_attention_heads, c.num_kv_heads,
-                           c.head_dim, c.ffn_hidden_size, c.gated_mlp ? " (gated)" : "")
+            << fmt::format(
+                   "  layers {}, hidden {}, heads {} ({} key-value, head width {}), MLP {}{}\n",
+                   c.num_layers, c.hidden_size, c.num_attention_heads, c.num_kv_heads, c.head_dim,
+                   c.ffn_hidden_size, c.gated_mlp ? " (gated)" : "")
             << fmt::format("  vocabulary {}{}\n", c.vocab_size,
                            c.tied_embeddings ? " (embedding tied to the LM head)" : "");
   if (c.moe())
-    std::cout << fmt::format("  mixture of experts: {} experts, top {}, {} shared, expert MLP {}, "
-                             "{} leading dense layers\n",
-                             c.num_experts, c.experts_per_token, c.shared_experts,
-                             c.expert_ffn_hidden_size, c.first_dense_layers);
+    std::cout << fmt::format(
+        "  mixture of experts: {} experts, top {}, {} shared, expert MLP {}, "
+        "{} leading dense layers\n",
+        c.num_experts, c.experts_per_token, c.shared_experts, c.expert_ffn_hidden_size,
+        c.first_dense_layers);
   std::cout << fmt::format("  parameters: {:.0f} ({:.2f} B)", c.parameters(), c.parameters() / 1e9);
   if (c.moe())
     std::cout << fmt::format(", active per token {:.0f} ({:.2f} B)", c.active_parameters(),
@@ -107,7 +110,8 @@ void print_graph(const Model& m, bool json) {
 
 int run(const InspectArgs& args) {
   if (args.model.empty())
-    throw Error(ErrorKind::kUsage, "", "--model: give a built-in name or a file (config.json, .onnx)");
+    throw Error(ErrorKind::kUsage, "",
+                "--model: give a built-in name or a file (config.json, .onnx)");
   if (auto c = zoo::llm_model(args.model)) {
     print_transformer(*c, args.json);
   } else if (ends_with(args.model, ".onnx")) {
@@ -141,14 +145,16 @@ int run(const InspectArgs& args) {
 
 void add_inspect_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<InspectArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "inspect", "Show what paraplan reads from a model: a transformer's architecture and "
-                 "parameter counts, or an operator graph's layers");
+  CLI::App* cmd =
+      app.add_subcommand("inspect",
+                         "Show what paraplan reads from a model: a transformer's architecture and "
+                         "parameter counts, or an operator graph's layers");
   cmd->add_option("--model", args->model,
                   "Built-in model (gpt3-175b, llama3-405b, mixtral-8x7b, alexnet, ...), a Hugging "
                   "Face config.json or an ONNX file")
       ->required();
-  cmd->add_option("--batch", args->batch, "Operator graphs: batch size (default 128; ONNX: the file's)")
+  cmd->add_option("--batch", args->batch,
+                  "Operator graphs: batch size (default 128; ONNX: the file's)")
       ->check(CLI::Range(1, 1000000000));
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
   cmd->callback([args, &exit_code] { exit_code = run(*args); });

@@ -2,12 +2,12 @@
 // it exactly, print or write the per-layer splits.
 #include "cli/intra_op_command.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
-#include <optional>
 #include <iostream>
-
-#include <fmt/format.h>
+#include <optional>
 
 #include "cli/flags.h"
 #include "cost/pase_cost.h"
@@ -28,9 +28,13 @@ namespace {
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
-double flops_per_s(const std::string& text) { return text.empty() ? 10e12 : flops_flag("--flops", text); }
+double flops_per_s(const std::string& text) {
+  return text.empty() ? 10e12 : flops_flag("--flops", text);
+}
 
-double bandwidth(const std::string& text) { return text.empty() ? 16e9 : bandwidth_flag("--bandwidth", text); }
+double bandwidth(const std::string& text) {
+  return text.empty() ? 16e9 : bandwidth_flag("--bandwidth", text);
+}
 
 std::string table(const Plan& plan, const Model& model, const PaseSettings& s, int batch) {
   std::string out = fmt::format(
@@ -61,8 +65,9 @@ int run_intra_op(const IntraOpArgs& args) {
     if (!args.input.empty()) usage("give either INPUT or --model, not both");
     w = zoo::pase_graph(args.model, batch);
   } else if (args.input.empty()) {
-    usage("the intra-op planner needs an operator graph: --model NAME (alexnet, resnet101, "
-          "inception3, rnnlm, transformer) or an ONNX file");
+    usage(
+        "the intra-op planner needs an operator graph: --model NAME (alexnet, resnet101, "
+        "inception3, rnnlm, transformer) or an ONNX file");
   } else {
     if (args.format != "auto" && args.format != "onnx")
       usage("the intra-op planner reads ONNX files (--format onnx) or built-in models (--model)");
@@ -105,16 +110,18 @@ int run_intra_op(const IntraOpArgs& args) {
   if (!args.report.empty() || !args.trace.empty()) {
     std::vector<std::string> names;
     for (const LayerSplit& ls : plan.layer_splits) names.push_back(w.model.layers[ls.layer].name);
-    const sim::Result r = sim::simulate(sim::intra_op_program(plan.layer_splits, names, s.flops_per_s, s.devices));
+    const sim::Result r =
+        sim::simulate(sim::intra_op_program(plan.layer_splits, names, s.flops_per_s, s.devices));
     if (!args.trace.empty()) io::write_chrome_trace(args.trace, r.timeline);
     if (!args.report.empty())
-      io::write_text_file(args.report,
-                          report::intra_op_report(w.model.name, s.devices, s.flops_per_s, plan.objective,
-                                                  report::intra_op_rows(w.model, plan), r,
-                                                  io::operator_graph_svg(w.model, plan),
-                                                  {{"batch", std::to_string(batch)},
-                                                   {"bandwidth", fmt::format("{:.4g} GB/s per device",
-                                                                             s.bandwidth_bytes_per_s / 1e9)}}));
+      io::write_text_file(
+          args.report,
+          report::intra_op_report(
+              w.model.name, s.devices, s.flops_per_s, plan.objective,
+              report::intra_op_rows(w.model, plan), r, io::operator_graph_svg(w.model, plan),
+              {{"batch", std::to_string(batch)},
+               {"bandwidth",
+                fmt::format("{:.4g} GB/s per device", s.bandwidth_bytes_per_s / 1e9)}}));
   }
   std::cout << (args.json ? text : table(plan, w.model, s, batch));
   return 0;

@@ -1,17 +1,17 @@
 // Flags → search settings → table or JSON.
 #include "cli/llm_plan_command.h"
 
-#include <iostream>
-
 #include <fmt/format.h>
+
+#include <iostream>
 
 #include "cli/transformer_common.h"
 #include "io/chrome_trace.h"
 #include "io/engine_export.h"
-#include "report/plan_report.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
 #include "ir/units.h"
+#include "report/plan_report.h"
 #include "search/llm.h"
 #include "sim/transformer_program.h"
 #include "zoo/cluster_presets.h"
@@ -42,15 +42,18 @@ std::string layer_split(const TrainingConfig& t) {
 }
 
 std::string plan_in_words(const TrainingConfig& t) {
-  std::string s = fmt::format("tensor {} × context {} × pipeline {} × data {}", t.tp, t.cp, t.pp, t.dp);
+  std::string s =
+      fmt::format("tensor {} × context {} × pipeline {} × data {}", t.tp, t.cp, t.pp, t.dp);
   if (t.ep > 1) s += fmt::format(" (expert {})", t.ep);
   if (t.vpp > 1) s += fmt::format(", {} virtual stages per device", t.vpp);
-  const std::string recompute = t.recompute == Recompute::kFull && t.recompute_layers > 0
-                                    ? fmt::format("full recomputation of {} layers per stage", t.recompute_layers)
-                                    : "recompute " + recompute_text(t);
-  s += fmt::format(", micro-batch {} ({} per pipeline per iteration), {}{}, ZeRO {}{}", t.micro_batch,
-                   t.microbatches(), recompute, t.sequence_parallel ? ", sequence parallel" : "",
-                   t.zero_stage, t.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
+  const std::string recompute =
+      t.recompute == Recompute::kFull && t.recompute_layers > 0
+          ? fmt::format("full recomputation of {} layers per stage", t.recompute_layers)
+          : "recompute " + recompute_text(t);
+  s += fmt::format(", micro-batch {} ({} per pipeline per iteration), {}{}, ZeRO {}{}",
+                   t.micro_batch, t.microbatches(), recompute,
+                   t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
+                   t.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
   return s;
 }
 
@@ -62,49 +65,57 @@ void print_answer(const LlmPlanArgs& a, const TransformerConfig& model, const Cl
   const LlmCandidate& best = r.top[0];
   const AnalyticResult& b = best.result;
   const TrainingConfig& t = best.config;
-  std::cout << fmt::format("{} ({:.1f} B parameters) on {} × {} of {} ({}), global batch {} sequences × {} tokens "
-                           "({:.2f} M tokens), {} attention\n",
-                           model.name, model.parameters() / 1e9, s.devices, device.name,
-                           format_bytes(device.memory_bytes), preset, s.global_batch, s.seq_len,
-                           static_cast<double>(s.global_batch * s.seq_len) / 1e6, io::attention_text(s.attention));
+  std::cout << fmt::format(
+      "{} ({:.1f} B parameters) on {} × {} of {} ({}), global batch {} sequences × {} tokens "
+      "({:.2f} M tokens), {} attention\n",
+      model.name, model.parameters() / 1e9, s.devices, device.name,
+      format_bytes(device.memory_bytes), preset, s.global_batch, s.seq_len,
+      static_cast<double>(s.global_batch * s.seq_len) / 1e6, io::attention_text(s.attention));
   std::cout << fmt::format("searched {} configurations in {:.3f} s ({} do not fit in memory){}\n\n",
                            grouped(static_cast<double>(r.evaluated)), r.seconds,
                            grouped(static_cast<double>(r.rejected_memory)),
                            r.timed_out ? "; time limit reached, best so far" : "");
   std::cout << "best plan: " << plan_in_words(t) << "\n";
-  std::cout << fmt::format("  iteration time    {:.3f} s predicted{}\n", b.iteration_time_s,
-                           simulated[0] >= 0 ? fmt::format(" ({:.3f} s simulated)", simulated[0]) : "");
-  std::cout << fmt::format("  throughput        {} tokens/s ({} tokens/s per device)\n", grouped(b.tokens_per_s),
-                           grouped(b.tokens_per_s / s.devices));
-  std::cout << fmt::format("  MFU               {:.1f} % ({:.1f} TFLOP/s of model FLOPs per device; peak {:.0f} TFLOP/s)\n",
-                           100 * b.mfu, b.tflops_per_device, device.peak_flops_per_s / 1e12);
+  std::cout << fmt::format(
+      "  iteration time    {:.3f} s predicted{}\n", b.iteration_time_s,
+      simulated[0] >= 0 ? fmt::format(" ({:.3f} s simulated)", simulated[0]) : "");
+  std::cout << fmt::format("  throughput        {} tokens/s ({} tokens/s per device)\n",
+                           grouped(b.tokens_per_s), grouped(b.tokens_per_s / s.devices));
+  std::cout << fmt::format(
+      "  MFU               {:.1f} % ({:.1f} TFLOP/s of model FLOPs per device; peak {:.0f} "
+      "TFLOP/s)\n",
+      100 * b.mfu, b.tflops_per_device, device.peak_flops_per_s / 1e12);
   const MemoryBreakdown& m = b.memory;
-  std::cout << fmt::format("  memory per device {} of {} ({:.1f} %) on the fullest stage: weights {}, gradients {}, "
-                           "optimizer {}, activations {}, buffers {}, allocator fragmentation {}, runtime reserve {}\n",
-                           format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
-                           100 * m.peak_bytes / device.memory_bytes, format_bytes(m.weights_bytes),
-                           format_bytes(m.gradients_bytes), format_bytes(m.optimizer_bytes),
-                           format_bytes(m.activations_bytes),
-                           format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
-                           format_bytes(m.reserved_bytes));
+  std::cout << fmt::format(
+      "  memory per device {} of {} ({:.1f} %) on the fullest stage: weights {}, gradients {}, "
+      "optimizer {}, activations {}, buffers {}, allocator fragmentation {}, runtime reserve {}\n",
+      format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
+      100 * m.peak_bytes / device.memory_bytes, format_bytes(m.weights_bytes),
+      format_bytes(m.gradients_bytes), format_bytes(m.optimizer_bytes),
+      format_bytes(m.activations_bytes), format_bytes(m.buffers_bytes),
+      format_bytes(m.fragmentation_bytes), format_bytes(m.reserved_bytes));
   std::cout << fmt::format("  layers per stage  {}\n", layer_split(t));
   if (r.top.size() > 1) {
-    std::cout << fmt::format("\nrunners-up{}:\n", a.resimulate > 0 ? " (re-ranked by the simulator; simulated seconds in brackets)" : "");
-    std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
-                             "{:>13} {:>9} {:>6} {:>11}  {}\n",
-                             "rank", "tp", "cp", "pp", "dp", "ep", "mb", "vpp", "recompute", "sp", "zero", "ovl",
-                             "iteration (s)", "tokens/s", "MFU", "memory", "layers per stage");
+    std::cout << fmt::format(
+        "\nrunners-up{}:\n",
+        a.resimulate > 0 ? " (re-ranked by the simulator; simulated seconds in brackets)" : "");
+    std::cout << fmt::format(
+        "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
+        "{:>13} {:>9} {:>6} {:>11}  {}\n",
+        "rank", "tp", "cp", "pp", "dp", "ep", "mb", "vpp", "recompute", "sp", "zero", "ovl",
+        "iteration (s)", "tokens/s", "MFU", "memory", "layers per stage");
     for (std::size_t i = 1; i < r.top.size(); ++i) {
       const TrainingConfig& c = r.top[i].config;
       const AnalyticResult& ri = r.top[i].result;
       std::string layout = layer_split(c);
       if (simulated[i] >= 0) layout += fmt::format("  [{:.4f} s simulated]", simulated[i]);
-      std::cout << fmt::format("{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
-                               "{:>13.4f} {:>9.0f} {:>5.1f}% {:>11}  {}\n",
-                               i + 1, c.tp, c.cp, c.pp, c.dp, c.ep, c.micro_batch, c.vpp, recompute_text(c),
-                               c.sequence_parallel ? "yes" : "no", c.zero_stage, c.overlap_grad_reduce ? "yes" : "no",
-                               ri.iteration_time_s, ri.tokens_per_s, 100 * ri.mfu, format_bytes(ri.memory.peak_bytes),
-                               layout);
+      std::cout << fmt::format(
+          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
+          "{:>13.4f} {:>9.0f} {:>5.1f}% {:>11}  {}\n",
+          i + 1, c.tp, c.cp, c.pp, c.dp, c.ep, c.micro_batch, c.vpp, recompute_text(c),
+          c.sequence_parallel ? "yes" : "no", c.zero_stage, c.overlap_grad_reduce ? "yes" : "no",
+          ri.iteration_time_s, ri.tokens_per_s, 100 * ri.mfu, format_bytes(ri.memory.peak_bytes),
+          layout);
     }
   }
   // Megatron-LM's distributed optimizer is ZeRO 1: show the best plan it can run.
@@ -123,11 +134,13 @@ void print_answer(const LlmPlanArgs& a, const TransformerConfig& model, const Cl
     if (!megatron_search.top.empty()) runnable = &megatron_search.top[0];
   }
   if (runnable == &best)
-    std::cout << "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer arguments are yours):\n";
+    std::cout << "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer "
+                 "arguments are yours):\n";
   else if (runnable)
-    std::cout << fmt::format("\nthe best plan needs ZeRO {} (`--export deepspeed`); Megatron-LM's distributed optimizer "
-                             "is ZeRO 1, and its best plan ({:.3f} s, {}) runs with:\n",
-                             t.zero_stage, runnable->result.iteration_time_s, plan_in_words(runnable->config));
+    std::cout << fmt::format(
+        "\nthe best plan needs ZeRO {} (`--export deepspeed`); Megatron-LM's distributed optimizer "
+        "is ZeRO 1, and its best plan ({:.3f} s, {}) runs with:\n",
+        t.zero_stage, runnable->result.iteration_time_s, plan_in_words(runnable->config));
   if (runnable) {
     std::string args = io::megatron_arguments(model, runnable->config);
     for (std::size_t pos = 0; pos < args.size();) {  // one argument per line, indented
@@ -137,9 +150,12 @@ void print_answer(const LlmPlanArgs& a, const TransformerConfig& model, const Cl
     }
   }
   if (a.showcase)
-    std::cout << "\nthis is the built-in example (llama3-70b; without flags on 64 × dgx-h100). Plan your own: paraplan plan --model "
-                 "NAME|config.json --cluster dgx-a100|dgx-h100|h200|FILE --devices N --batch B --seq-len S "
-                 "(paraplan plan --help; a layer model or profile as INPUT for the pipeline planner)\n";
+    std::cout
+        << "\nthis is the built-in example (llama3-70b; without flags on 64 × dgx-h100). Plan your "
+           "own: paraplan plan --model "
+           "NAME|config.json --cluster dgx-a100|dgx-h100|h200|FILE --devices N --batch B --seq-len "
+           "S "
+           "(paraplan plan --help; a layer model or profile as INPUT for the pipeline planner)\n";
 }
 
 }  // namespace
@@ -168,10 +184,12 @@ int run_llm_plan(const LlmPlanArgs& a) {
   // --resimulate K: replay the first K plans in the simulator and rank them by its time.
   std::vector<double> simulated(r.top.size(), -1);
   if (a.resimulate > 0) {
-    const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(a.resimulate), r.top.size());
+    const std::size_t k =
+        std::min<std::size_t>(static_cast<std::size_t>(a.resimulate), r.top.size());
     for (std::size_t i = 0; i < k; ++i)
-      simulated[i] = sim::simulate_transformer(cost, r.top[i].config, sim::default_schedule(r.top[i].config))
-                         .iteration_time_s;
+      simulated[i] =
+          sim::simulate_transformer(cost, r.top[i].config, sim::default_schedule(r.top[i].config))
+              .iteration_time_s;
     std::vector<std::size_t> order(r.top.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k),
@@ -216,12 +234,14 @@ int run_llm_plan(const LlmPlanArgs& a) {
   const std::string text = j.dump(2) + "\n";
   if (!a.report.empty() || !a.trace.empty()) {
     const TrainingConfig& best = r.top[0].config;
-    const sim::TransformerSimulation sim = sim::simulate_transformer(cost, best, sim::default_schedule(best));
+    const sim::TransformerSimulation sim =
+        sim::simulate_transformer(cost, best, sim::default_schedule(best));
     if (!a.trace.empty()) io::write_chrome_trace(a.trace, sim.result.timeline);
     LlmSearchSettings fs = s;
     fs.top_k = 1;
     fs.time_limit_s = 0;
-    if (!a.report.empty()) io::write_text_file(a.report, report::transformer_report(cost, best, sim, preset, fs));
+    if (!a.report.empty())
+      io::write_text_file(a.report, report::transformer_report(cost, best, sim, preset, fs));
   }
   if (!a.export_to.empty()) {
     std::cout << engine_export(a.export_to, model, r.top[0].config);

@@ -1,18 +1,17 @@
 // paraplan: plans the parallel training of deep neural networks. A thin shell over the library:
 // parse flags, call, print; errors become one message and a documented exit code.
+#include <CLI/CLI.hpp>
 #include <iostream>
 
-#include <CLI/CLI.hpp>
-
-#include "cli/convert_command.h"
-#include "cli/inspect_command.h"
-#include "cli/validate_command.h"
 #include "cli/calibrate_command.h"
+#include "cli/convert_command.h"
 #include "cli/evaluate_command.h"
 #include "cli/flags.h"
 #include "cli/frontier_command.h"
+#include "cli/inspect_command.h"
 #include "cli/plan_command.h"
 #include "cli/simulate_command.h"
+#include "cli/validate_command.h"
 #include "ir/error.h"
 
 int main(int argc, char** argv) {
@@ -43,8 +42,9 @@ int main(int argc, char** argv) {
     std::cerr << "paraplan: " << e.violation().render(paraplan::cli::flag_name) << "\n";
     return static_cast<int>(e.kind());
   } catch (const paraplan::Error& e) {
-    std::cerr << "paraplan: " << (e.kind() == paraplan::ErrorKind::kInternal ? "internal error: " : "")
-              << e.what() << "\n";
+    std::cerr << "paraplan: "
+              << (e.kind() == paraplan::ErrorKind::kInternal ? "internal error: " : "") << e.what()
+              << "\n";
     return static_cast<int>(e.kind());
   } catch (const std::bad_alloc&) {
     std::cerr << "paraplan: out of memory\n";

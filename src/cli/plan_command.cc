@@ -1,11 +1,11 @@
 // The plan subcommand: flag parsing, input loading, and dispatch to the planners.
 #include "cli/plan_command.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "cli/flags.h"
 #include "cli/intra_op_command.h"
@@ -13,16 +13,16 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/workload.h"
-#include "cost/piper_cost.h"
 #include "cost/dapple_cost.h"
+#include "cost/piper_cost.h"
 #include "io/chrome_trace.h"
 #include "io/native_json.h"
-#include "report/plan_report.h"
-#include "sim/pipeline_program.h"
 #include "ir/error.h"
 #include "ir/units.h"
+#include "report/plan_report.h"
 #include "search/dapple_search.h"
 #include "search/pipeline.h"
+#include "sim/pipeline_program.h"
 
 namespace paraplan::cli {
 namespace {
@@ -68,27 +68,33 @@ struct PlanArgs {
 };
 
 // What each planner takes (every other flag is refused, naming it).
-const std::vector<std::string> kOutputFlags = {"--json", "--output", "--quiet", "--report", "--trace"};
-const std::vector<std::string> kPiperFlags = {"INPUT", "--format", "--cost-model", "--planner", "--cluster",
-                                              "--devices", "--memory", "--bandwidth", "--microbatches",
-                                              "--profile-batch"};
-const std::vector<std::string> kDappleFlags = {"INPUT", "--format", "--cost-model", "--planner", "--machines",
-                                               "--batch", "--microbatch-size", "--profile-batch"};
-const std::vector<std::string> kIntraOpFlags = {"INPUT", "--format", "--cost-model", "--planner", "--model",
-                                                "--devices", "--batch", "--flops", "--bandwidth", "--min-block",
-                                                "--keep-all-flows", "--powers-of-two", "--all-devices", "--dot"};
-const std::vector<std::string> kLlmFlags = {"--model", "--planner", "--cluster", "--devices", "--batch",
-                                            "--uniform-stages", "--resimulate", "--top", "--time-limit",
-                                            "--export"};
+const std::vector<std::string> kOutputFlags = {"--json", "--output", "--quiet", "--report",
+                                               "--trace"};
+const std::vector<std::string> kPiperFlags = {
+    "INPUT",     "--format", "--cost-model", "--planner",      "--cluster",
+    "--devices", "--memory", "--bandwidth",  "--microbatches", "--profile-batch"};
+const std::vector<std::string> kDappleFlags = {
+    "INPUT",      "--format", "--cost-model",      "--planner",
+    "--machines", "--batch",  "--microbatch-size", "--profile-batch"};
+const std::vector<std::string> kIntraOpFlags = {
+    "INPUT",         "--format",    "--cost-model",     "--planner",
+    "--model",       "--devices",   "--batch",          "--flops",
+    "--bandwidth",   "--min-block", "--keep-all-flows", "--powers-of-two",
+    "--all-devices", "--dot"};
+const std::vector<std::string> kLlmFlags = {
+    "--model",          "--planner",    "--cluster", "--devices",    "--batch",
+    "--uniform-stages", "--resimulate", "--top",     "--time-limit", "--export"};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 int run_intra_op_path(const PlanArgs& args) {
   if (args.cost_model != "auto" && args.cost_model != "pase")
     usage("the intra-op planner prices with --cost-model pase (got \"" + args.cost_model + "\")");
-  refuse_other_flags(args.given, joined(kIntraOpFlags, kOutputFlags), "the intra-op planner (operator graphs)");
+  refuse_other_flags(args.given, joined(kIntraOpFlags, kOutputFlags),
+                     "the intra-op planner (operator graphs)");
   IntraOpArgs a;
   a.input = args.input;
   a.format = args.format;
@@ -133,7 +139,8 @@ int run_piper(const PlanArgs& args, Workload& w) {
   settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
   settings.microbatches = args.microbatches > 0 ? args.microbatches : w.model.microbatches;
   if (!args.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", args.memory);
-  if (!args.bandwidth.empty()) settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", args.bandwidth);
+  if (!args.bandwidth.empty())
+    settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", args.bandwidth);
   PiperCostModel cost(w.model, settings);
   PipelineSearchOptions search;
   search.progress = args.progress;
@@ -143,16 +150,20 @@ int run_piper(const PlanArgs& args, Workload& w) {
                  {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s}};
   if (result.plan.feasible) {
     const io::Json replay{{"model_config", io::model_to_json(w.model)},
-                          {"piper_settings", {{"max_devices", settings.max_devices},
-                                              {"memory_per_device_bytes", settings.memory_per_device_bytes},
-                                              {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
-                                              {"microbatches", settings.microbatches}}}};
-    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra, replay);
+                          {"piper_settings",
+                           {{"max_devices", settings.max_devices},
+                            {"memory_per_device_bytes", settings.memory_per_device_bytes},
+                            {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
+                            {"microbatches", settings.microbatches}}}};
+    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra,
+         replay);
     if (!args.report.empty() || !args.trace.empty()) {
-      const sim::PipelineSimulation s = sim::simulate_pipeline_plan(w.model, result.plan, settings.microbatches);
+      const sim::PipelineSimulation s =
+          sim::simulate_pipeline_plan(w.model, result.plan, settings.microbatches);
       if (!args.trace.empty()) io::write_chrome_trace(args.trace, s.result.timeline);
       if (!args.report.empty())
-        io::write_text_file(args.report, report::pipeline_report(w.model, result.plan, settings, s, {}, args.progress));
+        io::write_text_file(args.report, report::pipeline_report(w.model, result.plan, settings, s,
+                                                                 {}, args.progress));
     }
     return 0;
   }
@@ -174,19 +185,21 @@ int run_piper(const PlanArgs& args, Workload& w) {
     none.microbatches = settings.microbatches;
     emit(args, none, w.model, "", extra);
   }
-  throw Error(ErrorKind::kInfeasible, args.input.empty() ? "default workload" : args.input,
-              fmt::format("no plan fits in {:.0f} bytes ({}) per device on {} devices; the "
-                          "smallest memory per device that fits is {:.0f} bytes ({})",
-                          settings.memory_per_device_bytes,
-                          format_bytes(settings.memory_per_device_bytes), settings.max_devices,
-                          need, format_bytes(need)));
+  throw Error(
+      ErrorKind::kInfeasible, args.input.empty() ? "default workload" : args.input,
+      fmt::format("no plan fits in {:.0f} bytes ({}) per device on {} devices; the "
+                  "smallest memory per device that fits is {:.0f} bytes ({})",
+                  settings.memory_per_device_bytes, format_bytes(settings.memory_per_device_bytes),
+                  settings.max_devices, need, format_bytes(need)));
 }
 
 std::vector<int> parse_machines(const std::string& text) {
   auto sizes = parse_machine_sizes(text);
   if (!sizes)
-    usage("--machines: expected MxD (e.g. 2x8) or devices per machine (e.g. 4,8,4), each at "
-          "least 1 and at most 65536 devices in all; got \"" + text + "\"");
+    usage(
+        "--machines: expected MxD (e.g. 2x8) or devices per machine (e.g. 4,8,4), each at "
+        "least 1 and at most 65536 devices in all; got \"" +
+        text + "\"");
   return machine_ends(*sizes);
 }
 
@@ -194,8 +207,9 @@ constexpr int kDappleMaxDevices = 128;
 
 int run_dapple(const PlanArgs& args, Workload& w) {
   if (w.format == "piper" || w.format == "builtin")
-    usage("--cost-model dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
-          "as input");
+    usage(
+        "--cost-model dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
+        "as input");
   for (const auto& layer : w.model.layers)
     if (!layer.options_for(1))
       throw Error(ErrorKind::kInput, args.input,
@@ -207,9 +221,10 @@ int run_dapple(const PlanArgs& args, Workload& w) {
   settings.machine_ends = parse_machines(args.machines.empty() ? "2x8" : args.machines);
   const int devices = settings.machine_ends.back();
   if (devices > kDappleMaxDevices)
-    usage(fmt::format("--machines: the dapple cost model takes at most {} devices (its formulas "
-                      "describe a few machines; its search is quadratic in the devices); got {}",
-                      kDappleMaxDevices, devices));
+    usage(
+        fmt::format("--machines: the dapple cost model takes at most {} devices (its formulas "
+                    "describe a few machines; its search is quadratic in the devices); got {}",
+                    kDappleMaxDevices, devices));
   settings.global_batch = args.batch > 0 ? args.batch : w.model.profile_batch_size * devices;
   settings.microbatch_size = args.microbatch_size > 0 ? args.microbatch_size : 1;
   if (settings.microbatch_size > settings.global_batch)
@@ -232,15 +247,15 @@ int run_dapple(const PlanArgs& args, Workload& w) {
     if (!args.report.empty())
       io::write_text_file(
           args.report,
-          report::dapple_report(w.model.name, result.plan, r,
-                                {{"machines", args.machines.empty() ? "2x8" : args.machines},
-                                 {"global batch", fmt::format("{} samples, micro-batch {}", settings.global_batch,
-                                                              settings.microbatch_size)},
-                                 {"speedup", fmt::format("{:.4g} over one GPU; data parallelism alone {:.4g}",
-                                                         result.plan.speedup.value_or(0), dp_speedup)}}));
+          report::dapple_report(
+              w.model.name, result.plan, r,
+              {{"machines", args.machines.empty() ? "2x8" : args.machines},
+               {"global batch", fmt::format("{} samples, micro-batch {}", settings.global_batch,
+                                            settings.microbatch_size)},
+               {"speedup", fmt::format("{:.4g} over one GPU; data parallelism alone {:.4g}",
+                                       result.plan.speedup.value_or(0), dp_speedup)}}));
   }
-  if (!args.json)
-    std::cout << fmt::format("data parallelism alone: speedup {:.12g}\n", dp_speedup);
+  if (!args.json) std::cout << fmt::format("data parallelism alone: speedup {:.12g}\n", dp_speedup);
   return 0;
 }
 
@@ -257,7 +272,8 @@ int run_llm_path(const PlanArgs& args, bool showcase = false) {
   refuse_other_flags(args.given, joined(joined(kLlmFlags, transformer_knob_flags()), kOutputFlags),
                      showcase ? fmt::format("the transformer planner (without INPUT or --model it "
                                             "plans {}; give INPUT, or --planner pipeline for the "
-                                            "built-in layer model)", kShowcaseModel)
+                                            "built-in layer model)",
+                                            kShowcaseModel)
                               : "the transformer planner (--model " + args.model + ")");
   LlmPlanArgs a;
   a.model = showcase ? kShowcaseModel : args.model;
@@ -288,7 +304,8 @@ int run(PlanArgs args) {
   if (!args.model.empty() && is_transformer_model(args.model) &&
       (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args);
-  if (args.planner == "llm") usage("--planner llm needs --model with a transformer (built-in or config.json)");
+  if (args.planner == "llm")
+    usage("--planner llm needs --model with a transformer (built-in or config.json)");
   std::string planner = args.planner;
   if (planner == "auto")
     planner = !args.model.empty() || args.format == "onnx" || ends_with(args.input, ".onnx")
@@ -301,7 +318,8 @@ int run(PlanArgs args) {
     usage("--cost-model must be piper or dapple (got \"" + args.cost_model + "\")");
   // The cost model follows the input (a profile: dapple) unless given; check the flags against
   // it before reading the input, so a wrong flag is named even when the input is bad too.
-  refuse_other_flags(args.given, joined(joined(kPiperFlags, kDappleFlags), kOutputFlags), "the pipeline planner");
+  refuse_other_flags(args.given, joined(joined(kPiperFlags, kDappleFlags), kOutputFlags),
+                     "the pipeline planner");
   Workload w = load_workload({args.input, args.format, args.cluster_file, args.profile_batch,
                               args.devices > 0 ? args.devices : 8});
   std::string cost_model = args.cost_model;
@@ -318,11 +336,12 @@ int run(PlanArgs args) {
 void add_plan_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "plan", "Find the best plan: the training knobs of a transformer (--model; without INPUT or "
-              "--model: llama3-70b on 64 H100 of dgx-h100, 256 x 8192 tokens), pipeline stages for "
-              "layer models and profiles (INPUT; --planner pipeline alone: a built-in GPT-3 "
-              "2.7B-like layer model on 2x8 devices of 16 GiB), per-layer sharding for operator "
-              "graphs (--model alexnet|..., ONNX files)");
+      "plan",
+      "Find the best plan: the training knobs of a transformer (--model; without INPUT or "
+      "--model: llama3-70b on 64 H100 of dgx-h100, 256 x 8192 tokens), pipeline stages for "
+      "layer models and profiles (INPUT; --planner pipeline alone: a built-in GPT-3 "
+      "2.7B-like layer model on 2x8 devices of 16 GiB), per-layer sharding for operator "
+      "graphs (--model alexnet|..., ONNX files)");
   cmd->add_option("INPUT", args->input,
                   "Model file: Piper JSON, DAPPLE/PipeDream profile text, paraplan model JSON, or "
                   "ONNX");
@@ -338,9 +357,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--memory", args->memory,
                   "Memory per device: 8GiB (2^30), 80GB (10^9) or a number of bytes");
-  cmd->add_option("--bandwidth,--bw", args->bandwidth,
-                  "Bandwidth per device with its unit: 25GB/s (10^9 bytes/s), 25GiB/s (2^30) or "
-                  "3e9B/s (pipeline planner default: the input's; intra-op: 16GB/s); --bw is an alias");
+  cmd->add_option(
+      "--bandwidth,--bw", args->bandwidth,
+      "Bandwidth per device with its unit: 25GB/s (10^9 bytes/s), 25GiB/s (2^30) or "
+      "3e9B/s (pipeline planner default: the input's; intra-op: 16GB/s); --bw is an alias");
   cmd->add_option("--microbatches", args->microbatches, "Micro-batches per batch N (Piper)")
       ->check(CLI::Range(1, 1000000000));
   cmd->add_option("--machines", args->machines,
@@ -359,9 +379,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "pipeline (stages x data x tensor parallel), intra-op (per-layer sharding) or "
                   "llm (transformer knobs); default: llm for transformer --model, intra-op for "
                   "operator graphs and ONNX, else pipeline");
-  cmd->add_option("--model", args->model,
-                  "Built-in transformer (gpt3-175b, llama3-405b, ...) or config.json; or a built-in "
-                  "operator graph (alexnet, resnet101, inception3, rnnlm, transformer)");
+  cmd->add_option(
+      "--model", args->model,
+      "Built-in transformer (gpt3-175b, llama3-405b, ...) or config.json; or a built-in "
+      "operator graph (alexnet, resnet101, inception3, rnnlm, transformer)");
   cmd->add_option("--flops", args->flops,
                   "Intra-op: peak compute per device with its unit, e.g. 312TFLOP/s (default "
                   "10TFLOP/s)");
@@ -381,10 +402,12 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--report", args->report,
                   "Write a self-contained HTML report of the best plan (summary, stages or layers, "
                   "simulated timeline, memory, frontier; intra-op: the operator graph)");
-  cmd->add_option("--trace", args->trace,
-                  "Write a Chrome trace of the best plan's simulated iteration (Perfetto, chrome://tracing)");
-  cmd->add_option("--resimulate", args->resimulate,
-                  "Transformer: replay the first K plans in the simulator and rank them by its time")
+  cmd->add_option(
+      "--trace", args->trace,
+      "Write a Chrome trace of the best plan's simulated iteration (Perfetto, chrome://tracing)");
+  cmd->add_option(
+         "--resimulate", args->resimulate,
+         "Transformer: replay the first K plans in the simulator and rank them by its time")
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--top", args->top, "Transformer: how many plans to list (default 5)")
       ->check(CLI::Range(1, 1000));

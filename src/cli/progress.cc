@@ -1,5 +1,6 @@
 #include "cli/progress.h"
 
+#include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -7,12 +8,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include <fmt/format.h>
-
 namespace paraplan::cli {
 namespace {
 
-constexpr double kQuietFor_s = 1.0;     // searches shorter than this show nothing
+constexpr double kQuietFor_s = 1.0;  // searches shorter than this show nothing
 constexpr double kRedrawEvery_s = 0.1;
 
 }  // namespace
@@ -62,19 +61,23 @@ void TerminalProgress::report(const Progress& p) {
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (elapsed < kQuietFor_s) return;
   std::unique_lock lock(mutex_, std::try_to_lock);  // another thread is drawing: skip this one
-  if (!lock.owns_lock() || (drawn_ && std::chrono::duration<double>(now - last_).count() < kRedrawEvery_s)) return;
+  if (!lock.owns_lock() ||
+      (drawn_ && std::chrono::duration<double>(now - last_).count() < kRedrawEvery_s))
+    return;
   // The figures first, so a narrow terminal still shows them.
-  std::string line = fmt::format("{} [{:.1f} s]: ", p.task, elapsed) +
-                     (p.total > 0 ? fmt::format("{:.0f} % of {:.0f} {}", 100 * p.done / p.total, p.total, p.unit)
-                                  : fmt::format("{:.0f} {}", p.done, p.unit));
+  std::string line =
+      fmt::format("{} [{:.1f} s]: ", p.task, elapsed) +
+      (p.total > 0 ? fmt::format("{:.0f} % of {:.0f} {}", 100 * p.done / p.total, p.total, p.unit)
+                   : fmt::format("{:.0f} {}", p.done, p.unit));
   if (!std::isnan(p.best)) line += fmt::format("; best so far {:.6g} {}", p.best, p.best_unit);
   // One line that never wraps (a wrapped line cannot be redrawn in place): cut to the terminal's
   // width at a character boundary.
   winsize size{};
-  const std::size_t columns = ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 ? size.ws_col - 1 : 79;
+  const std::size_t columns =
+      ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 1 ? size.ws_col - 1 : 79;
   std::size_t cut = 0, shown = 0;
-  for (; cut < line.size() && shown < columns; ++shown)
-    do ++cut;
+  for (; cut < line.size() && shown < columns; ++shown) do
+      ++cut;
     while (cut < line.size() && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80);
   line.resize(cut);
   std::fputs(("\r\033[K" + line).c_str(), stderr);

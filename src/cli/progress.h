@@ -4,11 +4,10 @@
 // never touched.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <chrono>
 #include <mutex>
 #include <streambuf>
-
-#include <CLI/CLI.hpp>
 
 #include "ir/progress.h"
 

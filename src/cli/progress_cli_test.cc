@@ -28,7 +28,8 @@ TEST(Progress, ShowsOnATerminalAndLeavesStdoutAlone) {
   EXPECT_NE(tty.out.find("resnet: pipeline stages ["), std::string::npos) << tty.out;
   EXPECT_NE(tty.out.find(" s]: "), std::string::npos) << tty.out;
   EXPECT_NE(tty.out.find(" % of 242 layer sets"), std::string::npos) << tty.out;
-  EXPECT_NE(tty.out.find("\r\033[K"), std::string::npos) << "the line is redrawn in place and erased";
+  EXPECT_NE(tty.out.find("\r\033[K"), std::string::npos)
+      << "the line is redrawn in place and erased";
   const std::string json = read_text(out);
   Outcome piped = run_shell(kLongPlan + " 2>/dev/null");
   ASSERT_EQ(piped.exit_code, 0);

@@ -1,8 +1,6 @@
 // The HTML report: self-contained, and rendered by headless Chromium (Debian's chromium) to a
 // screenshot that is not blank.
 #include <gtest/gtest.h>
-
-#include "cli/cli_test_support.h"
 #include <zlib.h>
 
 #include <array>
@@ -11,6 +9,8 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+
+#include "cli/cli_test_support.h"
 
 namespace {
 
@@ -27,7 +27,8 @@ std::string slurp(const std::string& path) {
 }
 
 std::uint32_t be32(const std::string& s, std::size_t at) {
-  return (std::uint32_t(std::uint8_t(s[at])) << 24) | (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
+  return (std::uint32_t(std::uint8_t(s[at])) << 24) |
+         (std::uint32_t(std::uint8_t(s[at + 1])) << 16) |
          (std::uint32_t(std::uint8_t(s[at + 2])) << 8) | std::uint32_t(std::uint8_t(s[at + 3]));
 }
 
@@ -61,7 +62,9 @@ Image decode_png(const std::string& png) {
   const std::size_t stride = img.width * img.channels;
   std::vector<std::uint8_t> raw((stride + 1) * img.height);
   uLongf size = raw.size();
-  if (uncompress(raw.data(), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) != Z_OK) return {};
+  if (uncompress(raw.data(), &size, reinterpret_cast<const Bytef*>(idat.data()), idat.size()) !=
+      Z_OK)
+    return {};
   img.pixels.assign(stride * img.height, 0);
   for (std::size_t y = 0; y < img.height; ++y) {
     const std::uint8_t filter = raw[y * (stride + 1)];
@@ -74,15 +77,22 @@ Image decode_png(const std::string& png) {
       const int c = up && x >= img.channels ? up[x - img.channels] : 0;
       int predictor = 0;
       switch (filter) {
-        case 1: predictor = a; break;
-        case 2: predictor = b; break;
-        case 3: predictor = (a + b) / 2; break;
+        case 1:
+          predictor = a;
+          break;
+        case 2:
+          predictor = b;
+          break;
+        case 3:
+          predictor = (a + b) / 2;
+          break;
         case 4: {
           const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
           predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
           break;
         }
-        default: break;
+        default:
+          break;
       }
       out[x] = static_cast<std::uint8_t>(in[x] + predictor);
     }
@@ -101,15 +111,23 @@ std::string data(const std::string& path) { return std::string(PARAPLAN_DATA) + 
 
 std::vector<PlannerReport> planner_reports() {
   return {
-      {"transformer", "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 1",
-       {"Timeline (simulated iteration)", "Memory per device", "frontier", "Stages", "iteration time (s)"}},
-      {"pipeline_piper", data("piper/bert32a100.json") + " --devices 8 --memory 8GiB --microbatches 64",
-       {"Timeline (simulated iteration)", "Memory per device", "frontier", "Stages", "Piper's objective"}},
-      {"pipeline_dapple", data("dapple/vgg-19-pbs-32.txt") + " --machines 2x4 --batch 256",
+      {"transformer",
+       "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 1",
+       {"Timeline (simulated iteration)", "Memory per device", "frontier", "Stages",
+        "iteration time (s)"}},
+      {"pipeline_piper",
+       data("piper/bert32a100.json") + " --devices 8 --memory 8GiB --microbatches 64",
+       {"Timeline (simulated iteration)", "Memory per device", "frontier", "Stages",
+        "Piper's objective"}},
+      {"pipeline_dapple",
+       data("dapple/vgg-19-pbs-32.txt") + " --machines 2x4 --batch 256",
        {"Timeline (simulated iteration)", "Stages", "DAPPLE's latency", "data parallelism alone"}},
-      {"intra_op", "--model alexnet --devices 8",
-       {"Timeline (simulated iteration)", "Layers", "split (dim/parts)", "Operator graph", "devices per layer"}},
-      {"intra_op_onnx", data("onnx/small_cnn.onnx") + " --devices 4 --batch 32",
+      {"intra_op",
+       "--model alexnet --devices 8",
+       {"Timeline (simulated iteration)", "Layers", "split (dim/parts)", "Operator graph",
+        "devices per layer"}},
+      {"intra_op_onnx",
+       data("onnx/small_cnn.onnx") + " --devices 4 --batch 32",
        {"Layers", "Operator graph", "conv2"}},
   };
 }
@@ -133,20 +151,24 @@ TEST_P(PlannerReports, AreSelfContainedAndRenderToANonBlankScreenshot) {
   EXPECT_NE(events.find("\"traceEvents\""), std::string::npos) << trace;
   EXPECT_NE(events.find("\"ph\":\"X\""), std::string::npos) << trace;
   const char* chromium = "/usr/bin/chromium";
-  if (std::ifstream(chromium).fail()) GTEST_SKIP() << "Debian's chromium is not installed (./dev installs it)";
+  if (std::ifstream(chromium).fail())
+    GTEST_SKIP() << "Debian's chromium is not installed (./dev installs it)";
   const std::string png = testing::TempDir() + "report_" + p.name + ".png";
   std::remove(png.c_str());
-  Outcome shot = run_shell(std::string(chromium) + " --headless --no-sandbox --disable-gpu --disable-quic "
-                           "--no-first-run --disable-background-networking --disable-component-update "
-                           "--disable-sync --user-data-dir=" + testing::TempDir() + "chromium_" + p.name +
-                           " --hide-scrollbars --window-size=1200,1800 --screenshot=" + png + " file://" + html);
+  Outcome shot = run_shell(
+      std::string(chromium) +
+      " --headless --no-sandbox --disable-gpu --disable-quic "
+      "--no-first-run --disable-background-networking --disable-component-update "
+      "--disable-sync --user-data-dir=" +
+      testing::TempDir() + "chromium_" + p.name +
+      " --hide-scrollbars --window-size=1200,1800 --screenshot=" + png + " file://" + html);
   const Image img = decode_png(slurp(png));
   ASSERT_GT(img.width, 0u) << shot.out;
   std::size_t ink = 0;
   std::set<std::uint32_t> colours;
   for (std::size_t i = 0; i + 2 < img.pixels.size(); i += img.channels) {
-    const std::uint32_t rgb = (std::uint32_t(img.pixels[i]) << 16) | (std::uint32_t(img.pixels[i + 1]) << 8) |
-                              img.pixels[i + 2];
+    const std::uint32_t rgb = (std::uint32_t(img.pixels[i]) << 16) |
+                              (std::uint32_t(img.pixels[i + 1]) << 8) | img.pixels[i + 2];
     if (rgb != 0xffffff) ++ink;
     if (colours.size() < 64) colours.insert(rgb);
   }
@@ -156,12 +178,15 @@ TEST_P(PlannerReports, AreSelfContainedAndRenderToANonBlankScreenshot) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryPlanner, PlannerReports, testing::ValuesIn(planner_reports()),
-                         [](const testing::TestParamInfo<PlannerReport>& i) { return std::string(i.param.name); });
+                         [](const testing::TestParamInfo<PlannerReport>& i) {
+                           return std::string(i.param.name);
+                         });
 
 // Values that span orders of magnitude are drawn on a log axis, so none is squeezed flat.
 TEST(Report, FrontierSpanningOrdersOfMagnitudeUsesALogTimeAxis) {
   const std::string html = testing::TempDir() + "report_wide.html";
-  Outcome plan = run("plan --model llama3-8b --cluster dgx-h100 --devices 64 --batch 256 --report " + html);
+  Outcome plan =
+      run("plan --model llama3-8b --cluster dgx-h100 --devices 64 --batch 256 --report " + html);
   ASSERT_EQ(plan.exit_code, 0) << plan.out;
   const std::string text = slurp(html);
   EXPECT_NE(text.find("iteration time (s), log scale"), std::string::npos);

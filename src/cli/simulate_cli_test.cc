@@ -2,14 +2,14 @@
 // or cluster, or do not fit, refused with one message.
 #include <gtest/gtest.h>
 
-#include "cli/cli_test_support.h"
-
 #include <array>
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli_test_support.h"
 
 namespace {
 
@@ -23,7 +23,9 @@ nlohmann::json read_json(const std::string& path) {
   return nlohmann::json::parse(in);
 }
 
-void write_json(const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2); }
+void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream(path) << j.dump(2);
+}
 
 std::string planned(const std::string& name, const std::string& flags) {
   const std::string path = testing::TempDir() + name;
@@ -33,7 +35,8 @@ std::string planned(const std::string& name, const std::string& flags) {
 }
 
 TEST(CliSimulate, TraceHasOneRowPerDeviceAndStreamAndNoOverlaps) {
-  const std::string plan = planned("sim_plan.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 1");
+  const std::string plan =
+      planned("sim_plan.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 1");
   const std::string trace = testing::TempDir() + "sim_trace.json";
   Outcome r = run("simulate " + plan + " --trace " + trace + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -48,7 +51,8 @@ TEST(CliSimulate, TraceHasOneRowPerDeviceAndStreamAndNoOverlaps) {
   int complete = 0;
   for (const auto& e : t["traceEvents"]) {
     if (e["ph"] == "M" && e["name"] == "process_name") processes[e["pid"]] = e["args"]["name"];
-    if (e["ph"] == "M" && e["name"] == "thread_name") threads[{e["pid"], e["tid"]}] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      threads[{e["pid"], e["tid"]}] = e["args"]["name"];
     if (e["ph"] != "X") continue;
     ++complete;
     EXPECT_TRUE(e["args"].contains("phase"));
@@ -72,7 +76,8 @@ TEST(CliSimulate, TraceHasOneRowPerDeviceAndStreamAndNoOverlaps) {
 }
 
 TEST(CliSimulate, InterleavedAndGpipeSchedules) {
-  const std::string plan = planned("sim_vpp.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 2 --dp 2");
+  const std::string plan =
+      planned("sim_vpp.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 2 --dp 2");
   Outcome r = run("simulate " + plan + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(nlohmann::json::parse(r.out)["schedule"], "interleaved-1f1b");
@@ -82,7 +87,8 @@ TEST(CliSimulate, InterleavedAndGpipeSchedules) {
 }
 
 TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
-  const std::string plan = planned("sim_bad.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 2 --vpp 1");
+  const std::string plan =
+      planned("sim_bad.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 2 --vpp 1");
   auto j = read_json(plan);
   const std::string path = testing::TempDir() + "sim_edited.json";
   auto expect = [&](const nlohmann::json& doc, int code, const std::string& needle) {
@@ -93,11 +99,14 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   };
   auto layers = j;
   layers["model_config"]["num_layers"] = 30;
-  expect(layers, 3, "/config/stage_layers: stage_layers 13,11: they sum to 24, but the model has 30 layers");
+  expect(layers, 3,
+         "/config/stage_layers: stage_layers 13,11: they sum to 24, but the model has 30 layers");
   auto devices = j;
   devices["config"]["dp"] = devices["config"]["dp"].get<int>() * 4;
   devices["config"]["devices"] = devices["config"]["devices"].get<int>() * 4;
-  expect(devices, 3, "/config/devices: devices 64: tp × cp × pp × dp = 1 × 1 × 2 × 32 = 64 devices, but the cluster has 16");
+  expect(devices, 3,
+         "/config/devices: devices 64: tp × cp × pp × dp = 1 × 1 × 2 × 32 = 64 devices, but the "
+         "cluster has 16");
   auto tiny = j;
   tiny["cluster_config"]["device_types"][0]["memory_bytes"] = 1e9;
   expect(tiny, 4, "does not fit in memory");
@@ -106,7 +115,9 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   expect(format, 3, "paraplan-transformer-plan");
   auto knob = j;
   knob["config"]["zero"] = 2;  // with pp = 2
-  expect(knob, 3, "/config/zero: zero 2: ZeRO stages 2 and 3 partition gradients per micro-batch and do not combine with pipeline parallelism (pp ");
+  expect(knob, 3,
+         "/config/zero: zero 2: ZeRO stages 2 and 3 partition gradients per micro-batch and do not "
+         "combine with pipeline parallelism (pp ");
   auto kernel = j;
   kernel["config"]["attention"] = "sdpa";
   expect(kernel, 3, "/config/attention");
@@ -114,7 +125,8 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
 
 // Plans written before the attention knob were priced with standard attention and read so.
 TEST(CliSimulate, PlansWithoutTheAttentionKnobReadAsStandard) {
-  const std::string plan = planned("sim_attention.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 2 --vpp 1");
+  const std::string plan =
+      planned("sim_attention.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 2 --vpp 1");
   auto j = read_json(plan);
   ASSERT_EQ(j["config"]["attention"], "flash");
   Outcome flash = run("simulate " + plan + " --json");
@@ -184,7 +196,7 @@ TEST(CliSimulate, IntraOperatorPlans) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_NEAR(j["difference"].get<double>(), 0, 1e-9);  // a chain of layers: exactly the plan's sum
-  EXPECT_EQ(j["events"], 28);                            // 14 layers × (compute, collectives)
+  EXPECT_EQ(j["events"], 28);                           // 14 layers × (compute, collectives)
   auto doc = read_json(plan);
   doc["layer_splits"][0]["compute"] = doc["layer_splits"][0]["compute"].get<double>() * 2 + 1;
   const std::string edited = testing::TempDir() + "sim_intra_edited.json";

@@ -2,13 +2,13 @@
 // messages of their mistakes.
 #include <gtest/gtest.h>
 
-#include "cli/cli_test_support.h"
-
 #include <array>
 #include <cstdio>
 #include <fstream>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/cli_test_support.h"
 
 namespace {
 
@@ -39,9 +39,10 @@ TEST(CliTransformer, PlanJsonCarriesEveryKnobAndTheStages) {
 }
 
 TEST(CliTransformer, EvaluateTakesEveryKnob) {
-  Outcome r = run("evaluate --model llama3-8b --cluster dgx-h100 --devices 64 --tp 2 --cp 2 --pp 4 "
-                  "--vpp 2 --batch 256 --seq-len 8192 --recompute 2 --sequence-parallel "
-                  "--zero 1 --overlap-grad-reduce --json");
+  Outcome r =
+      run("evaluate --model llama3-8b --cluster dgx-h100 --devices 64 --tp 2 --cp 2 --pp 4 "
+          "--vpp 2 --batch 256 --seq-len 8192 --recompute 2 --sequence-parallel "
+          "--zero 1 --overlap-grad-reduce --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["config"]["cp"], 2);
@@ -49,26 +50,34 @@ TEST(CliTransformer, EvaluateTakesEveryKnob) {
   EXPECT_EQ(j["config"]["vpp"], 2);
   EXPECT_EQ(j["config"]["recompute"], "2");
   EXPECT_EQ(j["config"]["overlap_grad_reduce"], true);
-  Outcome split = run("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 17,15 --json");
+  Outcome split =
+      run("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 17,15 --json");
   ASSERT_EQ(split.exit_code, 0) << split.out;
-  EXPECT_EQ(nlohmann::json::parse(split.out)["config"]["stage_layers"], nlohmann::json::array({17, 15}));
-  Outcome moe = run("evaluate --model mixtral-8x7b --cluster dgx-h100 --devices 64 --tp 2 --pp 4 "
-                    "--ep 8 --batch 256 --seq-len 4096");
+  EXPECT_EQ(nlohmann::json::parse(split.out)["config"]["stage_layers"],
+            nlohmann::json::array({17, 15}));
+  Outcome moe =
+      run("evaluate --model mixtral-8x7b --cluster dgx-h100 --devices 64 --tp 2 --pp 4 "
+          "--ep 8 --batch 256 --seq-len 4096");
   EXPECT_EQ(moe.exit_code, 0) << moe.out;
 }
 
 TEST(CliTransformer, BadKnobsNameTheRule) {
-  expect_usage("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 10,10", "sum to 20");
-  expect_usage("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 10,x", "--stage-layers");
+  expect_usage("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 10,10",
+               "sum to 20");
+  expect_usage("evaluate --model llama3-8b --devices 16 --tp 2 --pp 2 --stage-layers 10,x",
+               "--stage-layers");
   expect_usage("evaluate --model llama3-8b --recompute banana", "--recompute must be");
-  expect_usage("evaluate --model gpt3-175b --devices 16 --ep 2", "expert parallelism needs a mixture-of-experts");
+  expect_usage("evaluate --model gpt3-175b --devices 16 --ep 2",
+               "expert parallelism needs a mixture-of-experts");
   expect_usage("evaluate --model llama3-8b --devices 16 --cp 2 --seq-len 1001", "--cp 2");
   expect_usage("evaluate --model llama3-8b --devices 16 --pp 2 --zero 2", "--zero 2");
   expect_usage("evaluate --model llama3-8b --devices 16 --pp 2 --vpp 3", "divisible by pp × vpp");
   expect_usage("plan --model llama3-8b --devices 16 --pp 2 --zero 3", "--zero 3");
-  expect_usage("plan --model llama3-8b --devices 16 --stage-layers 16,16", "--stage-layers is a setting of evaluate");
+  expect_usage("plan --model llama3-8b --devices 16 --stage-layers 16,16",
+               "--stage-layers is a setting of evaluate");
   expect_usage("plan --planner pipeline --cp 2", "--cp does not apply to the pipeline planner");
-  expect_usage("evaluate --model llama3-8b --overlap-grad-reduce --no-overlap-grad-reduce", "excludes");
+  expect_usage("evaluate --model llama3-8b --overlap-grad-reduce --no-overlap-grad-reduce",
+               "excludes");
 }
 
 TEST(CliTransformer, ClusterAndCalibrationFiles) {
@@ -81,15 +90,19 @@ tiers:
   - {name: infiniband, bandwidth_bytes_per_s: 5.0e10}
 )");
   const std::string calibration = std::string(PARAPLAN_CALIBRATION_DIR) + "/h100.json";
-  Outcome from_file = run("evaluate --model llama3-8b --cluster " + cluster + " --devices 16 --tp 2 "
-                          "--pp 2 --batch 64 --calibration " + calibration + " --json");
-  Outcome preset = run("evaluate --model llama3-8b --cluster dgx-h100 --devices 16 --tp 2 --pp 2 "
-                       "--batch 64 --json");
+  Outcome from_file = run("evaluate --model llama3-8b --cluster " + cluster +
+                          " --devices 16 --tp 2 "
+                          "--pp 2 --batch 64 --calibration " +
+                          calibration + " --json");
+  Outcome preset =
+      run("evaluate --model llama3-8b --cluster dgx-h100 --devices 16 --tp 2 --pp 2 "
+          "--batch 64 --json");
   ASSERT_EQ(from_file.exit_code, 0) << from_file.out;
   ASSERT_EQ(preset.exit_code, 0) << preset.out;
   EXPECT_EQ(nlohmann::json::parse(from_file.out)["iteration_time_s"],
             nlohmann::json::parse(preset.out)["iteration_time_s"]);
-  expect_usage("evaluate --model llama3-8b --cluster " + cluster + " --devices 32", "has only 16 devices");
+  expect_usage("evaluate --model llama3-8b --cluster " + cluster + " --devices 32",
+               "has only 16 devices");
   expect_usage("evaluate --model llama3-8b --cluster dgx-a100 --calibration " + calibration,
                "calibrates \"H100\" but the cluster's devices are \"A100\"");
   expect_usage("evaluate --model llama3-8b --cluster tpu-v5", "dgx-h100");
@@ -102,11 +115,13 @@ tiers:
 }
 
 TEST(CliTransformer, ExportsTheSearchedPlan) {
-  Outcome r = run("plan --model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 4096 "
-                  "--export megatron");
+  Outcome r =
+      run("plan --model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 4096 "
+          "--export megatron");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("--tensor-model-parallel-size"), std::string::npos) << r.out;
-  Outcome ds = run("plan --model llama3-8b --devices 8 --batch 64 --pp 1 --zero 3 --export deepspeed");
+  Outcome ds =
+      run("plan --model llama3-8b --devices 8 --batch 64 --pp 1 --zero 3 --export deepspeed");
   ASSERT_EQ(ds.exit_code, 0) << ds.out;
   EXPECT_EQ(nlohmann::json::parse(ds.out)["zero_optimization"]["stage"], 3);
 }

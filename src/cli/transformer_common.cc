@@ -1,8 +1,8 @@
 // Helpers of the transformer commands.
 #include "cli/transformer_common.h"
 
-#include "io/engine_export.h"
 #include "io/calibration_file.h"
+#include "io/engine_export.h"
 #include "io/hf_config.h"
 #include "io/native_json.h"
 #include "io/transformer_json.h"
@@ -27,30 +27,35 @@ std::string joined(const std::vector<std::string>& names) {
 bool TransformerKnobs::any() const {
   return seq_len || micro_batch || tp || cp || pp || dp || ep || vpp || !recompute.empty() ||
          sequence_parallel || zero >= 0 || overlap_on || overlap_off || !attention.empty() ||
-         moe_capacity_factor > 0 ||
-         !stage_layers.empty() || !calibration.empty();
+         moe_capacity_factor > 0 || !stage_layers.empty() || !calibration.empty();
 }
 
 void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_plan) {
   auto help = [&](const std::string& plan_text, const std::string& evaluate_text) {
     return for_plan ? "Transformer: fix " + plan_text : evaluate_text;
   };
-  cmd->add_option("--seq-len", k.seq_len, (for_plan ? "Transformer: s" : "S") + std::string("equence length in tokens (default 2048)"))
+  cmd->add_option("--seq-len", k.seq_len,
+                  (for_plan ? "Transformer: s" : "S") +
+                      std::string("equence length in tokens (default 2048)"))
       ->check(CLI::Range(1, 1 << 24));
   cmd->add_option("--micro-batch", k.micro_batch,
                   help("the micro-batch (sequences)", "Sequences per micro-batch (default 1)"))
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--tp", k.tp, help("the tensor-parallel size", "Tensor-parallel size (default 1)"))
+  cmd->add_option("--tp", k.tp,
+                  help("the tensor-parallel size", "Tensor-parallel size (default 1)"))
       ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--cp", k.cp, help("the context-parallel size", "Context-parallel size (default 1)"))
+  cmd->add_option("--cp", k.cp,
+                  help("the context-parallel size", "Context-parallel size (default 1)"))
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--pp", k.pp, help("the pipeline-parallel size", "Pipeline stages (default 1)"))
       ->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--dp", k.dp,
-                  help("the data-parallel size", "Data-parallel size (default devices ÷ (tp × cp × pp))"))
+  cmd->add_option(
+         "--dp", k.dp,
+         help("the data-parallel size", "Data-parallel size (default devices ÷ (tp × cp × pp))"))
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--ep", k.ep,
-                  help("the expert-parallel size (MoE)", "Expert-parallel size, MoE models (default 1)"))
+  cmd->add_option(
+         "--ep", k.ep,
+         help("the expert-parallel size (MoE)", "Expert-parallel size, MoE models (default 1)"))
       ->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--vpp", k.vpp,
                   help("the virtual stages per device (interleaved 1F1B)",
@@ -62,11 +67,13 @@ void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_pla
                        "recomputation of N layers per stage)"));
   cmd->add_flag("--sequence-parallel", k.sequence_parallel,
                 help("sequence parallelism on", "Megatron sequence parallelism"));
-  cmd->add_option("--zero", k.zero, help("the ZeRO stage 0-3", "ZeRO stage 0-3 (1 = distributed optimizer)"))
+  cmd->add_option("--zero", k.zero,
+                  help("the ZeRO stage 0-3", "ZeRO stage 0-3 (1 = distributed optimizer)"))
       ->check(CLI::Range(0, 3));
-  CLI::Option* on = cmd->add_flag(
-      "--overlap-grad-reduce", k.overlap_on,
-      help("gradient-reduce overlap on", "Overlap the data-parallel gradient reduction with the backward pass"));
+  CLI::Option* on =
+      cmd->add_flag("--overlap-grad-reduce", k.overlap_on,
+                    help("gradient-reduce overlap on",
+                         "Overlap the data-parallel gradient reduction with the backward pass"));
   CLI::Option* off = cmd->add_flag("--no-overlap-grad-reduce", k.overlap_off,
                                    for_plan ? "Transformer: fix gradient-reduce overlap off"
                                             : "Do not overlap the gradient reduction (default)");
@@ -89,11 +96,23 @@ void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_pla
 }
 
 const std::vector<std::string>& transformer_knob_flags() {
-  static const std::vector<std::string> flags = {
-      "--seq-len",   "--micro-batch", "--tp",   "--cp",   "--pp",
-      "--dp",        "--ep",          "--vpp",  "--recompute", "--sequence-parallel",
-      "--zero",      "--overlap-grad-reduce", "--no-overlap-grad-reduce", "--attention",
-      "--moe-capacity-factor", "--stage-layers", "--calibration"};
+  static const std::vector<std::string> flags = {"--seq-len",
+                                                 "--micro-batch",
+                                                 "--tp",
+                                                 "--cp",
+                                                 "--pp",
+                                                 "--dp",
+                                                 "--ep",
+                                                 "--vpp",
+                                                 "--recompute",
+                                                 "--sequence-parallel",
+                                                 "--zero",
+                                                 "--overlap-grad-reduce",
+                                                 "--no-overlap-grad-reduce",
+                                                 "--attention",
+                                                 "--moe-capacity-factor",
+                                                 "--stage-layers",
+                                                 "--calibration"};
   return flags;
 }
 
@@ -121,16 +140,18 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   s.attention = io::attention_from_text(k.attention).value_or(Attention::kFlash);  // CLI checked it
   s.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty())
-    throw Error(ErrorKind::kUsage, "",
-                "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "
-                "keeps it even)");
+    throw Error(
+        ErrorKind::kUsage, "",
+        "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "
+        "keeps it even)");
   s.balance_stages = !uniform_stages;
   return s;
 }
 
 TransformerConfig load_transformer(const std::string& name) {
   if (auto c = zoo::llm_model(name)) return *c;
-  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0) return io::read_hf_config(name);
+  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
+    return io::read_hf_config(name);
   throw Error(ErrorKind::kUsage, "",
               "--model: \"" + name + "\" is neither a built-in transformer (" +
                   joined(zoo::llm_model_names()) + ") nor a config.json file");
@@ -169,8 +190,8 @@ Calibration load_calibration(const std::string& file, const Cluster& cluster) {
   Calibration c = io::read_calibration_file(file);
   if (c.device != device)
     throw Error(ErrorKind::kUsage, "",
-                "--calibration: " + file + " calibrates \"" + c.device + "\" but the cluster's devices are \"" +
-                    device + "\"");
+                "--calibration: " + file + " calibrates \"" + c.device +
+                    "\" but the cluster's devices are \"" + device + "\"");
   return c;
 }
 
@@ -178,8 +199,8 @@ RecomputeChoice parse_recompute(const std::string& text) {
   if (text == "none") return {Recompute::kNone, 0};
   if (text == "selective") return {Recompute::kSelective, 0};
   if (text == "full") return {Recompute::kFull, 0};
-  if (!text.empty() && text.size() < 7 && text.find_first_not_of("0123456789") == std::string::npos &&
-      std::stoi(text) > 0)
+  if (!text.empty() && text.size() < 7 &&
+      text.find_first_not_of("0123456789") == std::string::npos && std::stoi(text) > 0)
     return {Recompute::kFull, std::stoi(text)};
   throw Error(ErrorKind::kUsage, "",
               "--recompute must be none, selective, full or a number of layers N >= 1 (got \"" +
@@ -194,10 +215,12 @@ std::vector<int> parse_stage_layers(const std::string& text) {
   while (pos <= text.size()) {
     const std::size_t end = std::min(text.find(',', pos), text.size());
     const std::string item = text.substr(pos, end - pos);
-    if (item.empty() || item.size() > 6 || item.find_first_not_of("0123456789") != std::string::npos)
-      throw Error(ErrorKind::kUsage, "",
-                  "--stage-layers: expected layer counts separated by commas, e.g. 9,8,8,7 (got \"" +
-                      text + "\")");
+    if (item.empty() || item.size() > 6 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(
+          ErrorKind::kUsage, "",
+          "--stage-layers: expected layer counts separated by commas, e.g. 9,8,8,7 (got \"" + text +
+              "\")");
     out.push_back(std::stoi(item));
     pos = end + 1;
   }
@@ -208,7 +231,8 @@ std::string engine_export(const std::string& engine, const TransformerConfig& mo
                           const TrainingConfig& config) {
   if (engine == "megatron") return io::megatron_arguments(model, config);
   if (engine == "deepspeed") return io::deepspeed_config(config).dump(2) + "\n";
-  throw Error(ErrorKind::kUsage, "", "--export must be megatron or deepspeed (got \"" + engine + "\")");
+  throw Error(ErrorKind::kUsage, "",
+              "--export must be megatron or deepspeed (got \"" + engine + "\")");
 }
 
 io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices) {

@@ -2,15 +2,14 @@
 // preset, knob names, and the JSON of a priced configuration.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "cost/analytic.h"
-#include "search/llm.h"
 #include "io/json_fields.h"
+#include "search/llm.h"
 
 namespace paraplan::cli {
 
@@ -21,8 +20,9 @@ struct TransformerKnobs {
   std::string recompute;
   bool sequence_parallel = false;
   int zero = -1;
-  bool overlap_on = false, overlap_off = false;  ///< --overlap-grad-reduce, --no-overlap-grad-reduce
-  std::string attention;  ///< --attention flash|standard; empty: flash
+  bool overlap_on = false,
+       overlap_off = false;        ///< --overlap-grad-reduce, --no-overlap-grad-reduce
+  std::string attention;           ///< --attention flash|standard; empty: flash
   double moe_capacity_factor = 0;  ///< --moe-capacity-factor; 0: dropless
   std::string stage_layers;
   std::string calibration;

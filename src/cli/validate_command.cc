@@ -3,12 +3,12 @@
 // the memory verdict), each set's mean absolute percentage error, and the worst rows.
 #include "cli/validate_command.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "io/calibration_file.h"
 #include "io/mpt_reader.h"
@@ -32,14 +32,17 @@ struct ValidateArgs {
 };
 
 void print_vtrain_rows(const std::vector<validate::ScoredRun>& rows) {
-  std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n",
-                           "set", "line", "GPUs", "batch", "hidden", "L", "mb", "t", "p", "d",
-                           "measured s", "predicted s", "error");
+  std::cout << fmt::format(
+      "{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n", "set",
+      "line", "GPUs", "batch", "hidden", "L", "mb", "t", "p", "d", "measured s", "predicted s",
+      "error");
   for (const auto& s : rows)
-    std::cout << fmt::format("{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12.4f} {:>12.4f} {:>+7.1f}%\n",
-                             s.run.set, s.run.line, s.run.gpus, s.run.global_batch, s.run.hidden,
-                             s.run.layers, s.run.micro_batch, s.run.tp, s.run.pp, s.run.dp,
-                             s.run.iteration_time_s, s.predicted_s, 100 * s.error());
+    std::cout << fmt::format(
+        "{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12.4f} {:>12.4f} "
+        "{:>+7.1f}%\n",
+        s.run.set, s.run.line, s.run.gpus, s.run.global_batch, s.run.hidden, s.run.layers,
+        s.run.micro_batch, s.run.tp, s.run.pp, s.run.dp, s.run.iteration_time_s, s.predicted_s,
+        100 * s.error());
 }
 
 std::string gpu_name(const io::MeasuredRun& r) {
@@ -47,17 +50,19 @@ std::string gpu_name(const io::MeasuredRun& r) {
 }
 
 void print_mpt_rows(const std::vector<validate::ScoredRun>& rows) {
-  std::cout << fmt::format("{:<5} {:>5} {:<11} {:>6} {:>5} {:>4} {:>4} {:>5}  {:>11} {:>11} {:>7}  {:>9} {:>8}\n",
-                           "model", "line", "GPU", "seq", "GPUs", "mb", "acc", "ckpt", "measured s",
-                           "predicted s", "error", "peak GiB", "of cap.");
+  std::cout << fmt::format(
+      "{:<5} {:>5} {:<11} {:>6} {:>5} {:>4} {:>4} {:>5}  {:>11} {:>11} {:>7}  {:>9} {:>8}\n",
+      "model", "line", "GPU", "seq", "GPUs", "mb", "acc", "ckpt", "measured s", "predicted s",
+      "error", "peak GiB", "of cap.");
   for (const auto& s : rows)
-    std::cout << fmt::format("{:<5} {:>5} {:<11} {:>6} {:>5} {:>4} {:>4} {:>5}  {:>11.3f} {:>11.3f} {:>+6.1f}%  {:>9.2f} {:>7.1f}%{}\n",
-                             s.run.model, s.run.line, gpu_name(s.run), s.run.seq_len, s.run.gpus,
-                             s.run.micro_batch, s.run.global_batch / (s.run.micro_batch * s.run.gpus),
-                             s.run.recompute == Recompute::kFull ? "yes" : "no", s.run.iteration_time_s,
-                             s.predicted_s, 100 * s.error(), s.predicted_peak_bytes / kGiB,
-                             100 * s.predicted_peak_bytes / s.run.device_memory_bytes,
-                             s.fits ? "" : "  does not fit");
+    std::cout << fmt::format(
+        "{:<5} {:>5} {:<11} {:>6} {:>5} {:>4} {:>4} {:>5}  {:>11.3f} {:>11.3f} {:>+6.1f}%  "
+        "{:>9.2f} {:>7.1f}%{}\n",
+        s.run.model, s.run.line, gpu_name(s.run), s.run.seq_len, s.run.gpus, s.run.micro_batch,
+        s.run.global_batch / (s.run.micro_batch * s.run.gpus),
+        s.run.recompute == Recompute::kFull ? "yes" : "no", s.run.iteration_time_s, s.predicted_s,
+        100 * s.error(), s.predicted_peak_bytes / kGiB,
+        100 * s.predicted_peak_bytes / s.run.device_memory_bytes, s.fits ? "" : "  does not fit");
 }
 
 void print_worst(const std::vector<validate::ScoredRun>& rows, int count) {
@@ -68,11 +73,12 @@ void print_worst(const std::vector<validate::ScoredRun>& rows, int count) {
   });
   for (int i = 0; i < count && i < static_cast<int>(order.size()); ++i) {
     const auto& s = *order[static_cast<std::size_t>(i)];
-    std::cout << fmt::format("  line {}: {} seq {} on {} × {}, micro-batch {}{}: measured {:.3f} s, "
-                             "predicted {:.3f} s ({:+.1f}%)\n",
-                             s.run.line, s.run.model, s.run.seq_len, s.run.gpus, gpu_name(s.run),
-                             s.run.micro_batch, s.run.recompute == Recompute::kFull ? ", recomputed" : "",
-                             s.run.iteration_time_s, s.predicted_s, 100 * s.error());
+    std::cout << fmt::format(
+        "  line {}: {} seq {} on {} × {}, micro-batch {}{}: measured {:.3f} s, "
+        "predicted {:.3f} s ({:+.1f}%)\n",
+        s.run.line, s.run.model, s.run.seq_len, s.run.gpus, gpu_name(s.run), s.run.micro_batch,
+        s.run.recompute == Recompute::kFull ? ", recomputed" : "", s.run.iteration_time_s,
+        s.predicted_s, 100 * s.error());
   }
 }
 
@@ -82,21 +88,24 @@ void print_published(const std::vector<validate::ScoredPublished>& rows) {
   for (const auto& s : rows) {
     const double published_tps = s.run.tokens_per_s_per_device;
     const double predicted_tps = published_tps * s.measured_s / s.predicted.iteration_time_s;
-    std::cout << fmt::format("published: {}: {:.0f} tokens/s per device ({:.3f} s), predicted {:.0f} "
-                             "({:.3f} s, MFU {:.1f}%): {:+.1f}%; peak {:.1f} of {:.0f} GiB ({})\n",
-                             s.run.name, published_tps, s.measured_s, predicted_tps,
-                             s.predicted.iteration_time_s, 100 * s.predicted.mfu, 100 * s.error(),
-                             s.predicted.memory.peak_bytes / kGiB, s.device_memory_bytes / kGiB,
-                             s.predicted.fits ? "fits, as it ran" : "does not fit, yet it ran");
+    std::cout << fmt::format(
+        "published: {}: {:.0f} tokens/s per device ({:.3f} s), predicted {:.0f} "
+        "({:.3f} s, MFU {:.1f}%): {:+.1f}%; peak {:.1f} of {:.0f} GiB ({})\n",
+        s.run.name, published_tps, s.measured_s, predicted_tps, s.predicted.iteration_time_s,
+        100 * s.predicted.mfu, 100 * s.error(), s.predicted.memory.peak_bytes / kGiB,
+        s.device_memory_bytes / kGiB,
+        s.predicted.fits ? "fits, as it ran" : "does not fit, yet it ran");
     sum += std::abs(s.error());
     worst = std::max(worst, std::abs(s.error()));
   }
-  std::cout << fmt::format("published runs (never fitted): {} runs, mean absolute percentage error "
-                           "{:.2f}%, largest {:.2f}% (target within 15% each)\n",
-                           rows.size(), 100 * sum / static_cast<double>(rows.size()), 100 * worst);
+  std::cout << fmt::format(
+      "published runs (never fitted): {} runs, mean absolute percentage error "
+      "{:.2f}%, largest {:.2f}% (target within 15% each)\n",
+      rows.size(), 100 * sum / static_cast<double>(rows.size()), 100 * worst);
 }
 
-void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table, int worst);
+void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table,
+                       int worst);
 
 int run(const ValidateArgs& args) {
   const Calibration calibration = args.calibration.empty()
@@ -116,10 +125,12 @@ int run(const ValidateArgs& args) {
     print_vtrain_rows(single);
     if (!mpt.empty()) print_mpt_rows(mpt);
   }
-  std::cout << fmt::format("vTrain multi-node:  {} runs, mean absolute percentage error {:.2f}% (target 8%)\n",
-                           multi.size(), validate::mean_absolute_percentage_error(multi));
-  std::cout << fmt::format("vTrain single-node: {} runs, mean absolute percentage error {:.2f}% (target 10%)\n",
-                           single.size(), validate::mean_absolute_percentage_error(single));
+  std::cout << fmt::format(
+      "vTrain multi-node:  {} runs, mean absolute percentage error {:.2f}% (target 8%)\n",
+      multi.size(), validate::mean_absolute_percentage_error(multi));
+  std::cout << fmt::format(
+      "vTrain single-node: {} runs, mean absolute percentage error {:.2f}% (target 10%)\n",
+      single.size(), validate::mean_absolute_percentage_error(single));
   for (const auto& r : validate::rankings(multi))
     std::cout << fmt::format(
         "ranking {:.1f}B on {} GPUs ({} configurations): first-ranked (line {}) measures {:.3f} s, "
@@ -132,17 +143,20 @@ int run(const ValidateArgs& args) {
   return 0;
 }
 
-void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table, int worst) {
+void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table,
+                       int worst) {
   // Per GPU type of the MPT set, then all of it.
   std::vector<std::string> gpus;
   for (const auto& s : mpt)
-    if (std::find(gpus.begin(), gpus.end(), gpu_name(s.run)) == gpus.end()) gpus.push_back(gpu_name(s.run));
+    if (std::find(gpus.begin(), gpus.end(), gpu_name(s.run)) == gpus.end())
+      gpus.push_back(gpu_name(s.run));
   for (const auto& g : gpus) {
     std::vector<validate::ScoredRun> part;
     for (const auto& s : mpt)
       if (gpu_name(s.run) == g) part.push_back(s);
-    std::cout << fmt::format("MPT (FSDP, FlashAttention) on {}: {} runs, mean absolute percentage error {:.2f}%\n",
-                             g, part.size(), validate::mean_absolute_percentage_error(part));
+    std::cout << fmt::format(
+        "MPT (FSDP, FlashAttention) on {}: {} runs, mean absolute percentage error {:.2f}%\n", g,
+        part.size(), validate::mean_absolute_percentage_error(part));
   }
   int fits = 0;
   double closest = 0;
@@ -150,10 +164,10 @@ void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::Mp
     fits += s.fits;
     closest = std::max(closest, s.predicted_peak_bytes / s.run.device_memory_bytes);
   }
-  std::cout << fmt::format("MPT: {} runs, mean absolute percentage error {:.2f}% (target 8%); memory: {} "
-                           "of {} predicted to fit (all ran), highest predicted peak {:.1f}% of capacity\n",
-                           mpt.size(), validate::mean_absolute_percentage_error(mpt), fits, mpt.size(),
-                           100 * closest);
+  std::cout << fmt::format(
+      "MPT: {} runs, mean absolute percentage error {:.2f}% (target 8%); memory: {} "
+      "of {} predicted to fit (all ran), highest predicted peak {:.1f}% of capacity\n",
+      mpt.size(), validate::mean_absolute_percentage_error(mpt), fits, mpt.size(), 100 * closest);
   if (!mpt.empty()) {
     std::cout << "MPT worst rows:\n";
     print_worst(mpt, worst);
@@ -166,12 +180,15 @@ void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::Mp
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand(
-      "validate", "Compare the analytic cost model with measured iteration times: vTrain's "
-                  "Megatron-DeepSpeed runs (error, plan ranking) and MosaicML's MPT FSDP runs "
-                  "(error, memory verdict)");
-  cmd->add_option("--data", args->data, "Folder with ground_truth_multi.csv and ground_truth_single.csv");
-  cmd->add_option("--mpt", args->mpt,
-                  "MPT benchmark table (data/mpt's TSV or llm-foundry's Markdown tables; \"\" to skip)");
+      "validate",
+      "Compare the analytic cost model with measured iteration times: vTrain's "
+      "Megatron-DeepSpeed runs (error, plan ranking) and MosaicML's MPT FSDP runs "
+      "(error, memory verdict)");
+  cmd->add_option("--data", args->data,
+                  "Folder with ground_truth_multi.csv and ground_truth_single.csv");
+  cmd->add_option(
+      "--mpt", args->mpt,
+      "MPT benchmark table (data/mpt's TSV or llm-foundry's Markdown tables; \"\" to skip)");
   cmd->add_option("--published", args->published,
                   "Published throughputs to compare with, never fitted (data/moe's JSON, "
                   "docs/formats.md \"Published runs\"; \"\" to skip)");

@@ -26,16 +26,19 @@ Workload load_workload(const InputSpec& spec) {
   Workload w;
   if (spec.path.empty()) {
     if (spec.format != "auto")
-      throw Error(ErrorKind::kUsage, "",
-                  "--format needs an INPUT file; without one the built-in default workload is used");
+      throw Error(
+          ErrorKind::kUsage, "",
+          "--format needs an INPUT file; without one the built-in default workload is used");
     w.model = zoo::transformer_stack({});
     w.format = "builtin";
     use_cluster(w, zoo::default_cluster());
   } else {
     const std::string text = io::read_text_file(spec.path);
     std::string format = spec.format;
-    const bool onnx_name = spec.path.size() > 5 && spec.path.compare(spec.path.size() - 5, 5, ".onnx") == 0;
-    if (format == "onnx" || (format == "auto" && (onnx_name || text.find('\0') != std::string::npos)))
+    const bool onnx_name =
+        spec.path.size() > 5 && spec.path.compare(spec.path.size() - 5, 5, ".onnx") == 0;
+    if (format == "onnx" ||
+        (format == "auto" && (onnx_name || text.find('\0') != std::string::npos)))
       throw Error(ErrorKind::kUsage, spec.path,
                   "an ONNX (binary) model is an operator graph: plan it with "
                   "`paraplan plan FILE --planner intra-op`; it cannot be converted to a layer "
@@ -64,14 +67,15 @@ Workload load_workload(const InputSpec& spec) {
       io::PiperInput in = io::parse_piper(text, spec.path);
       w.model = std::move(in.model);
       w.model.name = io::utf8_or_replaced(std::filesystem::path(spec.path).stem().string());
-      use_cluster(w, Cluster::flat(in.max_devices, in.memory_per_device_bytes,
-                                   in.bandwidth_bytes_per_s));
+      use_cluster(
+          w, Cluster::flat(in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s));
     } else if (format == "native") {
       if (doc.is_null()) doc = io::parse_json_text(text, spec.path);
       w.model = io::model_from_json(doc, spec.path);
       use_cluster(w, zoo::default_cluster());
     } else if (format == "dapple") {
-      w.model = io::parse_dapple(text, spec.path, io::profile_batch_from_name(spec.path, spec.profile_batch));
+      w.model = io::parse_dapple(text, spec.path,
+                                 io::profile_batch_from_name(spec.path, spec.profile_batch));
       w.model.name = io::utf8_or_replaced(std::filesystem::path(spec.path).stem().string());
       use_cluster(w, zoo::default_cluster());
     } else {

@@ -10,11 +10,11 @@
 namespace paraplan::cli {
 
 struct InputSpec {
-  std::string path;            ///< empty: the built-in default workload
-  std::string format = "auto"; ///< auto | piper | dapple | native
-  std::string cluster;         ///< optional: a cluster preset or a paraplan cluster file
-  int profile_batch = 0;       ///< DAPPLE profiles: 0 = from the file name
-  int preset_devices = 8;      ///< devices of a preset cluster (one DGX node unless --devices)
+  std::string path;             ///< empty: the built-in default workload
+  std::string format = "auto";  ///< auto | piper | dapple | native
+  std::string cluster;          ///< optional: a cluster preset or a paraplan cluster file
+  int profile_batch = 0;        ///< DAPPLE profiles: 0 = from the file name
+  int preset_devices = 8;       ///< devices of a preset cluster (one DGX node unless --devices)
 };
 
 struct Workload {

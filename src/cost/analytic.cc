@@ -1,12 +1,12 @@
 // Formulas of docs/cost-models.md, section `analytic`.
 #include "cost/analytic.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "cost/collectives.h"
 #include "ir/error.h"
@@ -19,9 +19,7 @@ namespace {
 
 }  // namespace
 
-int stage_sends(const TrainingConfig& t) {
-  return t.pp < 2 ? 0 : 2 * t.vpp;
-}
+int stage_sends(const TrainingConfig& t) { return t.pp < 2 ? 0 : 2 * t.vpp; }
 
 Calibration default_calibration(const std::string& device) {
   const Calibration a100;
@@ -46,12 +44,14 @@ Calibration default_calibration(const std::string& device) {
     c.flash_attention_efficiency *= matmul;
     c.flash_backward_efficiency *= matmul;
     c.gemm_half_efficiency_flops *= 989e12 / 312e12;
-    c.memory_bandwidth_bytes_per_s = hbm_bytes_per_s * (a100.memory_bandwidth_bytes_per_s / 2.039e12);
+    c.memory_bandwidth_bytes_per_s =
+        hbm_bytes_per_s * (a100.memory_bandwidth_bytes_per_s / 2.039e12);
     return c;
   };
   if (device == "H100") return hopper("H100", 3.35e12);
   if (device == "H200") return hopper("H200", 4.8e12);
-  bad("no shipped calibration for device \"" + device + "\" (shipped: A100, H100, H200; give "
+  bad("no shipped calibration for device \"" + device +
+      "\" (shipped: A100, H100, H200; give "
       "one with --calibration FILE)");
 }
 
@@ -64,7 +64,8 @@ double AnalyticCostModel::device_memory_bytes() const {
 }
 
 void AnalyticCostModel::check(const TrainingConfig& t) const {
-  if (auto v = check_training(model_, t, cluster_.device_count())) throw RuleViolation(std::move(*v));
+  if (auto v = check_training(model_, t, cluster_.device_count()))
+    throw RuleViolation(std::move(*v));
   if (cluster_.device_types.empty() || cluster_.device_types[0].peak_flops_per_s <= 0)
     bad("the cluster's device type has no peak FLOP/s; the analytic model needs it");
   if (cluster_.tiers.empty()) bad("the cluster has no link tiers; the analytic model needs them");
@@ -96,11 +97,16 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
     return std::max(flops / (peak * eff), bytes / hbm);
   };
   auto tier = [&](int tier_index, const std::vector<double>& eff) {
-    const auto i = static_cast<std::size_t>(std::min<int>(tier_index, static_cast<int>(cluster_.tiers.size()) - 1));
+    const auto i = static_cast<std::size_t>(
+        std::min<int>(tier_index, static_cast<int>(cluster_.tiers.size()) - 1));
     return cluster_.tiers[i].bandwidth_bytes_per_s * eff.at(std::min(i, eff.size() - 1));
   };
-  auto group_bw = [&](int members, int stride) { return collective_group(members, stride).bandwidth; };
-  auto group_nodes = [&](int members, int stride) { return collective_group(members, stride).nodes; };
+  auto group_bw = [&](int members, int stride) {
+    return collective_group(members, stride).bandwidth;
+  };
+  auto group_nodes = [&](int members, int stride) {
+    return collective_group(members, stride).nodes;
+  };
 
   BlockCosts c;
   // One layer, one micro-batch, forward, on one device.
@@ -109,17 +115,21 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
                        : gemm_s(rows, ffn / tp, h) + gemm_s(rows, h, ffn / tp);
   };
   double mlp = 0;
-  if (moe_fraction < 1) mlp += (1 - moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens);
+  if (moe_fraction < 1)
+    mlp += (1 - moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens);
   // MoE: the busiest expert-parallel rank sets the pace; it holds experts / ep experts and
   // receives `load` times its mean share of the routed tokens.
-  const double experts = static_cast<double>(m.num_experts), top_k = static_cast<double>(m.experts_per_token);
-  const double load = !m.moe() ? 1.0
+  const double experts = static_cast<double>(m.num_experts),
+               top_k = static_cast<double>(m.experts_per_token);
+  const double load = !m.moe()                    ? 1.0
                       : t.moe_capacity_factor > 0 ? t.moe_capacity_factor
-                      : t.ep > 1 ? cal_.moe_load_imbalance : 1.0;
+                      : t.ep > 1                  ? cal_.moe_load_imbalance
+                                                  : 1.0;
   double moe_mem_s = 0;
   if (m.moe()) {
-    const double shared_ffn = static_cast<double>(
-        m.shared_expert_ffn_hidden_size ? m.shared_expert_ffn_hidden_size : m.expert_ffn_hidden_size);
+    const double shared_ffn =
+        static_cast<double>(m.shared_expert_ffn_hidden_size ? m.shared_expert_ffn_hidden_size
+                                                            : m.expert_ffn_hidden_size);
     // One grouped GEMM over the local experts, each of its own small shape: the rows one expert
     // gets from the whole expert-parallel group.
     const double local_experts = experts / t.ep;
@@ -138,14 +148,17 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   // The two s × s products (QKᵀ and the weighted sum of V). FlashAttention skips the masked half
   // of a causal attention and keeps the scores on chip, so it has no score traffic.
   const bool flash = t.attention == Attention::kFlash;
-  const double attn_s = (flash ? 0.5 : 1.0) * 4 * b * s_local * s * q_dim / tp /
-                        (peak * (flash ? cal_.flash_attention_efficiency : cal_.attention_efficiency));
-  const double attn_backward_s = flash ? attn_s * cal_.flash_attention_efficiency / cal_.flash_backward_efficiency
-                                       : attn_s;
-  const double hidden_bytes = t.fused_elementwise ? cal_.hidden_bytes_per_element : cal_.eager_hidden_bytes_per_element;
-  const double mem_s = (hidden_bytes * tokens * h / tp +
-                        (flash ? 0.0 : cal_.score_bytes_per_element * b * heads_per_device * s_local * s)) /
-                       hbm;
+  const double attn_s =
+      (flash ? 0.5 : 1.0) * 4 * b * s_local * s * q_dim / tp /
+      (peak * (flash ? cal_.flash_attention_efficiency : cal_.attention_efficiency));
+  const double attn_backward_s =
+      flash ? attn_s * cal_.flash_attention_efficiency / cal_.flash_backward_efficiency : attn_s;
+  const double hidden_bytes =
+      t.fused_elementwise ? cal_.hidden_bytes_per_element : cal_.eager_hidden_bytes_per_element;
+  const double mem_s =
+      (hidden_bytes * tokens * h / tp +
+       (flash ? 0.0 : cal_.score_bytes_per_element * b * heads_per_device * s_local * s)) /
+      hbm;
   const double forward_s = proj + mlp + attn_s + mem_s + moe_fraction * moe_mem_s;
   const double act_bytes = tokens * h * 2;
 
@@ -162,14 +175,17 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
     double compute = (forwards + 2) * forward_s;
     if (flash) compute += 2.5 * attn_backward_s - 2 * attn_s;
     if (rc == Recompute::kSelective) compute += attn_s + mem_s;
-    const double tp_comm = (2 * forwards + 2) *
-        ring_allreduce_s(act_bytes, t.tp, group_bw(t.tp, 1), ring_latency_s(t.tp, group_nodes(t.tp, 1), cal_));
+    const double tp_comm =
+        (2 * forwards + 2) * ring_allreduce_s(act_bytes, t.tp, group_bw(t.tp, 1),
+                                              ring_latency_s(t.tp, group_nodes(t.tp, 1), cal_));
     double cp_comm = 0;
     if (t.cp > 1) {  // ring attention: K and V chunks go round, overlapped with the attention
-      const double kv_bytes = 2 * tokens * std::max(kv_dim / tp, static_cast<double>(m.head_dim)) * 2;
+      const double kv_bytes =
+          2 * tokens * std::max(kv_dim / tp, static_cast<double>(m.head_dim)) * 2;
       const double bw = group_bw(t.cp, t.tp);
       const double passes = forwards + 2;  // backward sends K, V and their gradients
-      const double wire = passes * ((t.cp - 1) * kv_bytes / bw + ring_latency_s(t.cp, group_nodes(t.cp, t.tp), cal_));
+      const double wire = passes * ((t.cp - 1) * kv_bytes / bw +
+                                    ring_latency_s(t.cp, group_nodes(t.cp, t.tp), cal_));
       cp_comm = std::max(0.0, wire - (forwards + 2) * attn_s);
     }
     double ep_comm = 0;
@@ -184,8 +200,9 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
       const double intra = (on_node - 1.0) / t.ep * sent / tier(0, cal_.collective_efficiency);
       const double inter = (t.ep - on_node) / static_cast<double>(t.ep) * sent /
                            tier(multi_tier ? 1 : 0, cal_.collective_efficiency);
-      const double latency = (on_node - 1) * cal_.ring_step_latency_s +
-                             (t.ep - on_node) * (multi_tier ? cal_.network_step_latency_s : cal_.ring_step_latency_s);
+      const double latency =
+          (on_node - 1) * cal_.ring_step_latency_s +
+          (t.ep - on_node) * (multi_tier ? cal_.network_step_latency_s : cal_.ring_step_latency_s);
       ep_comm = moe_fraction * (2 * forwards + 2) * (std::max(intra, inter) + latency);
     }
     if (parts) {
@@ -204,7 +221,8 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
     return p;
   };
   const Passes configured = layer_time(t.recompute, &c);
-  const Passes plain = t.recompute == Recompute::kFull ? layer_time(Recompute::kNone, nullptr) : configured;
+  const Passes plain =
+      t.recompute == Recompute::kFull ? layer_time(Recompute::kNone, nullptr) : configured;
   c.layer_s = configured.total();
   c.layer_plain_s = plain.total();
   c.layer_forward_s = configured.forward;
@@ -214,7 +232,8 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   c.layer_plain_backward_s = plain.backward;
   c.layer_plain_backward_comm_s = plain.backward_comm;
   c.embedding_s = 3 * tokens * h * 2 / hbm;
-  c.head_s = 3 * gemm_s(tokens, vocab / tp, h) + cal_.logit_bytes_per_element * tokens * vocab / tp / hbm;
+  c.head_s =
+      3 * gemm_s(tokens, vocab / tp, h) + cal_.logit_bytes_per_element * tokens * vocab / tp / hbm;
   if (t.pp > 1) {  // pipeline neighbours sit tp × cp apart
     const bool crosses = t.tp * t.cp * t.pp > node && cluster_.tiers.size() > 1;
     c.p2p_bytes = act_bytes;
@@ -225,14 +244,17 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
 
   // Parameters per device.
   const double dense_mlp = m.mlp_parameters(m.ffn_hidden_size);
-  double dense = m.attention_parameters() + (m.biases ? 2.0 : 1.0) * h + (1 - moe_fraction) * dense_mlp;
+  double dense =
+      m.attention_parameters() + (m.biases ? 2.0 : 1.0) * h + (1 - moe_fraction) * dense_mlp;
   double expert = 0;
   if (m.moe()) {
-    const std::int64_t shared_ffn =
-        m.shared_expert_ffn_hidden_size ? m.shared_expert_ffn_hidden_size : m.expert_ffn_hidden_size;
+    const std::int64_t shared_ffn = m.shared_expert_ffn_hidden_size
+                                        ? m.shared_expert_ffn_hidden_size
+                                        : m.expert_ffn_hidden_size;
     dense += moe_fraction * (static_cast<double>(m.shared_experts) * m.mlp_parameters(shared_ffn) +
                              static_cast<double>(m.num_experts) * h);
-    expert = moe_fraction * static_cast<double>(m.num_experts) * m.mlp_parameters(m.expert_ffn_hidden_size);
+    expert = moe_fraction * static_cast<double>(m.num_experts) *
+             m.mlp_parameters(m.expert_ffn_hidden_size);
   }
   c.layer_dense_params = dense / tp;
   c.layer_expert_params = expert / tp / t.ep;
@@ -248,7 +270,8 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   // (2 bytes without dropout: the softmax output alone).
   const double scores = flash
                             ? 4.0 * static_cast<double>(m.num_attention_heads) * b * s_local / tp
-                            : (t.dropout ? 5.0 : 2.0) * static_cast<double>(m.num_attention_heads) * b * s_local * s / tp;
+                            : (t.dropout ? 5.0 : 2.0) * static_cast<double>(m.num_attention_heads) *
+                                  b * s_local * s / tp;
   // Korthikanti's 34·sbh counts the two residual dropout masks (sbh bytes each); without dropout
   // they are not kept: 32·sbh.
   const double replicated = t.dropout ? 10 : 8;  // the part tensor parallelism does not split
@@ -259,35 +282,46 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   double moe_extra = 0;
   if (m.moe()) {
     const double ffn_e = static_cast<double>(m.expert_ffn_hidden_size);
-    const double per_token = top_k * load * (2 * h + (m.gated_mlp ? 6.0 : 4.0) * ffn_e) + 4 * experts;
+    const double per_token =
+        top_k * load * (2 * h + (m.gated_mlp ? 6.0 : 4.0) * ffn_e) + 4 * experts;
     moe_extra = moe_fraction * (s_local * b * per_token - 16 * sbh) / tp;
   }
   const double full_layer = (t.sequence_parallel ? sbh * (replicated + 24) / tp + scores
                                                  : sbh * (replicated + 24 / tp) + scores) +
                             moe_extra;
   const double selective =
-      (t.sequence_parallel ? sbh * (replicated + 24) / tp : sbh * (replicated + 24 / tp)) + moe_extra;
+      (t.sequence_parallel ? sbh * (replicated + 24) / tp : sbh * (replicated + 24 / tp)) +
+      moe_extra;
   const double input_only = t.sequence_parallel ? 2 * sbh / tp : 2 * sbh;
   switch (t.recompute) {
-    case Recompute::kFull: c.layer_activation_bytes = input_only; break;
-    case Recompute::kSelective: c.layer_activation_bytes = selective; break;
-    default: c.layer_activation_bytes = full_layer; break;
+    case Recompute::kFull:
+      c.layer_activation_bytes = input_only;
+      break;
+    case Recompute::kSelective:
+      c.layer_activation_bytes = selective;
+      break;
+    default:
+      c.layer_activation_bytes = full_layer;
+      break;
   }
   // Layers a partial full recomputation leaves alone keep everything.
-  c.layer_plain_activation_bytes = t.recompute == Recompute::kFull ? full_layer : c.layer_activation_bytes;
+  c.layer_plain_activation_bytes =
+      t.recompute == Recompute::kFull ? full_layer : c.layer_activation_bytes;
   c.recompute_working_bytes = t.recompute == Recompute::kFull ? full_layer : 0.0;
   // The bf16 logits and the log-softmax the loss keeps for its backward (fp32 or bf16).
   c.logits_bytes = tokens * vocab / tp * (2 + (t.fp32_loss ? 4 : 2));
   return c;
 }
 
-AnalyticCostModel::CollectiveGroup AnalyticCostModel::collective_group(int members, int stride) const {
+AnalyticCostModel::CollectiveGroup AnalyticCostModel::collective_group(int members,
+                                                                       int stride) const {
   const int node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
   const auto& eff = cal_.collective_efficiency;
   if (static_cast<std::int64_t>(members) * stride <= node || cluster_.tiers.size() < 2)
     return {cluster_.tiers[0].bandwidth_bytes_per_s * eff.at(0), 1};
   const int per_node = std::clamp(node / std::max(1, stride), 1, members);
-  return {cluster_.tiers[1].bandwidth_bytes_per_s * eff.at(std::min<std::size_t>(1, eff.size() - 1)) * per_node,
+  return {cluster_.tiers[1].bandwidth_bytes_per_s *
+              eff.at(std::min<std::size_t>(1, eff.size() - 1)) * per_node,
           (members + per_node - 1) / per_node};
 }
 
@@ -297,7 +331,8 @@ SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_pa
   const int dense_group = t.dp * t.cp, expert_group = t.dp * t.cp / t.ep;
   const double g = t.bf16_gradient_reduction ? 2.0 : cal_.gradient_bytes_per_parameter;
   SyncParts parts;
-  for (auto [params, n] : {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}}) {
+  for (auto [params, n] :
+       {std::pair{dense_params, dense_group}, std::pair{expert_params, expert_group}}) {
     if (params <= 0 || n <= 1) continue;
     const CollectiveGroup grp = collective_group(n, inner);
     const double lat = ring_latency_s(n, grp.nodes, cal_);
@@ -332,19 +367,19 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
   }
 }
 
-double AnalyticCostModel::stage_work_s(const TrainingConfig& t, const BlockCosts& c, bool first, bool last,
-                                       int layers) const {
+double AnalyticCostModel::stage_work_s(const TrainingConfig& t, const BlockCosts& c, bool first,
+                                       bool last, int layers) const {
   const double n = layers;
   const double recomputed =
       t.recompute == Recompute::kFull && t.recompute_layers > 0
           ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp)
           : (t.recompute == Recompute::kFull ? n : 0.0);
-  return recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s + (first ? c.embedding_s : 0.0) +
-         (last ? c.head_s : 0.0) + stage_sends(t) * c.p2p_send_s;
+  return recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s +
+         (first ? c.embedding_s : 0.0) + (last ? c.head_s : 0.0) + stage_sends(t) * c.p2p_send_s;
 }
 
-double AnalyticCostModel::zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& c, bool first,
-                                               bool last) const {
+double AnalyticCostModel::zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& c,
+                                               bool first, bool last) const {
   if (t.zero_stage != 3) return 0;
   // The gathered 16-bit weights of the layers in flight (the current one and the prefetched
   // next), the current layer's unsharded gradient before its reduce-scatter, and the root unit
@@ -355,8 +390,8 @@ double AnalyticCostModel::zero3_gathered_bytes(const TrainingConfig& t, const Bl
          2 * ((first ? c.embedding_params : 0.0) + (last ? c.head_params : 0.0));
 }
 
-double AnalyticCostModel::zero3_microbatch_s(const TrainingConfig& t, const BlockCosts& c, int layers,
-                                             double work_s) const {
+double AnalyticCostModel::zero3_microbatch_s(const TrainingConfig& t, const BlockCosts& c,
+                                             int layers, double work_s) const {
   const SyncParts layer = sync_parts(t, c.layer_dense_params, c.layer_expert_params);
   const SyncParts root = sync_parts(t, c.embedding_params + c.head_params, 0);
   const double n = layers;
@@ -364,15 +399,17 @@ double AnalyticCostModel::zero3_microbatch_s(const TrainingConfig& t, const Bloc
   // reduce-scatters its gradients after the backward; the next layer's gather is prefetched
   // while the current one computes. The root unit (embedding, LM head) is gathered first and
   // reduced last, the first layer's gather waits, the last reduce-scatter ends the pass.
-  const double forward_compute = n * (c.layer_forward_s + c.layer_forward_comm_s) + (c.embedding_s + c.head_s) / 3;
+  const double forward_compute =
+      n * (c.layer_forward_s + c.layer_forward_comm_s) + (c.embedding_s + c.head_s) / 3;
   const double backward_compute = std::max(0.0, work_s - forward_compute);
   const double forward_comm = root.weight_gather_s + n * layer.weight_gather_s;
-  const double backward_comm = n * (layer.weight_gather_s + layer.reduce_scatter_s) + root.reduce_scatter_s;
-  const double exposed =
-      root.weight_gather_s + layer.weight_gather_s +
-      std::max(0.0, (n - 1) * layer.weight_gather_s - forward_compute) +
-      layer.reduce_scatter_s + root.reduce_scatter_s +
-      std::max(0.0, n * layer.weight_gather_s + (n - 1) * layer.reduce_scatter_s - backward_compute);
+  const double backward_comm =
+      n * (layer.weight_gather_s + layer.reduce_scatter_s) + root.reduce_scatter_s;
+  const double exposed = root.weight_gather_s + layer.weight_gather_s +
+                         std::max(0.0, (n - 1) * layer.weight_gather_s - forward_compute) +
+                         layer.reduce_scatter_s + root.reduce_scatter_s +
+                         std::max(0.0, n * layer.weight_gather_s +
+                                           (n - 1) * layer.reduce_scatter_s - backward_compute);
   const double hidden = std::max(0.0, forward_comm + backward_comm - exposed);
   return exposed + cal_.overlap_slowdown * hidden;
 }
@@ -404,8 +441,8 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
                                                 int layers, bool first, bool last,
                                                 double in_flight) const {
   const double n = layers;
-  const double dense = n * c.layer_dense_params + (first ? c.embedding_params : 0.0) +
-                       (last ? c.head_params : 0.0);
+  const double dense =
+      n * c.layer_dense_params + (first ? c.embedding_params : 0.0) + (last ? c.head_params : 0.0);
   const double expert = n * c.layer_expert_params;
   const double dense_shards = t.dp * t.cp, expert_shards = t.dp * t.cp / t.ep;
   auto sharded = [&](double bytes_per_param, int from_stage) {
@@ -427,14 +464,19 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
   }
   const double recomputed =
       t.recompute == Recompute::kFull
-          ? (t.recompute_layers > 0 ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp) : n)
+          ? (t.recompute_layers > 0
+                 ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp)
+                 : n)
           : 0.0;
   mem.activations_bytes = in_flight * (recomputed * c.layer_activation_bytes +
                                        (n - recomputed) * c.layer_plain_activation_bytes);
-  mem.buffers_bytes = (recomputed > 0 ? c.recompute_working_bytes : 0.0) + (last ? c.logits_bytes : 0.0);
+  mem.buffers_bytes =
+      (recomputed > 0 ? c.recompute_working_bytes : 0.0) + (last ? c.logits_bytes : 0.0);
   if (layers > 0) mem.buffers_bytes += zero3_gathered_bytes(t, c, first, last);
-  mem.fragmentation_bytes = cal_.allocator_fragmentation * (mem.activations_bytes + mem.buffers_bytes);
-  const int communicators = (t.tp > 1) + (t.cp > 1) + (t.pp > 1 ? 2 : 0) + (t.dp * t.cp > 1) + (t.ep > 1);
+  mem.fragmentation_bytes =
+      cal_.allocator_fragmentation * (mem.activations_bytes + mem.buffers_bytes);
+  const int communicators =
+      (t.tp > 1) + (t.cp > 1) + (t.pp > 1 ? 2 : 0) + (t.dp * t.cp > 1) + (t.ep > 1);
   mem.reserved_bytes = cal_.runtime_reserved_bytes + communicators * cal_.nccl_communicator_bytes;
   mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
                    mem.activations_bytes + mem.buffers_bytes + mem.fragmentation_bytes +
@@ -466,8 +508,10 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
     work_sum += st.time_per_microbatch_s;
     const auto [dense, expert] = stage_parameters(c, t, i, n);
     // Gradient reduction may hide behind the last micro-batch's backward (two thirds of it).
-    const double sync = gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3) +
-                        (t.zero_stage == 3 ? microbatches * zero3_microbatch_s(t, c, n, st.time_per_microbatch_s) : 0.0);
+    const double sync =
+        gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3) +
+        (t.zero_stage == 3 ? microbatches * zero3_microbatch_s(t, c, n, st.time_per_microbatch_s)
+                           : 0.0);
     sync_max = std::max(sync_max, sync);
     optimizer_max = std::max(optimizer_max, optimizer_step_s(t, dense, expert));
     if (st.memory.peak_bytes > peak) {
@@ -495,9 +539,9 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
   const double total_tokens = static_cast<double>(t.global_batch) * s;
   r.tokens_per_s = total_tokens / r.iteration_time_s;
   // Model FLOPs per token: 6 × active parameters (without embeddings) + attention + LM head.
-  const double model_flops = total_tokens * (6 * (m.active_parameters() - m.embedding_parameters()) +
-                                             12.0 * static_cast<double>(m.num_layers) * q_dim * s +
-                                             6 * h * vocab);
+  const double model_flops =
+      total_tokens * (6 * (m.active_parameters() - m.embedding_parameters()) +
+                      12.0 * static_cast<double>(m.num_layers) * q_dim * s + 6 * h * vocab);
   const double peak_flops = cluster_.device_types[0].peak_flops_per_s;
   r.tflops_per_device = model_flops / r.iteration_time_s / t.devices() / 1e12;
   r.mfu = r.tflops_per_device * 1e12 / peak_flops;
@@ -508,13 +552,15 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
 double AnalyticCostModel::time_lower_bound(const TrainingConfig& t) const {
   const BlockCosts c = block_costs(t);
   const double L = static_cast<double>(model_.num_layers);
-  const double layer = t.recompute == Recompute::kFull && t.recompute_layers == 0 ? c.layer_s
-                       : std::min(c.layer_s, c.layer_plain_s);
+  const double layer = t.recompute == Recompute::kFull && t.recompute_layers == 0
+                           ? c.layer_s
+                           : std::min(c.layer_s, c.layer_plain_s);
   const double p = t.pp;
   const double sends = stage_sends(t) * c.p2p_send_s;
   const double work_sum = L * layer + c.embedding_s + c.head_s + p * sends;
   const double work_max = std::max(work_sum / p, layer + sends);
-  const double pipeline = static_cast<double>(t.microbatches()) * work_max + (work_sum - work_max) / t.vpp;
+  const double pipeline =
+      static_cast<double>(t.microbatches()) * work_max + (work_sum - work_max) / t.vpp;
   // Synchronisation and optimizer grow with a stage's parameters: the average stage is a bound.
   const double dense = (L * c.layer_dense_params + c.embedding_params + c.head_params) / p;
   const double expert = L * c.layer_expert_params / p;

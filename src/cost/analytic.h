@@ -27,7 +27,7 @@ struct MemoryBreakdown {
   double gradients_bytes = 0;
   double optimizer_bytes = 0;
   double activations_bytes = 0;
-  double buffers_bytes = 0;  ///< logits and recomputation working space
+  double buffers_bytes = 0;        ///< logits and recomputation working space
   double fragmentation_bytes = 0;  ///< the allocator's waste on the transient part above
   double reserved_bytes = 0;       ///< CUDA context, workspaces, NCCL buffers
   double peak_bytes = 0;           ///< all of the above: what the device must hold
@@ -50,12 +50,12 @@ struct BlockCosts {
   double layer_backward_s = 0, layer_backward_comm_s = 0;  ///< incl. any recomputation
   double layer_plain_backward_s = 0, layer_plain_backward_comm_s = 0;
   double embedding_s = 0, head_s = 0;  ///< forward + backward (one third forward)
-  double p2p_send_s = 0;     ///< one blocking send of a micro-batch's activation (or gradient)
+  double p2p_send_s = 0;  ///< one blocking send of a micro-batch's activation (or gradient)
   double p2p_bytes = 0, p2p_bandwidth_bytes_per_s = 0;  ///< its bytes and effective bandwidth
-  double p2p_s = 0;          ///< two sends: what a middle stage sends per micro-batch and chunk
-  double tp_comm_s = 0;      ///< part of layer_s: tensor-parallel collectives
-  double cp_comm_s = 0;      ///< part of layer_s: exposed context-parallel KV exchange
-  double ep_comm_s = 0;      ///< part of layer_s: expert-parallel all-to-alls
+  double p2p_s = 0;      ///< two sends: what a middle stage sends per micro-batch and chunk
+  double tp_comm_s = 0;  ///< part of layer_s: tensor-parallel collectives
+  double cp_comm_s = 0;  ///< part of layer_s: exposed context-parallel KV exchange
+  double ep_comm_s = 0;  ///< part of layer_s: expert-parallel all-to-alls
   // Parameters held per device.
   double layer_dense_params = 0;   ///< replicated over dp × cp
   double layer_expert_params = 0;  ///< replicated over dp × cp / ep
@@ -77,19 +77,19 @@ struct SyncParts {
 struct AnalyticResult {
   double iteration_time_s = 0;
   // Breakdown (seconds of the iteration).
-  double pipeline_s = 0;        ///< forward/backward of all micro-batches incl. bubble
-  double compute_per_microbatch_s = 0;   ///< bottleneck stage, one micro-batch
+  double pipeline_s = 0;                ///< forward/backward of all micro-batches incl. bubble
+  double compute_per_microbatch_s = 0;  ///< bottleneck stage, one micro-batch
   double tp_comm_per_microbatch_s = 0;
   double pp_comm_per_microbatch_s = 0;
   double bubble_s = 0;
-  double dp_allreduce_s = 0;    ///< exposed data-parallel gradient (and ZeRO gather) time
+  double dp_allreduce_s = 0;  ///< exposed data-parallel gradient (and ZeRO gather) time
   double optimizer_s = 0;
   double tokens_per_s = 0;
   double tflops_per_device = 0;  ///< model FLOPs (no recomputation) per device per second / 1e12
   double mfu = 0;
-  MemoryBreakdown memory;        ///< of the stage with the highest peak
+  MemoryBreakdown memory;  ///< of the stage with the highest peak
   std::vector<StageFigures> stages;
-  std::vector<int> stage_layers; ///< the split priced (the configured one or the default)
+  std::vector<int> stage_layers;  ///< the split priced (the configured one or the default)
   bool fits = true;
 };
 
@@ -131,10 +131,12 @@ class AnalyticCostModel {
   /// prefetch does not hide them behind the compute (hidden time costs overlap_slowdown).
   /// Forward + backward of one micro-batch on a stage of `layers` layers (with the embedding when
   /// `first`, the LM head when `last`) including its blocking pipeline sends.
-  double stage_work_s(const TrainingConfig& t, const BlockCosts& costs, bool first, bool last, int layers) const;
+  double stage_work_s(const TrainingConfig& t, const BlockCosts& costs, bool first, bool last,
+                      int layers) const;
   /// ZeRO 3: the weights and gradients a device holds unsharded during a pass (part of a
   /// stage's buffers); 0 for other stages.
-  double zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& costs, bool first, bool last) const;
+  double zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& costs, bool first,
+                              bool last) const;
   double zero3_microbatch_s(const TrainingConfig& t, const BlockCosts& costs, int layers,
                             double work_s) const;
   double optimizer_step_s(const TrainingConfig& t, double dense_params, double expert_params) const;
@@ -161,6 +163,5 @@ class AnalyticCostModel {
 /// activation forward, a gradient backward; at the ends of the pipeline the receive that waits
 /// on the critical path is charged like a send: the form the calibration was fitted with).
 int stage_sends(const TrainingConfig& config);
-
 
 }  // namespace paraplan

@@ -5,8 +5,11 @@
 
 namespace paraplan {
 
-AnalyticStagePricer::AnalyticStagePricer(const AnalyticCostModel& cost, const TrainingConfig& config)
-    : cost_(cost), config_(config), blocks_(cost.block_costs(config)),
+AnalyticStagePricer::AnalyticStagePricer(const AnalyticCostModel& cost,
+                                         const TrainingConfig& config)
+    : cost_(cost),
+      config_(config),
+      blocks_(cost.block_costs(config)),
       layers_(static_cast<int>(cost.model().num_layers)),
       memory_limit_(cost.device_memory_bytes()) {
   config_.stage_layers.clear();
@@ -19,8 +22,7 @@ double AnalyticStagePricer::stage_time(int first, int last, int stages_from_here
   const MemoryBreakdown mem = cost_.stage_memory(config_, blocks_, n, has_embedding, has_head, y);
   if (!(mem.peak_bytes <= memory_limit_)) return std::numeric_limits<double>::infinity();
   return n * blocks_.layer_s + (has_embedding ? blocks_.embedding_s : 0.0) +
-         (has_head ? blocks_.head_s : 0.0) +
-         stage_sends(config_) * blocks_.p2p_send_s;
+         (has_head ? blocks_.head_s : 0.0) + stage_sends(config_) * blocks_.p2p_send_s;
 }
 
 }  // namespace paraplan

@@ -2,9 +2,9 @@
 // accuracy against measured runs is checked in validate/).
 #include "cost/analytic.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "ir/error.h"
 #include "ir/training_rules.h"
@@ -22,7 +22,8 @@ AnalyticCostModel llama8b(int devices) {
 TEST(Analytic, KnobRulesAreChecked) {
   auto cost = llama8b(16);
   // Each broken rule comes back as a value: the knob, the rule, in field names (no flags).
-  auto expect_usage = [&](TrainingConfig t, Knob knob, const std::string& rule, const std::string& needle) {
+  auto expect_usage = [&](TrainingConfig t, Knob knob, const std::string& rule,
+                          const std::string& needle) {
     try {
       cost.evaluate(t);
       ADD_FAILURE() << "accepted";
@@ -72,7 +73,8 @@ TEST(Analytic, KnobRulesAreChecked) {
   expect_usage(t, Knob::kZero, "zero_without_pipeline", "(pp 2); use zero 0 or 1");
   t.zero_stage = 1;
   t.vpp = 3;
-  expect_usage(t, Knob::kVpp, "vpp_divides_layers", "divisible by pp × vpp");  // 32 layers, 2 × 3 = 6
+  expect_usage(t, Knob::kVpp, "vpp_divides_layers",
+               "divisible by pp × vpp");  // 32 layers, 2 × 3 = 6
   t.global_batch = 24;
   t.vpp = 2;
   expect_usage(t, Knob::kVpp, "vpp_microbatches", "multiple of pp 2");  // 24 / 8 = 3 micro-batches
@@ -176,7 +178,8 @@ TEST(Analytic, FlashAttentionDropsTheScores) {
     const double scores = 5.0 * m.num_attention_heads * static_cast<double>(s) * s / t.tp;
     const double lse = 4.0 * m.num_attention_heads * static_cast<double>(s) / t.tp;
     EXPECT_NEAR(standard.memory.activations_bytes - flash.memory.activations_bytes,
-                static_cast<double>(m.num_layers) * (scores - lse), 1e-6 * scores * m.num_layers) << s;
+                static_cast<double>(m.num_layers) * (scores - lse), 1e-6 * scores * m.num_layers)
+        << s;
     const double gain = flash.iteration_time_s / standard.iteration_time_s;
     EXPECT_LT(gain, previous_gain) << s;
     previous_gain = gain;
@@ -217,7 +220,8 @@ TrainingConfig mixtral_config() {
 }
 
 AnalyticCostModel mixtral64(const Calibration& cal = default_calibration("H100")) {
-  return AnalyticCostModel(*zoo::llm_model("mixtral-8x7b"), *zoo::cluster_preset("dgx-h100", 64), cal);
+  return AnalyticCostModel(*zoo::llm_model("mixtral-8x7b"), *zoo::cluster_preset("dgx-h100", 64),
+                           cal);
 }
 
 TEST(AnalyticMoe, AllToAllCrossingNodesCostsTheNetwork) {
@@ -234,7 +238,8 @@ TEST(AnalyticMoe, AllToAllCrossingNodesCostsTheNetwork) {
   Cluster flat = *zoo::cluster_preset("dgx-h100", 64);
   flat.tiers.resize(1);
   flat.machine_sizes = {64};
-  const AnalyticCostModel one_domain(*zoo::llm_model("mixtral-8x7b"), flat, default_calibration("H100"));
+  const AnalyticCostModel one_domain(*zoo::llm_model("mixtral-8x7b"), flat,
+                                     default_calibration("H100"));
   EXPECT_LT(one_domain.block_costs(t).ep_comm_s, crossing.ep_comm_s / 3);
 }
 
@@ -338,7 +343,8 @@ TEST(Analytic, MemoryMovesTheRightWay) {
   EXPECT_LT(none.iteration_time_s, full.iteration_time_s);  // recomputation costs time
   t.zero_stage = 1;
   auto zero1 = cost.evaluate(t);
-  EXPECT_NEAR(zero1.memory.optimizer_bytes * 16, full.memory.optimizer_bytes, 1e-6 * full.memory.optimizer_bytes);
+  EXPECT_NEAR(zero1.memory.optimizer_bytes * 16, full.memory.optimizer_bytes,
+              1e-6 * full.memory.optimizer_bytes);
   EXPECT_NEAR(full.tokens_per_s * full.iteration_time_s, 256.0 * 4096, 1e-6);
   EXPECT_GT(full.mfu, 0.05);
   EXPECT_LT(full.mfu, 1.0);
@@ -363,10 +369,12 @@ TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {
   const auto device = AnalyticCostModel(*zoo::llm_model("llama3-8b"), cluster, shipped).evaluate(t);
   const MemoryBreakdown& m = device.memory;
   // The CUDA context and one NCCL communicator: the tensor-parallel group (tp 8, dp 1).
-  EXPECT_DOUBLE_EQ(m.reserved_bytes, shipped.runtime_reserved_bytes + shipped.nccl_communicator_bytes);
+  EXPECT_DOUBLE_EQ(m.reserved_bytes,
+                   shipped.runtime_reserved_bytes + shipped.nccl_communicator_bytes);
   EXPECT_NEAR(m.fragmentation_bytes,
               shipped.allocator_fragmentation * (m.activations_bytes + m.buffers_bytes), 1.0);
-  EXPECT_NEAR(m.peak_bytes, tensors.memory.peak_bytes + m.reserved_bytes + m.fragmentation_bytes, 1.0);
+  EXPECT_NEAR(m.peak_bytes, tensors.memory.peak_bytes + m.reserved_bytes + m.fragmentation_bytes,
+              1.0);
   EXPECT_NEAR(m.peak_bytes,
               m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes +
                   m.buffers_bytes + m.fragmentation_bytes + m.reserved_bytes,

@@ -35,7 +35,8 @@ double allreduce(const DappleSettings& s, int n, bool crosses, double bytes) {
 double DappleCostModel::allreduce_s(const std::vector<int>& g, double bytes) const {
   if (g.size() <= 1) return 0;
   auto [lo, hi] = std::minmax_element(g.begin(), g.end());
-  return allreduce(settings_, static_cast<int>(g.size()), machine_of(*lo) != machine_of(*hi), bytes);
+  return allreduce(settings_, static_cast<int>(g.size()), machine_of(*lo) != machine_of(*hi),
+                   bytes);
 }
 
 double DappleCostModel::allreduce_s(int first, int count, double bytes) const {
@@ -49,7 +50,8 @@ double DappleCostModel::transfer_s(const std::vector<int>& from, const std::vect
   if (m != machine_of(*hi)) return bytes / settings_.nccl_bytes_per_s;
   double outside = 0;
   for (int x : from) outside += machine_of(x) != m;
-  if (outside > 0) return bytes / static_cast<double>(from.size()) * outside / settings_.ethernet_bytes_per_s;
+  if (outside > 0)
+    return bytes / static_cast<double>(from.size()) * outside / settings_.ethernet_bytes_per_s;
   return bytes / settings_.nvlink_bytes_per_s;
 }
 
@@ -141,8 +143,7 @@ Plan DappleCostModel::to_plan(const DappleLayout& l) const {
     st.tensor_parallel = 1;
     int from = s == 0 ? -1 : l.cuts[s - 1];
     st.compute_time = compute_s(from, l.cuts[s]) / static_cast<double>(l.gpus[s].size());
-    st.communication_time =
-        last ? 0.0 : transfer_s(l.gpus[s], l.gpus[s + 1], cut_bytes(l.cuts[s]));
+    st.communication_time = last ? 0.0 : transfer_s(l.gpus[s], l.gpus[s + 1], cut_bytes(l.cuts[s]));
     st.time = std::max(st.compute_time, st.communication_time);
     plan.devices_used += st.data_parallel;
     plan.stages.push_back(std::move(st));

@@ -13,12 +13,12 @@
 namespace paraplan {
 
 struct DappleSettings {
-  std::vector<int> machine_ends;  ///< exclusive end id of each machine ("seps"), e.g. {8, 16}
-  int global_batch = 1;           ///< GBS, samples per iteration
-  int microbatch_size = 1;        ///< samples per micro-batch (DAPPLE's Python API: 1)
-  double nvlink_bytes_per_s = 25e9;    ///< point-to-point inside a machine
-  double ethernet_bytes_per_s = 1e9;   ///< point-to-point between machines
-  double nccl_bytes_per_s = 3e9;       ///< collectives between machines
+  std::vector<int> machine_ends;      ///< exclusive end id of each machine ("seps"), e.g. {8, 16}
+  int global_batch = 1;               ///< GBS, samples per iteration
+  int microbatch_size = 1;            ///< samples per micro-batch (DAPPLE's Python API: 1)
+  double nvlink_bytes_per_s = 25e9;   ///< point-to-point inside a machine
+  double ethernet_bytes_per_s = 1e9;  ///< point-to-point between machines
+  double nccl_bytes_per_s = 3e9;      ///< collectives between machines
   /// Multiplier of the activation transfer inside the bottleneck P. DAPPLE's stage DP uses 2,
   /// its bipartition 1; paraplan's planner uses 1 (one whole-batch transfer per boundary).
   double bottleneck_activation_factor = 1;
@@ -57,7 +57,9 @@ class DappleCostModel {
   double bottleneck_s(const DappleLayout& layout) const;
   /// L for a given P (the iteration time); +inf when there is no micro-batch (M = 0).
   double latency_s(const DappleLayout& layout, double bottleneck) const;
-  double latency_s(const DappleLayout& layout) const { return latency_s(layout, bottleneck_s(layout)); }
+  double latency_s(const DappleLayout& layout) const {
+    return latency_s(layout, bottleneck_s(layout));
+  }
   /// Pure data parallelism on every GPU: Ctot / N + AR(all, W).
   double data_parallel_latency_s() const;
   /// The layout as a Plan (stages, layers, devices, objective = L, speedup = Ctot / L).

@@ -20,7 +20,8 @@ const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
 std::vector<int> ids(const std::string& text) {
   std::vector<int> out;
   std::regex number("[0-9]+");
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), number); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), number);
+       it != std::sregex_iterator(); ++it)
     out.push_back(std::stoi(it->str()));
   return out;
 }
@@ -37,14 +38,17 @@ TEST(DappleCost, CollectiveAndTransferVectors) {
     std::smatch m;
     if (std::regex_search(line, m, ar)) {
       DappleSettings s;
-      s.machine_ends = machine_ends(*parse_machine_sizes(m[1].str() == "4+8+4" ? "4,8,4" : m[1].str()));
+      s.machine_ends =
+          machine_ends(*parse_machine_sizes(m[1].str() == "4+8+4" ? "4,8,4" : m[1].str()));
       DappleCostModel cost(empty, {}, s);
       double want = std::stod(m[4]);
-      EXPECT_NEAR(cost.allreduce_s(ids(m[2]), std::stod(m[3])), want, 1e-9 * std::max(1.0, want)) << line;
+      EXPECT_NEAR(cost.allreduce_s(ids(m[2]), std::stod(m[3])), want, 1e-9 * std::max(1.0, want))
+          << line;
       ++checked;
     } else if (std::regex_search(line, m, x)) {
       DappleSettings s;
-      s.machine_ends = machine_ends(*parse_machine_sizes(m[1].str() == "4+8+4" ? "4,8,4" : m[1].str()));
+      s.machine_ends =
+          machine_ends(*parse_machine_sizes(m[1].str() == "4+8+4" ? "4,8,4" : m[1].str()));
       DappleCostModel cost(empty, {}, s);
       double want = std::stod(m[5]);
       EXPECT_NEAR(cost.transfer_s(ids(m[2]), ids(m[3]), std::stod(m[4])), want,
@@ -94,8 +98,9 @@ TEST(DappleCost, ReproducesEveryRecordedCandidate) {
       }
       layout.cuts.back() = states.size() - 1;  // the last tuple's end is inclusive
       double speedup = cost.total_compute_s() / cost.latency_s(layout);
-      EXPECT_NEAR(speedup, std::stod(m[3]), 1e-6) << profile << " gbs " << run["gbs"] << " "
-                                                  << run["devices"] << " mbs " << run["mbs"] << ": " << c;
+      EXPECT_NEAR(speedup, std::stod(m[3]), 1e-6)
+          << profile << " gbs " << run["gbs"] << " " << run["devices"] << " mbs " << run["mbs"]
+          << ": " << c;
       ++checked;
     }
     // The data-parallel baseline the table reports.

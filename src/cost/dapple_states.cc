@@ -14,9 +14,9 @@ using Bits = std::vector<bool>;
 
 struct Graph {
   int n = 0;
-  std::vector<int> node;                 // graph index -> model layer
-  std::vector<std::vector<int>> succ;    // direct, in edge order
-  std::vector<Bits> preds, succs;        // transitive
+  std::vector<int> node;               // graph index -> model layer
+  std::vector<std::vector<int>> succ;  // direct, in edge order
+  std::vector<Bits> preds, succs;      // transitive
 };
 
 Graph preprocess(const Model& model) {

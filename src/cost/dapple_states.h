@@ -13,7 +13,7 @@ namespace paraplan {
 struct DappleStates {
   std::vector<std::string> description;
   std::vector<std::vector<int>> augmented_antichain;  ///< layer indices, ascending
-  std::vector<double> prefix_compute_s;        ///< at the profile batch, not normalised
+  std::vector<double> prefix_compute_s;               ///< at the profile batch, not normalised
   std::vector<double> prefix_activation_bytes;
   std::vector<double> prefix_parameter_bytes;
   std::vector<double> output_activation_bytes;  ///< bytes crossing a cut after the state
@@ -25,9 +25,10 @@ struct DappleStates {
   int size() const { return static_cast<int>(description.size()); }
 };
 
-/// PipeDream's antichain states. Uses each layer's first option at t = 1 (every layer needs one). If the antichain DAG would exceed `max_states`, falls back to a
-/// linear order of the layers (each state = a prefix of a topological order; the activation
-/// crossing the cut is the sum of outputs of prefix layers with an edge leaving the prefix).
+/// PipeDream's antichain states. Uses each layer's first option at t = 1 (every layer needs one).
+/// If the antichain DAG would exceed `max_states`, falls back to a linear order of the layers (each
+/// state = a prefix of a topological order; the activation crossing the cut is the sum of outputs
+/// of prefix layers with an edge leaving the prefix).
 DappleStates dapple_states(const Model& model, int max_states = 5000);
 
 }  // namespace paraplan

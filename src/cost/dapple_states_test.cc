@@ -21,31 +21,35 @@ TEST_P(DappleStatesReference, MatchesParsedStates) {
   Model model = io::read_dapple(kDapple + profile, 1);
   DappleStates st = dapple_states(model);
   ASSERT_EQ(st.size(), ref["n"].get<int>());
-  auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); };
+  auto near = [](double a, double b) {
+    return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b));
+  };
   for (int j = 0; j < st.size(); ++j) {
     EXPECT_EQ(st.description[j], ref["desc"][j].get<std::string>()) << profile << " state " << j;
     EXPECT_TRUE(near(st.prefix_compute_s[j], ref["prefix_compute_s"][j].get<double>()))
         << profile << " state " << j << ": " << st.prefix_compute_s[j];
     EXPECT_TRUE(near(st.prefix_parameter_bytes[j], ref["prefix_params_bytes"][j].get<double>()))
         << profile << " state " << j;
-    EXPECT_TRUE(near(st.output_activation_bytes[j], ref["output_activation_bytes"][j].get<double>()))
+    EXPECT_TRUE(
+        near(st.output_activation_bytes[j], ref["output_activation_bytes"][j].get<double>()))
         << profile << " state " << j;
-    EXPECT_EQ(st.predecessors[j], ref["preds"][j].get<std::vector<int>>()) << profile << " state " << j;
+    EXPECT_EQ(st.predecessors[j], ref["preds"][j].get<std::vector<int>>())
+        << profile << " state " << j;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Profiles, DappleStatesReference,
-    testing::Values("vgg-19-pbs-32.txt", "vgg16.txt", "amoeba-36-pbs-1.txt", "amoeba-18-pbs-8.txt",
-                    "amoeba-6-pbs-8-simplified.txt", "amoeba-6-pbs-8-complicated.txt",
-                    "bert-48-pbs-2.txt", "bert-24-pbs-6.txt", "xlnet-36-pbs-1.txt",
-                    "xlnet-24-pbs-1.txt", "gnmt-32-pbs-64-simplified.txt"),
-    [](const testing::TestParamInfo<std::string>& info) {
-      std::string name = info.param;
-      for (char& c : name)
-        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Profiles, DappleStatesReference,
+                         testing::Values("vgg-19-pbs-32.txt", "vgg16.txt", "amoeba-36-pbs-1.txt",
+                                         "amoeba-18-pbs-8.txt", "amoeba-6-pbs-8-simplified.txt",
+                                         "amoeba-6-pbs-8-complicated.txt", "bert-48-pbs-2.txt",
+                                         "bert-24-pbs-6.txt", "xlnet-36-pbs-1.txt",
+                                         "xlnet-24-pbs-1.txt", "gnmt-32-pbs-64-simplified.txt"),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
 
 // gnmt-16's antichains hold several nodes; their "first node" (hence the descriptions that
 // order the topological sort) came from Python set order in the original, so only the set of

@@ -85,9 +85,9 @@ std::vector<char> best_upgrades(const std::vector<Upgrade>& xs, double room, dou
     std::size_t a = 0, b = 0;
     while (a < skip.size() || b < take.size()) {
       bool from_skip = b == take.size() ||
-                       (a < skip.size() && (skip[a].weight < take[b].weight ||
-                                            (skip[a].weight == take[b].weight &&
-                                             skip[a].value >= take[b].value)));
+                       (a < skip.size() &&
+                        (skip[a].weight < take[b].weight ||
+                         (skip[a].weight == take[b].weight && skip[a].value >= take[b].value)));
       const BinaryState& st = from_skip ? skip[a++] : take[b++];
       if (keep.empty() || st.value > keep.back().value) keep.push_back(st);
     }
@@ -121,7 +121,8 @@ KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& it
     int c = 0, l = 0;
     const auto& opts = items[i];
     for (int o = 1; o < static_cast<int>(opts.size()); ++o) {
-      if (opts[o].cost < opts[c].cost || (opts[o].cost == opts[c].cost && opts[o].weight < opts[c].weight))
+      if (opts[o].cost < opts[c].cost ||
+          (opts[o].cost == opts[c].cost && opts[o].weight < opts[c].weight))
         c = o;
       if (opts[o].weight < opts[l].weight ||
           (opts[o].weight == opts[l].weight && opts[o].cost < opts[l].cost))

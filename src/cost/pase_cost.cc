@@ -43,8 +43,9 @@ PaseCostModel::PaseCostModel(const Model& model, const PaseSettings& settings)
   for (int v = 0; v < model_.size(); ++v) {
     if (!model_.layers[v].op)
       throw Error(ErrorKind::kInput, "",
-                  layer_place(model_, v) + " has no operator description; the pase cost model "
-                                           "needs an operator graph (built-in, ONNX)");
+                  layer_place(model_, v) +
+                      " has no operator description; the pase cost model "
+                      "needs an operator graph (built-in, ONNX)");
     enumerate(v);
   }
   // PaSE keeps one flow per (producer, consumer) pair: the consumer's last input from it.
@@ -55,7 +56,8 @@ PaseCostModel::PaseCostModel(const Model& model, const PaseSettings& settings)
       by_pair[{ed.from, v}].push_back({ed.from, v, ed.from_output, ed.to_input});
     }
   for (auto& [key, fl] : by_pair) {
-    std::sort(fl.begin(), fl.end(), [](const Flow& a, const Flow& b) { return a.to_input < b.to_input; });
+    std::sort(fl.begin(), fl.end(),
+              [](const Flow& a, const Flow& b) { return a.to_input < b.to_input; });
     if (settings_.keep_all_flows)
       flows_.insert(flows_.end(), fl.begin(), fl.end());
     else
@@ -125,7 +127,9 @@ PaseLayerCost PaseCostModel::layer_cost(int v, const std::vector<int>& c) const 
   const Operator& op = *model_.layers[v].op;
   const double r = r_;
   auto W = [r](double words) { return r * words; };
-  auto AR = [&](double w, long q) { return q == 1 ? 0.0 : W((w / static_cast<double>(q)) * (2.0 * static_cast<double>(q - 1))); };
+  auto AR = [&](double w, long q) {
+    return q == 1 ? 0.0 : W((w / static_cast<double>(q)) * (2.0 * static_cast<double>(q - 1)));
+  };
   const int n = static_cast<int>(op.dims.size());
   std::vector<double> dpp(n);
   double e = 1;
@@ -167,7 +171,8 @@ PaseLayerCost PaseCostModel::layer_cost(int v, const std::vector<int>& c) const 
       cost.communication = nb * comm;
       if (op.kind == OpKind::kLstm) {
         // Per-step cell reshape (dims L, S, B, N, K).
-        double B = static_cast<double>(op.dims[2].extent), Nu = static_cast<double>(op.dims[3].extent),
+        double B = static_cast<double>(op.dims[2].extent),
+               Nu = static_cast<double>(op.dims[3].extent),
                Ku = static_cast<double>(op.dims[4].extent);
         long cB = c[2], cNu = c[3], cKu = c[4];
         double need = (B / cB) * (Ku / cKu);
@@ -248,7 +253,8 @@ double PaseCostModel::flow_cost(int u, int out, const std::vector<int>& cu, int 
     inter = 0;
   } else {
     for (std::size_t i = 0; i < tv.shape.size(); ++i)
-      inter *= std::min(static_cast<double>(tv.shape[i]) / b[i], static_cast<double>(tv.shape[i]) / a[i]);
+      inter *= std::min(static_cast<double>(tv.shape[i]) / b[i],
+                        static_cast<double>(tv.shape[i]) / a[i]);
   }
   return r_ * (std::max(0.0, need - inter) * 2);
 }
@@ -298,7 +304,8 @@ void PaseCostModel::build_network() {
       for (int b = 0; b < pf.v_classes; ++b) {
         double c = 0;
         for (const Flow* f : fl)
-          c += flow_cost(u, f->from_output, configs_[u][rep_u[a]], v, f->to_input, configs_[v][rep_v[b]]);
+          c += flow_cost(u, f->from_output, configs_[u][rep_u[a]], v, f->to_input,
+                         configs_[v][rep_v[b]]);
         pf.cost[static_cast<std::size_t>(a) * pf.v_classes + b] = c;
       }
     network_.pairs.push_back(std::move(pf));

@@ -13,14 +13,15 @@
 namespace paraplan {
 
 struct PaseSettings {
-  int devices = 8;                 ///< p
-  double flops_per_s = 10e12;      ///< peak FLOP/s per device (PaSE's --flops, in TFLOP/s there)
+  int devices = 8;             ///< p
+  double flops_per_s = 10e12;  ///< peak FLOP/s per device (PaSE's --flops, in TFLOP/s there)
   double bandwidth_bytes_per_s = 16e9;  ///< link bandwidth (PaSE's --bw, in GB/s there)
-  int min_block = 1;               ///< PaSE's cutoff: d/f must stay >= this (if any f allows it)
+  int min_block = 1;  ///< PaSE's cutoff: d/f must stay >= this (if any f allows it)
   // Beyond PaSE:
-  bool keep_all_flows = false;     ///< price every tensor flow between two layers (PaSE keeps the last)
-  bool powers_of_two = false;      ///< only split dimensions by powers of two
-  bool use_all_devices = false;    ///< every layer uses exactly `devices` devices
+  bool keep_all_flows =
+      false;                   ///< price every tensor flow between two layers (PaSE keeps the last)
+  bool powers_of_two = false;  ///< only split dimensions by powers of two
+  bool use_all_devices = false;  ///< every layer uses exactly `devices` devices
   /// Refuse models with a layer of more configurations than this (exit 6).
   long max_configs_per_layer = 200000;
 };

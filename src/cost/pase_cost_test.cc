@@ -20,8 +20,11 @@ TEST(PaseCost, GraphSizesMatchSpec) {
   struct Case {
     const char* name;
     int nodes, flows_after_collapse;
-  } cases[] = {{"alexnet", 14, 13}, {"resnet101", 245, 277}, {"inception3", 219, 253},
-               {"rnnlm", 4, 3}, {"transformer", 204, 256}};
+  } cases[] = {{"alexnet", 14, 13},
+               {"resnet101", 245, 277},
+               {"inception3", 219, 253},
+               {"rnnlm", 4, 3},
+               {"transformer", 204, 256}};
   for (const auto& c : cases) {
     auto w = zoo::pase_graph(c.name, 128);
     PaseCostModel cost(w.model, settings_for(8, w.min_block));
@@ -43,9 +46,9 @@ TEST(PaseCost, WorkedExamplesOfTheSpec) {
     auto lc = cost.layer_cost(v, c);
     return lc.compute + lc.communication;
   };
-  EXPECT_DOUBLE_EQ(total(10, {1, 4, 8}), 2706178048.0);        // FC6
-  EXPECT_DOUBLE_EQ(total(10, {32, 1, 1}), 366143913984.0);     // FC6 data parallel
-  EXPECT_DOUBLE_EQ(total(13, {1, 4}), 1411328.0);              // SCE
+  EXPECT_DOUBLE_EQ(total(10, {1, 4, 8}), 2706178048.0);     // FC6
+  EXPECT_DOUBLE_EQ(total(10, {32, 1, 1}), 366143913984.0);  // FC6 data parallel
+  EXPECT_DOUBLE_EQ(total(13, {1, 4}), 1411328.0);           // SCE
   EXPECT_DOUBLE_EQ(cost.flow_cost(10, 0, {1, 4, 8}, 11, 0, {1, 8, 4}), 0.0);
   EXPECT_DOUBLE_EQ(cost.flow_cost(10, 0, {1, 4, 8}, 11, 0, {32, 1, 1}), 163840000.0);
   EXPECT_DOUBLE_EQ(cost.flow_cost(9, 0, {16, 1}, 10, 0, {1, 4, 8}), 1382400000.0);

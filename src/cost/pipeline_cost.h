@@ -45,8 +45,8 @@ class PipelineCostModel {
  public:
   virtual ~PipelineCostModel() = default;
   virtual std::string name() const = 0;
-  virtual int max_devices() const = 0;             ///< K: Σ d·t <= K
-  virtual int max_data_parallel_sum() const = 0;   ///< Σ d <= this
+  virtual int max_devices() const = 0;                        ///< K: Σ d·t <= K
+  virtual int max_data_parallel_sum() const = 0;              ///< Σ d <= this
   virtual const std::vector<StageShape>& shapes() const = 0;  ///< ascending (t, d)
   virtual std::unique_ptr<StageCursor> cursor() const = 0;
   /// Scores a plan from scratch: per-stage figures, memory, feasibility, objective.

@@ -1,11 +1,11 @@
 // Piper's time-per-sample model with incremental stage pricing for the pipeline planner.
 #include "cost/piper_cost.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "cost/knapsack.h"
 #include "ir/error.h"
@@ -22,7 +22,8 @@ PiperCostModel::PiperCostModel(const Model& model, PiperSettings settings)
   degrees_.assign(degrees.begin(), degrees.end());
   for (int ti = 0; ti < static_cast<int>(degrees_.size()); ++ti) {
     int t = degrees_[ti];
-    for (int d = 1; d <= max_dp_sum_ && static_cast<long long>(d) * t <= settings_.max_devices; ++d) {
+    for (int d = 1; d <= max_dp_sum_ && static_cast<long long>(d) * t <= settings_.max_devices;
+         ++d) {
       if (settings_.microbatches % d != 0) continue;
       shapes_.push_back({t, d});
       shape_degree_index_.push_back(ti);
@@ -57,7 +58,7 @@ class PiperCursor : public StageCursor {
  private:
   struct Frame {
     int layer;
-    int position;  // where `layer` sat in members_
+    int position;              // where `layer` sat in members_
     std::size_t saved_sums;    // offset into sum_stack_
     std::size_t saved_alphas;  // offset into alpha_stack_
   };
@@ -66,7 +67,8 @@ class PiperCursor : public StageCursor {
   }
   double contribution(int layer, int ti, int l, int d) const {
     const auto& o = (*options(layer, ti))[l];
-    return alpha_[alpha_offset_[layer * degree_count_ + ti] + l] / d + gamma_[d] * o.parameter_bytes;
+    return alpha_[alpha_offset_[layer * degree_count_ + ti] + l] / d +
+           gamma_[d] * o.parameter_bytes;
   }
   int fastest(int layer, int ti, int d) const;
   // Adds (sign = +1) or subtracts (-1) layer x's share to every shape's sums.
@@ -85,7 +87,7 @@ class PiperCursor : public StageCursor {
   std::vector<double> alpha_;
   std::vector<double> gamma_;  // per d
   std::vector<int> members_, position_;
-  std::vector<int> missing_;   // per degree: members without options for it
+  std::vector<int> missing_;  // per degree: members without options for it
   // Per shape: Σ fastest contribution, and Σ a, Σ b of those fastest options.
   std::vector<double> sum_time_, sum_a_, sum_b_;
   // Memory objective: per degree, per y (1..max_y): Σ min_l (a_l·y + b_l).
@@ -150,9 +152,10 @@ int PiperCursor::fastest(int layer, int ti, int d) const {
     double c = contribution(layer, ti, l, d);
     // Ties go to the smaller memory, then to the earlier option (Piper's array order).
     if (c < best_c ||
-        (c == best_c && (opts[l].memory_per_inflight_bytes < opts[best].memory_per_inflight_bytes ||
-                         (opts[l].memory_per_inflight_bytes == opts[best].memory_per_inflight_bytes &&
-                          opts[l].memory_fixed_bytes < opts[best].memory_fixed_bytes)))) {
+        (c == best_c &&
+         (opts[l].memory_per_inflight_bytes < opts[best].memory_per_inflight_bytes ||
+          (opts[l].memory_per_inflight_bytes == opts[best].memory_per_inflight_bytes &&
+           opts[l].memory_fixed_bytes < opts[best].memory_fixed_bytes)))) {
       best = l;
       best_c = c;
     }
@@ -413,8 +416,9 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
       if (v < 0 || v >= model.size())
         throw Error(ErrorKind::kInput, "plan", fmt::format("stage {}: no layer index {}", i, v));
       if (stage_of[v] >= 0)
-        throw Error(ErrorKind::kInput, "plan",
-                    fmt::format("layer {} is in stages {} and {}", model.layers[v].id, stage_of[v], i));
+        throw Error(
+            ErrorKind::kInput, "plan",
+            fmt::format("layer {} is in stages {} and {}", model.layers[v].id, stage_of[v], i));
       stage_of[v] = i;
     }
   }
@@ -436,8 +440,8 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
                   fmt::format("stage {}: data-parallel degree {} must divide the {} micro-batches",
                               i, st.data_parallel, settings_.microbatches));
     if (st.tensor_parallel < 1)
-      throw Error(ErrorKind::kInput, "plan", fmt::format("stage {}: tensor-parallel degree {}", i,
-                                                         st.tensor_parallel));
+      throw Error(ErrorKind::kInput, "plan",
+                  fmt::format("stage {}: tensor-parallel degree {}", i, st.tensor_parallel));
     dp_sum += st.data_parallel;
     devices += static_cast<long long>(st.data_parallel) * st.tensor_parallel;
   }
@@ -446,9 +450,9 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
                 fmt::format("the data-parallel degrees sum to {}, more than the {} micro-batches",
                             dp_sum, settings_.microbatches));
   if (devices > settings_.max_devices)
-    throw Error(ErrorKind::kInput, "plan",
-                fmt::format("the plan uses {} devices; {} are available", devices,
-                            settings_.max_devices));
+    throw Error(
+        ErrorKind::kInput, "plan",
+        fmt::format("the plan uses {} devices; {} are available", devices, settings_.max_devices));
   plan.devices_used = static_cast<int>(devices);
   plan.feasible = true;
   plan.objective = 0;

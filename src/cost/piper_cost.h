@@ -39,9 +39,9 @@ class PiperCostModel : public PipelineCostModel {
   const Model& model_;
   PiperSettings settings_;
   int max_dp_sum_;
-  std::vector<int> degrees_;         ///< every degree any layer has, ascending
+  std::vector<int> degrees_;  ///< every degree any layer has, ascending
   std::vector<StageShape> shapes_;
-  std::vector<int> shape_degree_index_;  ///< per shape: index into degrees_
+  std::vector<int> shape_degree_index_;          ///< per shape: index into degrees_
   std::vector<int> edge_out_pos_, edge_in_pos_;  ///< an edge's position in its ends' lists
 };
 

@@ -19,7 +19,8 @@ std::vector<double> fractions(const JsonObject& o, std::string_view key) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string place = o.place(key) + "/" + std::to_string(i);
     const double x = checked_number(list[i], place, true);
-    if (x > 1) throw Error(ErrorKind::kInput, place, "an efficiency is a fraction of the peak, in (0, 1]");
+    if (x > 1)
+      throw Error(ErrorKind::kInput, place, "an efficiency is a fraction of the peak, in (0, 1]");
     out.push_back(x);
   }
   return out;
@@ -59,22 +60,40 @@ Json calibration_to_json(const Calibration& c) {
 
 Calibration calibration_from_json(const Json& doc, const std::string& source) {
   JsonObject o(doc, source, "");
-  o.only({"format", "version", "device", "gemm_efficiency", "gemm_half_efficiency_flops",
-          "attention_efficiency", "flash_attention_efficiency", "flash_backward_efficiency",
+  o.only({"format",
+          "version",
+          "device",
+          "gemm_efficiency",
+          "gemm_half_efficiency_flops",
+          "attention_efficiency",
+          "flash_attention_efficiency",
+          "flash_backward_efficiency",
           "memory_bandwidth_bytes_per_s",
-          "score_bytes_per_element", "hidden_bytes_per_element", "eager_hidden_bytes_per_element",
+          "score_bytes_per_element",
+          "hidden_bytes_per_element",
+          "eager_hidden_bytes_per_element",
           "layer_overhead_s",
-          "logit_bytes_per_element", "collective_efficiency", "ring_step_latency_s",
-          "network_step_latency_s", "p2p_efficiency", "p2p_overhead_s",
-          "gradient_bytes_per_parameter", "optimizer_bytes_per_parameter",
-          "iteration_overhead_s", "overlap_slowdown", "runtime_reserved_bytes", "nccl_communicator_bytes",
-          "allocator_fragmentation", "moe_load_imbalance"});
+          "logit_bytes_per_element",
+          "collective_efficiency",
+          "ring_step_latency_s",
+          "network_step_latency_s",
+          "p2p_efficiency",
+          "p2p_overhead_s",
+          "gradient_bytes_per_parameter",
+          "optimizer_bytes_per_parameter",
+          "iteration_overhead_s",
+          "overlap_slowdown",
+          "runtime_reserved_bytes",
+          "nccl_communicator_bytes",
+          "allocator_fragmentation",
+          "moe_load_imbalance"});
   if (o.string("format") != "paraplan-calibration")
     o.fail("format", "expected \"paraplan-calibration\"");
   const long long version = o.integer("version", 1, 3);
   if (version == 1)
-    o.fail("version", "expected 3 (version 1 files lack the memory fields runtime_reserved_bytes "
-                      "and allocator_fragmentation; add them, see docs/formats.md)");
+    o.fail("version",
+           "expected 3 (version 1 files lack the memory fields runtime_reserved_bytes "
+           "and allocator_fragmentation; add them, see docs/formats.md)");
   Calibration c;
   // Version 2 files predate the FlashAttention, logit and network-latency terms: those take
   // their version-2 meaning (the standard-attention efficiency, 12 bytes per logit, the
@@ -98,7 +117,8 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
   c.ring_step_latency_s = o.number("ring_step_latency_s");
   c.flash_attention_efficiency = v3("flash_attention_efficiency", c.attention_efficiency, true);
   c.flash_backward_efficiency = v3("flash_backward_efficiency", c.attention_efficiency, true);
-  c.eager_hidden_bytes_per_element = v3("eager_hidden_bytes_per_element", c.hidden_bytes_per_element, false);
+  c.eager_hidden_bytes_per_element =
+      v3("eager_hidden_bytes_per_element", c.hidden_bytes_per_element, false);
   c.logit_bytes_per_element = v3("logit_bytes_per_element", 12, false);
   c.network_step_latency_s = v3("network_step_latency_s", c.ring_step_latency_s, false);
   c.p2p_efficiency = fractions(o, "p2p_efficiency");
@@ -107,7 +127,8 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
   c.optimizer_bytes_per_parameter = o.number("optimizer_bytes_per_parameter");
   c.iteration_overhead_s = o.number("iteration_overhead_s");
   c.overlap_slowdown = o.number("overlap_slowdown");
-  if (c.overlap_slowdown > 1) o.fail("overlap_slowdown", "a fraction of the overlapped time, in [0, 1]");
+  if (c.overlap_slowdown > 1)
+    o.fail("overlap_slowdown", "a fraction of the overlapped time, in [0, 1]");
   c.runtime_reserved_bytes = o.number("runtime_reserved_bytes");
   // Version 2 counted NCCL's buffers inside runtime_reserved_bytes.
   c.nccl_communicator_bytes = v3("nccl_communicator_bytes", 0, false);

@@ -1,9 +1,9 @@
 // Calibration files and YAML documents: round trips, and one clear message per mistake.
 #include "io/calibration_file.h"
 
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include "io/native_json.h"
 #include "io/yaml_json.h"
@@ -77,9 +77,9 @@ TEST(CalibrationFile, MistakesNameTheField) {
 TEST(CalibrationFile, Version2FilesReadWithTheirMeaning) {
   Json j = calibration_to_json(Calibration{});
   j["version"] = 2;
-  for (const char* key : {"flash_attention_efficiency", "flash_backward_efficiency",
-                          "eager_hidden_bytes_per_element", "logit_bytes_per_element",
-                          "network_step_latency_s", "nccl_communicator_bytes"})
+  for (const char* key :
+       {"flash_attention_efficiency", "flash_backward_efficiency", "eager_hidden_bytes_per_element",
+        "logit_bytes_per_element", "network_step_latency_s", "nccl_communicator_bytes"})
     j.erase(key);
   const Calibration c = calibration_from_json(j, "v2.json");
   EXPECT_EQ(c.flash_attention_efficiency, c.attention_efficiency);
@@ -89,7 +89,8 @@ TEST(CalibrationFile, Version2FilesReadWithTheirMeaning) {
   EXPECT_EQ(c.network_step_latency_s, c.ring_step_latency_s);
   EXPECT_EQ(c.nccl_communicator_bytes, 0);
   j["logit_bytes_per_element"] = 20;
-  expect_input_error([&] { calibration_from_json(j, "v2.json"); }, "/logit_bytes_per_element: not a version 2 field");
+  expect_input_error([&] { calibration_from_json(j, "v2.json"); },
+                     "/logit_bytes_per_element: not a version 2 field");
 }
 
 TEST(ClusterFile, YamlWithRepeatedMachines) {

@@ -6,12 +6,21 @@ Json chrome_trace(const Timeline& t) {
   Json events = Json::array();
   for (std::size_t d = 0; d < t.devices.size(); ++d) {
     const int pid = static_cast<int>(d) + 1;
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"tid", 0},
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", pid},
+                      {"tid", 0},
                       {"args", {{"name", t.devices[d]}}}});
-    events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid}, {"tid", 0},
+    events.push_back({{"ph", "M"},
+                      {"name", "process_sort_index"},
+                      {"pid", pid},
+                      {"tid", 0},
                       {"args", {{"sort_index", pid}}}});
     for (std::size_t s = 0; s < t.streams.size(); ++s)
-      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", static_cast<int>(s)},
+      events.push_back({{"ph", "M"},
+                        {"name", "thread_name"},
+                        {"pid", pid},
+                        {"tid", static_cast<int>(s)},
                         {"args", {{"name", t.streams[s]}}}});
   }
   for (const TimelineEvent& e : t.events) {
@@ -29,8 +38,12 @@ Json chrome_trace(const Timeline& t) {
   }
   for (std::size_t d = 0; d < t.memory.size(); ++d)
     for (const MemorySample& m : t.memory[d])
-      events.push_back({{"ph", "C"}, {"name", "memory"}, {"pid", static_cast<int>(d) + 1}, {"tid", 0},
-                        {"ts", m.time_s * 1e6}, {"args", {{"GiB", m.bytes / 1073741824.0}}}});
+      events.push_back({{"ph", "C"},
+                        {"name", "memory"},
+                        {"pid", static_cast<int>(d) + 1},
+                        {"tid", 0},
+                        {"ts", m.time_s * 1e6},
+                        {"args", {{"GiB", m.bytes / 1073741824.0}}}});
   return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 

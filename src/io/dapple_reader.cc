@@ -1,14 +1,14 @@
 // PipeDream profile parser with line-numbered errors.
 #include "io/dapple_reader.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <regex>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "io/json_fields.h"
 #include "io/model_checks.h"
@@ -55,8 +55,8 @@ Model parse_dapple(const std::string& text, const std::string& source, int profi
       fail(fmt::format("{} must be a finite non-negative number, got \"{}\"", key, value));
     return x;
   };
-  static const char* kKeys[] = {"forward_compute_time", "backward_compute_time",
-                                "activation_size", "parameter_size"};
+  static const char* kKeys[] = {"forward_compute_time", "backward_compute_time", "activation_size",
+                                "parameter_size"};
   while (std::getline(in, raw)) {
     ++line_no;
     std::string line = trim(raw);
@@ -70,27 +70,31 @@ Model parse_dapple(const std::string& text, const std::string& source, int profi
       for (int i = 0; i < 2; ++i) {
         auto it = index_of.find(trim(parts[i]));
         if (it == index_of.end())
-          fail("edge names node \"" + trim(parts[i]) + "\", which is not defined on an earlier line");
+          fail("edge names node \"" + trim(parts[i]) +
+               "\", which is not defined on an earlier line");
         ends[i] = it->second;
       }
       model.edges.push_back({ends[0], ends[1], model.layers[ends[0]].output_bytes});
       continue;
     }
     if (parts.size() != 3 && parts.size() != 4)
-      fail("a node line must be \"<id> -- <description> -- forward_compute_time=..., "
-           "backward_compute_time=..., activation_size=..., parameter_size=...\"");
+      fail(
+          "a node line must be \"<id> -- <description> -- forward_compute_time=..., "
+          "backward_compute_time=..., activation_size=..., parameter_size=...\"");
     if (parts.size() == 4 && parts[3].rfind("stage_id=", 0) != 0)
       fail("the optional fourth field of a node line must be stage_id=<int>");
     std::string id = trim(parts[0]);
     std::smatch m;
     static const std::regex kNodeId("node([0-9]{1,15})");
-    if (!std::regex_match(id, m, kNodeId)) fail("node ids must look like node<number>, got \"" + id + "\"");
+    if (!std::regex_match(id, m, kNodeId))
+      fail("node ids must look like node<number>, got \"" + id + "\"");
     if (index_of.count(id)) fail("node \"" + id + "\" is defined twice");
     auto fields = split(parts[2], ", ");
     if (fields.size() != 4)
-      fail(fmt::format("expected 4 metadata items (forward_compute_time, backward_compute_time, "
-                       "activation_size, parameter_size), got {}",
-                       fields.size()));
+      fail(
+          fmt::format("expected 4 metadata items (forward_compute_time, backward_compute_time, "
+                      "activation_size, parameter_size), got {}",
+                      fields.size()));
     double values[4];
     for (int i = 0; i < 4; ++i) {
       auto eq = fields[i].find('=');

@@ -31,7 +31,8 @@ void expect_error(const std::string& text, const std::string& pattern) {
     ADD_FAILURE() << "accepted; expected " << pattern;
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInput);
-    EXPECT_TRUE(std::regex_search(e.what(), std::regex(pattern))) << e.what() << "\nexpected: " << pattern;
+    EXPECT_TRUE(std::regex_search(e.what(), std::regex(pattern)))
+        << e.what() << "\nexpected: " << pattern;
   }
 }
 
@@ -56,22 +57,27 @@ TEST(DappleReader, ParsesListsAndStageIds) {
 
 TEST(DappleReader, RejectsBadInput) {
   expect_error("", R"(p\.txt: no node lines)");
-  expect_error(kNode1 + "\tnode1 -- node9\n", R"(p\.txt:2: edge names node "node9", which is not defined)");
-  expect_error(kNode1 + "node2 -- X -- forward_compute_time=-1, backward_compute_time=2, "
-                        "activation_size=1, parameter_size=1\n",
+  expect_error(kNode1 + "\tnode1 -- node9\n",
+               R"(p\.txt:2: edge names node "node9", which is not defined)");
+  expect_error(kNode1 +
+                   "node2 -- X -- forward_compute_time=-1, backward_compute_time=2, "
+                   "activation_size=1, parameter_size=1\n",
                R"(p\.txt:2: forward_compute_time must be a finite non-negative number, got "-1")");
-  expect_error(kNode1 + "node2 -- X -- forward_compute_time=nan, backward_compute_time=2, "
-                        "activation_size=1, parameter_size=1\n",
+  expect_error(kNode1 +
+                   "node2 -- X -- forward_compute_time=nan, backward_compute_time=2, "
+                   "activation_size=1, parameter_size=1\n",
                R"(p\.txt:2: forward_compute_time must be a finite)");
   expect_error(kNode1 + "node2 -- X -- forward_compute_time=1, backward_compute_time=2\n",
                R"(p\.txt:2: expected 4 metadata items)");
-  expect_error(kNode1 + "node2 -- X -- backward_compute_time=1, forward_compute_time=2, "
-                        "activation_size=1, parameter_size=1\n",
+  expect_error(kNode1 +
+                   "node2 -- X -- backward_compute_time=1, forward_compute_time=2, "
+                   "activation_size=1, parameter_size=1\n",
                R"(p\.txt:2: metadata item 1 must be forward_compute_time)");
   expect_error(kNode1 + kNode1, R"(p\.txt:2: node "node1" is defined twice)");
-  expect_error("layer7 -- X -- forward_compute_time=1, backward_compute_time=2, activation_size=1, "
-               "parameter_size=1\n",
-               R"(p\.txt:1: node ids must look like node<number>)");
+  expect_error(
+      "layer7 -- X -- forward_compute_time=1, backward_compute_time=2, activation_size=1, "
+      "parameter_size=1\n",
+      R"(p\.txt:1: node ids must look like node<number>)");
   expect_error(kNode1 + kNode2 + "\tnode1 -- node2\n\tnode2 -- node1\n", R"(cycle)");
   expect_error(kNode1 + kNode2 + "\tnode1 -- node2\n\tnode1 -- node2\n", R"(duplicate edge)");
   expect_error(kNode1 + "\tnode1\n", R"(p\.txt:2: an edge line must be)");

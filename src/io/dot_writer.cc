@@ -1,10 +1,10 @@
 // DOT output (https://graphviz.org/doc/info/lang.html).
 #include "io/dot_writer.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace paraplan::io {
 namespace {
@@ -33,7 +33,8 @@ std::string model_to_dot(const Model& model, const Plan* plan) {
     const Layer& layer = model.layers[v];
     std::string label = escape(fmt::format("{}: {}", layer.id, layer.name));
     if (layer.op)
-      label += "\\n" + escape(fmt::format("{} ({})", op_kind_name(layer.op->kind), layer.op->dims_text()));
+      label += "\\n" +
+               escape(fmt::format("{} ({})", op_kind_name(layer.op->kind), layer.op->dims_text()));
     std::string fill = palette[0];
     auto it = split_of.find(v);
     if (it != split_of.end() && layer.op) {
@@ -45,8 +46,8 @@ std::string model_to_dot(const Model& model, const Plan* plan) {
       fill = palette[std::min(level, 8)];
     }
     std::string font = fill[1] == '0' || fill[1] == '2' || fill[1] == '4' ? "white" : "black";
-    s << fmt::format("  n{} [label=\"{}\", fillcolor=\"{}\", fontcolor=\"{}\"];\n", v, label,
-                     fill, font);
+    s << fmt::format("  n{} [label=\"{}\", fillcolor=\"{}\", fontcolor=\"{}\"];\n", v, label, fill,
+                     font);
   }
   for (const auto& e : model.edges)
     s << fmt::format("  n{} -> n{} [label=\"{:.4g} B\"];\n", e.from, e.to, e.bytes);

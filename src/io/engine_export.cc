@@ -69,8 +69,11 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
         arg("--recompute-num-layers", "1");
       }
       break;
-    case Recompute::kSelective: arg("--recompute-granularity", "selective"); break;
-    case Recompute::kNone: break;
+    case Recompute::kSelective:
+      arg("--recompute-granularity", "selective");
+      break;
+    case Recompute::kNone:
+      break;
   }
   if (t.zero_stage >= 2)
     throw Error(ErrorKind::kUsage, "",
@@ -91,8 +94,7 @@ Json deepspeed_config(const TrainingConfig& t) {
          {"train_micro_batch_size_per_gpu", t.micro_batch},
          {"gradient_accumulation_steps", t.microbatches()},
          {"bf16", {{"enabled", true}}},
-         {"zero_optimization",
-          {{"stage", t.zero_stage}, {"overlap_comm", t.overlap_grad_reduce}}},
+         {"zero_optimization", {{"stage", t.zero_stage}, {"overlap_comm", t.overlap_grad_reduce}}},
          {"gradient_clipping", 1.0}};
   if (t.recompute != Recompute::kNone)
     j["activation_checkpointing"] = {{"partition_activations", t.sequence_parallel},

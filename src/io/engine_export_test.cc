@@ -43,15 +43,18 @@ TEST(EngineExport, MegatronArgumentsCarryEveryKnob) {
   t.recompute_layers = 3;
   t.overlap_grad_reduce = true;
   std::string more = megatron_arguments(*zoo::llm_model("llama3-70b"), t);
-  for (const char* want : {"--context-parallel-size 2 \\\n", "--num-layers-per-virtual-pipeline-stage 2 \\\n",
-                           "--recompute-method block \\\n", "--recompute-num-layers 3 \\\n",
-                           "--overlap-grad-reduce \\\n"})
+  for (const char* want :
+       {"--context-parallel-size 2 \\\n", "--num-layers-per-virtual-pipeline-stage 2 \\\n",
+        "--recompute-method block \\\n", "--recompute-num-layers 3 \\\n",
+        "--overlap-grad-reduce \\\n"})
     EXPECT_NE(more.find(want), std::string::npos) << want << "\n" << more;
   t.vpp = 1;
   t.pp = 3;
   t.stage_layers = {27, 27, 26};
   std::string layout = megatron_arguments(*zoo::llm_model("llama3-70b"), t);
-  EXPECT_NE(layout.find("--pipeline-model-parallel-layout \"Et*27|t*27|t*26,L\""), std::string::npos) << layout;
+  EXPECT_NE(layout.find("--pipeline-model-parallel-layout \"Et*27|t*27|t*26,L\""),
+            std::string::npos)
+      << layout;
   t.ep = 8;
   const std::string moe = megatron_arguments(*zoo::llm_model("mixtral-8x7b"), t);
   for (const char* want : {"--expert-model-parallel-size 8 \\\n", "--moe-grouped-gemm \\\n",
@@ -61,7 +64,8 @@ TEST(EngineExport, MegatronArgumentsCarryEveryKnob) {
   t.moe_capacity_factor = 1.25;
   const std::string dropping = megatron_arguments(*zoo::llm_model("mixtral-8x7b"), t);
   EXPECT_NE(dropping.find("--moe-expert-capacity-factor 1.25 \\\n"), std::string::npos) << dropping;
-  EXPECT_NE(dropping.find("--moe-pad-expert-input-to-capacity \\\n"), std::string::npos) << dropping;
+  EXPECT_NE(dropping.find("--moe-pad-expert-input-to-capacity \\\n"), std::string::npos)
+      << dropping;
   t.moe_capacity_factor = 0;
   t.zero_stage = 3;
   EXPECT_THROW(megatron_arguments(*zoo::llm_model("gpt3-175b"), t), Error);

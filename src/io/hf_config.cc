@@ -1,11 +1,11 @@
 // Key names differ between model families; each field lists the names it accepts, first wins.
 #include "io/hf_config.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <initializer_list>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace paraplan::io {
 namespace {
@@ -62,7 +62,8 @@ class Keys {
 }  // namespace
 
 TransformerConfig hf_config_from_json(const Json& doc, const std::string& source) {
-  if (!doc.is_object()) throw Error(ErrorKind::kInput, source, "a config.json must be a JSON object");
+  if (!doc.is_object())
+    throw Error(ErrorKind::kInput, source, "a config.json must be a JSON object");
   Keys k(doc, source);
   TransformerConfig c;
   std::string type;
@@ -77,12 +78,15 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
   const bool gpt2 = type == "gpt2", neox = type == "gpt_neox";
   c.hidden_size = k.count({"hidden_size", "n_embd", "d_model"}, "the hidden size");
   c.num_layers = k.count({"num_hidden_layers", "n_layer", "num_layers"}, "the number of layers");
-  c.num_attention_heads = k.count({"num_attention_heads", "n_head"}, "the number of attention heads");
-  c.num_kv_heads = k.count({"num_key_value_heads"}, "the number of key-value heads", c.num_attention_heads);
+  c.num_attention_heads =
+      k.count({"num_attention_heads", "n_head"}, "the number of attention heads");
+  c.num_kv_heads =
+      k.count({"num_key_value_heads"}, "the number of key-value heads", c.num_attention_heads);
   if (c.num_attention_heads % c.num_kv_heads)
     throw Error(ErrorKind::kInput, source + ": /num_key_value_heads",
                 fmt::format("{} attention heads cannot be grouped over {} key-value heads (it must "
-                            "divide the number of heads)", c.num_attention_heads, c.num_kv_heads));
+                            "divide the number of heads)",
+                            c.num_attention_heads, c.num_kv_heads));
   std::int64_t derived_head_dim = c.hidden_size / c.num_attention_heads;
   if (!k.find({"head_dim"}) && c.hidden_size % c.num_attention_heads)
     throw Error(ErrorKind::kInput, source + ": /num_attention_heads",
@@ -90,11 +94,11 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
                             c.hidden_size, c.num_attention_heads));
   c.head_dim = k.count({"head_dim"}, "the width of an attention head", derived_head_dim);
   const std::int64_t default_ffn = gpt2 || neox ? 4 * c.hidden_size : -1;
-  c.ffn_hidden_size = k.count({"intermediate_size", "n_inner", "ffn_hidden_size"},
-                              "the MLP width", default_ffn);
-  static const std::set<std::string> gated_types = {"llama", "mistral", "mixtral", "qwen2",
-                                                    "qwen2_moe", "qwen3", "qwen3_moe", "deepseek_v2", "deepseek_v3",
-                                                    "gemma", "gemma2", "phi3", "olmo"};
+  c.ffn_hidden_size =
+      k.count({"intermediate_size", "n_inner", "ffn_hidden_size"}, "the MLP width", default_ffn);
+  static const std::set<std::string> gated_types = {
+      "llama",       "mistral",     "mixtral", "qwen2",  "qwen2_moe", "qwen3", "qwen3_moe",
+      "deepseek_v2", "deepseek_v3", "gemma",   "gemma2", "phi3",      "olmo"};
   c.gated_mlp = gated_types.count(type) > 0;
   if (const Json* act = k.find({"hidden_act", "activation_function"}); act && act->is_string()) {
     const std::string a = act->get<std::string>();
@@ -103,7 +107,9 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
   c.vocab_size = k.count({"vocab_size", "padded_vocab_size"}, "the vocabulary size");
   c.tied_embeddings = k.flag("tie_word_embeddings", gpt2);
   c.learned_positions = gpt2;
-  if (gpt2) c.max_positions = k.count({"n_positions", "max_position_embeddings"}, "the number of positions", 1024);
+  if (gpt2)
+    c.max_positions =
+        k.count({"n_positions", "max_position_embeddings"}, "the number of positions", 1024);
   c.biases = gpt2 || neox;
   c.num_experts = k.count({"num_local_experts", "n_routed_experts", "num_experts"},
                           "the number of experts", 0, true);
@@ -111,9 +117,10 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
     c.experts_per_token = k.count({"num_experts_per_tok", "moe_topk"}, "experts per token");
     if (c.experts_per_token > c.num_experts)
       throw Error(ErrorKind::kInput, source + ": /num_experts_per_tok",
-                  fmt::format("{} experts per token exceeds the {} experts",
-                              c.experts_per_token, c.num_experts));
-    c.expert_ffn_hidden_size = k.count({"moe_intermediate_size"}, "the expert MLP width", c.ffn_hidden_size);
+                  fmt::format("{} experts per token exceeds the {} experts", c.experts_per_token,
+                              c.num_experts));
+    c.expert_ffn_hidden_size =
+        k.count({"moe_intermediate_size"}, "the expert MLP width", c.ffn_hidden_size);
     c.shared_experts = k.count({"n_shared_experts"}, "the number of shared experts", 0, true);
     c.shared_expert_ffn_hidden_size =
         k.count({"shared_expert_intermediate_size"}, "the shared expert MLP width", 0, true);

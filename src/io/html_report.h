@@ -17,12 +17,12 @@ struct ReportData {
   std::string stage_title = "Stages";
   std::vector<std::string> stage_header;
   std::vector<std::vector<std::string>> stage_rows;
-  const Timeline* timeline = nullptr;   ///< optional
-  std::vector<Bar> memory;              ///< per device, GiB, with the device's capacity
-  std::vector<PlotSeries> frontier;     ///< optional
+  const Timeline* timeline = nullptr;  ///< optional
+  std::vector<Bar> memory;             ///< per device, GiB, with the device's capacity
+  std::vector<PlotSeries> frontier;    ///< optional
   std::string frontier_y_title = "iteration time (s)";
-  std::string graph_svg;                ///< optional: the operator graph (io::operator_graph_svg)
-  std::string notes;                    ///< a closing paragraph
+  std::string graph_svg;  ///< optional: the operator graph (io::operator_graph_svg)
+  std::string notes;      ///< a closing paragraph
 };
 
 std::string html_report(const ReportData& data);

@@ -1,11 +1,11 @@
 // Strict JSON field access with placed error messages.
 #include "io/json_fields.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace paraplan::io {
 
@@ -52,12 +52,15 @@ Json parse_json_text(const std::string& text, const std::string& source) {
     std::string what = e.what();
     auto bracket = what.find("] ");
     throw Error(ErrorKind::kInput, source,
-                "malformed JSON (" + (bracket == std::string::npos ? what : what.substr(bracket + 2)) +
+                "malformed JSON (" +
+                    (bracket == std::string::npos ? what : what.substr(bracket + 2)) +
                     "); numbers must be finite");
   }
 }
 
-Json parse_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
+Json parse_json_file(const std::string& path) {
+  return parse_json_text(read_text_file(path), path);
+}
 
 namespace {
 
@@ -69,10 +72,14 @@ std::size_t utf8_sequence(std::string_view text, std::size_t i) {
   if (c < 0x80) return 1;
   std::size_t n = 0;
   unsigned char low = 0x80, high = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c >= 0xE0 && c <= 0xEF) n = 3, low = c == 0xE0 ? 0xA0 : 0x80, high = c == 0xED ? 0x9F : 0xBF;
-  else if (c >= 0xF0 && c <= 0xF4) n = 4, low = c == 0xF0 ? 0x90 : 0x80, high = c == 0xF4 ? 0x8F : 0xBF;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    n = 2;
+  else if (c >= 0xE0 && c <= 0xEF)
+    n = 3, low = c == 0xE0 ? 0xA0 : 0x80, high = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4)
+    n = 4, low = c == 0xF0 ? 0x90 : 0x80, high = c == 0xF4 ? 0x8F : 0xBF;
+  else
+    return 0;
   if (i + n > text.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
   for (std::size_t k = 2; k < n; ++k)
     if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
@@ -103,11 +110,14 @@ std::string utf8_or_replaced(std::string_view text) {
 std::string describe(const Json& value) {
   // The replacement handler: a message about a bad value must not fail on its bytes.
   if (value.is_number_float() && !std::isfinite(value.get<double>()))  // JSON would print null
-    return std::isnan(value.get<double>()) ? "NaN" : value.get<double>() > 0 ? "infinity" : "-infinity";
+    return std::isnan(value.get<double>()) ? "NaN"
+           : value.get<double>() > 0       ? "infinity"
+                                           : "-infinity";
   std::string s = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (s.size() > 60) {
     std::size_t cut = 57;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;  // whole characters
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80)
+      --cut;  // whole characters
     s = s.substr(0, cut) + "...";
   }
   return s;
@@ -119,8 +129,9 @@ double checked_number(const Json& value, const std::string& place, bool strictly
   double x = value.get<double>();
   if (!std::isfinite(x) || x < 0 || (strictly_positive && x <= 0))
     throw Error(ErrorKind::kInput, place,
-                std::string("must be a finite ") + (strictly_positive ? "positive" : "non-negative") +
-                    " number, got " + describe(value));
+                std::string("must be a finite ") +
+                    (strictly_positive ? "positive" : "non-negative") + " number, got " +
+                    describe(value));
   return x;
 }
 
@@ -167,13 +178,14 @@ double JsonObject::positive_number(std::string_view key) const {
 
 long long JsonObject::integer(std::string_view key, long long min, long long max) const {
   const Json& v = get(key);
-  bool integral = v.is_number_integer() ||
-                  (v.is_number_float() && std::isfinite(v.get<double>()) &&
-                   std::floor(v.get<double>()) == v.get<double>() && std::fabs(v.get<double>()) < 9e15);
+  bool integral = v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                            std::floor(v.get<double>()) == v.get<double>() &&
+                                            std::fabs(v.get<double>()) < 9e15);
   if (!integral) fail(key, "must be an integer, got " + describe(v));
-  long long x = v.is_number_unsigned() && v.get<unsigned long long>() > 9000000000000000000ULL
-                    ? max + 1
-                    : (v.is_number_float() ? static_cast<long long>(v.get<double>()) : v.get<long long>());
+  long long x =
+      v.is_number_unsigned() && v.get<unsigned long long>() > 9000000000000000000ULL
+          ? max + 1
+          : (v.is_number_float() ? static_cast<long long>(v.get<double>()) : v.get<long long>());
   if (x < min || x > max)
     fail(key, fmt::format("must be an integer in [{}, {}], got {}", min, max, describe(v)));
   return x;

@@ -33,8 +33,8 @@ class JsonObject {
   /// Fails on any key not in `allowed`.
   void only(std::initializer_list<std::string_view> allowed) const;
 
-  double number(std::string_view key) const;             ///< finite, >= 0
-  double positive_number(std::string_view key) const;    ///< finite, > 0
+  double number(std::string_view key) const;           ///< finite, >= 0
+  double positive_number(std::string_view key) const;  ///< finite, > 0
   long long integer(std::string_view key, long long min, long long max) const;
   std::string string(std::string_view key) const;
   const Json& array(std::string_view key) const;

@@ -12,9 +12,9 @@
 namespace paraplan::io {
 
 struct MeasuredRun {
-  int line = 0;  ///< 1-based line in the file
-  std::string set;  ///< the measurement set: "multi", "single" (vTrain), "mpt"
-  std::string model;  ///< the set's name for the model ("7b"); may be empty
+  int line = 0;                   ///< 1-based line in the file
+  std::string set;                ///< the measurement set: "multi", "single" (vTrain), "mpt"
+  std::string model;              ///< the set's name for the model ("7b"); may be empty
   double parameters_billion = 0;  ///< as published; 0 when the set gives none
   int gpus = 0;
   std::int64_t global_batch = 0, micro_batch = 0;  ///< sequences

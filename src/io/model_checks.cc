@@ -1,10 +1,10 @@
 // Structural model checks shared by the readers.
 #include "io/model_checks.h"
 
+#include <fmt/format.h>
+
 #include <set>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "ir/error.h"
 
@@ -44,9 +44,9 @@ void check_edges(Model& model, const std::string& source) {
     std::string members;
     for (int v = 0; v < model.size(); ++v)
       if (!gone[v]) members += (members.empty() ? "" : ", ") + std::to_string(model.layers[v].id);
-    throw Error(ErrorKind::kInput, source,
-                "the graph has a cycle (a model must be a DAG); layers on or between cycles: " +
-                    members);
+    throw Error(
+        ErrorKind::kInput, source,
+        "the graph has a cycle (a model must be a DAG); layers on or between cycles: " + members);
   }
 }
 

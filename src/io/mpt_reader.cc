@@ -1,13 +1,13 @@
 // Reading llm-foundry's benchmark rows into measured runs (docs/cost-models.md, "Validation").
 #include "io/mpt_reader.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "io/json_fields.h"
 #include "ir/error.h"
@@ -44,22 +44,33 @@ std::vector<std::string> pipe_cells(const std::string& line) {
 // Canonical column names and the spelling of llm-foundry's README.
 const std::map<std::string, std::string>& aliases() {
   static const std::map<std::string, std::string> a = {
-      {"Model", "model"}, {"SeqLen (T)", "seq_len"}, {"# GPUs", "gpus"}, {"GPU", "gpu"},
-      {"MFU", "mfu"}, {"HFU", "hfu"}, {"MicroBatchSize", "micro_batch"}, {"GradAccum", "grad_accum"},
-      {"GlobalBatchSize", "global_batch_samples"}, {"Throughput (S/s)", "throughput_samples_per_s"},
-      {"Throughput (T/s)", "throughput_tokens_per_s"}, {"GlobalBatchSize (T)", "global_batch_tokens"},
-      {"Precision", "precision"}, {"MP Mode", "mp_mode"}, {"Sharding Strategy", "sharding"},
+      {"Model", "model"},
+      {"SeqLen (T)", "seq_len"},
+      {"# GPUs", "gpus"},
+      {"GPU", "gpu"},
+      {"MFU", "mfu"},
+      {"HFU", "hfu"},
+      {"MicroBatchSize", "micro_batch"},
+      {"GradAccum", "grad_accum"},
+      {"GlobalBatchSize", "global_batch_samples"},
+      {"Throughput (S/s)", "throughput_samples_per_s"},
+      {"Throughput (T/s)", "throughput_tokens_per_s"},
+      {"GlobalBatchSize (T)", "global_batch_tokens"},
+      {"Precision", "precision"},
+      {"MP Mode", "mp_mode"},
+      {"Sharding Strategy", "sharding"},
       {"Activation Checkpointing", "activation_checkpointing"},
-      {"Activation CPUOffload", "cpu_offload"}, {"NumParams", "num_params"}};
+      {"Activation CPUOffload", "cpu_offload"},
+      {"NumParams", "num_params"}};
   return a;
 }
 
 // MPT sizes of llm-foundry's scripts/train/yamls/pretrain/mpt-*.yaml: d_model, heads, layers.
 std::optional<std::array<std::int64_t, 3>> mpt_shape(const std::string& name) {
   static const std::map<std::string, std::array<std::int64_t, 3>> shapes = {
-      {"125m", {768, 12, 12}},  {"350m", {1024, 16, 24}}, {"760m", {1536, 12, 24}},
-      {"1b", {2048, 16, 24}},   {"3b", {2560, 20, 32}},   {"7b", {4096, 32, 32}},
-      {"13b", {5120, 40, 40}},  {"30b", {7168, 56, 48}},  {"70b", {8192, 64, 80}}};
+      {"125m", {768, 12, 12}}, {"350m", {1024, 16, 24}}, {"760m", {1536, 12, 24}},
+      {"1b", {2048, 16, 24}},  {"3b", {2560, 20, 32}},   {"7b", {4096, 32, 32}},
+      {"13b", {5120, 40, 40}}, {"30b", {7168, 56, 48}},  {"70b", {8192, 64, 80}}};
   auto it = shapes.find(name);
   if (it == shapes.end()) return std::nullopt;
   return it->second;
@@ -95,7 +106,8 @@ class RowReader {
     const double v = number(column);
     constexpr double kLargest = 1 << 30;
     if (v != std::floor(v) || v > kLargest)
-      fail(column, fmt::format("expected an integer from 1 to {:.0f}, got \"{}\"", kLargest, text(column)));
+      fail(column,
+           fmt::format("expected an integer from 1 to {:.0f}, got \"{}\"", kLargest, text(column)));
     return static_cast<std::int64_t>(v);
   }
   bool flag(const std::string& column) const {
@@ -167,32 +179,42 @@ std::optional<MeasuredRun> read_row(const RowReader& row, int line, std::string*
     r.cluster = "dgx-h100";
     r.device_memory_bytes = 80 * kGiB;
   } else {
-    row.fail("gpu", fmt::format("unknown GPU \"{}\" (known: a100_40gb, a100_80gb, h100_80gb)", gpu));
+    row.fail("gpu",
+             fmt::format("unknown GPU \"{}\" (known: a100_40gb, a100_80gb, h100_80gb)", gpu));
   }
 
   const std::string& sharding = row.text("sharding");
-  if (sharding == "FULL_SHARD") r.zero_stage = 3;
-  else if (sharding == "SHARD_GRAD_OP") r.zero_stage = 2;
-  else if (sharding == "NO_SHARD") r.zero_stage = 0;
+  if (sharding == "FULL_SHARD")
+    r.zero_stage = 3;
+  else if (sharding == "SHARD_GRAD_OP")
+    r.zero_stage = 2;
+  else if (sharding == "NO_SHARD")
+    r.zero_stage = 0;
   else if (sharding == "HYBRID_SHARD" || sharding == "_HYBRID_SHARD_ZERO2")
     *skipped = fmt::format("sharding {} (hybrid sharding is not modelled)", sharding);
   else
     row.fail("sharding", fmt::format("unknown FSDP sharding strategy \"{}\" (FULL_SHARD, "
-                                     "SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD)", sharding));
+                                     "SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD)",
+                                     sharding));
 
   const std::string& precision = row.text("precision");
   if (precision == "amp_fp8" || precision == "fp8")
     *skipped = fmt::format("precision {} (FP8 matrix products are not modelled)", precision);
-  else if (precision != "amp_bf16" && precision != "bf16" && precision != "amp_fp16" && precision != "fp16")
+  else if (precision != "amp_bf16" && precision != "bf16" && precision != "amp_fp16" &&
+           precision != "fp16")
     row.fail("precision", fmt::format("unknown precision \"{}\" (amp_bf16, bf16, amp_fp16, fp16, "
-                                      "amp_fp8)", precision));
+                                      "amp_fp8)",
+                                      precision));
   // Composer's FSDP mixed precision: DEFAULT reduces gradients in fp32, PURE in the 16-bit
   // type, FULL keeps fp32 parameters for the compute.
   const std::string mode = row.has("mp_mode") ? row.text("mp_mode") : "DEFAULT";
-  if (mode == "PURE") r.bf16_gradient_reduction = true, r.fp32_loss = false;
-  else if (mode == "FULL") *skipped = "mixed-precision mode FULL (fp32 parameters in the compute are not modelled)";
+  if (mode == "PURE")
+    r.bf16_gradient_reduction = true, r.fp32_loss = false;
+  else if (mode == "FULL")
+    *skipped = "mixed-precision mode FULL (fp32 parameters in the compute are not modelled)";
   else if (mode != "DEFAULT")
-    row.fail("mp_mode", fmt::format("unknown mixed-precision mode \"{}\" (DEFAULT, PURE, FULL)", mode));
+    row.fail("mp_mode",
+             fmt::format("unknown mixed-precision mode \"{}\" (DEFAULT, PURE, FULL)", mode));
 
   r.recompute = row.flag("activation_checkpointing") ? Recompute::kFull : Recompute::kNone;
   if (row.has("cpu_offload") && row.flag("cpu_offload"))
@@ -202,16 +224,19 @@ std::optional<MeasuredRun> read_row(const RowReader& row, int line, std::string*
     r.iteration_time_s = row.number("iteration_time_s");
   } else {
     // The precise rate is in tokens per second (the samples-per-second column is rounded).
-    r.iteration_time_s = static_cast<double>(r.global_batch * r.seq_len) / row.number("throughput_tokens_per_s");
+    r.iteration_time_s =
+        static_cast<double>(r.global_batch * r.seq_len) / row.number("throughput_tokens_per_s");
   }
   if (!skipped->empty()) return std::nullopt;
   return r;
 }
 
-const char* const kRequired[] = {"model", "seq_len", "gpus", "gpu", "micro_batch", "grad_accum",
-                                 "precision", "sharding", "activation_checkpointing"};
+const char* const kRequired[] = {"model",     "seq_len",     "gpus",
+                                 "gpu",       "micro_batch", "grad_accum",
+                                 "precision", "sharding",    "activation_checkpointing"};
 
-Table make_table(std::string name, const std::vector<std::string>& header, const std::string& place) {
+Table make_table(std::string name, const std::vector<std::string>& header,
+                 const std::string& place) {
   Table t;
   t.name = std::move(name);
   for (std::size_t i = 0; i < header.size(); ++i) {
@@ -223,16 +248,20 @@ Table make_table(std::string name, const std::vector<std::string>& header, const
     t.index[column] = i;
   }
   for (const char* r : kRequired)
-    if (!t.index.count(r)) throw Error(ErrorKind::kInput, place, fmt::format("missing column \"{}\"", r));
+    if (!t.index.count(r))
+      throw Error(ErrorKind::kInput, place, fmt::format("missing column \"{}\"", r));
   if (!t.index.count("iteration_time_s") && !t.index.count("throughput_tokens_per_s"))
-    throw Error(ErrorKind::kInput, place,
-                "missing column \"iteration_time_s\" or \"throughput_tokens_per_s\" (one gives the time)");
+    throw Error(
+        ErrorKind::kInput, place,
+        "missing column \"iteration_time_s\" or \"throughput_tokens_per_s\" (one gives the time)");
   return t;
 }
 
 }  // namespace
 
-MptTable read_mpt_table(const std::string& path) { return parse_mpt_table(read_text_file(path), path); }
+MptTable read_mpt_table(const std::string& path) {
+  return parse_mpt_table(read_text_file(path), path);
+}
 
 MptTable parse_mpt_table(const std::string& text, const std::string& path) {
   std::stringstream in(text);
@@ -248,8 +277,10 @@ MptTable parse_mpt_table(const std::string& text, const std::string& path) {
                   fmt::format("{} cells, the header has {}", cells.size(), table->columns.size()));
     std::string skipped;
     auto run = read_row(RowReader(*table, cells, place), number, &skipped);
-    if (run) out.runs.push_back(std::move(*run));
-    else out.skipped.push_back(place + ": " + skipped);
+    if (run)
+      out.runs.push_back(std::move(*run));
+    else
+      out.skipped.push_back(place + ": " + skipped);
   };
   while (std::getline(in, line)) {
     ++number;
@@ -296,7 +327,8 @@ MptTable parse_mpt_table(const std::string& text, const std::string& path) {
     add(cells, place);
   }
   if (!table && out.runs.empty() && out.skipped.empty())
-    throw Error(ErrorKind::kInput, path, "no benchmark table (a header with seq_len or \"SeqLen (T)\")");
+    throw Error(ErrorKind::kInput, path,
+                "no benchmark table (a header with seq_len or \"SeqLen (T)\")");
   return out;
 }
 

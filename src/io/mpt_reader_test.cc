@@ -75,7 +75,8 @@ TEST(MptReader, BadRowsNameTheLineAndColumn) {
   const std::string header =
       "model\tseq_len\tgpus\tgpu\tmicro_batch\tgrad_accum\tprecision\tmp_mode\tsharding\t"
       "activation_checkpointing\titeration_time_s\n";
-  const std::string good = "7b\t2048\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n";
+  const std::string good =
+      "7b\t2048\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n";
   EXPECT_EQ(parse_mpt_table(header + good, "t.tsv").runs.size(), 1u);
   expect_bad(header + "7b\t2048\t8\tv100_32gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n",
              "t.tsv:2: column \"gpu\": unknown GPU \"v100_32gb\" (known: a100_40gb");

@@ -1,15 +1,14 @@
 // Native JSON readers and writers.
 #include "io/native_json.h"
 
-#include "io/yaml_json.h"
+#include <fmt/format.h>
 
 #include <charconv>
 #include <cmath>
 #include <map>
 
-#include <fmt/format.h>
-
 #include "io/model_checks.h"
+#include "io/yaml_json.h"
 
 namespace paraplan::io {
 namespace {
@@ -187,9 +186,12 @@ Json cluster_to_json(const Cluster& c) {
                      {"to", l.to},
                      {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
                      {"latency_s", l.latency_s}});
-  return Json{{"format", "paraplan-cluster"}, {"version", kFormatVersion},
-              {"name", c.name},             {"device_types", types},
-              {"machines", machines},       {"tiers", tiers},
+  return Json{{"format", "paraplan-cluster"},
+              {"version", kFormatVersion},
+              {"name", c.name},
+              {"device_types", types},
+              {"machines", machines},
+              {"tiers", tiers},
               {"links", links}};
 }
 
@@ -279,12 +281,9 @@ Json plan_to_json(const Plan& plan, const Model& model) {
                       {"allreduce_time", st.allreduce_time},
                       {"memory_bytes", st.memory_bytes}});
   }
-  Json out{{"format", "paraplan-plan"},
-           {"version", kFormatVersion},
-           {"model", model.name},
-           {"cost_model", plan.cost_model},
-           {"feasible", plan.feasible},
-           {"objective", finite_or_null(plan.objective)}};
+  Json out{{"format", "paraplan-plan"}, {"version", kFormatVersion},
+           {"model", model.name},       {"cost_model", plan.cost_model},
+           {"feasible", plan.feasible}, {"objective", finite_or_null(plan.objective)}};
   if (plan.speedup) out["speedup"] = *plan.speedup;
   out["schedule"] = plan.schedule;
   out["microbatches"] = plan.microbatches;
@@ -298,7 +297,8 @@ Json plan_to_json(const Plan& plan, const Model& model) {
       const Layer& layer = model.layers[ls.layer];
       Json dims = Json::array();
       if (layer.op)
-        for (const auto& d : layer.op->dims) dims.push_back({{"name", d.name}, {"extent", d.extent}});
+        for (const auto& d : layer.op->dims)
+          dims.push_back({{"name", d.name}, {"extent", d.extent}});
       splits.push_back({{"layer", layer.id},
                         {"name", layer.name},
                         {"type", layer.op ? std::string(op_kind_name(layer.op->kind)) : ""},
@@ -355,19 +355,21 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
       for (int k = 0; opts && k < static_cast<int>(opts->size()); ++k)
         if (options[j].is_string() && (*opts)[k].id == options[j].get<std::string>()) found = k;
       if (found < 0)
-        throw Error(ErrorKind::kInput, s.place("options") + "/" + std::to_string(j),
-                    fmt::format("layer {} has no option {} at tensor-parallel degree {}",
-                                layers[j].get<long long>(), describe(options[j]),
-                                st.tensor_parallel));
+        throw Error(
+            ErrorKind::kInput, s.place("options") + "/" + std::to_string(j),
+            fmt::format("layer {} has no option {} at tensor-parallel degree {}",
+                        layers[j].get<long long>(), describe(options[j]), st.tensor_parallel));
       st.layers.push_back(v);
       st.option_index.push_back(found);
     }
     if (s.has("device_ids")) {
       const Json& ids = s.array("device_ids");
       for (std::size_t j = 0; j < ids.size(); ++j) {
-        if (!ids[j].is_number_integer() || ids[j].get<long long>() < 0 || ids[j].get<long long>() > (1LL << 30))
-          s.fail("device_ids", fmt::format("element {} must be a device id (an integer from 0), got {}", j,
-                                           describe(ids[j])));
+        if (!ids[j].is_number_integer() || ids[j].get<long long>() < 0 ||
+            ids[j].get<long long>() > (1LL << 30))
+          s.fail("device_ids",
+                 fmt::format("element {} must be a device id (an integer from 0), got {}", j,
+                             describe(ids[j])));
         st.device_ids.push_back(static_cast<int>(ids[j].get<long long>()));
       }
     }
@@ -389,8 +391,8 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
               "redistribution"});
       const Json& id = s.field("layer");
       if (!id.is_number_integer() || !index_of.count(id.get<long long>()))
-        s.fail("layer", "must be the id of a layer of model \"" + model.name + "\", got " +
-                            describe(id));
+        s.fail("layer",
+               "must be the id of a layer of model \"" + model.name + "\", got " + describe(id));
       LayerSplit ls;
       ls.layer = index_of.at(id.get<long long>());
       const Layer& layer = model.layers[ls.layer];
@@ -398,8 +400,8 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
       std::size_t rank = layer.op ? layer.op->dims.size() : 0;
       if (split.size() != rank)
         s.fail("split", fmt::format("needs one part count per dimension of layer {} ({} "
-                                    "dimensions), got {}", id.get<long long>(), rank,
-                                    split.size()));
+                                    "dimensions), got {}",
+                                    id.get<long long>(), rank, split.size()));
       long long devices = 1;
       for (std::size_t j = 0; j < split.size(); ++j) {
         if (!split[j].is_number_integer() || split[j].get<long long>() < 1 ||
@@ -408,8 +410,7 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
                       fmt::format("must be a divisor of the dimension's extent {}, got {}",
                                   layer.op->dims[j].extent, describe(split[j])));
         devices *= split[j].get<long long>();
-        if (devices > (1LL << 30))
-          s.fail("split", "uses more than 2^30 devices");
+        if (devices > (1LL << 30)) s.fail("split", "uses more than 2^30 devices");
         ls.split.push_back(static_cast<int>(split[j].get<long long>()));
       }
       ls.devices = static_cast<int>(devices);

@@ -4,16 +4,16 @@
 // unsupported node, so only the root cause is reported).
 #include "io/onnx_reader.h"
 
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include "io/json_fields.h"
 #include "ir/error.h"
@@ -95,7 +95,8 @@ class Reader {
       onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
                                          onnx::ShapeInferenceOptions(false, 0, true));
     } catch (const std::exception& e) {
-      throw Error(ErrorKind::kInput, path_, std::string("ONNX shape inference failed: ") + e.what());
+      throw Error(ErrorKind::kInput, path_,
+                  std::string("ONNX shape inference failed: ") + e.what());
     }
     collect_shapes(m.graph());
     for (const auto& t : m.graph().initializer()) {
@@ -117,7 +118,8 @@ class Reader {
     if (!unsupported_.empty()) {
       std::string msg = fmt::format("{} unsupported node{}: ", unsupported_.size(),
                                     unsupported_.size() == 1 ? "" : "s");
-      for (std::size_t i = 0; i < unsupported_.size() && i < 12; ++i) msg += (i ? "; " : "") + unsupported_[i];
+      for (std::size_t i = 0; i < unsupported_.size() && i < 12; ++i)
+        msg += (i ? "; " : "") + unsupported_[i];
       if (unsupported_.size() > 12) msg += fmt::format("; and {} more", unsupported_.size() - 12);
       throw Error(ErrorKind::kInput, path_, msg);
     }
@@ -147,7 +149,8 @@ class Reader {
       }
       for (const auto& a : n.attribute()) {
         const std::string& k = a.name();
-        if (k != "strides" && k != "dilations" && k != "kernel_shape" && k != "group" && k != "blocksize")
+        if (k != "strides" && k != "dilations" && k != "kernel_shape" && k != "group" &&
+            k != "blocksize")
           continue;
         bool positive = a.i() > 0 || a.type() == onnx::AttributeProto::INTS;
         for (std::int64_t v : a.ints()) positive = positive && v > 0;
@@ -177,7 +180,8 @@ class Reader {
           dim->set_dim_value(options_.batch);
           continue;
         }
-        std::string what = dim->has_dim_param() ? "symbolic (\"" + dim->dim_param() + "\")" : "unknown";
+        std::string what =
+            dim->has_dim_param() ? "symbolic (\"" + dim->dim_param() + "\")" : "unknown";
         throw Error(ErrorKind::kInput, path_,
                     fmt::format("graph input \"{}\" dimension {} is {}; {}", in.name(), d, what,
                                 d == 0 ? "give the batch size with --batch"
@@ -203,7 +207,8 @@ class Reader {
 
   Shape shape_of(const std::string& name) const {
     auto it = shapes_.find(name);
-    if (it == shapes_.end()) throw Unsupported{"the shape of \"" + name + "\" is not known after shape inference"};
+    if (it == shapes_.end())
+      throw Unsupported{"the shape of \"" + name + "\" is not known after shape inference"};
     return it->second;
   }
 
@@ -216,9 +221,9 @@ class Reader {
   }
 
   void visit(const onnx::NodeProto& n, int index) {
-    const std::string label = n.name().empty()
-                                  ? fmt::format("node {} (unnamed, {})", index, n.op_type())
-                                  : fmt::format("node {} \"{}\" ({})", index, n.name(), n.op_type());
+    const std::string label =
+        n.name().empty() ? fmt::format("node {} (unnamed, {})", index, n.op_type())
+                         : fmt::format("node {} \"{}\" ({})", index, n.name(), n.op_type());
     for (const auto& i : n.input())
       if (poisoned_.count(i)) {
         for (const auto& o : n.output()) poisoned_.insert(o);
@@ -231,7 +236,8 @@ class Reader {
       // Folded: weights, shape arithmetic.
       for (const auto& o : n.output()) constants_.insert(o);
       if (n.op_type() == "Constant")
-        if (const auto* a = attribute(n, "value"); a && a->has_t()) values_[n.output(0)] = tensor_ints(a->t());
+        if (const auto* a = attribute(n, "value"); a && a->has_t())
+          values_[n.output(0)] = tensor_ints(a->t());
       return;
     }
     try {
@@ -243,8 +249,8 @@ class Reader {
       const auto need = two_inputs.find(n.op_type());
       const int inputs = need == two_inputs.end() ? 1 : need->second;
       if (n.input_size() < inputs || n.output_size() < 1)
-        throw Unsupported{fmt::format("needs at least {} input(s) and an output, has {} and {}", inputs,
-                                      n.input_size(), n.output_size())};
+        throw Unsupported{fmt::format("needs at least {} input(s) and an output, has {} and {}",
+                                      inputs, n.input_size(), n.output_size())};
       map_node(n);
     } catch (const Unsupported& u) {
       unsupported_.push_back(label + ": " + u.reason);
@@ -263,7 +269,8 @@ class Reader {
   }
 
   void set(const onnx::NodeProto& n, const OpTensor& t, int output = 0) {
-    if (output >= n.output_size()) throw Unsupported{fmt::format("the node has no output {}", output)};
+    if (output >= n.output_size())
+      throw Unsupported{fmt::format("the node has no output {}", output)};
     const std::string& name = n.output(output);
     auto it = shapes_.find(name);
     if (it != shapes_.end() && it->second != t.shape)
@@ -318,13 +325,39 @@ class Reader {
     auto acts = activations(n);
     if (acts.empty()) throw Unsupported{"no activation input"};
     const OpTensor& x = act(acts[0]);
-    static const std::set<std::string> unary = {
-        "Relu", "Sigmoid", "Tanh", "Erf", "Gelu", "LeakyRelu", "Elu", "Selu", "Softplus",
-        "Softsign", "Abs", "Neg", "Sqrt", "Exp", "Log", "Clip", "Dropout", "PRelu", "HardSigmoid",
-        "HardSwish", "Reciprocal", "Celu", "ThresholdedRelu", "Not", "Floor", "Ceil", "Round",
-        "Sign", "Sin", "Cos", "Mish"};
-    static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min",
-                                                 "Sum", "Mean"};
+    static const std::set<std::string> unary = {"Relu",
+                                                "Sigmoid",
+                                                "Tanh",
+                                                "Erf",
+                                                "Gelu",
+                                                "LeakyRelu",
+                                                "Elu",
+                                                "Selu",
+                                                "Softplus",
+                                                "Softsign",
+                                                "Abs",
+                                                "Neg",
+                                                "Sqrt",
+                                                "Exp",
+                                                "Log",
+                                                "Clip",
+                                                "Dropout",
+                                                "PRelu",
+                                                "HardSigmoid",
+                                                "HardSwish",
+                                                "Reciprocal",
+                                                "Celu",
+                                                "ThresholdedRelu",
+                                                "Not",
+                                                "Floor",
+                                                "Ceil",
+                                                "Round",
+                                                "Sign",
+                                                "Sin",
+                                                "Cos",
+                                                "Mish"};
+    static const std::set<std::string> binary = {"Add", "Sub", "Mul", "Div", "Pow",
+                                                 "Max", "Min", "Sum", "Mean"};
     if (op == "Identity" || op == "Cast") {
       tensors_[n.output(0)] = x;
     } else if (unary.count(op)) {
@@ -338,10 +371,14 @@ class Reader {
         if (!n.output(i).empty()) constants_.insert(n.output(i));  // Dropout's mask
     } else if (binary.count(op)) {
       Shape out = x.shape;
-      if (shapes_.count(n.output(0))) out = shapes_.at(n.output(0));
-      else if (acts.size() == 2 && act(acts[1]).rank() > x.rank()) out = act(acts[1]).shape;
+      if (shapes_.count(n.output(0)))
+        out = shapes_.at(n.output(0));
+      else if (acts.size() == 2 && act(acts[1]).rank() > x.rank())
+        out = act(acts[1]).shape;
       if (acts.size() == 1) {
-        if (x.shape != out) throw Unsupported{"a constant operand broadcasts the activation " + shape_text(x.shape) + " to " + shape_text(out)};
+        if (x.shape != out)
+          throw Unsupported{"a constant operand broadcasts the activation " + shape_text(x.shape) +
+                            " to " + shape_text(out)};
         set(n, g_.elementwise({x}, 0, n.name()));
       } else if (acts.size() == 2) {
         const OpTensor& y = act(acts[1]);
@@ -357,10 +394,12 @@ class Reader {
     } else if (op == "Conv") {
       if (x.rank() != 4) throw Unsupported{"only 2-D convolutions (input rank 4) are supported"};
       if (int_attr(n, "group", 1) != 1) throw Unsupported{"grouped convolutions are not supported"};
-      if (n.input_size() < 2 || !is_constant(n.input(1))) throw Unsupported{"the filter must be a constant"};
+      if (n.input_size() < 2 || !is_constant(n.input(1)))
+        throw Unsupported{"the filter must be a constant"};
       Shape w = shape_of(n.input(1));
       if (w.size() != 4 || w[1] != x.shape[1])
-        throw Unsupported{"the filter " + shape_text(w) + " does not fit the input " + shape_text(x.shape)};
+        throw Unsupported{"the filter " + shape_text(w) + " does not fit the input " +
+                          shape_text(x.shape)};
       Shape out = shape_of(n.output(0));
       if (out.size() != 4) throw Unsupported{"the output is not 4-D"};
       std::int64_t sr, sc, pr, pc;
@@ -385,7 +424,8 @@ class Reader {
       std::vector<std::int64_t> axes = ints_attr(n, "axes");
       if (axes.empty() && n.input_size() > 1) axes = values_[n.input(1)];
       if (axes.empty()) throw Unsupported{"reducing all axes is not supported"};
-      set(n, g_.reduce_mean(x, {axes.begin(), axes.end()}, n.name(), int_attr(n, "keepdims", 1) != 0));
+      set(n,
+          g_.reduce_mean(x, {axes.begin(), axes.end()}, n.name(), int_attr(n, "keepdims", 1) != 0));
     } else if (op == "Gemm") {
       if (int_attr(n, "transA", 0) != 0) throw Unsupported{"transA is not supported"};
       if (acts.size() != 1 || acts[0] != n.input(0) || !is_constant(n.input(1)))
@@ -401,7 +441,8 @@ class Reader {
       if (b_const && sb.size() == 2 && !a_const) {
         set(n, g_.fully_connected(x, sb[1], 0, n.name()));
       } else {
-        if (sa.size() != sb.size() || sa.size() < 2) throw Unsupported{"broadcasting MatMul of " + shape_text(sa) + " and " + shape_text(sb)};
+        if (sa.size() != sb.size() || sa.size() < 2)
+          throw Unsupported{"broadcasting MatMul of " + shape_text(sa) + " and " + shape_text(sb)};
         static const std::string letters = "abcdefghij";
         std::size_t r = sa.size();
         if (r > 7) throw Unsupported{"rank above 7"};
@@ -416,7 +457,8 @@ class Reader {
       std::string eq;
       for (char c : string_attr(n, "equation"))
         if (c != ' ') eq += c;
-      if (eq.find("...") != std::string::npos) throw Unsupported{"ellipsis einsums are not supported"};
+      if (eq.find("...") != std::string::npos)
+        throw Unsupported{"ellipsis einsums are not supported"};
       OpTensor ta = is_constant(n.input(0)) ? g_.input(shape_of(n.input(0))) : act(n.input(0));
       OpTensor tb = is_constant(n.input(1)) ? g_.input(shape_of(n.input(1))) : act(n.input(1));
       set(n, g_.einsum(eq, ta, tb, 0, n.name()));
@@ -466,7 +508,8 @@ class Reader {
         }
       }
       if (static_cast<int>(sizes.size()) != n.output_size())
-        throw Unsupported{fmt::format("{} split sizes for {} outputs", sizes.size(), n.output_size())};
+        throw Unsupported{
+            fmt::format("{} split sizes for {} outputs", sizes.size(), n.output_size())};
       auto outs = g_.split(x, axis, sizes, n.name());
       for (int i = 0; i < n.output_size(); ++i) set(n, outs[i], i);
     } else if (op == "Gather") {
@@ -476,11 +519,12 @@ class Reader {
       if (table.size() != 2) throw Unsupported{"the embedding table must be 2-D"};
       set(n, g_.embedding(x, table[0], table[1], n.name()));
     } else {
-      throw Unsupported{"operator type not supported (supported: Conv, MaxPool, AveragePool, "
-                        "Global*Pool, Gemm, MatMul, Einsum, Gather (embedding), element-wise "
-                        "ops, BatchNormalization, LayerNormalization, Softmax, ReduceMean, "
-                        "Reshape/Flatten/Squeeze/Unsqueeze, Transpose, Concat, Split, "
-                        "SoftmaxCrossEntropyLoss)"};
+      throw Unsupported{
+          "operator type not supported (supported: Conv, MaxPool, AveragePool, "
+          "Global*Pool, Gemm, MatMul, Einsum, Gather (embedding), element-wise "
+          "ops, BatchNormalization, LayerNormalization, Softmax, ReduceMean, "
+          "Reshape/Flatten/Squeeze/Unsqueeze, Transpose, Concat, Split, "
+          "SoftmaxCrossEntropyLoss)"};
     }
   }
 
@@ -506,7 +550,8 @@ OnnxModel read_onnx(const std::string& path, const OnnxOptions& options) {
   return parse_onnx(bytes, path, options);
 }
 
-OnnxModel parse_onnx(const std::string& bytes, const std::string& source, const OnnxOptions& options) {
+OnnxModel parse_onnx(const std::string& bytes, const std::string& source,
+                     const OnnxOptions& options) {
   return Reader(source, options).read(bytes);
 }
 

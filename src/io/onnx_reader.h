@@ -25,6 +25,7 @@ struct OnnxModel {
 /// operator type) for a malformed model, failed shape inference or unsupported nodes.
 OnnxModel read_onnx(const std::string& path, const OnnxOptions& options = {});
 /// The same from the file's bytes; `source` names it in messages.
-OnnxModel parse_onnx(const std::string& bytes, const std::string& source, const OnnxOptions& options = {});
+OnnxModel parse_onnx(const std::string& bytes, const std::string& source,
+                     const OnnxOptions& options = {});
 
 }  // namespace paraplan::io

@@ -2,11 +2,11 @@
 // and bad input.
 #include "io/onnx_reader.h"
 
-#include <filesystem>
-#include <fstream>
-
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "cost/pase_cost.h"
 #include "ir/error.h"

@@ -1,11 +1,11 @@
 // Piper JSON reader. Nodes are renumbered by array position (as Piper does); ids stay for output.
 #include "io/piper_reader.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "io/model_checks.h"
 
@@ -17,8 +17,9 @@ int parse_degree(const std::string& key, const JsonObject& tmpcs) {
   int t = 0;
   auto [ptr, ec] = std::from_chars(key.data(), key.data() + key.size(), t);
   if (ec != std::errc() || ptr != key.data() + key.size() || t < 1 || t > 10000)
-    tmpcs.fail(key, "a TMPCs key must be a tensor-parallel degree written as an integer in "
-                    "[1, 10000]");
+    tmpcs.fail(key,
+               "a TMPCs key must be a tensor-parallel degree written as an integer in "
+               "[1, 10000]");
   return t;
 }
 
@@ -71,8 +72,9 @@ PiperInput parse_piper(const std::string& text, const std::string& source) {
   JsonObject top(doc, source, "");
   top.only({"maxMemoryPerDevice", "maxDevices", "bandwidth", "mbsInBatch", "nodes", "edges"});
   if (!top.has("mbsInBatch") && top.has("maxBatchSize"))
-    top.fail("mbsInBatch", "missing (Piper's README calls it maxBatchSize, but the field is "
-                           "mbsInBatch)");
+    top.fail("mbsInBatch",
+             "missing (Piper's README calls it maxBatchSize, but the field is "
+             "mbsInBatch)");
 
   PiperInput in;
   in.memory_per_device_bytes = top.positive_number("maxMemoryPerDevice");
@@ -134,7 +136,8 @@ PiperInput parse_piper(const std::string& text, const std::string& source) {
         o.parameter_bytes = tmpc.number("parameterSize");
         o.memory_per_inflight_bytes = tmpc.number("memoryUsageA");
         o.memory_fixed_bytes = tmpc.number("memoryUsageB");
-        o.sync_in_bytes = read_sync(tmpc, "syncTimeFw", model, model.in_edge_ids[i], true, index_of);
+        o.sync_in_bytes =
+            read_sync(tmpc, "syncTimeFw", model, model.in_edge_ids[i], true, index_of);
         o.sync_out_bytes =
             read_sync(tmpc, "syncTimeBw", model, model.out_edge_ids[i], false, index_of);
         opts.options.push_back(std::move(o));

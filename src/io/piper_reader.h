@@ -1,5 +1,6 @@
 // Reader for Piper's JSON input format (msr-fiddle/piper), as the code reads it rather than as its
-// README describes it: `mbsInBatch`, and syncTimeFw keyed by predecessors, syncTimeBw by successors.
+// README describes it: `mbsInBatch`, and syncTimeFw keyed by predecessors, syncTimeBw by
+// successors.
 #pragma once
 
 #include <string>

@@ -29,8 +29,7 @@ TEST(PiperReader, ReadsTheThreeInputs) {
   EXPECT_EQ(bert.model.common_degrees(), (std::vector<int>{1, 2, 4, 8}));
   // syncTimeFw is keyed by predecessors (the README says the opposite).
   const Layer& first = bert.model.layers[3];
-  EXPECT_EQ(first.by_degree[0].options[0].sync_in_bytes.size(),
-            bert.model.in_edge_ids[3].size());
+  EXPECT_EQ(first.by_degree[0].options[0].sync_in_bytes.size(), bert.model.in_edge_ids[3].size());
 }
 
 // A minimal valid input; each test breaks one thing.
@@ -70,22 +69,26 @@ TEST(PiperReader, RejectsBadInput) {
   expect_error("{\"nodes\": [", R"(in\.json:1:\d+: malformed JSON)");
   expect_error(replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": NaN,"),
                R"(in\.json:3:\d+: malformed JSON)");
-  expect_error(replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": -1,"),
-               R"(in\.json: /nodes/0/TMPCs/1/0/timePerSample: must be a finite non-negative number, got -1)");
+  expect_error(
+      replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": -1,"),
+      R"(in\.json: /nodes/0/TMPCs/1/0/timePerSample: must be a finite non-negative number, got -1)");
   expect_error(replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": 1e999,"),
                R"(malformed JSON|finite)");
   expect_error(replace(valid(), "\"mbsInBatch\": 4,", "\"maxBatchSize\": 4,"),
                R"(/maxBatchSize: unknown field)");
-  expect_error(replace(valid(), "\"mbsInBatch\": 4,", ""), R"(/mbsInBatch: missing required field)");
+  expect_error(replace(valid(), "\"mbsInBatch\": 4,", ""),
+               R"(/mbsInBatch: missing required field)");
   expect_error(replace(valid(), "\"maxDevices\": 2,", "\"maxDevices\": 0,"),
                R"(/maxDevices: must be an integer in \[1, 1000000\], got 0)");
   expect_error(replace(valid(), "\"destId\": 1,", "\"destId\": 7,"),
                R"(/edges/0/destId: no node has id 7)");
-  expect_error(replace(valid(), "\"communicationCost\": 5}]", "\"communicationCost\": 5}, "
-                                "{\"sourceId\": 0, \"destId\": 1, \"communicationCost\": 5}]"),
+  expect_error(replace(valid(), "\"communicationCost\": 5}]",
+                       "\"communicationCost\": 5}, "
+                       "{\"sourceId\": 0, \"destId\": 1, \"communicationCost\": 5}]"),
                R"(duplicate edge 0 -> 1)");
-  expect_error(replace(valid(), "\"communicationCost\": 5}]", "\"communicationCost\": 5}, "
-                                "{\"sourceId\": 1, \"destId\": 0, \"communicationCost\": 5}]"),
+  expect_error(replace(valid(), "\"communicationCost\": 5}]",
+                       "\"communicationCost\": 5}, "
+                       "{\"sourceId\": 1, \"destId\": 0, \"communicationCost\": 5}]"),
                R"(cycle)");
   expect_error(replace(valid(), "\"syncTimeFw\": {\"0\": 0}", "\"syncTimeFw\": {}"),
                R"(/nodes/1/TMPCs/1/0/syncTimeFw/0: missing)");
@@ -95,7 +98,8 @@ TEST(PiperReader, RejectsBadInput) {
                        "{\"0\": [{\"id\": \"vanilla\", \"timePerSample\": 1"),
                R"(/nodes/0/TMPCs/0: a TMPCs key must be a tensor-parallel degree)");
   expect_error(replace(valid(), "\"id\": 1,", "\"id\": 0,"), R"(duplicate node id 0)");
-  expect_error(replace(valid(), "\"nodes\": [", "\"nodes\": 3, \"x\": ["), R"(unknown field|must be an array)");
+  expect_error(replace(valid(), "\"nodes\": [", "\"nodes\": 3, \"x\": ["),
+               R"(unknown field|must be an array)");
 }
 
 TEST(PiperReader, MissingFileIsAnIoError) {

@@ -7,7 +7,8 @@
 namespace paraplan::io {
 
 std::vector<PublishedRun> published_runs_from_json(const Json& doc, const std::string& path) {
-  if (!doc.is_object()) throw Error(ErrorKind::kInput, path, "a published-runs file must be a JSON object");
+  if (!doc.is_object())
+    throw Error(ErrorKind::kInput, path, "a published-runs file must be a JSON object");
   const JsonObject top(doc, path, "");
   top.only({"format", "version", "runs"});
   if (top.string("format") != "paraplan-published-runs")
@@ -17,15 +18,17 @@ std::vector<PublishedRun> published_runs_from_json(const Json& doc, const std::s
   std::vector<PublishedRun> out;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const JsonObject o = top.element("runs", i);
-    o.only({"name", "source", "url", "model", "hf_config", "cluster", "config", "tokens_per_s_per_device"});
+    o.only({"name", "source", "url", "model", "hf_config", "cluster", "config",
+            "tokens_per_s_per_device"});
     PublishedRun r;
     r.place = path + ": " + o.pointer();
     r.name = o.string("name");
     r.source = o.string("source");
     r.url = o.string("url");
     if (o.has("model") == o.has("hf_config"))
-      o.fail("model", "give either \"model\" (a built-in transformer) or \"hf_config\" (a Hugging "
-                      "Face config.json object), not both or neither");
+      o.fail("model",
+             "give either \"model\" (a built-in transformer) or \"hf_config\" (a Hugging "
+             "Face config.json object), not both or neither");
     if (o.has("model")) {
       r.model_name = o.string("model");
     } else {

@@ -22,7 +22,7 @@ struct PublishedRun {
   std::optional<TransformerConfig> model;  ///< one read from the Hugging Face config given inline
   std::string cluster;                     ///< a cluster preset (zoo/cluster_presets)
   TrainingConfig config;
-  double tokens_per_s_per_device = 0;      ///< the published throughput
+  double tokens_per_s_per_device = 0;  ///< the published throughput
 };
 
 /// Reads `"format": "paraplan-published-runs"`, version 1; Error(kInput) naming the field.

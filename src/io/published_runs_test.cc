@@ -1,8 +1,8 @@
 #include "io/published_runs.h"
 
-#include <functional>
-
 #include <gtest/gtest.h>
+
+#include <functional>
 
 #include "ir/error.h"
 
@@ -28,7 +28,7 @@ TEST(PublishedRuns, ShippedFileReads) {
   EXPECT_EQ(runs[0].config.vpp, 8);
   ASSERT_TRUE(runs[1].model.has_value());
   EXPECT_EQ(runs[1].model->name, "Qwen/Qwen3-30B-A3B");
-  EXPECT_TRUE(runs[1].model->gated_mlp);  // qwen3_moe: SwiGLU experts
+  EXPECT_TRUE(runs[1].model->gated_mlp);                      // qwen3_moe: SwiGLU experts
   EXPECT_NEAR(runs[1].model->parameters() / 1e9, 30.5, 0.1);  // Qwen3-30B-A3B
   EXPECT_NEAR(runs[1].model->active_parameters() / 1e9, 3.3, 0.1);
   EXPECT_EQ(runs[1].config.moe_capacity_factor, 1);
@@ -55,10 +55,12 @@ TEST(PublishedRuns, BadEntriesNameTheirField) {
   expect_input_error([&] { published_runs_from_json(j, "p.json"); }, "either \"model\"");
   j = one_run();
   j["runs"][0]["tokens_per_s_per_device"] = 0;
-  expect_input_error([&] { published_runs_from_json(j, "p.json"); }, "/runs/0/tokens_per_s_per_device");
+  expect_input_error([&] { published_runs_from_json(j, "p.json"); },
+                     "/runs/0/tokens_per_s_per_device");
   j = one_run();
   j["runs"][0]["config"]["moe_capacity_factor"] = 0.5;
-  expect_input_error([&] { published_runs_from_json(j, "p.json"); }, "/runs/0/config/moe_capacity_factor");
+  expect_input_error([&] { published_runs_from_json(j, "p.json"); },
+                     "/runs/0/config/moe_capacity_factor");
   j = one_run();
   j["version"] = 2;
   expect_input_error([&] { published_runs_from_json(j, "p.json"); }, "/version");

@@ -21,7 +21,8 @@ struct Bar {
   double value = 0;
   double limit = 0;  ///< drawn as a mark when > 0 (e.g. device memory)
 };
-std::string bars_svg(const std::vector<Bar>& bars, const std::string& title, const std::string& unit);
+std::string bars_svg(const std::vector<Bar>& bars, const std::string& title,
+                     const std::string& unit);
 
 /// Escapes &, <, >, " for SVG/HTML text.
 std::string xml_escape(const std::string& text);

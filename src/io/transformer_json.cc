@@ -65,9 +65,12 @@ TransformerConfig transformer_from_json(const JsonObject& o) {
 
 std::string recompute_text(const TrainingConfig& t) {
   switch (t.recompute) {
-    case Recompute::kNone: return "none";
-    case Recompute::kSelective: return "selective";
-    case Recompute::kFull: return t.recompute_layers > 0 ? std::to_string(t.recompute_layers) : "full";
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return t.recompute_layers > 0 ? std::to_string(t.recompute_layers) : "full";
   }
   return "?";
 }
@@ -85,22 +88,23 @@ std::optional<Attention> attention_from_text(std::string_view text) {
 Json training_to_json(const TrainingConfig& t) {
   const std::string recompute = recompute_text(t);
   Json j{{"devices", t.devices()},
-              {"global_batch", t.global_batch},
-              {"micro_batch", t.micro_batch},
-              {"seq_len", t.seq_len},
-              {"tp", t.tp},
-              {"cp", t.cp},
-              {"pp", t.pp},
-              {"dp", t.dp},
-              {"ep", t.ep},
-              {"vpp", t.vpp},
-              {"recompute", recompute},
-              {"sequence_parallel", t.sequence_parallel},
-              {"zero", t.zero_stage},
-              {"overlap_grad_reduce", t.overlap_grad_reduce},
-              {"attention", attention_text(t.attention)},
-              {"stage_layers", t.stage_layers}};
-  if (t.moe_capacity_factor > 0) j["moe_capacity_factor"] = t.moe_capacity_factor;  // dropless: absent
+         {"global_batch", t.global_batch},
+         {"micro_batch", t.micro_batch},
+         {"seq_len", t.seq_len},
+         {"tp", t.tp},
+         {"cp", t.cp},
+         {"pp", t.pp},
+         {"dp", t.dp},
+         {"ep", t.ep},
+         {"vpp", t.vpp},
+         {"recompute", recompute},
+         {"sequence_parallel", t.sequence_parallel},
+         {"zero", t.zero_stage},
+         {"overlap_grad_reduce", t.overlap_grad_reduce},
+         {"attention", attention_text(t.attention)},
+         {"stage_layers", t.stage_layers}};
+  if (t.moe_capacity_factor > 0)
+    j["moe_capacity_factor"] = t.moe_capacity_factor;  // dropless: absent
   if (!t.fp32_loss) j["fp32_loss"] = false;  // the default (fp32 logits for the loss): absent
   return j;
 }
@@ -131,7 +135,8 @@ TrainingConfig training_from_json(const JsonObject& o) {
     t.recompute = Recompute::kSelective;
   } else if (rc == "full") {
     t.recompute = Recompute::kFull;
-  } else if (!rc.empty() && rc.size() < 7 && rc.find_first_not_of("0123456789") == std::string::npos) {
+  } else if (!rc.empty() && rc.size() < 7 &&
+             rc.find_first_not_of("0123456789") == std::string::npos) {
     t.recompute = Recompute::kFull;
     t.recompute_layers = std::stoi(rc);
   } else {
@@ -141,7 +146,8 @@ TrainingConfig training_from_json(const JsonObject& o) {
   t.zero_stage = static_cast<int>(o.integer("zero", 0, 3));
   t.overlap_grad_reduce = flag("overlap_grad_reduce");
   // Plans written before the knob existed were priced with standard attention.
-  const auto attention = attention_from_text(o.has("attention") ? o.string("attention") : "standard");
+  const auto attention =
+      attention_from_text(o.has("attention") ? o.string("attention") : "standard");
   if (!attention) o.fail("attention", "must be flash or standard");
   t.attention = *attention;
   if (o.has("moe_capacity_factor")) {
@@ -152,7 +158,8 @@ TrainingConfig training_from_json(const JsonObject& o) {
   if (o.has("fp32_loss")) t.fp32_loss = flag("fp32_loss");
   const Json& split = o.array("stage_layers");
   for (std::size_t i = 0; i < split.size(); ++i) {
-    if (!split[i].is_number_integer() || split[i].get<long long>() < 1 || split[i].get<long long>() > (1 << 20))
+    if (!split[i].is_number_integer() || split[i].get<long long>() < 1 ||
+        split[i].get<long long>() > (1 << 20))
       o.fail("stage_layers", "must list positive layer counts");
     t.stage_layers.push_back(split[i].get<int>());
   }
@@ -177,8 +184,9 @@ TransformerPlanFile read_transformer_plan(const std::string& path) {
 TransformerPlanFile transformer_plan_from_json(const Json& doc, const std::string& path) {
   JsonObject top(doc, path, "");
   if (top.string("format") != "paraplan-transformer-plan")
-    top.fail("format", "expected \"paraplan-transformer-plan\" (a plan written by `paraplan plan "
-                       "--model ... -o FILE`)");
+    top.fail("format",
+             "expected \"paraplan-transformer-plan\" (a plan written by `paraplan plan "
+             "--model ... -o FILE`)");
   if (top.integer("version", 1, 1) != 1) top.fail("version", "expected 1");
   TransformerPlanFile f;
   f.model = transformer_from_json(top.object("model_config"));

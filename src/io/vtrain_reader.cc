@@ -2,11 +2,11 @@
 // the same way.
 #include "io/vtrain_reader.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "io/json_fields.h"
 #include "ir/error.h"
@@ -39,9 +39,16 @@ std::vector<MeasuredRun> parse_vtrain_csv(std::string text, const std::string& p
   auto header = split_csv(line);
   std::map<std::string, int> col;
   for (int i = 0; i < static_cast<int>(header.size()); ++i) col[header[i]] = i;
-  const char* required[] = {"# GPUs", "global batch", "micro batch", "hidden size",
-                            "attention heads", "# layers", "sequence length",
-                            "tensor parallelism", "data parallelism", "pipeline parallelism",
+  const char* required[] = {"# GPUs",
+                            "global batch",
+                            "micro batch",
+                            "hidden size",
+                            "attention heads",
+                            "# layers",
+                            "sequence length",
+                            "tensor parallelism",
+                            "data parallelism",
+                            "pipeline parallelism",
                             "iteration time (ms)"};
   for (const char* r : required)
     if (!col.count(r))
@@ -70,8 +77,8 @@ std::vector<MeasuredRun> parse_vtrain_csv(std::string text, const std::string& p
       constexpr double kLargest = 1 << 30;  // more than any count of GPUs, layers or tokens
       if (v != std::floor(v) || v > kLargest)
         throw Error(ErrorKind::kInput, place,
-                    fmt::format("column \"{}\": expected an integer from 1 to {:.0f}, got \"{}\"", name, kLargest,
-                                cells[col.at(name)]));
+                    fmt::format("column \"{}\": expected an integer from 1 to {:.0f}, got \"{}\"",
+                                name, kLargest, cells[col.at(name)]));
       return static_cast<std::int64_t>(v);
     };
     MeasuredRun r;

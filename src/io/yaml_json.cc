@@ -1,10 +1,10 @@
 #include "io/yaml_json.h"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
-
-#include <yaml-cpp/yaml.h>
 
 namespace paraplan::io {
 namespace {
@@ -20,8 +20,10 @@ Json scalar(const YAML::Node& node, const std::string& source) {
   if (text.empty() || text == "~" || text == "null") return nullptr;
   // YAML 1.2's core schema: decimal numbers, and .nan / .inf for the special values (which the
   // readers then refuse with "must be a finite number"); strtod's "nan", "inf" or hex are text.
-  if (text == ".nan" || text == ".NaN" || text == ".NAN") return std::numeric_limits<double>::quiet_NaN();
-  if (text == ".inf" || text == "+.inf" || text == ".Inf" || text == "+.Inf") return std::numeric_limits<double>::infinity();
+  if (text == ".nan" || text == ".NaN" || text == ".NAN")
+    return std::numeric_limits<double>::quiet_NaN();
+  if (text == ".inf" || text == "+.inf" || text == ".Inf" || text == "+.Inf")
+    return std::numeric_limits<double>::infinity();
   if (text == "-.inf" || text == "-.Inf") return -std::numeric_limits<double>::infinity();
   if (text.find_first_not_of("0123456789+-.eE") != std::string::npos) return text;
   const char* begin = text.c_str();
@@ -38,8 +40,10 @@ Json scalar(const YAML::Node& node, const std::string& source) {
 Json convert(const YAML::Node& node, const std::string& source) {
   switch (node.Type()) {
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return nullptr;
-    case YAML::NodeType::Scalar: return scalar(node, source);
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      return scalar(node, source);
     case YAML::NodeType::Sequence: {
       Json out = Json::array();
       for (const auto& item : node) out.push_back(convert(item, source));
@@ -49,8 +53,7 @@ Json convert(const YAML::Node& node, const std::string& source) {
       Json out = Json::object();
       for (const auto& item : node) {
         if (!item.first.IsScalar())
-          throw Error(ErrorKind::kInput,
-                      source + ":" + std::to_string(item.first.Mark().line + 1),
+          throw Error(ErrorKind::kInput, source + ":" + std::to_string(item.first.Mark().line + 1),
                       "mapping keys must be plain scalars");
         if (!is_utf8(item.first.Scalar()))
           throw Error(ErrorKind::kInput, source + ":" + std::to_string(item.first.Mark().line + 1),
@@ -69,9 +72,10 @@ Json parse_yaml_text(const std::string& text, const std::string& source) {
   try {
     return convert(YAML::Load(text), source);
   } catch (const YAML::Exception& e) {
-    throw Error(ErrorKind::kInput,
-                source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),
-                "YAML syntax error: " + e.msg);
+    throw Error(
+        ErrorKind::kInput,
+        source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),
+        "YAML syntax error: " + e.msg);
   }
 }
 

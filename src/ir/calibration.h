@@ -8,33 +8,35 @@
 namespace paraplan {
 
 /// Physically meaningful efficiencies of one device type and its links, fitted once against
-/// measurements (never per configuration). Read from and written to JSON or YAML by io/calibration_file.
+/// measurements (never per configuration). Read from and written to JSON or YAML by
+/// io/calibration_file.
 struct Calibration {
   std::string device = "A100";
-  double gemm_efficiency = 0.8158;              ///< of peak FLOP/s, for large matrix products
+  double gemm_efficiency = 0.8158;  ///< of peak FLOP/s, for large matrix products
   /// GEMM efficiency by size: gemm_efficiency · F / (F + this), F the product's FLOPs.
   double gemm_half_efficiency_flops = 1.297e9;
-  double attention_efficiency = 0.80;         ///< of peak, for the s×s score products
+  double attention_efficiency = 0.80;  ///< of peak, for the s×s score products
   /// Of peak, for FlashAttention's forward products (the causal half it computes): tiled, with the
   /// softmax rescaling on the vector units between the two products.
   double flash_attention_efficiency = 0.4565;
   /// The same for its backward (2.5 times the forward's products, with more traffic per tile).
   double flash_backward_efficiency = 0.2732;
   double memory_bandwidth_bytes_per_s = 1.656e12;  ///< achieved by memory-bound kernels
-  double score_bytes_per_element = 11.49;      ///< softmax/mask/dropout traffic per score, forward
-  double hidden_bytes_per_element = 0;    ///< element-wise traffic per hidden activation
+  double score_bytes_per_element = 11.49;  ///< softmax/mask/dropout traffic per score, forward
+  double hidden_bytes_per_element = 0;     ///< element-wise traffic per hidden activation
   /// The same when every element-wise operation is its own eager PyTorch kernel (layer norm,
   /// GELU, residual adds, casts each read and write the activation).
   double eager_hidden_bytes_per_element = 88.68;
-  double layer_overhead_s = 0.0006889;          ///< framework time per layer per pass
+  double layer_overhead_s = 0.0006889;  ///< framework time per layer per pass
   /// Memory traffic per logit of the LM head's loss, forward and backward (fp32 log-softmax,
   /// its gradient, the casts).
   double logit_bytes_per_element = 20.98;
   /// Achieved fraction of each tier's nominal bandwidth for collectives (innermost first); with
   /// the latency below this gives the efficiency by message size: bytes / (bytes/bw + latency).
   std::vector<double> collective_efficiency = {0.9493, 0.9156};
-  double ring_step_latency_s = 1.408e-05;        ///< per ring step inside a node (and per all-to-all peer)
-  double network_step_latency_s = 3e-06;     ///< per ring step that crosses nodes (and per tree level)
+  double ring_step_latency_s =
+      1.408e-05;                          ///< per ring step inside a node (and per all-to-all peer)
+  double network_step_latency_s = 3e-06;  ///< per ring step that crosses nodes (and per tree level)
   /// Achieved fraction of each tier's bandwidth for pipeline sends, and a fixed cost per send.
   std::vector<double> p2p_efficiency = {0.95, 0.8647};
   double p2p_overhead_s = 0.0007398;

@@ -22,7 +22,8 @@ std::vector<int> machine_ends(const std::vector<int>& sizes) {
 
 std::optional<std::vector<int>> parse_machine_sizes(const std::string& text) {
   auto number = [](const std::string& part) -> int {
-    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string::npos)
+    if (part.empty() || part.size() > 6 ||
+        part.find_first_not_of("0123456789") != std::string::npos)
       return 0;
     return std::stoi(part);
   };
@@ -30,7 +31,8 @@ std::optional<std::vector<int>> parse_machine_sizes(const std::string& text) {
   auto x = text.find('x');
   if (x != std::string::npos) {
     int machines = number(text.substr(0, x)), per = number(text.substr(x + 1));
-    if (machines < 1 || per < 1 || static_cast<long long>(machines) * per > 65536) return std::nullopt;
+    if (machines < 1 || per < 1 || static_cast<long long>(machines) * per > 65536)
+      return std::nullopt;
     sizes.assign(machines, per);
   } else {
     std::size_t start = 0;

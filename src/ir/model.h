@@ -14,11 +14,12 @@ namespace paraplan {
 
 /// One way to run a layer on t devices (Piper's "TMPC"): per-device costs for one micro-batch.
 struct LayerOption {
-  std::string id;                   ///< e.g. "vanilla", "activation recomp"
-  double compute_time_s = 0;        ///< forward + backward time of one micro-batch (profile unit)
-  double parameter_bytes = 0;       ///< per-device weights, used for the data-parallel all-reduce
-  double memory_per_inflight_bytes = 0;  ///< a: memory per micro-batch in flight (stashed activations)
-  double memory_fixed_bytes = 0;         ///< b: memory independent of the micro-batches in flight
+  std::string id;              ///< e.g. "vanilla", "activation recomp"
+  double compute_time_s = 0;   ///< forward + backward time of one micro-batch (profile unit)
+  double parameter_bytes = 0;  ///< per-device weights, used for the data-parallel all-reduce
+  double memory_per_inflight_bytes =
+      0;                          ///< a: memory per micro-batch in flight (stashed activations)
+  double memory_fixed_bytes = 0;  ///< b: memory independent of the micro-batches in flight
   /// Extra bytes on each incoming edge (same order as Model::in_edges(layer)) when it is cut.
   std::vector<double> sync_in_bytes;
   /// Extra bytes on each outgoing edge (same order as Model::out_edges(layer)) when it is cut.

@@ -68,7 +68,8 @@ int normalise_axis(int axis, int rank, OpKind kind, const std::string& name) {
 
 void check_positive(const OpTensor& t, OpKind kind, const std::string& name) {
   for (auto e : t.shape)
-    if (e <= 0) fail(kind, name, "input shape " + shape_text(t.shape) + " has a non-positive extent");
+    if (e <= 0)
+      fail(kind, name, "input shape " + shape_text(t.shape) + " has a non-positive extent");
 }
 
 std::int64_t pooled(std::int64_t in, std::int64_t window, std::int64_t stride, std::int64_t pad,
@@ -179,8 +180,9 @@ OpTensor OpGraphBuilder::conv(const OpTensor& x, std::int64_t out_channels, std:
   std::int64_t w = pooled(x.shape[3], s, stride_c, pad_c, kind, name);
   Operator op;
   op.kind = kind;
-  op.dims = {{"b", x.shape[0], true}, {"C", x.shape[1], true}, {"h", h, false}, {"w", w, false},
-             {"r", r, true},          {"s", s, true},          {"n", out_channels, true}};
+  op.dims = {{"b", x.shape[0], true},  {"C", x.shape[1], true}, {"h", h, false},
+             {"w", w, false},          {"r", r, true},          {"s", s, true},
+             {"n", out_channels, true}};
   op.inputs = {identity_view(x.shape)};
   op.outputs = {TensorView{{x.shape[0], out_channels, h, w}, {{0}, {6}, {2}, {3}}}};
   op.weights = {TensorView{{out_channels, x.shape[1], r, s}, {{6}, {1}, {4}, {5}}}};
@@ -212,7 +214,8 @@ OpTensor OpGraphBuilder::fully_connected(const OpTensor& x, std::int64_t units, 
                                          std::string name) {
   const OpKind kind = OpKind::kFullyConnected;
   if (name.empty()) name = default_name(kind);
-  if (x.rank() < 2) fail(kind, name, "expects an input (batch..., features), got " + shape_text(x.shape));
+  if (x.rank() < 2)
+    fail(kind, name, "expects an input (batch..., features), got " + shape_text(x.shape));
   check_positive(x, kind, name);
   if (units <= 0) fail(kind, name, "the number of units must be positive");
   const int lead = x.rank() - 1;
@@ -254,13 +257,15 @@ OpTensor OpGraphBuilder::einsum(const std::string& equation, const OpTensor& a, 
     std::string t = s;
     std::sort(t.begin(), t.end());
     return std::adjacent_find(t.begin(), t.end()) == t.end() &&
-           std::all_of(s.begin(), s.end(), [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+           std::all_of(s.begin(), s.end(),
+                       [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
   };
   if (!distinct(sa) || !distinct(sb) || !distinct(so))
     fail(kind, name, "equation \"" + equation + "\": each operand must be distinct letters");
   if (static_cast<int>(sa.size()) != a.rank() || static_cast<int>(sb.size()) != b.rank())
-    fail(kind, name, "equation \"" + equation + "\" does not match operand shapes " +
-                         shape_text(a.shape) + " and " + shape_text(b.shape));
+    fail(kind, name,
+         "equation \"" + equation + "\" does not match operand shapes " + shape_text(a.shape) +
+             " and " + shape_text(b.shape));
   check_positive(a, kind, name);
   check_positive(b, kind, name);
   std::string dom = so;
@@ -279,8 +284,9 @@ OpTensor OpGraphBuilder::einsum(const std::string& equation, const OpTensor& a, 
     if (auto i = sa.find(c); i != std::string::npos) extent = a.shape[i];
     if (auto i = sb.find(c); i != std::string::npos) {
       if (extent >= 0 && extent != b.shape[i])
-        fail(kind, name, std::string("letter '") + c + "' has extents " + std::to_string(extent) +
-                             " and " + std::to_string(b.shape[i]));
+        fail(kind, name,
+             std::string("letter '") + c + "' has extents " + std::to_string(extent) + " and " +
+                 std::to_string(b.shape[i]));
       extent = b.shape[i];
     }
     op.dims.push_back({std::string(1, c), extent, true});
@@ -357,12 +363,16 @@ OpTensor OpGraphBuilder::lstm(const OpTensor& x, std::int64_t units, std::int64_
   check_positive(x, kind, name);
   if (units <= 0 || layers <= 0) fail(kind, name, "units and layers must be positive");
   if (x.shape[2] != units)
-    fail(kind, name, "the input width " + std::to_string(x.shape[2]) + " must equal the units " +
-                         std::to_string(units));
+    fail(kind, name,
+         "the input width " + std::to_string(x.shape[2]) + " must equal the units " +
+             std::to_string(units));
   Operator op;
   op.kind = kind;
-  op.dims = {{"L", layers, true}, {"S", x.shape[1], false}, {"B", x.shape[0], true},
-             {"N", units, true},  {"K", x.shape[2], true}};
+  op.dims = {{"L", layers, true},
+             {"S", x.shape[1], false},
+             {"B", x.shape[0], true},
+             {"N", units, true},
+             {"K", x.shape[2], true}};
   op.inputs = {TensorView{x.shape, {{2}, {1}, {4}}}};
   op.outputs = {TensorView{{x.shape[0], x.shape[1], units}, {{2}, {1}, {3}}}};
   op.weights = {TensorView{{layers, 4 * units, 2 * x.shape[2]}, {{0}, {3}, {4}}}};
@@ -397,8 +407,9 @@ OpTensor OpGraphBuilder::elementwise(const std::vector<OpTensor>& xs, int pointw
         ok = false;
     }
     if (!ok)
-      fail(kind, name, "input shape " + shape_text(x.shape) + " does not broadcast to " +
-                           shape_text(xs[0].shape));
+      fail(kind, name,
+           "input shape " + shape_text(x.shape) + " does not broadcast to " +
+               shape_text(xs[0].shape));
     if (x.producer >= 0) {
       op.inputs.push_back(std::move(v));
       produced.push_back(x);
@@ -408,7 +419,6 @@ OpTensor OpGraphBuilder::elementwise(const std::vector<OpTensor>& xs, int pointw
   op.pointwise_ops = pointwise_ops;
   return add(std::move(op), std::move(produced), std::move(name))[0];
 }
-
 
 OpTensor OpGraphBuilder::along_axis(OpKind kind, const OpTensor& x, int axis, std::string name) {
   if (name.empty()) name = default_name(kind);

@@ -18,7 +18,8 @@ OpTensor OpGraphBuilder::transpose(const OpTensor& x, const std::vector<int>& pe
   std::sort(sorted.begin(), sorted.end());
   bool ok = static_cast<int>(perm.size()) == x.rank();
   for (int i = 0; ok && i < x.rank(); ++i) ok = sorted[i] == i;
-  if (!ok) fail(kind, name, "the permutation does not match a tensor of rank " + std::to_string(x.rank()));
+  if (!ok)
+    fail(kind, name, "the permutation does not match a tensor of rank " + std::to_string(x.rank()));
   Operator op;
   op.kind = kind;
   op.dims = dims_of(x);
@@ -30,8 +31,10 @@ OpTensor OpGraphBuilder::transpose(const OpTensor& x, const std::vector<int>& pe
   }
   op.outputs = {out};
   std::vector<OpTensor> inputs;
-  if (x.producer >= 0) inputs = {x};
-  else op.inputs.clear();
+  if (x.producer >= 0)
+    inputs = {x};
+  else
+    op.inputs.clear();
   return add(std::move(op), std::move(inputs), std::move(name))[0];
 }
 
@@ -46,8 +49,9 @@ OpTensor OpGraphBuilder::concat(const std::vector<OpTensor>& xs, int axis, std::
     bool ok = x.rank() == xs[0].rank();
     for (int i = 0; ok && i < x.rank(); ++i) ok = i == a || x.shape[i] == xs[0].shape[i];
     if (!ok)
-      fail(kind, name, "inputs " + shape_text(xs[0].shape) + " and " + shape_text(x.shape) +
-                           " differ outside the axis " + std::to_string(a));
+      fail(kind, name,
+           "inputs " + shape_text(xs[0].shape) + " and " + shape_text(x.shape) +
+               " differ outside the axis " + std::to_string(a));
     total += x.shape[a];
   }
   Operator op = axis_collapsed_op(kind, xs[0], a);
@@ -73,8 +77,9 @@ std::vector<OpTensor> OpGraphBuilder::split(const OpTensor& x, int axis,
     total += s;
   }
   if (sizes.empty() || total != x.shape[a])
-    fail(kind, name, "split sizes add up to " + std::to_string(total) + ", not the axis extent " +
-                         std::to_string(x.shape[a]));
+    fail(kind, name,
+         "split sizes add up to " + std::to_string(total) + ", not the axis extent " +
+             std::to_string(x.shape[a]));
   Operator op = axis_collapsed_op(kind, x, a);
   for (auto s : sizes) {
     auto shape = x.shape;
@@ -92,8 +97,9 @@ OpTensor OpGraphBuilder::stack(const std::vector<OpTensor>& xs, int axis, std::s
   for (const auto& x : xs) {
     check_positive(x, kind, name);
     if (x.shape != xs[0].shape)
-      fail(kind, name, "inputs have different shapes " + shape_text(xs[0].shape) + " and " +
-                           shape_text(x.shape));
+      fail(kind, name,
+           "inputs have different shapes " + shape_text(xs[0].shape) + " and " +
+               shape_text(x.shape));
   }
   int a = normalise_axis(axis, xs[0].rank() + 1, kind, name);
   Operator op;
@@ -156,7 +162,8 @@ OpTensor OpGraphBuilder::unravel(const OpTensor& x, std::vector<std::int64_t> sh
   check_positive(x, kind, name);
   std::int64_t n = 1, m = x.elements();
   for (auto e : shape) {
-    if (e <= 0) fail(kind, name, "target shape " + shape_text(shape) + " has a non-positive extent");
+    if (e <= 0)
+      fail(kind, name, "target shape " + shape_text(shape) + " has a non-positive extent");
     n *= e;
   }
   if (x.rank() != 1 || n != m)

@@ -7,24 +7,42 @@ namespace paraplan {
 
 std::string_view op_kind_name(OpKind kind) {
   switch (kind) {
-    case OpKind::kConv: return "Conv";
-    case OpKind::kPooling: return "Pooling";
-    case OpKind::kFullyConnected: return "FC";
-    case OpKind::kEinsum: return "Einsum";
-    case OpKind::kEmbedding: return "Embedding";
-    case OpKind::kLstm: return "LSTM";
-    case OpKind::kElementwise: return "Elementwise";
-    case OpKind::kNorm: return "Norm";
-    case OpKind::kSoftmax: return "Softmax";
-    case OpKind::kSoftmaxCrossEntropy: return "SoftmaxCrossEntropy";
-    case OpKind::kReduceMean: return "ReduceMean";
-    case OpKind::kConcat: return "Concat";
-    case OpKind::kSplit: return "Split";
-    case OpKind::kStack: return "Stack";
-    case OpKind::kUnstack: return "Unstack";
-    case OpKind::kRavel: return "Ravel";
-    case OpKind::kUnravel: return "Unravel";
-    case OpKind::kTranspose: return "Transpose";
+    case OpKind::kConv:
+      return "Conv";
+    case OpKind::kPooling:
+      return "Pooling";
+    case OpKind::kFullyConnected:
+      return "FC";
+    case OpKind::kEinsum:
+      return "Einsum";
+    case OpKind::kEmbedding:
+      return "Embedding";
+    case OpKind::kLstm:
+      return "LSTM";
+    case OpKind::kElementwise:
+      return "Elementwise";
+    case OpKind::kNorm:
+      return "Norm";
+    case OpKind::kSoftmax:
+      return "Softmax";
+    case OpKind::kSoftmaxCrossEntropy:
+      return "SoftmaxCrossEntropy";
+    case OpKind::kReduceMean:
+      return "ReduceMean";
+    case OpKind::kConcat:
+      return "Concat";
+    case OpKind::kSplit:
+      return "Split";
+    case OpKind::kStack:
+      return "Stack";
+    case OpKind::kUnstack:
+      return "Unstack";
+    case OpKind::kRavel:
+      return "Ravel";
+    case OpKind::kUnravel:
+      return "Unravel";
+    case OpKind::kTranspose:
+      return "Transpose";
   }
   return "?";
 }

@@ -64,7 +64,7 @@ struct GemmView {
 struct Operator {
   OpKind kind = OpKind::kElementwise;
   std::vector<IterDim> dims;
-  std::vector<TensorView> inputs;   ///< activations; graph edges carry these
+  std::vector<TensorView> inputs;  ///< activations; graph edges carry these
   std::vector<TensorView> outputs;
   std::vector<TensorView> weights;  ///< parameters; not graph nodes
   GemmView gemm;                    ///< for Conv, FC, Einsum, Embedding, LSTM

@@ -16,7 +16,7 @@ struct Stage {
   std::vector<int> device_ids;    ///< explicit placement when the cost model needs one
   int inflight_microbatches = 1;  ///< y: micro-batches whose activations are held at once
   // Predicted figures (cost-model units; see docs/cost-models.md).
-  double time = 0;                ///< the stage's cost (Piper: time per sample)
+  double time = 0;  ///< the stage's cost (Piper: time per sample)
   double compute_time = 0;
   double communication_time = 0;  ///< activation transfers on cut edges
   double allreduce_time = 0;      ///< data-parallel gradient all-reduce share
@@ -28,22 +28,22 @@ struct Stage {
 /// Intra-operator plans: how one layer's iteration space is cut (one count per dimension) and
 /// what it costs (cost-model units; PaSE: FLOP-equivalents per device).
 struct LayerSplit {
-  int layer = 0;               ///< layer index
-  std::vector<int> split;      ///< parts per iteration dimension, in the operator's dim order
-  int devices = 1;             ///< product of `split`
+  int layer = 0;           ///< layer index
+  std::vector<int> split;  ///< parts per iteration dimension, in the operator's dim order
+  int devices = 1;         ///< product of `split`
   double compute = 0;
-  double communication = 0;    ///< collectives inside the layer
-  double redistribution = 0;   ///< re-laying out its inputs from their producers
+  double communication = 0;   ///< collectives inside the layer
+  double redistribution = 0;  ///< re-laying out its inputs from their producers
 };
 
 /// A complete parallelisation of one model on one cluster.
 struct Plan {
   bool feasible = false;
-  std::string cost_model;   ///< "piper", "dapple" or "pase"
-  double objective = 0;     ///< the cost model's own figure (lower is better)
-  std::optional<double> speedup;   ///< DAPPLE: one device on the whole batch / plan time
+  std::string cost_model;         ///< "piper", "dapple" or "pase"
+  double objective = 0;           ///< the cost model's own figure (lower is better)
+  std::optional<double> speedup;  ///< DAPPLE: one device on the whole batch / plan time
   std::string schedule = "1F1B";
-  int microbatches = 1;     ///< per pipeline replica per iteration
+  int microbatches = 1;       ///< per pipeline replica per iteration
   int pipeline_replicas = 1;  ///< DAPPLE's rp: identical copies of the pipeline
   int devices_used = 0;
   std::vector<Stage> stages;

@@ -9,11 +9,11 @@
 namespace paraplan {
 
 struct Progress {
-  std::string task;                ///< what is being searched, e.g. "pipeline stages of gnmt"
-  double done = 0, total = 0;      ///< how far, in `unit`
-  std::string unit;                ///< e.g. "layer sets", "shapes"
-  double best = NAN;               ///< the best objective found so far (NaN: none yet)
-  std::string best_unit;           ///< e.g. "s per iteration"
+  std::string task;            ///< what is being searched, e.g. "pipeline stages of gnmt"
+  double done = 0, total = 0;  ///< how far, in `unit`
+  std::string unit;            ///< e.g. "layer sets", "shapes"
+  double best = NAN;           ///< the best objective found so far (NaN: none yet)
+  std::string best_unit;       ///< e.g. "s per iteration"
 };
 
 class ProgressSink {

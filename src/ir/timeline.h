@@ -9,12 +9,12 @@
 namespace paraplan {
 
 struct TimelineEvent {
-  int device = 0;         ///< index into Timeline::devices
-  int stream = 0;         ///< index into Timeline::streams
-  std::string name;       ///< e.g. "F 3" (phase and micro-batch)
-  std::string phase;      ///< forward, backward, send, collective, gradient sync, optimizer
-  int stage = -1;         ///< pipeline stage (virtual stage with interleaving); -1: none
-  int microbatch = -1;    ///< -1: none
+  int device = 0;       ///< index into Timeline::devices
+  int stream = 0;       ///< index into Timeline::streams
+  std::string name;     ///< e.g. "F 3" (phase and micro-batch)
+  std::string phase;    ///< forward, backward, send, collective, gradient sync, optimizer
+  int stage = -1;       ///< pipeline stage (virtual stage with interleaving); -1: none
+  int microbatch = -1;  ///< -1: none
   double start_s = 0;
   double end_s = 0;
 };
@@ -26,9 +26,9 @@ struct MemorySample {
 };
 
 struct Timeline {
-  std::vector<std::string> devices;  ///< e.g. "stage 0 (GPU 0)"
-  std::vector<std::string> streams;  ///< e.g. "compute", "collectives", "p2p", "data parallel"
-  std::vector<TimelineEvent> events; ///< in start order (ties: device, stream)
+  std::vector<std::string> devices;   ///< e.g. "stage 0 (GPU 0)"
+  std::vector<std::string> streams;   ///< e.g. "compute", "collectives", "p2p", "data parallel"
+  std::vector<TimelineEvent> events;  ///< in start order (ties: device, stream)
   std::vector<std::vector<MemorySample>> memory;  ///< per device
 };
 

@@ -28,10 +28,10 @@ struct TrainingConfig {
   int ep = 1;                       ///< expert parallel (carved out of dp × cp; MoE models only)
   int vpp = 1;                      ///< virtual stages per device (interleaved 1F1B when > 1)
   Recompute recompute = Recompute::kFull;
-  int recompute_layers = 0;         ///< kFull: layers recomputed per stage; 0 = all of them
+  int recompute_layers = 0;  ///< kFull: layers recomputed per stage; 0 = all of them
   bool sequence_parallel = false;
-  int zero_stage = 0;               ///< 0: none; 1: optimizer states; 2: + gradients; 3: + weights
-  bool overlap_grad_reduce = false; ///< data-parallel gradient reduction overlapped with backward
+  int zero_stage = 0;                ///< 0: none; 1: optimizer states; 2: + gradients; 3: + weights
+  bool overlap_grad_reduce = false;  ///< data-parallel gradient reduction overlapped with backward
   Attention attention = Attention::kFlash;
   /// Attention and residual dropout: their masks are kept for the backward (Korthikanti et al.
   /// count them; most LLM pretraining today, MPT and Llama among them, runs without).
@@ -62,7 +62,8 @@ struct TrainingConfig {
 /// The default split of `layers` over `stages`: as even as possible, the extra layers going to
 /// the middle stages first (the first and last stages carry the embedding and the LM head).
 inline std::vector<int> even_stage_split(int layers, int stages) {
-  std::vector<int> split(static_cast<std::size_t>(stages > 0 ? stages : 0), stages > 0 ? layers / stages : 0);
+  std::vector<int> split(static_cast<std::size_t>(stages > 0 ? stages : 0),
+                         stages > 0 ? layers / stages : 0);
   int extra = stages > 0 ? layers % stages : 0;
   for (int i = 1; i + 1 < stages && extra > 0; ++i, --extra) ++split[static_cast<std::size_t>(i)];
   if (extra > 0) ++split[0], --extra;

@@ -79,10 +79,15 @@ RuleViolation::RuleViolation(Violation v)
 namespace rules {
 
 std::optional<Violation> positive(const TrainingConfig& t) {
-  const std::pair<Knob, long long> all[] = {{Knob::kTp, t.tp}, {Knob::kCp, t.cp}, {Knob::kPp, t.pp},
-                                            {Knob::kDp, t.dp}, {Knob::kEp, t.ep}, {Knob::kVpp, t.vpp},
+  const std::pair<Knob, long long> all[] = {{Knob::kTp, t.tp},
+                                            {Knob::kCp, t.cp},
+                                            {Knob::kPp, t.pp},
+                                            {Knob::kDp, t.dp},
+                                            {Knob::kEp, t.ep},
+                                            {Knob::kVpp, t.vpp},
                                             {Knob::kGlobalBatch, t.global_batch},
-                                            {Knob::kMicroBatch, t.micro_batch}, {Knob::kSeqLen, t.seq_len}};
+                                            {Knob::kMicroBatch, t.micro_batch},
+                                            {Knob::kSeqLen, t.seq_len}};
   for (const auto& [knob, v] : all)
     if (v < 1) return broken(knob, "at_least_one", str(v), "must be at least 1");
   return std::nullopt;
@@ -91,20 +96,26 @@ std::optional<Violation> positive(const TrainingConfig& t) {
 std::optional<Violation> tensor_parallel(const TransformerConfig& m, int tp) {
   if (m.num_attention_heads % tp)
     return broken(Knob::kTp, "tp_divides_heads", str(tp),
-                  "the " + str(m.num_attention_heads) + " attention heads must be divisible by the "
-                  "tensor-parallel size", {{"attention heads", str(m.num_attention_heads)}});
+                  "the " + str(m.num_attention_heads) +
+                      " attention heads must be divisible by the "
+                      "tensor-parallel size",
+                  {{"attention heads", str(m.num_attention_heads)}});
   if (m.num_kv_heads % tp && tp % m.num_kv_heads)
     return broken(Knob::kTp, "tp_and_kv_heads", str(tp),
-                  "the " + str(m.num_kv_heads) + " key-value heads must divide or be divisible by "
-                  "the tensor-parallel size", {{"key-value heads", str(m.num_kv_heads)}});
+                  "the " + str(m.num_kv_heads) +
+                      " key-value heads must divide or be divisible by "
+                      "the tensor-parallel size",
+                  {{"key-value heads", str(m.num_kv_heads)}});
   return std::nullopt;
 }
 
 std::optional<Violation> context_parallel(std::int64_t seq_len, int cp) {
   if (cp > 1 && seq_len % (2 * cp))
     return broken(Knob::kCp, "cp_divides_sequence", str(cp),
-                  "the sequence length " + str(seq_len) + " must be divisible by 2 × cp (each rank "
-                  "holds two chunks for causal load balance)", {{"seq_len", str(seq_len)}});
+                  "the sequence length " + str(seq_len) +
+                      " must be divisible by 2 × cp (each rank "
+                      "holds two chunks for causal load balance)",
+                  {{"seq_len", str(seq_len)}});
   return std::nullopt;
 }
 
@@ -134,7 +145,8 @@ std::optional<Violation> sequence_parallel(std::int64_t seq_len, int cp, int tp)
   return std::nullopt;
 }
 
-std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int cp, double capacity_factor) {
+std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int cp,
+                                 double capacity_factor) {
   if (ep > 1 && !m.moe())
     return broken(Knob::kEp, "experts_need_moe", str(ep),
                   "expert parallelism needs a mixture-of-experts model; " + m.name + " is dense");
@@ -145,13 +157,14 @@ std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int
     return broken(Knob::kMoeCapacityFactor, "capacity_at_least_one", str(capacity_factor),
                   "must be at least 1 (0: dropless)");
   if (ep > 1 && m.num_experts % ep)
-    return broken(Knob::kEp, "ep_divides_experts", str(ep),
-                  "the " + str(m.num_experts) + " experts must be divisible by the expert-parallel size",
-                  {{"experts", str(m.num_experts)}});
+    return broken(
+        Knob::kEp, "ep_divides_experts", str(ep),
+        "the " + str(m.num_experts) + " experts must be divisible by the expert-parallel size",
+        {{"experts", str(m.num_experts)}});
   if (ep > 1 && (static_cast<long long>(dp) * cp) % ep)
     return broken(Knob::kEp, "ep_divides_dp_cp", str(ep),
-                  "the expert-parallel group is carved out of dp × cp = " + str(dp) + " × " + str(cp) +
-                      " and must divide it",
+                  "the expert-parallel group is carved out of dp × cp = " + str(dp) + " × " +
+                      str(cp) + " and must divide it",
                   {{"dp", str(dp)}, {"cp", str(cp)}});
   return std::nullopt;
 }
@@ -162,7 +175,8 @@ std::optional<Violation> zero(int zero_stage, int pp) {
   if (zero_stage >= 2 && pp > 1)
     return broken(Knob::kZero, "zero_without_pipeline", str(zero_stage),
                   "ZeRO stages 2 and 3 partition gradients per micro-batch and do not combine "
-                  "with pipeline parallelism ({pp} " + str(pp) + "); use {zero} 0 or 1",
+                  "with pipeline parallelism ({pp} " +
+                      str(pp) + "); use {zero} 0 or 1",
                   {{"pp", str(pp)}});
   return std::nullopt;
 }
@@ -170,11 +184,12 @@ std::optional<Violation> zero(int zero_stage, int pp) {
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t) {
   if (t.vpp <= 1) return std::nullopt;
   if (t.pp < 2)
-    return broken(Knob::kVpp, "vpp_needs_pipeline", str(t.vpp), "interleaving needs {pp} 2 or more");
+    return broken(Knob::kVpp, "vpp_needs_pipeline", str(t.vpp),
+                  "interleaving needs {pp} 2 or more");
   if (m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vpp))
     return broken(Knob::kVpp, "vpp_divides_layers", str(t.vpp),
-                  "the " + str(m.num_layers) + " layers must be divisible by pp × vpp = " + str(t.pp) +
-                      " × " + str(t.vpp),
+                  "the " + str(m.num_layers) +
+                      " layers must be divisible by pp × vpp = " + str(t.pp) + " × " + str(t.vpp),
                   {{"layers", str(m.num_layers)}, {"pp", str(t.pp)}});
   if (t.microbatches() % t.pp)
     return broken(Knob::kVpp, "vpp_microbatches", str(t.vpp),
@@ -189,7 +204,8 @@ std::optional<Violation> interleaving(const TransformerConfig& m, const Training
 
 std::optional<Violation> recomputation(const TransformerConfig& m, const TrainingConfig& t) {
   if (t.recompute_layers < 0)
-    return broken(Knob::kRecompute, "recompute_layers", str(t.recompute_layers), "N must be at least 0");
+    return broken(Knob::kRecompute, "recompute_layers", str(t.recompute_layers),
+                  "N must be at least 0");
   if (t.recompute_layers > 0 && t.recompute != Recompute::kFull)
     return broken(Knob::kRecompute, "recompute_layers_full", str(t.recompute_layers),
                   "a number of recomputed layers applies to full recomputation only");
@@ -200,17 +216,21 @@ std::optional<Violation> recomputation(const TransformerConfig& m, const Trainin
                     str(t.stage_layers.size()) + " stages given, but {pp} is " + str(t.pp));
     std::int64_t sum = 0;
     for (int n : t.stage_layers) {
-      if (n < 1) return broken(Knob::kStageLayers, "stage_not_empty", given, "every stage needs at least one layer");
+      if (n < 1)
+        return broken(Knob::kStageLayers, "stage_not_empty", given,
+                      "every stage needs at least one layer");
       sum += n;
     }
     if (sum != m.num_layers)
-      return broken(Knob::kStageLayers, "layers_sum", given,
-                    "they sum to " + str(sum) + ", but the model has " + str(m.num_layers) + " layers",
-                    {{"sum", str(sum)}, {"layers", str(m.num_layers)}});
+      return broken(
+          Knob::kStageLayers, "layers_sum", given,
+          "they sum to " + str(sum) + ", but the model has " + str(m.num_layers) + " layers",
+          {{"sum", str(sum)}, {"layers", str(m.num_layers)}});
   }
   if (t.recompute_layers > 0) {
-    const std::vector<int> split =
-        t.stage_layers.empty() ? even_stage_split(static_cast<int>(m.num_layers), t.pp) : t.stage_layers;
+    const std::vector<int> split = t.stage_layers.empty()
+                                       ? even_stage_split(static_cast<int>(m.num_layers), t.pp)
+                                       : t.stage_layers;
     const int chunk = *std::min_element(split.begin(), split.end()) / t.vpp;
     if (t.recompute_layers > chunk)
       return broken(Knob::kRecompute, "recompute_within_stage", str(t.recompute_layers),
@@ -223,16 +243,17 @@ std::optional<Violation> recomputation(const TransformerConfig& m, const Trainin
 std::optional<Violation> devices(const TrainingConfig& t, int cluster_devices) {
   if (t.devices() > cluster_devices)
     return broken(Knob::kDevices, "devices_fit_cluster", str(t.devices()),
-                  "tp × cp × pp × dp = " + str(t.tp) + " × " + str(t.cp) + " × " + str(t.pp) + " × " +
-                      str(t.dp) + " = " + str(t.devices()) + " devices, but the cluster has " +
-                      str(cluster_devices),
+                  "tp × cp × pp × dp = " + str(t.tp) + " × " + str(t.cp) + " × " + str(t.pp) +
+                      " × " + str(t.dp) + " = " + str(t.devices()) +
+                      " devices, but the cluster has " + str(cluster_devices),
                   {{"cluster devices", str(cluster_devices)}});
   return std::nullopt;
 }
 
 }  // namespace rules
 
-std::optional<Violation> check_training(const TransformerConfig& m, const TrainingConfig& t, int cluster_devices) {
+std::optional<Violation> check_training(const TransformerConfig& m, const TrainingConfig& t,
+                                        int cluster_devices) {
   if (auto v = rules::positive(t)) return v;
   if (auto v = rules::tensor_parallel(m, t.tp)) return v;
   if (auto v = rules::pipeline(m, t.pp)) return v;

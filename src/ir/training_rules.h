@@ -19,8 +19,21 @@ namespace paraplan {
 
 /// The knobs of a TrainingConfig (and the device count they must fill).
 enum class Knob {
-  kDevices, kGlobalBatch, kMicroBatch, kSeqLen, kTp, kCp, kPp, kDp, kEp, kVpp, kRecompute,
-  kSequenceParallel, kZero, kStageLayers, kMoeCapacityFactor
+  kDevices,
+  kGlobalBatch,
+  kMicroBatch,
+  kSeqLen,
+  kTp,
+  kCp,
+  kPp,
+  kDp,
+  kEp,
+  kVpp,
+  kRecompute,
+  kSequenceParallel,
+  kZero,
+  kStageLayers,
+  kMoeCapacityFactor
 };
 
 /// paraplan's own name of a knob: the field of `config` in plan files ("tp", "global_batch").
@@ -58,7 +71,8 @@ std::optional<Violation> context_parallel(std::int64_t seq_len, int cp);
 std::optional<Violation> pipeline(const TransformerConfig& m, int pp);
 std::optional<Violation> batch(std::int64_t global_batch, std::int64_t micro_batch, int dp);
 std::optional<Violation> sequence_parallel(std::int64_t seq_len, int cp, int tp);
-std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int cp, double capacity_factor);
+std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int cp,
+                                 double capacity_factor);
 std::optional<Violation> zero(int zero_stage, int pp);
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t);
 std::optional<Violation> recomputation(const TransformerConfig& m, const TrainingConfig& t);
@@ -67,7 +81,7 @@ std::optional<Violation> devices(const TrainingConfig& t, int cluster_devices);
 
 /// Every rule, in the order above; nullopt when the configuration is valid for `model` on a
 /// cluster of `cluster_devices`.
-std::optional<Violation> check_training(const TransformerConfig& model, const TrainingConfig& config,
-                                        int cluster_devices);
+std::optional<Violation> check_training(const TransformerConfig& model,
+                                        const TrainingConfig& config, int cluster_devices);
 
 }  // namespace paraplan

@@ -32,11 +32,11 @@ TEST(TrainingRules, EachFrontEndNamesTheKnobsItsOwnWay) {
   EXPECT_EQ(v->values[0], (std::pair<std::string, std::string>{"pp", "2"}));
   // Every knob the text mentions takes the front end's name.
   EXPECT_EQ(v->render([](Knob k) {
-              std::string name = "<";
-              name += knob_field(k);
-              name += '>';
-              return name;
-            }),
+    std::string name = "<";
+    name += knob_field(k);
+    name += '>';
+    return name;
+  }),
             "<zero> 3: ZeRO stages 2 and 3 partition gradients per micro-batch and do not combine "
             "with pipeline parallelism (<pp> 2); use <zero> 0 or 1");
   EXPECT_STREQ(RuleViolation(*v).what(),

@@ -31,9 +31,9 @@ double TransformerConfig::embedding_parameters() const {
 
 namespace {
 double moe_mlp(const TransformerConfig& c, std::int64_t routed) {
-  const double shared_ffn = static_cast<double>(
-      c.shared_expert_ffn_hidden_size ? c.shared_expert_ffn_hidden_size
-                                      : c.expert_ffn_hidden_size * c.shared_experts);
+  const double shared_ffn = static_cast<double>(c.shared_expert_ffn_hidden_size
+                                                    ? c.shared_expert_ffn_hidden_size
+                                                    : c.expert_ffn_hidden_size * c.shared_experts);
   double p = static_cast<double>(routed) * c.mlp_parameters(c.expert_ffn_hidden_size);
   if (c.shared_experts > 0) p += c.mlp_parameters(static_cast<std::int64_t>(shared_ffn));
   p += static_cast<double>(c.hidden_size * c.num_experts);  // router

@@ -17,17 +17,17 @@ struct TransformerConfig {
   std::int64_t ffn_hidden_size = 0;      ///< dense MLP width
   bool gated_mlp = false;                ///< SwiGLU-style: three matrices instead of two
   std::int64_t vocab_size = 0;
-  bool tied_embeddings = false;          ///< the LM head reuses the input embedding
-  bool learned_positions = false;        ///< GPT-2 style position embedding table
-  std::int64_t max_positions = 0;        ///< rows of that table
-  bool biases = false;                   ///< linear layers carry biases (GPT-2, GPT-NeoX)
+  bool tied_embeddings = false;    ///< the LM head reuses the input embedding
+  bool learned_positions = false;  ///< GPT-2 style position embedding table
+  std::int64_t max_positions = 0;  ///< rows of that table
+  bool biases = false;             ///< linear layers carry biases (GPT-2, GPT-NeoX)
   // Mixture of experts (num_experts = 0: dense).
   std::int64_t num_experts = 0;
-  std::int64_t experts_per_token = 0;    ///< top-k
+  std::int64_t experts_per_token = 0;  ///< top-k
   std::int64_t shared_experts = 0;
   std::int64_t expert_ffn_hidden_size = 0;
   std::int64_t shared_expert_ffn_hidden_size = 0;  ///< 0: = expert_ffn_hidden_size
-  std::int64_t first_dense_layers = 0;   ///< leading layers with a dense MLP (DeepSeek)
+  std::int64_t first_dense_layers = 0;             ///< leading layers with a dense MLP (DeepSeek)
 
   bool moe() const { return num_experts > 0; }
   /// Layers with a mixture-of-experts MLP.

@@ -55,8 +55,10 @@ std::optional<double> parse_bandwidth(const std::string& text) {
 }
 
 std::optional<double> parse_flops(const std::string& text) {
-  return parse_with_units(text, {{"PFLOP/s", 1e15}, {"TFLOP/s", 1e12}, {"GFLOP/s", 1e9},
-                                 {"MFLOP/s", 1e6}, {"FLOP/s", 1.0}}, 0);
+  return parse_with_units(
+      text,
+      {{"PFLOP/s", 1e15}, {"TFLOP/s", 1e12}, {"GFLOP/s", 1e9}, {"MFLOP/s", 1e6}, {"FLOP/s", 1.0}},
+      0);
 }
 
 std::string format_bytes(double bytes) {

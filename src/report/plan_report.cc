@@ -1,9 +1,9 @@
 #include "report/plan_report.h"
 
+#include <fmt/format.h>
+
 #include <map>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "io/html_report.h"
 #include "io/transformer_json.h"
@@ -36,7 +36,8 @@ std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::str
 }
 
 std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& t,
-                               const sim::TransformerSimulation& s, const std::string& cluster_label,
+                               const sim::TransformerSimulation& s,
+                               const std::string& cluster_label,
                                const LlmSearchSettings& frontier_settings) {
   const AnalyticResult a = cost.evaluate(t);
   const TransformerConfig& m = cost.model();
@@ -46,30 +47,39 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
   d.summary = {
       {"model", fmt::format("{} ({:.2f} B parameters, {} layers, hidden {})", m.name,
                             m.parameters() / 1e9, m.num_layers, m.hidden_size)},
-      {"cluster", fmt::format("{}: {} × {} ({}, {:.0f} TFLOP/s peak)", cluster_label, t.devices(),
-                              device.name, format_bytes(device.memory_bytes), device.peak_flops_per_s / 1e12)},
-      {"batch", fmt::format("{} sequences × {} tokens, micro-batch {}, {} micro-batches per pipeline",
-                            t.global_batch, t.seq_len, t.micro_batch, t.microbatches())},
+      {"cluster",
+       fmt::format("{}: {} × {} ({}, {:.0f} TFLOP/s peak)", cluster_label, t.devices(), device.name,
+                   format_bytes(device.memory_bytes), device.peak_flops_per_s / 1e12)},
+      {"batch",
+       fmt::format("{} sequences × {} tokens, micro-batch {}, {} micro-batches per pipeline",
+                   t.global_batch, t.seq_len, t.micro_batch, t.microbatches())},
       {"parallelism", fmt::format("tp {} · cp {} · pp {} · dp {} · ep {}, vpp {}", t.tp, t.cp, t.pp,
                                   t.dp, t.ep, t.vpp)},
-      {"memory savers", fmt::format("recompute {}{}, ZeRO {}{}, {} attention", io::recompute_text(t),
-                                    t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
-                                    t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
-                                    io::attention_text(t.attention))},
+      {"memory savers",
+       fmt::format("recompute {}{}, ZeRO {}{}, {} attention", io::recompute_text(t),
+                   t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
+                   t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
+                   io::attention_text(t.attention))},
       {"iteration time (analytic)", fmt::format("{:.4f} s", a.iteration_time_s)},
-      {"iteration time (simulated)", fmt::format("{:.4f} s ({:+.2f}% against the analytic model), {} schedule",
-                                                 s.iteration_time_s, 100 * s.difference,
-                                                 sim::schedule_name(s.schedule))},
+      {"iteration time (simulated)",
+       fmt::format("{:.4f} s ({:+.2f}% against the analytic model), {} schedule",
+                   s.iteration_time_s, 100 * s.difference, sim::schedule_name(s.schedule))},
       {"throughput", fmt::format("{:.0f} tokens/s, {:.1f} TFLOP/s per device, MFU {:.1f}%",
                                  a.tokens_per_s, a.tflops_per_device, 100 * a.mfu)},
-      {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)},
-      {"peak memory", fmt::format("{} of {} per device: {} (incl. {} runtime reserve and {} allocator "
-                                  "fragmentation)", format_bytes(a.memory.peak_bytes),
-                                  format_bytes(device.memory_bytes), a.fits ? "fits" : "OUT OF MEMORY",
-                                  format_bytes(a.memory.reserved_bytes),
-                                  format_bytes(a.memory.fragmentation_bytes))}};
-  d.stage_header = {"stage", "layers", "time per micro-batch (s)", "peak memory (GiB)",
-                    "simulated busy (s)", "simulated peak (GiB)"};
+      {"bubble (simulated)",
+       fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)},
+      {"peak memory",
+       fmt::format("{} of {} per device: {} (incl. {} runtime reserve and {} allocator "
+                   "fragmentation)",
+                   format_bytes(a.memory.peak_bytes), format_bytes(device.memory_bytes),
+                   a.fits ? "fits" : "OUT OF MEMORY", format_bytes(a.memory.reserved_bytes),
+                   format_bytes(a.memory.fragmentation_bytes))}};
+  d.stage_header = {"stage",
+                    "layers",
+                    "time per micro-batch (s)",
+                    "peak memory (GiB)",
+                    "simulated busy (s)",
+                    "simulated peak (GiB)"};
   for (std::size_t i = 0; i < a.stages.size(); ++i)
     d.stage_rows.push_back({std::to_string(i), std::to_string(a.stages[i].layers),
                             fmt::format("{:.5f}", a.stages[i].time_per_microbatch_s),
@@ -82,34 +92,42 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
                         device.memory_bytes / kGiB});
   const LlmFrontierResult f = llm_frontier(cost, frontier_settings);
   d.frontier = frontier_series(f.points);
-  d.notes = fmt::format("One pipeline replica is simulated (the data-, tensor- and context-parallel "
-                        "replicas run the same program). The frontier holds {} non-dominated plans "
-                        "over (iteration time, peak memory per device, devices) on up to {} devices.",
-                        f.points.size(), frontier_settings.devices);
+  d.notes = fmt::format(
+      "One pipeline replica is simulated (the data-, tensor- and context-parallel "
+      "replicas run the same program). The frontier holds {} non-dominated plans "
+      "over (iteration time, peak memory per device, devices) on up to {} devices.",
+      f.points.size(), frontier_settings.devices);
   return io::html_report(d);
 }
 
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
-                            const sim::PipelineSimulation& s, const SummaryRows& extra, ProgressSink* progress) {
+                            const sim::PipelineSimulation& s, const SummaryRows& extra,
+                            ProgressSink* progress) {
   io::ReportData d;
-  d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(), plan.devices_used);
+  d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(),
+                        plan.devices_used);
   d.summary = {{"model", fmt::format("{} ({} layers)", model.name, model.size())},
-               {"cost model", "piper (time per micro-batch of the bottleneck stage, in the profile's time unit)"},
+               {"cost model",
+                "piper (time per micro-batch of the bottleneck stage, in the profile's time unit)"},
                {"objective", fmt::format("{:.9g}", plan.objective)},
-               {"devices", fmt::format("{} of {}, {} per device, {:.6g} bytes/s between devices", plan.devices_used,
-                                       settings.max_devices, format_bytes(settings.memory_per_device_bytes),
+               {"devices", fmt::format("{} of {}, {} per device, {:.6g} bytes/s between devices",
+                                       plan.devices_used, settings.max_devices,
+                                       format_bytes(settings.memory_per_device_bytes),
                                        settings.bandwidth_bytes_per_s)},
                {"micro-batches", std::to_string(settings.microbatches)},
-               {"simulated iteration", fmt::format("{:.6g} (bound N × objective {:.6g}, {:+.2f}%)", s.makespan_s,
-                                                   s.bound_s, 100 * s.difference)},
-               {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)}};
+               {"simulated iteration", fmt::format("{:.6g} (bound N × objective {:.6g}, {:+.2f}%)",
+                                                   s.makespan_s, s.bound_s, 100 * s.difference)},
+               {"bubble (simulated)",
+                fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)}};
   d.summary.insert(d.summary.end(), extra.begin(), extra.end());
-  d.stage_header = {"stage", "layers", "d", "t", "in flight", "time per sample", "memory per device (GiB)"};
+  d.stage_header = {
+      "stage", "layers", "d", "t", "in flight", "time per sample", "memory per device (GiB)"};
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const Stage& st = plan.stages[i];
-    d.stage_rows.push_back({std::to_string(i), std::to_string(st.layers.size()), std::to_string(st.data_parallel),
-                            std::to_string(st.tensor_parallel), std::to_string(st.inflight_microbatches),
-                            fmt::format("{:.6g}", st.time), fmt::format("{:.3f}", st.memory_bytes / kGiB)});
+    d.stage_rows.push_back(
+        {std::to_string(i), std::to_string(st.layers.size()), std::to_string(st.data_parallel),
+         std::to_string(st.tensor_parallel), std::to_string(st.inflight_microbatches),
+         fmt::format("{:.6g}", st.time), fmt::format("{:.3f}", st.memory_bytes / kGiB)});
   }
   d.timeline = &s.result.timeline;
   for (std::size_t i = 0; i < s.result.devices.size(); ++i)
@@ -125,25 +143,29 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
   options.memory_step = 0.05;
   options.time_limit_s = 20;
   options.progress = progress;
-  const PipelineFrontierResult f =
-      pipeline_frontier(model, factory, {settings.max_devices}, settings.memory_per_device_bytes, options);
+  const PipelineFrontierResult f = pipeline_frontier(model, factory, {settings.max_devices},
+                                                     settings.memory_per_device_bytes, options);
   io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
-  for (const auto& p : f.points) series.points.emplace_back(p.objectives.peak_bytes / kGiB, p.objectives.time_s);
+  for (const auto& p : f.points)
+    series.points.emplace_back(p.objectives.peak_bytes / kGiB, p.objectives.time_s);
   d.frontier = {series};
   d.frontier_y_title = "time per sample (Piper's objective)";
-  d.notes = "Every data-parallel replica of every stage is simulated; forward is one third of a "
-            "profile's per-micro-batch time. The frontier uses Piper's objective on the time axis.";
+  d.notes =
+      "Every data-parallel replica of every stage is simulated; forward is one third of a "
+      "profile's per-micro-batch time. The frontier uses Piper's objective on the time axis.";
   return io::html_report(d);
 }
 
-std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& r, const SummaryRows& extra) {
+std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& r,
+                          const SummaryRows& extra) {
   io::ReportData d;
   d.title = fmt::format("paraplan: {}, DAPPLE plan with {} stage(s)", title, plan.stages.size());
-  d.summary = {{"cost model", "dapple (latency of one iteration, seconds)"},
-               {"DAPPLE's latency", fmt::format("{:.6g} s", plan.objective)},
-               {"simulated", fmt::format("{:.6g} s ({:+.2f}%; the all-reduce tail is not replayed)", r.makespan_s,
-                                         100 * (r.makespan_s / plan.objective - 1))},
-               {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * r.bubble_fraction)}};
+  d.summary = {
+      {"cost model", "dapple (latency of one iteration, seconds)"},
+      {"DAPPLE's latency", fmt::format("{:.6g} s", plan.objective)},
+      {"simulated", fmt::format("{:.6g} s ({:+.2f}%; the all-reduce tail is not replayed)",
+                                r.makespan_s, 100 * (r.makespan_s / plan.objective - 1))},
+      {"bubble (simulated)", fmt::format("{:.1f}% of the devices' time", 100 * r.bubble_fraction)}};
   d.summary.insert(d.summary.end(), extra.begin(), extra.end());
   d.stage_header = {"stage", "GPUs", "compute per micro-batch (s)", "hop (s)"};
   for (std::size_t i = 0; i < plan.stages.size(); ++i)
@@ -166,29 +188,39 @@ std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan) {
   return rows;
 }
 
-std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s, double objective,
-                            const std::vector<IntraOpRow>& rows, const sim::Result& r, const std::string& graph_svg,
+std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s,
+                            double objective, const std::vector<IntraOpRow>& rows,
+                            const sim::Result& r, const std::string& graph_svg,
                             const SummaryRows& extra) {
   io::ReportData d;
   const double step = objective / flops_per_s;
   d.title = fmt::format("paraplan: {} on {} devices (per-layer sharding)", model_name, devices);
-  d.summary = {{"model", fmt::format("{} ({} layers)", model_name, rows.size())},
-               {"cost model", "pase (FLOP-equivalents per device)"},
-               {"objective", fmt::format("{:.6g} FLOP-equivalents per device", objective)},
-               {"step time", fmt::format("{:.6g} s at {:.4g} TFLOP/s per device; simulated {:.6g} s", step,
-                                         flops_per_s / 1e12, r.makespan_s)}};
+  d.summary = {
+      {"model", fmt::format("{} ({} layers)", model_name, rows.size())},
+      {"cost model", "pase (FLOP-equivalents per device)"},
+      {"objective", fmt::format("{:.6g} FLOP-equivalents per device", objective)},
+      {"step time", fmt::format("{:.6g} s at {:.4g} TFLOP/s per device; simulated {:.6g} s", step,
+                                flops_per_s / 1e12, r.makespan_s)}};
   d.summary.insert(d.summary.end(), extra.begin(), extra.end());
   d.stage_title = "Layers";
-  d.stage_header = {"layer", "type", "split (dim/parts)", "devices", "compute (FLOP-eq.)",
-                    "collectives + re-layout (FLOP-eq.)", "share of the step"};
+  d.stage_header = {"layer",
+                    "type",
+                    "split (dim/parts)",
+                    "devices",
+                    "compute (FLOP-eq.)",
+                    "collectives + re-layout (FLOP-eq.)",
+                    "share of the step"};
   for (const IntraOpRow& row : rows)
-    d.stage_rows.push_back({row.name, row.type, row.split, std::to_string(row.devices),
-                            fmt::format("{:.6g}", row.compute), fmt::format("{:.6g}", row.collectives),
-                            fmt::format("{:.1f}%", objective > 0 ? 100 * (row.compute + row.collectives) / objective : 0)});
+    d.stage_rows.push_back(
+        {row.name, row.type, row.split, std::to_string(row.devices),
+         fmt::format("{:.6g}", row.compute), fmt::format("{:.6g}", row.collectives),
+         fmt::format("{:.1f}%",
+                     objective > 0 ? 100 * (row.compute + row.collectives) / objective : 0)});
   d.timeline = &r.timeline;
   d.graph_svg = graph_svg;
-  d.notes = "Layers run one after the other on all devices; the time–memory frontier is not "
-            "available for intra-operator plans (PaSE's cost model has no memory term).";
+  d.notes =
+      "Layers run one after the other on all devices; the time–memory frontier is not "
+      "available for intra-operator plans (PaSE's cost model has no memory term).";
   return io::html_report(d);
 }
 

@@ -29,13 +29,14 @@ std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::str
 /// A transformer plan: `frontier_settings` is the search whose frontier the report plots (its
 /// `progress` sink, if any, is told of that search).
 std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& config,
-                               const sim::TransformerSimulation& simulation, const std::string& cluster_label,
+                               const sim::TransformerSimulation& simulation,
+                               const std::string& cluster_label,
                                const LlmSearchSettings& frontier_settings);
 
 /// A pipeline planner's plan under Piper's cost model (as `PiperCostModel::evaluate` fills it).
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
-                            const sim::PipelineSimulation& simulation, const SummaryRows& extra = {},
-                            ProgressSink* progress = nullptr);
+                            const sim::PipelineSimulation& simulation,
+                            const SummaryRows& extra = {}, ProgressSink* progress = nullptr);
 
 /// A DAPPLE plan from its stage figures; `title` names the model.
 std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& simulation,
@@ -48,9 +49,10 @@ struct IntraOpRow {
   double compute = 0, collectives = 0;  ///< FLOP-equivalents per device (collectives + re-layout)
 };
 /// An intra-operator plan; `graph_svg` (the operator graph, io::operator_graph_svg) may be empty.
-std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s, double objective,
-                            const std::vector<IntraOpRow>& rows, const sim::Result& simulation,
-                            const std::string& graph_svg, const SummaryRows& extra = {});
+std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s,
+                            double objective, const std::vector<IntraOpRow>& rows,
+                            const sim::Result& simulation, const std::string& graph_svg,
+                            const SummaryRows& extra = {});
 /// The rows of `plan` on `model` (its layers carry operators).
 std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan);
 

@@ -33,7 +33,10 @@ std::vector<int> range(int begin, int end) {
 class Searcher {
  public:
   Searcher(const DappleCostModel& cost, int max_dp_states)
-      : cost_(cost), n_(cost.states().size()), gpus_(cost.devices()), max_dp_states_(max_dp_states) {
+      : cost_(cost),
+        n_(cost.states().size()),
+        gpus_(cost.devices()),
+        max_dp_states_(max_dp_states) {
     // Successors in the state DAG: j such that k is a (transitive) predecessor of j.
     succ_.assign(n_, {});
     for (int j = 0; j < n_; ++j)
@@ -136,8 +139,14 @@ class Searcher {
     std::vector<std::vector<Label>> cells(static_cast<std::size_t>(n_) * (units + 1) * (units + 1));
     for (int j = 0; j < n_; ++j)
       for (int u = 1; u <= units; ++u) {
-        Label l{cost_.compute_s(-1, j) / (u * rp), 0.0,
-                cost_.allreduce_s(range(0, u * rp), parameters(-1, j)), 0.0, -1, 0, 0, -1};
+        Label l{cost_.compute_s(-1, j) / (u * rp),
+                0.0,
+                cost_.allreduce_s(range(0, u * rp), parameters(-1, j)),
+                0.0,
+                -1,
+                0,
+                0,
+                -1};
         l.estimate = l.bottleneck * (md - 1) / md + l.hops + l.allreduce;
         cells[index(j, u, u)].push_back(l);
       }
@@ -158,7 +167,12 @@ class Searcher {
               for (int li = 0; li < static_cast<int>(from.size()); ++li) {
                 Label l{std::max({from[li].bottleneck, stage, hop}),
                         from[li].hops + hop_per_microbatch,
-                        std::max(from[li].allreduce, allreduce), 0.0, k, used, last, li};
+                        std::max(from[li].allreduce, allreduce),
+                        0.0,
+                        k,
+                        used,
+                        last,
+                        li};
                 if (hopeless(l)) continue;
                 l.estimate = l.bottleneck * (md - 1) / md + l.hops + l.allreduce;
                 insert(cells[index(j, used + add, add)], l);

@@ -24,7 +24,8 @@ TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
   while (std::getline(in, line)) {
     io::Json run = io::parse_json_text(line, "planner_runs.jsonl");
     std::string profile = run["profile"];
-    if (!models.count(profile)) models.emplace(profile, io::read_dapple(kDapple + profile, run["pbs"].get<int>()));
+    if (!models.count(profile))
+      models.emplace(profile, io::read_dapple(kDapple + profile, run["pbs"].get<int>()));
     const Model& model = models.at(profile);
     DappleSettings s;
     s.machine_ends = machine_ends(*parse_machine_sizes(run["devices"].get<std::string>()));
@@ -37,8 +38,8 @@ TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
     double dp = run["dp_speedup"];
     ASSERT_TRUE(r.plan.speedup.has_value());
     double ours = *r.plan.speedup;
-    EXPECT_GE(ours, dapple * (1 - 1e-9)) << profile << " gbs " << run["gbs"] << " " << run["devices"]
-                                         << " mbs " << run["mbs"];
+    EXPECT_GE(ours, dapple * (1 - 1e-9))
+        << profile << " gbs " << run["gbs"] << " " << run["devices"] << " mbs " << run["mbs"];
     EXPECT_GE(ours, dp * (1 - 1e-9)) << profile;
     // The plan's own figures are consistent: objective = L, speedup = Ctot / L.
     EXPECT_NEAR(ours, cost.total_compute_s() / r.plan.objective, 1e-12 * ours);
@@ -48,9 +49,10 @@ TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
 }
 
 TEST(DappleSearch, ProfilesWithoutReferenceRunsBeatDataParallelism) {
-  for (std::string profile : {"amoeba-36-pbs-1.txt", "amoeba-18-pbs-8.txt", "amoeba-6-pbs-8-simplified.txt",
-                              "amoeba-6-pbs-8-complicated.txt", "gnmt-32-pbs-64-simplified.txt",
-                              "gnmt-16-pbs-64.txt", "gnmt-32-pbs-64.txt"}) {
+  for (std::string profile :
+       {"amoeba-36-pbs-1.txt", "amoeba-18-pbs-8.txt", "amoeba-6-pbs-8-simplified.txt",
+        "amoeba-6-pbs-8-complicated.txt", "gnmt-32-pbs-64-simplified.txt", "gnmt-16-pbs-64.txt",
+        "gnmt-32-pbs-64.txt"}) {
     Model model = io::read_dapple(kDapple + profile);
     for (std::vector<int> ends : {std::vector<int>{8, 16}, std::vector<int>{4, 8}}) {
       DappleSettings s;

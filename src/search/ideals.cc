@@ -1,10 +1,10 @@
 // Ideal enumeration level by level (by size) with hashing for de-duplication.
 #include "search/ideals.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "ir/error.h"
 

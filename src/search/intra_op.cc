@@ -3,15 +3,15 @@
 // neighbour costs what the neighbour's distinct tensor layouts cost, not its configuration count.
 #include "search/intra_op.h"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include "ir/error.h"
 
@@ -99,10 +99,10 @@ struct Factor {
 
 struct Step {
   int v = 0;
-  std::vector<int> dep;                ///< D(i)
-  std::vector<std::vector<int>> cls;   ///< per dependent: configuration → class of the table
+  std::vector<int> dep;               ///< D(i)
+  std::vector<std::vector<int>> cls;  ///< per dependent: configuration → class of the table
   std::vector<std::int64_t> stride;
-  std::vector<int> argmin;             ///< configuration of v per table entry
+  std::vector<int> argmin;  ///< configuration of v per table entry
 };
 
 /// Refines several configuration → class maps of one variable into one, classes numbered by
@@ -123,7 +123,8 @@ std::vector<int> refine(const std::vector<const std::vector<int>*>& maps, int si
 }  // namespace
 
 std::vector<int> min_degree_order(const IntraOpNetwork& net) {
-  return greedy_order(net, [](int, const std::set<int>& nb) { return static_cast<double>(nb.size()); });
+  return greedy_order(net,
+                      [](int, const std::set<int>& nb) { return static_cast<double>(nb.size()); });
 }
 
 std::vector<int> min_weight_order(const IntraOpNetwork& net) {
@@ -138,10 +139,15 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
   const int n = net.size();
   IntraOpResult result;
   for (int v = 0; v < n; ++v)
-    if (net.unary[v].empty()) throw Error(ErrorKind::kInfeasible, "", "a layer has no configuration");
+    if (net.unary[v].empty())
+      throw Error(ErrorKind::kInfeasible, "", "a layer has no configuration");
   switch (options.order) {
-    case IntraOpOptions::Order::kMinDegree: result.order = min_degree_order(net); break;
-    case IntraOpOptions::Order::kMinWeight: result.order = min_weight_order(net); break;
+    case IntraOpOptions::Order::kMinDegree:
+      result.order = min_degree_order(net);
+      break;
+    case IntraOpOptions::Order::kMinWeight:
+      result.order = min_weight_order(net);
+      break;
     case IntraOpOptions::Order::kBest: {
       auto a = min_degree_order(net), b = min_weight_order(net);
       result.order = order_cost(net, b) < order_cost(net, a) ? b : a;
@@ -299,7 +305,8 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
           if (inner.size() > 1) {
             for (int g = 0; g < ngroups; ++g) acc[g] = base[g];
             for (std::size_t k = 0; k + 1 < inner.size(); ++k) {
-              const double* val = inner[k]->val + prefix_offset(inner[k]) + inner[k]->dep_off[last][d];
+              const double* val =
+                  inner[k]->val + prefix_offset(inner[k]) + inner[k]->dep_off[last][d];
               const std::int64_t* off = inner[k]->group_off.data();
               for (int g = 0; g < ngroups; ++g) acc[g] += val[off[g]];
             }
@@ -309,7 +316,8 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
           int best = -1;
           if (inner.empty()) {
             for (int g = 0; g < ngroups; ++g)
-              if (best < 0 || src[g] < best_value || (src[g] == best_value && gconf[g] < gconf[best])) {
+              if (best < 0 || src[g] < best_value ||
+                  (src[g] == best_value && gconf[g] < gconf[best])) {
                 best_value = src[g];
                 best = g;
               }
@@ -332,8 +340,9 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
     };
     const double work = static_cast<double>(entries) * ngroups * (1 + parts.size());
     if (work > 2e5 && prefixes > 1)
-      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, prefixes, 4),
-                        [&](const tbb::blocked_range<std::int64_t>& r) { fill(r.begin(), r.end()); });
+      tbb::parallel_for(
+          tbb::blocked_range<std::int64_t>(0, prefixes, 4),
+          [&](const tbb::blocked_range<std::int64_t>& r) { fill(r.begin(), r.end()); });
     else
       fill(0, prefixes);
     for (int f : fs) {

@@ -22,15 +22,15 @@ struct IntraOpOptions {
 };
 
 struct IntraOpResult {
-  std::vector<int> choice;  ///< configuration index per variable
-  double objective = 0;     ///< the network's minimum (re-evaluated from `choice`)
-  double table_minimum = 0; ///< the minimum as the elimination tables summed it (= objective
-                            ///< up to rounding; a consistency check)
+  std::vector<int> choice;   ///< configuration index per variable
+  double objective = 0;      ///< the network's minimum (re-evaluated from `choice`)
+  double table_minimum = 0;  ///< the minimum as the elimination tables summed it (= objective
+                             ///< up to rounding; a consistency check)
   // Structure of the solve, for reports and benchmarks.
-  std::vector<int> order;               ///< elimination order
-  int max_dependent = 0;                ///< max |D(i)| of the order (its induced width)
-  double work = 0;                      ///< Σ over steps of table entries × candidate groups
-  std::int64_t largest_table = 0;       ///< entries of the largest intermediate table
+  std::vector<int> order;          ///< elimination order
+  int max_dependent = 0;           ///< max |D(i)| of the order (its induced width)
+  double work = 0;                 ///< Σ over steps of table entries × candidate groups
+  std::int64_t largest_table = 0;  ///< entries of the largest intermediate table
 };
 
 /// Greedy elimination order of PaSE: minimum degree in the elimination graph, ties to the

@@ -2,14 +2,14 @@
 // random small operator graphs.
 #include "search/intra_op.h"
 
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
 #include <cmath>
 #include <fstream>
 #include <random>
 #include <regex>
 #include <sstream>
-
-#include <gtest/gtest.h>
-#include <rapidcheck/gtest.h>
 
 #include "cost/pase_cost.h"
 #include "ir/op_graph.h"
@@ -31,7 +31,9 @@ double solve_graph(const std::string& graph, int p, int batch = 128) {
   return r.objective;
 }
 
-void expect_rel(double got, double want) { EXPECT_NEAR(got, want, 1e-9 * want) << std::fixed << got; }
+void expect_rel(double got, double want) {
+  EXPECT_NEAR(got, want, 1e-9 * want) << std::fixed << got;
+}
 
 TEST(IntraOp, MatchesPaseReferenceTotals) {
   // data/pase/reference.md, runs R1-R11 (R4, R5, R10 repeat R2 and R9).
@@ -55,10 +57,20 @@ TEST(IntraOp, AlexNetP32StrategyIsPasesUniqueOptimum) {
   s.min_block = 4;
   PaseCostModel cost(w.model, s);
   auto r = solve_intra_op(cost.network());
-  std::vector<std::vector<int>> want = {
-      {32, 1, 1, 1, 1, 1, 1}, {32, 1, 1, 1}, {32, 1, 1, 1, 1, 1, 1}, {32, 1, 1, 1},
-      {32, 1, 1, 1, 1, 1, 1}, {16, 2, 1, 1, 1, 1, 1}, {16, 2, 1, 1, 1, 1, 1}, {16, 1, 1, 1},
-      {16, 1, 1, 1}, {16, 1}, {1, 4, 8}, {1, 8, 4}, {1, 4, 8}, {1, 4}};
+  std::vector<std::vector<int>> want = {{32, 1, 1, 1, 1, 1, 1},
+                                        {32, 1, 1, 1},
+                                        {32, 1, 1, 1, 1, 1, 1},
+                                        {32, 1, 1, 1},
+                                        {32, 1, 1, 1, 1, 1, 1},
+                                        {16, 2, 1, 1, 1, 1, 1},
+                                        {16, 2, 1, 1, 1, 1, 1},
+                                        {16, 1, 1, 1},
+                                        {16, 1, 1, 1},
+                                        {16, 1},
+                                        {1, 4, 8},
+                                        {1, 8, 4},
+                                        {1, 4, 8},
+                                        {1, 4}};
   for (int v = 0; v < w.model.size(); ++v) EXPECT_EQ(cost.configs(v)[r.choice[v]], want[v]) << v;
 }
 
@@ -115,7 +127,8 @@ TEST(IntraOp, ConfigurationCountsAndTableSizesOfEveryReferenceRun) {
       s.min_block = w.min_block;
       PaseCostModel cost(w.model, s);
       std::vector<int> k;
-      for (int v = 0; v < w.model.size(); ++v) k.push_back(static_cast<int>(cost.configs(v).size()));
+      for (int v = 0; v < w.model.size(); ++v)
+        k.push_back(static_cast<int>(cost.configs(v).size()));
       EXPECT_EQ(k, expand_counts(m[4])) << line.substr(0, 40);
       ++count_rows;
     } else if (std::regex_match(line, m, sizes_row)) {
@@ -204,10 +217,18 @@ RC_GTEST_PROP(IntraOp, EqualsBruteForceOnRandomOperatorGraphs, ()) {
     int kind = *rc::gen::inRange(0, 4);
     const OpTensor& other = made[*rc::gen::inRange<std::size_t>(0, made.size())];
     switch (kind) {
-      case 0: x = g.fully_connected(x, width, *rc::gen::inRange(0, 2)); break;
-      case 1: x = g.elementwise({x, other}, 0); break;
-      case 2: x = g.norm(x, -1); break;
-      default: x = g.softmax(x, 1); break;
+      case 0:
+        x = g.fully_connected(x, width, *rc::gen::inRange(0, 2));
+        break;
+      case 1:
+        x = g.elementwise({x, other}, 0);
+        break;
+      case 2:
+        x = g.norm(x, -1);
+        break;
+      default:
+        x = g.softmax(x, 1);
+        break;
     }
     made.push_back(x);
   }

@@ -3,6 +3,9 @@
 // iteration time says a split could enter the top k (branch and bound, so nothing is lost).
 #include "search/llm.h"
 
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -10,14 +13,10 @@
 #include <limits>
 #include <tuple>
 
-#include <fmt/format.h>
-
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
 #include "ir/training_rules.h"
 #include "search/frontier.h"
-
-#include <tbb/parallel_for.h>
 
 namespace paraplan {
 namespace {
@@ -91,7 +90,8 @@ std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
   // the first of them ends (exclusive).
   std::vector<std::vector<double>> best(static_cast<std::size_t>(p + 1),
                                         std::vector<double>(static_cast<std::size_t>(n + 1), inf));
-  std::vector<std::vector<int>> end(best.size(), std::vector<int>(static_cast<std::size_t>(n + 1), -1));
+  std::vector<std::vector<int>> end(best.size(),
+                                    std::vector<int>(static_cast<std::size_t>(n + 1), -1));
   best[0][static_cast<std::size_t>(n)] = 0;
   for (int r = 1; r <= p; ++r) {
     const auto& rest = best[static_cast<std::size_t>(r - 1)];
@@ -100,7 +100,8 @@ std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
       // first j where the stage is at least the rest, or just before it.
       const int lo_j = i + 1, hi_j = n - (r - 1);
       if (r == 1) {
-        best[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = pricer.stage_time(i, n - 1, r);
+        best[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] =
+            pricer.stage_time(i, n - 1, r);
         end[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = n;
         continue;
       }
@@ -116,7 +117,8 @@ std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
       int chosen = -1;
       for (int j : {lo - 1, lo}) {
         if (j < lo_j || j > hi_j) continue;
-        const double v = std::max(pricer.stage_time(i, j - 1, r), rest[static_cast<std::size_t>(j)]);
+        const double v =
+            std::max(pricer.stage_time(i, j - 1, r), rest[static_cast<std::size_t>(j)]);
         if (v < value) {
           value = v;
           chosen = j;
@@ -191,7 +193,8 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
           t.microbatches() >= t.pp) {
         const double bound = cost.time_lower_bound(t);
         const bool uniform_optimal = r.fits && r.iteration_time_s <= bound;
-        if (s.frontier || (!uniform_optimal && bound < std::min(top.threshold(), shared_threshold.load()))) {
+        if (s.frontier ||
+            (!uniform_optimal && bound < std::min(top.threshold(), shared_threshold.load()))) {
           ++part.balanced;
           if (auto split = balance_stages(cost, t); split && *split != r.stage_layers) {
             TrainingConfig tb = t;
@@ -215,7 +218,8 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
       }
       if (fits) {
         const double time = best.result.iteration_time_s;
-        for (double seen = best_seen.load(); time < seen && !best_seen.compare_exchange_weak(seen, time);) {
+        for (double seen = best_seen.load();
+             time < seen && !best_seen.compare_exchange_weak(seen, time);) {
         }
         top.offer(std::move(best));
         const double mine = top.threshold();
@@ -322,7 +326,8 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
                   const bool fits = consider(t);
                   if (rc == Recompute::kNone) none_fits = fits;
                   // Full recomputation of fewer layers: only between "all fit" and "none fits".
-                  if (rc == Recompute::kFull && fits && (!none_fits || s.frontier) && !s.recompute_layers) {
+                  if (rc == Recompute::kFull && fits && (!none_fits || s.frontier) &&
+                      !s.recompute_layers) {
                     const int n = fewest_recomputed(t);
                     if (n > 0) {
                       t.recompute_layers = n;
@@ -349,9 +354,9 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
     run_shape(shapes[i], partials[i]);
     if (s.progress) {
       const double best = best_seen.load();
-      s.progress->report({fmt::format("{} on {} devices: training knobs", m.name, s.devices), double(++shapes_done),
-                          double(shapes.size()), "(tp, cp, pp) shapes", std::isfinite(best) ? best : NAN,
-                          "s per iteration"});
+      s.progress->report({fmt::format("{} on {} devices: training knobs", m.name, s.devices),
+                          double(++shapes_done), double(shapes.size()), "(tp, cp, pp) shapes",
+                          std::isfinite(best) ? best : NAN, "s per iteration"});
     }
   });
 

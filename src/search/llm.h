@@ -27,12 +27,12 @@ struct LlmSearchSettings {
   std::optional<int> zero_stage;
   std::optional<bool> overlap_grad_reduce;
   Attention attention = Attention::kFlash;  ///< a property of the software, not searched
-  double moe_capacity_factor = 0;  ///< MoE token dropping (0: dropless); not searched
+  double moe_capacity_factor = 0;           ///< MoE token dropping (0: dropless); not searched
   int max_zero_stage = 3;  ///< searched stages stop here (Megatron-LM runs ZeRO 0 and 1 only)
   /// Also try non-uniform layer splits (1F1B, whole-layer recomputation, m ≥ pp).
   bool balance_stages = true;
   int top_k = 5;
-  double time_limit_s = 0;        ///< 0: none; else stop and return the best found so far
+  double time_limit_s = 0;           ///< 0: none; else stop and return the best found so far
   ProgressSink* progress = nullptr;  ///< told how many (tp, cp, pp) shapes are done; may be null
   /// Also collect every non-dominated (time, peak memory, devices) configuration; the layer
   /// split is then searched for every configuration (no pruning).
@@ -45,11 +45,11 @@ struct LlmCandidate {
 };
 
 struct LlmSearchResult {
-  std::vector<LlmCandidate> top;  ///< fastest first; only configurations that fit
+  std::vector<LlmCandidate> top;       ///< fastest first; only configurations that fit
   std::vector<LlmCandidate> frontier;  ///< with settings.frontier: non-dominated, fastest first
-  std::int64_t evaluated = 0;     ///< configurations priced
+  std::int64_t evaluated = 0;          ///< configurations priced
   std::int64_t rejected_memory = 0;
-  std::int64_t balanced = 0;      ///< configurations whose stage split was searched
+  std::int64_t balanced = 0;  ///< configurations whose stage split was searched
   bool timed_out = false;
   double seconds = 0;
 };
@@ -63,9 +63,9 @@ bool llm_candidate_before(const LlmCandidate& a, const LlmCandidate& b);
 
 /// Exact: the split into exactly `config.pp` stages whose slowest stage (time per micro-batch,
 /// 1F1B) is fastest among the splits that fit in memory; nullopt when none fits. Ties:
-/// deterministic (the first stage's end found by the search below). A dynamic programme over (stages left, first layer)
-/// with a binary search for the stage end (stage time grows and the rest's optimum falls with
-/// it): O(pp · layers · log layers) stage prices.
+/// deterministic (the first stage's end found by the search below). A dynamic programme over
+/// (stages left, first layer) with a binary search for the stage end (stage time grows and the
+/// rest's optimum falls with it): O(pp · layers · log layers) stage prices.
 std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
                                                const TrainingConfig& config);
 

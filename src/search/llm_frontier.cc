@@ -9,7 +9,9 @@ namespace paraplan {
 namespace {
 
 struct Before {
-  bool operator()(const LlmCandidate& a, const LlmCandidate& b) const { return llm_candidate_before(a, b); }
+  bool operator()(const LlmCandidate& a, const LlmCandidate& b) const {
+    return llm_candidate_before(a, b);
+  }
 };
 
 }  // namespace

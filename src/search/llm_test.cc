@@ -2,10 +2,10 @@
 // composition of the layers, the joint search against plain loops over every knob.
 #include "search/llm.h"
 
-#include <functional>
-
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
+
+#include <functional>
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
@@ -88,7 +88,8 @@ RC_GTEST_PROP(LlmSearch, BalancedSplitIsTheBestBottleneck, ()) {
 /// The twins' enumeration: every knob by plain loops (sequence 1024), each configuration with
 /// the even split and, where the planner would try one, the balanced split (which has its own
 /// twin above); `visit` sees the result of each that fits.
-void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int devices, std::int64_t batch,
+void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int devices,
+                           std::int64_t batch,
                            const std::function<void(const AnalyticResult&)>& visit) {
   auto price = [&](const TrainingConfig& t) {
     try {
@@ -116,7 +117,9 @@ void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int device
                     t.pp = pp;
                     t.dp = devices / (tp * cp * pp);
                     t.vpp = vpp;
-                    t.recompute = rc == 0 ? Recompute::kNone : rc == 1 ? Recompute::kSelective : Recompute::kFull;
+                    t.recompute = rc == 0   ? Recompute::kNone
+                                  : rc == 1 ? Recompute::kSelective
+                                            : Recompute::kFull;
                     t.recompute_layers = rc > 2 ? rc - 2 : 0;
                     t.sequence_parallel = sp;
                     t.zero_stage = zero;
@@ -181,8 +184,10 @@ TEST(LlmSearch, FrontierIsNonDominatedAndSpansFastestToLeanest) {
     ASSERT_FALSE(f.frontier.empty());
     for (const auto& a : f.frontier)
       for (const auto& b : f.frontier) {
-        const Objectives oa{a.result.iteration_time_s, a.result.memory.peak_bytes, a.config.devices()};
-        const Objectives ob{b.result.iteration_time_s, b.result.memory.peak_bytes, b.config.devices()};
+        const Objectives oa{a.result.iteration_time_s, a.result.memory.peak_bytes,
+                            a.config.devices()};
+        const Objectives ob{b.result.iteration_time_s, b.result.memory.peak_bytes,
+                            b.config.devices()};
         EXPECT_FALSE(oa.dominates(ob));
       }
     EXPECT_EQ(f.frontier.front().result.iteration_time_s, best.top[0].result.iteration_time_s);
@@ -191,7 +196,8 @@ TEST(LlmSearch, FrontierIsNonDominatedAndSpansFastestToLeanest) {
       leanest = std::min(leanest, r.memory.peak_bytes);
     });
     double frontier_leanest = std::numeric_limits<double>::infinity();
-    for (const auto& c : f.frontier) frontier_leanest = std::min(frontier_leanest, c.result.memory.peak_bytes);
+    for (const auto& c : f.frontier)
+      frontier_leanest = std::min(frontier_leanest, c.result.memory.peak_bytes);
     EXPECT_EQ(frontier_leanest, leanest);
   }
 }

@@ -6,12 +6,12 @@
 // the stage into J; each (J, shape, k) update only touches the drop points of best[J][k - t·d].
 #include "search/pipeline.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include <fmt/format.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include "ir/error.h"
 #include "search/ideals.h"
@@ -30,9 +30,10 @@ struct Table {
 // No plan uses more than Σd·max(t) devices, so a larger budget only costs time.
 int device_budget(const PipelineCostModel& cost) {
   long long widest = 1;
-  for (const auto& shape : cost.shapes()) widest = std::max<long long>(widest, shape.tensor_parallel);
-  return static_cast<int>(std::min<long long>(cost.max_devices(),
-                                              widest * cost.max_data_parallel_sum()));
+  for (const auto& shape : cost.shapes())
+    widest = std::max<long long>(widest, shape.tensor_parallel);
+  return static_cast<int>(
+      std::min<long long>(cost.max_devices(), widest * cost.max_data_parallel_sum()));
 }
 
 class Search {
@@ -182,9 +183,8 @@ void Search::solve_ideal(int ideal, StageCursor& cursor, std::vector<double>& ou
 // Finds, among the sub-ideals of `ideal` (depth-first from `sub`), a stage whose
 // max(rest, stage cost) <= target within budget (k, s). Deterministic: first in walk order,
 // shapes ascending, smallest s.
-bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target,
-                              StageCursor& cursor, Stage& stage, int& next_ideal, int& next_k,
-                              int& next_s) {
+bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target, StageCursor& cursor,
+                              Stage& stage, int& next_ideal, int& next_k, int& next_s) {
   const auto& shapes = cost_.shapes();
   // Knapsack optima reached through different tie-breaks may differ in the last bits, so the
   // walk accepts values within a relative 1e-12 of the target.
@@ -216,8 +216,8 @@ bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target,
   for (auto [v, child] : lattice_.children(sub)) {
     if (!lattice_.contains(ideal, v) || child == ideal) continue;
     cursor.remove(v);
-    bool found = reconstruct_walk(ideal, child, k, s, target, cursor, stage, next_ideal, next_k,
-                                  next_s);
+    bool found =
+        reconstruct_walk(ideal, child, k, s, target, cursor, stage, next_ideal, next_k, next_s);
     cursor.undo();
     if (found) return true;
   }
@@ -235,9 +235,10 @@ PipelineSearchResult Search::run() {
   bounds.push_back(kInfinity);
   for (std::size_t pass = 0; pass < bounds.size(); ++pass) {
     bound_ = bounds[pass];
-    pass_name_ = std::isfinite(bound_) ? fmt::format("pass {}/{} (plans within {:.3g}× the lower bound)", pass + 1,
-                                                     bounds.size(), bound_ / floor)
-                                       : fmt::format("pass {}/{} (every plan)", pass + 1, bounds.size());
+    pass_name_ = std::isfinite(bound_)
+                     ? fmt::format("pass {}/{} (plans within {:.3g}× the lower bound)", pass + 1,
+                                   bounds.size(), bound_ / floor)
+                     : fmt::format("pass {}/{} (every plan)", pass + 1, bounds.size());
     solve_all();
     if (at(lattice_.full(), k_max_, s_max_) <= bound_) break;
   }
@@ -261,12 +262,12 @@ void Search::solve_all() {
   while (begin < lattice_.count()) {
     int end = begin;
     while (end < lattice_.count() && lattice_.size_of(end) == lattice_.size_of(begin)) ++end;
-    tbb::parallel_for(begin, end, [&](int ideal) {
-      solve_ideal(ideal, *cursors.local(), buffers.local());
-    });
+    tbb::parallel_for(begin, end,
+                      [&](int ideal) { solve_ideal(ideal, *cursors.local(), buffers.local()); });
     begin = end;
     if (progress_)
-      progress_->report({task_, double(end), double(lattice_.count()), "layer sets, " + pass_name_, NAN, ""});
+      progress_->report(
+          {task_, double(end), double(lattice_.count()), "layer sets, " + pass_name_, NAN, ""});
   }
 }
 

@@ -1,9 +1,9 @@
 #include "search/pipeline_frontier.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "search/pipeline.h"
 
@@ -37,7 +37,8 @@ PipelineFrontierResult pipeline_frontier(const Model& model, const PipelineCostF
     for (int found = 0;; ++found) {
       if (found == options.max_points_per_budget ||
           (options.time_limit_s > 0 &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > options.time_limit_s)) {
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+               options.time_limit_s)) {
         out.truncated = true;
         break;
       }
@@ -48,12 +49,14 @@ PipelineFrontierResult pipeline_frontier(const Model& model, const PipelineCostF
       const double peak = plan_peak_memory(r.plan);
       set.offer({r.plan.objective, peak, r.plan.devices_used}, r.plan);
       if (options.progress)
-        options.progress->report({model.name + ": time-memory frontier", double(out.solves), 0,
-                                  fmt::format("planner runs, {} points; {} devices, {:.4g} GiB and leaner",
-                                              set.size(), budget, limit / 1073741824.0),
-                                  NAN, ""});
+        options.progress->report(
+            {model.name + ": time-memory frontier", double(out.solves), 0,
+             fmt::format("planner runs, {} points; {} devices, {:.4g} GiB and leaner", set.size(),
+                         budget, limit / 1073741824.0),
+             NAN, ""});
       // Strictly leaner next: the largest limit below this plan's peak.
-      limit = options.memory_step > 0 ? peak * (1 - options.memory_step) : std::nextafter(peak, 0.0);
+      limit =
+          options.memory_step > 0 ? peak * (1 - options.memory_step) : std::nextafter(peak, 0.0);
       if (!(limit > 0)) break;
     }
   }

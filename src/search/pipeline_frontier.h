@@ -39,7 +39,8 @@ struct PipelineFrontierOptions {
   double memory_step = 0.01;
   int max_points_per_budget = 256;
   double time_limit_s = 0;  ///< 0: none; else stop (truncated) after this long
-  ProgressSink* progress = nullptr;  ///< told of every planner run and the points so far; may be null
+  ProgressSink* progress =
+      nullptr;  ///< told of every planner run and the points so far; may be null
 };
 
 PipelineFrontierResult pipeline_frontier(const Model& model, const PipelineCostFactory& factory,

@@ -14,7 +14,8 @@ namespace {
 TEST(PipelineFrontier, ExactFrontierSpansOptimumToLeanest) {
   const io::PiperInput in = io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
   const Model& model = in.model;
-  PiperSettings base{in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s, model.microbatches};
+  PiperSettings base{in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s,
+                     model.microbatches};
   auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
     PiperSettings s = base;
     s.max_devices = devices;
@@ -23,7 +24,8 @@ TEST(PipelineFrontier, ExactFrontierSpansOptimumToLeanest) {
   };
   PipelineFrontierOptions exact;
   exact.memory_step = 0;
-  const auto f = pipeline_frontier(model, factory, {1, 2, 4, 8, in.max_devices}, base.memory_per_device_bytes, exact);
+  const auto f = pipeline_frontier(model, factory, {1, 2, 4, 8, in.max_devices},
+                                   base.memory_per_device_bytes, exact);
   ASSERT_FALSE(f.points.empty());
   EXPECT_FALSE(f.truncated);
   for (const auto& a : f.points) {

@@ -4,8 +4,8 @@
 
 namespace paraplan::sim {
 
-Program intra_op_program(const std::vector<LayerSplit>& splits, const std::vector<std::string>& names,
-                         double flops_per_s, int devices) {
+Program intra_op_program(const std::vector<LayerSplit>& splits,
+                         const std::vector<std::string>& names, double flops_per_s, int devices) {
   Program prog;
   prog.devices = {fmt::format("all {} devices (per-layer sharding)", devices)};
   prog.streams = {"compute", "collectives"};

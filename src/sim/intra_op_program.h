@@ -12,7 +12,7 @@
 namespace paraplan::sim {
 
 /// `names[i]` labels `splits[i]`; `devices` is the plan's device count (one timeline row).
-Program intra_op_program(const std::vector<LayerSplit>& splits, const std::vector<std::string>& names,
-                         double flops_per_s, int devices);
+Program intra_op_program(const std::vector<LayerSplit>& splits,
+                         const std::vector<std::string>& names, double flops_per_s, int devices);
 
 }  // namespace paraplan::sim

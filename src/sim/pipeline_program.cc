@@ -1,8 +1,8 @@
 #include "sim/pipeline_program.h"
 
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "ir/error.h"
 
@@ -21,13 +21,15 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
   prog.busy_streams = 1;
   for (const auto& st : stages)
     if (st.traffic_blocks && st.traffic_s > 0) prog.busy_streams = 2;
-  if (count == 0 || n < 1) throw Error(ErrorKind::kInput, "simulation", "the plan has no stages or micro-batches");
+  if (count == 0 || n < 1)
+    throw Error(ErrorKind::kInput, "simulation", "the plan has no stages or micro-batches");
   std::vector<int> first_device(static_cast<std::size_t>(count));
   for (int s = 0; s < count; ++s) {
     const ReplayStage& st = stages[static_cast<std::size_t>(s)];
     if (st.replicas < 1 || n % st.replicas)
-      throw Error(ErrorKind::kInput, "simulation",
-                  fmt::format("stage {}: {} replicas must divide the {} micro-batches", s, st.replicas, n));
+      throw Error(
+          ErrorKind::kInput, "simulation",
+          fmt::format("stage {}: {} replicas must divide the {} micro-batches", s, st.replicas, n));
     first_device[static_cast<std::size_t>(s)] = static_cast<int>(prog.devices.size());
     for (int r = 0; r < st.replicas; ++r) {
       prog.devices.push_back(st.replicas > 1 ? fmt::format("{} replica {}", st.name, r) : st.name);
@@ -57,7 +59,8 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
       while (b < total) ops.push_back({false, mine[static_cast<std::size_t>(b++)]});
     }
   }
-  std::map<std::tuple<int, int, bool>, int> finished;  // (stage, micro-batch, forward) → its traffic
+  std::map<std::tuple<int, int, bool>, int>
+      finished;  // (stage, micro-batch, forward) → its traffic
   std::vector<int> last(prog.devices.size(), -1);
   std::vector<std::size_t> next(prog.devices.size(), 0);
   std::size_t placed = 0, total = 0;
@@ -87,7 +90,8 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
             if (f == finished.end()) break;
             after.push_back(f->second);
           }
-          if (last[static_cast<std::size_t>(dev)] >= 0) after.push_back(last[static_cast<std::size_t>(dev)]);
+          if (last[static_cast<std::size_t>(dev)] >= 0)
+            after.push_back(last[static_cast<std::size_t>(dev)]);
           Task pass;
           pass.device = dev;
           pass.stream = kCompute;
@@ -107,7 +111,8 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
           traffic.stream = kPipeline;
           traffic.after = {pass_id};
           traffic.duration_s = st.traffic_s;
-          traffic.name = fmt::format("{} traffic mb {}", op.forward ? "activation" : "gradient", op.microbatch);
+          traffic.name = fmt::format("{} traffic mb {}", op.forward ? "activation" : "gradient",
+                                     op.microbatch);
           traffic.phase = "send";
           traffic.stage = s;
           traffic.microbatch = op.microbatch;
@@ -155,9 +160,10 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
     r.backward_s = st.compute_time * d * 2 / 3;
     r.traffic_s = st.communication_time * d / 2;  // Piper's edge traffic, half after each pass
     r.traffic_blocks = true;
-    r.allreduce_s = st.allreduce_time * n;         // Piper charges it per micro-batch ÷ N
+    r.allreduce_s = st.allreduce_time * n;  // Piper charges it per micro-batch ÷ N
     for (std::size_t k = 0; k < st.layers.size(); ++k) {
-      const auto* opts = model.layers.at(static_cast<std::size_t>(st.layers[k])).options_for(st.tensor_parallel);
+      const auto* opts =
+          model.layers.at(static_cast<std::size_t>(st.layers[k])).options_for(st.tensor_parallel);
       const LayerOption& o = opts->at(static_cast<std::size_t>(st.option_index[k]));
       r.fixed_bytes += o.memory_fixed_bytes;
       r.activation_bytes += o.memory_per_inflight_bytes;

@@ -18,12 +18,12 @@ namespace paraplan::sim {
 /// What a replayed stage does per micro-batch.
 struct ReplayStage {
   std::string name;
-  int replicas = 1;         ///< micro-batch j runs on replica j mod replicas
-  int inflight = 1;         ///< 1F1B: at most this many micro-batches in flight
+  int replicas = 1;  ///< micro-batch j runs on replica j mod replicas
+  int inflight = 1;  ///< 1F1B: at most this many micro-batches in flight
   double forward_s = 0, backward_s = 0;
-  double traffic_s = 0;     ///< after each pass, on the pipeline stream
+  double traffic_s = 0;        ///< after each pass, on the pipeline stream
   bool traffic_blocks = true;  ///< the next pass waits for it (else only the receiver does)
-  double allreduce_s = 0;   ///< once, after the last pass
+  double allreduce_s = 0;      ///< once, after the last pass
   double fixed_bytes = 0, activation_bytes = 0;  ///< held throughout; per micro-batch in flight
 };
 Program staged_program(const std::vector<ReplayStage>& stages, int microbatches);
@@ -39,8 +39,8 @@ Program dapple_program(const Plan& plan);
 struct PipelineSimulation {
   Result result;
   double makespan_s = 0;
-  double bound_s = 0;      ///< N × the plan's objective: Piper's throughput, no fill or drain
-  double difference = 0;   ///< makespan / bound − 1 (≥ 0: the bound has no bubble)
+  double bound_s = 0;     ///< N × the plan's objective: Piper's throughput, no fill or drain
+  double difference = 0;  ///< makespan / bound − 1 (≥ 0: the bound has no bubble)
 };
 PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, int microbatches);
 

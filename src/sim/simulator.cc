@@ -3,18 +3,20 @@
 // link), finish what ends then, repeat.
 #include "sim/simulator.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "ir/error.h"
 
 namespace paraplan::sim {
 namespace {
 
-[[noreturn]] void bad(const std::string& message) { throw Error(ErrorKind::kInput, "simulation", message); }
+[[noreturn]] void bad(const std::string& message) {
+  throw Error(ErrorKind::kInput, "simulation", message);
+}
 
 enum class State { kWaiting, kLatency, kOnLink, kFixed, kDone };
 
@@ -27,12 +29,15 @@ Result simulate(const Program& p) {
   for (int i = 0; i < n; ++i) {
     const Task& t = p.tasks[static_cast<std::size_t>(i)];
     if (t.device < 0 || t.device >= devices || t.stream < 0 || t.stream >= streams)
-      bad(fmt::format("task {} ({}) names device {} stream {}, outside the program", i, t.name, t.device, t.stream));
+      bad(fmt::format("task {} ({}) names device {} stream {}, outside the program", i, t.name,
+                      t.device, t.stream));
     if (t.link >= static_cast<int>(p.links.size()) || (t.bytes > 0 && t.link < 0))
       bad(fmt::format("task {} ({}) moves bytes without a valid link", i, t.name));
-    if (!(t.duration_s >= 0) || !(t.bytes >= 0)) bad(fmt::format("task {} ({}) has a negative size", i, t.name));
+    if (!(t.duration_s >= 0) || !(t.bytes >= 0))
+      bad(fmt::format("task {} ({}) has a negative size", i, t.name));
     for (int d : t.after)
-      if (d < 0 || d >= n) bad(fmt::format("task {} ({}) depends on task {}, which does not exist", i, t.name, d));
+      if (d < 0 || d >= n)
+        bad(fmt::format("task {} ({}) depends on task {}, which does not exist", i, t.name, d));
   }
   // Program order per (device, stream).
   std::vector<std::vector<int>> queue(static_cast<std::size_t>(devices * streams));
@@ -60,8 +65,11 @@ Result simulate(const Program& p) {
   r.timeline.streams = p.streams;
   r.timeline.memory.resize(static_cast<std::size_t>(devices));
   for (int d = 0; d < devices; ++d) {
-    held[static_cast<std::size_t>(d)] = d < static_cast<int>(p.static_bytes.size()) ? p.static_bytes[static_cast<std::size_t>(d)] : 0.0;
-    r.timeline.memory[static_cast<std::size_t>(d)].push_back({0, held[static_cast<std::size_t>(d)]});
+    held[static_cast<std::size_t>(d)] = d < static_cast<int>(p.static_bytes.size())
+                                            ? p.static_bytes[static_cast<std::size_t>(d)]
+                                            : 0.0;
+    r.timeline.memory[static_cast<std::size_t>(d)].push_back(
+        {0, held[static_cast<std::size_t>(d)]});
     r.devices[static_cast<std::size_t>(d)].peak_bytes = held[static_cast<std::size_t>(d)];
   }
   auto memory_change = [&](int device, double delta, double now) {
@@ -105,10 +113,11 @@ Result simulate(const Program& p) {
           if (head[q] < queue[q].size()) return queue[q][head[q]];
         return -1;
       }();
-      throw Error(ErrorKind::kInternal, "simulation",
-                  fmt::format("the program deadlocks: task {} ({}) waits for tasks that cannot finish "
-                              "(a dependency cycle or one against a stream's order)",
-                              stuck, stuck >= 0 ? p.tasks[static_cast<std::size_t>(stuck)].name : ""));
+      throw Error(
+          ErrorKind::kInternal, "simulation",
+          fmt::format("the program deadlocks: task {} ({}) waits for tasks that cannot finish "
+                      "(a dependency cycle or one against a stream's order)",
+                      stuck, stuck >= 0 ? p.tasks[static_cast<std::size_t>(stuck)].name : ""));
     }
     // Promote transfers whose latency has passed; find the next event.
     double next = std::numeric_limits<double>::infinity();
@@ -151,7 +160,8 @@ Result simulate(const Program& p) {
     now = next;
     for (int i : finished) {
       const Task& t = p.tasks[static_cast<std::size_t>(i)];
-      if (state[static_cast<std::size_t>(i)] == State::kOnLink) --on_link[static_cast<std::size_t>(t.link)];
+      if (state[static_cast<std::size_t>(i)] == State::kOnLink)
+        --on_link[static_cast<std::size_t>(t.link)];
       state[static_cast<std::size_t>(i)] = State::kDone;
       end[static_cast<std::size_t>(i)] = now;
       ++done;
@@ -159,19 +169,24 @@ Result simulate(const Program& p) {
       const std::size_t q = static_cast<std::size_t>(t.device * streams + t.stream);
       busy[q] = false;
       ++head[q];
-      for (int d : dependents[static_cast<std::size_t>(i)]) --waiting_on[static_cast<std::size_t>(d)];
-      if (t.stream < p.busy_streams) r.devices[static_cast<std::size_t>(t.device)].busy_s += now - start[static_cast<std::size_t>(i)];
+      for (int d : dependents[static_cast<std::size_t>(i)])
+        --waiting_on[static_cast<std::size_t>(d)];
+      if (t.stream < p.busy_streams)
+        r.devices[static_cast<std::size_t>(t.device)].busy_s +=
+            now - start[static_cast<std::size_t>(i)];
       r.timeline.events.push_back({t.device, t.stream, t.name, t.phase, t.stage, t.microbatch,
                                    start[static_cast<std::size_t>(i)], now});
     }
-    running.erase(std::remove_if(running.begin(), running.end(),
-                                 [&](int i) { return state[static_cast<std::size_t>(i)] == State::kDone; }),
-                  running.end());
+    running.erase(
+        std::remove_if(running.begin(), running.end(),
+                       [&](int i) { return state[static_cast<std::size_t>(i)] == State::kDone; }),
+        running.end());
   }
   r.makespan_s = now;
-  std::stable_sort(r.timeline.events.begin(), r.timeline.events.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.start_s, a.device, a.stream) < std::tie(b.start_s, b.device, b.stream);
-  });
+  std::stable_sort(
+      r.timeline.events.begin(), r.timeline.events.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.start_s, a.device, a.stream) < std::tie(b.start_s, b.device, b.stream);
+      });
   double busy_total = 0;
   for (const auto& d : r.devices) busy_total += d.busy_s;
   r.bubble_fraction = devices > 0 && now > 0 ? 1 - busy_total / (devices * now) : 0;

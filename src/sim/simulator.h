@@ -20,13 +20,13 @@ struct Link {
 
 struct Task {
   int device = 0;
-  int stream = 0;                 ///< index into Program::streams
-  double duration_s = 0;          ///< fixed time (compute, or a transfer's latency)
-  int link = -1;                  ///< transfers: index into Program::links
-  double bytes = 0;               ///< transfers: bytes over the link after duration_s
-  std::vector<int> after;         ///< tasks that must finish first
-  double allocate_bytes = 0;      ///< on start, on `device`
-  double free_bytes = 0;          ///< on end
+  int stream = 0;             ///< index into Program::streams
+  double duration_s = 0;      ///< fixed time (compute, or a transfer's latency)
+  int link = -1;              ///< transfers: index into Program::links
+  double bytes = 0;           ///< transfers: bytes over the link after duration_s
+  std::vector<int> after;     ///< tasks that must finish first
+  double allocate_bytes = 0;  ///< on start, on `device`
+  double free_bytes = 0;      ///< on end
   // Labels for the timeline.
   std::string name, phase;
   int stage = -1, microbatch = -1;
@@ -36,7 +36,7 @@ struct Program {
   std::vector<std::string> devices;
   std::vector<std::string> streams;
   std::vector<Link> links;
-  std::vector<Task> tasks;         ///< program order within each (device, stream)
+  std::vector<Task> tasks;           ///< program order within each (device, stream)
   std::vector<double> static_bytes;  ///< per device, held throughout (weights, optimizer, ...)
   int busy_streams = 1;              ///< streams [0, busy_streams) are the device's own work
 
@@ -47,7 +47,7 @@ struct Program {
 };
 
 struct DeviceFigures {
-  double busy_s = 0;          ///< time the device's own streams ran tasks (see busy_streams)
+  double busy_s = 0;  ///< time the device's own streams ran tasks (see busy_streams)
   double peak_bytes = 0;
 };
 

@@ -2,9 +2,9 @@
 // model: streams never overlap, the makespan agrees where the model is exact, schedules order.
 #include "sim/simulator.h"
 
-#include <map>
-
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "ir/error.h"
 #include "sim/transformer_program.h"
@@ -29,9 +29,9 @@ TEST(Simulator, StreamsSerialiseAndDependenciesWait) {
   p.devices = {"a", "b"};
   p.streams = {"compute", "comm"};
   const int x = p.add(fixed(0, 0, 1.0));
-  p.add(fixed(0, 0, 2.0));                 // after x on the same stream: 1 .. 3
+  p.add(fixed(0, 0, 2.0));                     // after x on the same stream: 1 .. 3
   const int z = p.add(fixed(1, 0, 0.5, {x}));  // 1 .. 1.5
-  p.add(fixed(1, 1, 4.0, {z}));            // 1.5 .. 5.5
+  p.add(fixed(1, 1, 4.0, {z}));                // 1.5 .. 5.5
   const Result r = simulate(p);
   EXPECT_DOUBLE_EQ(r.makespan_s, 5.5);
   EXPECT_DOUBLE_EQ(r.devices[0].busy_s, 3.0);
@@ -100,8 +100,8 @@ void expect_no_overlap(const Result& r) {
 }
 
 TEST(TransformerSimulation, AgreesWithTheModelWhereItIsExact) {
-  for (auto [tp, pp, dp, mb] : {std::tuple{2, 1, 4, 2}, std::tuple{1, 4, 2, 1}, std::tuple{2, 4, 1, 2},
-                                std::tuple{1, 8, 1, 1}}) {
+  for (auto [tp, pp, dp, mb] : {std::tuple{2, 1, 4, 2}, std::tuple{1, 4, 2, 1},
+                                std::tuple{2, 4, 1, 2}, std::tuple{1, 8, 1, 1}}) {
     auto cost = gpt(8);
     TrainingConfig t;
     t.global_batch = 64;
@@ -118,7 +118,8 @@ TEST(TransformerSimulation, AgreesWithTheModelWhereItIsExact) {
         << tp << " " << pp << " " << dp << ": simulated " << s.iteration_time_s << " analytic "
         << s.analytic_time_s;
     if (pp == 1) {
-      EXPECT_NEAR(s.result.devices[0].peak_bytes, s.analytic_peak_bytes, 1e-9 * s.analytic_peak_bytes);
+      EXPECT_NEAR(s.result.devices[0].peak_bytes, s.analytic_peak_bytes,
+                  1e-9 * s.analytic_peak_bytes);
     }
     for (const auto& d : s.result.devices) EXPECT_LE(d.peak_bytes, s.analytic_peak_bytes * 1.0001);
   }
@@ -136,7 +137,8 @@ TEST(TransformerSimulation, ZeroStagesAgreeWithoutPipelining) {
     const auto s = simulate_transformer(cost, t, Schedule::kOneFOneB);
     expect_no_overlap(s.result);
     EXPECT_NEAR(s.iteration_time_s, s.analytic_time_s, 1e-9 * s.analytic_time_s) << "ZeRO " << zero;
-    EXPECT_NEAR(s.result.devices[0].peak_bytes, s.analytic_peak_bytes, 1e-9 * s.analytic_peak_bytes);
+    EXPECT_NEAR(s.result.devices[0].peak_bytes, s.analytic_peak_bytes,
+                1e-9 * s.analytic_peak_bytes);
   }
 }
 
@@ -176,7 +178,8 @@ TEST(TransformerSimulation, ZeroBubbleFillsTheDrain) {
               1e-9 * one.result.devices[0].peak_bytes);
   // Same work on every device.
   for (std::size_t d = 0; d < zb.result.devices.size(); ++d)
-    EXPECT_NEAR(zb.result.devices[d].busy_s, one.result.devices[d].busy_s, 1e-9 * one.result.devices[d].busy_s);
+    EXPECT_NEAR(zb.result.devices[d].busy_s, one.result.devices[d].busy_s,
+                1e-9 * one.result.devices[d].busy_s);
 }
 
 TEST(TransformerSimulation, OverlapHidesTheGradientSync) {
@@ -210,7 +213,8 @@ namespace {
 TEST(PipelineSimulation, PiperPlansReplayAboveTheirBound) {
   const io::PiperInput in = io::read_piper(std::string(PARAPLAN_DATA) + "/piper/bert32a100.json");
   for (auto [devices, memory_gib] : {std::pair{10, 32.0}, std::pair{64, 8.0}, std::pair{32, 4.0}}) {
-    PiperSettings settings{devices, memory_gib * 1073741824.0, in.bandwidth_bytes_per_s, in.model.microbatches};
+    PiperSettings settings{devices, memory_gib * 1073741824.0, in.bandwidth_bytes_per_s,
+                           in.model.microbatches};
     PiperCostModel cost(in.model, settings);
     const Plan plan = search_pipeline(in.model, cost).plan;
     ASSERT_TRUE(plan.feasible) << devices;

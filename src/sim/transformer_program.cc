@@ -4,10 +4,10 @@
 // with 2(p − i − 1) + (v − 1)·p forwards; GPipe runs every forward, then every backward.
 #include "sim/transformer_program.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "ir/error.h"
 
@@ -42,7 +42,8 @@ std::vector<Op> device_order(Schedule schedule, int p, int v, int m, int device)
       ops.push_back({true, 0, f++});
       ops.push_back({false, 0, b});
       deferred.push_back(b++);
-      if (static_cast<int>(deferred.size() - oldest) > device) ops.push_back({false, 0, deferred[oldest++], true});
+      if (static_cast<int>(deferred.size() - oldest) > device)
+        ops.push_back({false, 0, deferred[oldest++], true});
     }
     while (b < m) {
       if (oldest < deferred.size()) ops.push_back({false, 0, deferred[oldest++], true});
@@ -53,14 +54,12 @@ std::vector<Op> device_order(Schedule schedule, int p, int v, int m, int device)
     return ops;
   }
   const int total = m * v;
-  auto forward_op = [&](int k) {
-    return Op{true, (k / p) % v, (k / (p * v)) * p + k % p};
-  };
+  auto forward_op = [&](int k) { return Op{true, (k / p) % v, (k / (p * v)) * p + k % p}; };
   auto backward_op = [&](int k) {
     return Op{false, v - 1 - (k / p) % v, (k / (p * v)) * p + k % p};
   };
-  int warmup = schedule == Schedule::kInterleaved ? 2 * (p - device - 1) + (v - 1) * p
-                                                  : p - device - 1;
+  int warmup =
+      schedule == Schedule::kInterleaved ? 2 * (p - device - 1) + (v - 1) * p : p - device - 1;
   warmup = std::min(warmup, total);
   int f = 0, b = 0;
   for (; f < warmup; ++f) ops.push_back(forward_op(f));
@@ -79,16 +78,21 @@ Schedule parse_schedule(const std::string& name) {
   if (name == "1f1b") return Schedule::kOneFOneB;
   if (name == "interleaved-1f1b") return Schedule::kInterleaved;
   if (name == "zero-bubble") return Schedule::kZeroBubble;
-  throw Error(ErrorKind::kUsage, "",
-              "--schedule must be gpipe, 1f1b, interleaved-1f1b or zero-bubble (got \"" + name + "\")");
+  throw Error(
+      ErrorKind::kUsage, "",
+      "--schedule must be gpipe, 1f1b, interleaved-1f1b or zero-bubble (got \"" + name + "\")");
 }
 
 const char* schedule_name(Schedule s) {
   switch (s) {
-    case Schedule::kGpipe: return "gpipe";
-    case Schedule::kOneFOneB: return "1f1b";
-    case Schedule::kInterleaved: return "interleaved-1f1b";
-    case Schedule::kZeroBubble: return "zero-bubble";
+    case Schedule::kGpipe:
+      return "gpipe";
+    case Schedule::kOneFOneB:
+      return "1f1b";
+    case Schedule::kInterleaved:
+      return "interleaved-1f1b";
+    case Schedule::kZeroBubble:
+      return "zero-bubble";
   }
   return "?";
 }
@@ -97,10 +101,13 @@ Schedule default_schedule(const TrainingConfig& t) {
   return t.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
 }
 
-Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig& t, Schedule schedule) {
+Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig& t,
+                            Schedule schedule) {
   cost.check(t);
   if (schedule == Schedule::kZeroBubble && t.zero_stage >= 2)
-    throw Error(ErrorKind::kUsage, "", "--schedule zero-bubble: not with ZeRO 2 or 3 (their reduce-scatters follow whole backward passes)");
+    throw Error(ErrorKind::kUsage, "",
+                "--schedule zero-bubble: not with ZeRO 2 or 3 (their reduce-scatters follow whole "
+                "backward passes)");
   if ((schedule == Schedule::kInterleaved) != (t.vpp > 1))
     throw Error(ErrorKind::kUsage, "",
                 fmt::format("--schedule {}: {}", schedule_name(schedule),
@@ -109,10 +116,12 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
   const BlockCosts c = cost.block_costs(t);
   const int p = t.pp, v = t.vpp, m = static_cast<int>(t.microbatches());
   const int layers = static_cast<int>(cost.model().num_layers);
-  const std::vector<int> split = t.stage_layers.empty() ? even_stage_split(layers, p) : t.stage_layers;
+  const std::vector<int> split =
+      t.stage_layers.empty() ? even_stage_split(layers, p) : t.stage_layers;
   const int node = cost.cluster().machine_sizes.empty() ? 1 : cost.cluster().machine_sizes[0];
   const bool p2p_on_nic = t.tp * t.cp * t.pp > node && cost.cluster().tiers.size() > 1;
-  const bool dp_on_nic = static_cast<std::int64_t>(t.devices()) > node && cost.cluster().tiers.size() > 1;
+  const bool dp_on_nic =
+      static_cast<std::int64_t>(t.devices()) > node && cost.cluster().tiers.size() > 1;
 
   Program prog;
   prog.streams = {"compute", "collectives", "pipeline", "data parallel"};
@@ -122,7 +131,8 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
   const double nic_bw = c.p2p_bandwidth_bytes_per_s > 0 ? c.p2p_bandwidth_bytes_per_s : 1e12;
   std::vector<int> p2p_link(static_cast<std::size_t>(p)), dp_link(static_cast<std::size_t>(p));
   for (int i = 0; i < p; ++i) {
-    prog.devices.push_back(fmt::format("stage {} ({} layers)", i, split[static_cast<std::size_t>(i)]));
+    prog.devices.push_back(
+        fmt::format("stage {} ({} layers)", i, split[static_cast<std::size_t>(i)]));
     p2p_link[static_cast<std::size_t>(i)] = static_cast<int>(prog.links.size());
     prog.links.push_back({fmt::format("stage {} {}", i, p2p_on_nic ? "NIC" : "NVLink"), nic_bw});
     if (p2p_on_nic && dp_on_nic) {
@@ -131,10 +141,11 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
       dp_link[static_cast<std::size_t>(i)] = static_cast<int>(prog.links.size());
       prog.links.push_back({fmt::format("stage {} data parallel", i), nic_bw});
     }
-    const MemoryBreakdown fixed = cost.stage_memory(t, c, split[static_cast<std::size_t>(i)], i == 0, i == p - 1, 0.0);
+    const MemoryBreakdown fixed =
+        cost.stage_memory(t, c, split[static_cast<std::size_t>(i)], i == 0, i == p - 1, 0.0);
     // ZeRO 3's gathered weights are held through every pass (fragmented like the transients).
-    prog.static_bytes.push_back(fixed.weights_bytes + fixed.gradients_bytes + fixed.optimizer_bytes +
-                                fixed.reserved_bytes +
+    prog.static_bytes.push_back(fixed.weights_bytes + fixed.gradients_bytes +
+                                fixed.optimizer_bytes + fixed.reserved_bytes +
                                 (1 + cost.calibration().allocator_fragmentation) *
                                     cost.zero3_gathered_bytes(t, c, i == 0, i == p - 1));
   }
@@ -146,8 +157,8 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
     parts[static_cast<std::size_t>(i)] = cost.sync_parts(t, dense, expert);
   }
   std::vector<std::vector<int>> reduce_scatters(static_cast<std::size_t>(p));
-  auto dp_transfer = [&](int device, double seconds, const std::string& name, std::vector<int> after,
-                         int stage, int microbatch) {
+  auto dp_transfer = [&](int device, double seconds, const std::string& name,
+                         std::vector<int> after, int stage, int microbatch) {
     Task x;
     x.device = device;
     x.stream = kDataParallel;
@@ -201,9 +212,11 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           w.device = i;
           w.stream = kCompute;
           w.after = {b->second};
-          if (last_blocking[static_cast<std::size_t>(i)] >= 0) w.after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+          if (last_blocking[static_cast<std::size_t>(i)] >= 0)
+            w.after.push_back(last_blocking[static_cast<std::size_t>(i)]);
           w.duration_s = (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
-                         (vs == 0 ? c.embedding_s / 3 : 0.0) + (vs == vstages - 1 ? c.head_s / 3 : 0.0);
+                         (vs == 0 ? c.embedding_s / 3 : 0.0) +
+                         (vs == vstages - 1 ? c.head_s / 3 : 0.0);
           w.free_bytes = rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes +
                          (vs == vstages - 1 ? c.logits_bytes : 0.0);
           w.name = fmt::format("W mb {}", op.microbatch);
@@ -213,7 +226,8 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           const int w_id = prog.add(w);
           last_blocking[static_cast<std::size_t>(i)] = w_id;
           last_backward[static_cast<std::size_t>(i)] = w_id;
-          last_backward_inputs[static_cast<std::size_t>(i)] = prog.tasks[static_cast<std::size_t>(w_id)].after;
+          last_backward_inputs[static_cast<std::size_t>(i)] =
+              prog.tasks[static_cast<std::size_t>(w_id)].after;
           ++next_op[static_cast<std::size_t>(i)];
           ++placed;
           progress = true;
@@ -236,25 +250,29 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           if (f == done_pass.end()) break;
           after.push_back(f->second);
         }
-        if (last_blocking[static_cast<std::size_t>(i)] >= 0) after.push_back(last_blocking[static_cast<std::size_t>(i)]);
-        if (t.zero_stage >= 3 && op.forward && parts[static_cast<std::size_t>(i)].weight_gather_s > 0) {
+        if (last_blocking[static_cast<std::size_t>(i)] >= 0)
+          after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+        if (t.zero_stage >= 3 && op.forward &&
+            parts[static_cast<std::size_t>(i)].weight_gather_s > 0) {
           // ZeRO 3: the per-layer gathers and reduce-scatters of the micro-batch, as far as the
           // prefetch leaves them exposed (the analytic model's figure), before its forward.
           const int n = split[static_cast<std::size_t>(i)];
           const double work = cost.stage_work_s(t, c, i == 0, i == p - 1, n);
-          const int gather = dp_transfer(
-              i, cost.zero3_microbatch_s(t, c, n, work) / v,
-              fmt::format("ZeRO-3 gathers and reduce-scatters mb {}", op.microbatch),
-              last_blocking[static_cast<std::size_t>(i)] >= 0 ? std::vector<int>{last_blocking[static_cast<std::size_t>(i)]}
-                                                              : std::vector<int>{},
-              vs, op.microbatch);
+          const int gather =
+              dp_transfer(i, cost.zero3_microbatch_s(t, c, n, work) / v,
+                          fmt::format("ZeRO-3 gathers and reduce-scatters mb {}", op.microbatch),
+                          last_blocking[static_cast<std::size_t>(i)] >= 0
+                              ? std::vector<int>{last_blocking[static_cast<std::size_t>(i)]}
+                              : std::vector<int>{},
+                          vs, op.microbatch);
           after.push_back(gather);
         }
         const int n = chunk_layers(i, op.chunk);
         const int rc = recomputed(n);
         const bool first = vs == 0, last = vs == vstages - 1;
-        const std::string label = fmt::format("{}{} mb {}", op.forward ? "F" : "B",
-                                              v > 1 ? fmt::format(" chunk {}", op.chunk) : "", op.microbatch);
+        const std::string label =
+            fmt::format("{}{} mb {}", op.forward ? "F" : "B",
+                        v > 1 ? fmt::format(" chunk {}", op.chunk) : "", op.microbatch);
         Task compute;
         compute.device = i;
         compute.stream = kCompute;
@@ -268,7 +286,8 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
         comm.name = label + " collectives";
         comm.phase = "collectives";
         comm.after.clear();
-        const double activations = rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes;
+        const double activations =
+            rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes;
         if (op.forward) {
           compute.duration_s = n * c.layer_forward_s + (first ? c.embedding_s / 3 : 0.0) +
                                (last ? c.head_s / 3 : 0.0);
@@ -276,13 +295,16 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           compute.allocate_bytes = activations + (last ? c.logits_bytes : 0.0);
         } else {
           compute.duration_s = rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s +
-                               (first ? c.embedding_s * 2 / 3 : 0.0) + (last ? c.head_s * 2 / 3 : 0.0);
+                               (first ? c.embedding_s * 2 / 3 : 0.0) +
+                               (last ? c.head_s * 2 / 3 : 0.0);
           comm.duration_s = rc * c.layer_backward_comm_s + (n - rc) * c.layer_plain_backward_comm_s;
           if (rc > 0) compute.allocate_bytes = c.recompute_working_bytes;
-          comm.free_bytes = activations + (last ? c.logits_bytes : 0.0) + (rc > 0 ? c.recompute_working_bytes : 0.0);
+          comm.free_bytes = activations + (last ? c.logits_bytes : 0.0) +
+                            (rc > 0 ? c.recompute_working_bytes : 0.0);
           if (split_backward) {  // the input-gradient half; its weight half frees the activations
-            compute.duration_s = (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
-                                 (first ? c.embedding_s / 3 : 0.0) + (last ? c.head_s / 3 : 0.0);
+            compute.duration_s =
+                (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
+                (first ? c.embedding_s / 3 : 0.0) + (last ? c.head_s / 3 : 0.0);
             compute.name = label + " (input gradient)";
             comm.free_bytes = rc > 0 ? c.recompute_working_bytes : 0.0;
           }
@@ -302,7 +324,8 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           send.duration_s = c.p2p_send_s - c.p2p_bytes / nic_bw;  // the fixed overhead
           send.bytes = c.p2p_bytes;
           send.after = {comm_id};
-          send.name = fmt::format("send {} mb {}", op.forward ? "activation" : "gradient", op.microbatch);
+          send.name =
+              fmt::format("send {} mb {}", op.forward ? "activation" : "gradient", op.microbatch);
           send.phase = "send";
           send.stage = vs;
           send.microbatch = op.microbatch;
@@ -330,10 +353,11 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
           if (t.zero_stage == 2 && parts[static_cast<std::size_t>(i)].reduce_scatter_s > 0) {
             // Reduce-scatter this chunk's gradients: after the pass, or (overlapped) bucket by
             // bucket during it; without overlap the next pass waits for it.
-            const int rs = dp_transfer(i, parts[static_cast<std::size_t>(i)].reduce_scatter_s / v,
-                                       fmt::format("reduce-scatter mb {}", op.microbatch),
-                                       t.overlap_grad_reduce ? compute.after : std::vector<int>{comm_id},
-                                       vs, op.microbatch);
+            const int rs =
+                dp_transfer(i, parts[static_cast<std::size_t>(i)].reduce_scatter_s / v,
+                            fmt::format("reduce-scatter mb {}", op.microbatch),
+                            t.overlap_grad_reduce ? compute.after : std::vector<int>{comm_id}, vs,
+                            op.microbatch);
             reduce_scatters[static_cast<std::size_t>(i)].push_back(rs);
             if (!t.overlap_grad_reduce) last_blocking[static_cast<std::size_t>(i)] = rs;
           }
@@ -351,14 +375,18 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
     const SyncParts& sp = parts[static_cast<std::size_t>(i)];
     // ZeRO 0/1: one all-reduce at the end; ZeRO 2: the weights gathered once after the
     // per-micro-batch reduce-scatters; ZeRO 3: nothing more.
-    const double sync_s = t.zero_stage <= 1 ? sp.allreduce_s : t.zero_stage == 2 ? sp.weight_gather_s : 0.0;
+    const double sync_s = t.zero_stage <= 1   ? sp.allreduce_s
+                          : t.zero_stage == 2 ? sp.weight_gather_s
+                                              : 0.0;
     std::vector<int> sync_after = {last_backward[static_cast<std::size_t>(i)]};
-    if (t.overlap_grad_reduce && t.zero_stage <= 1) sync_after = last_backward_inputs[static_cast<std::size_t>(i)];
+    if (t.overlap_grad_reduce && t.zero_stage <= 1)
+      sync_after = last_backward_inputs[static_cast<std::size_t>(i)];
     if (t.zero_stage >= 2 && !reduce_scatters[static_cast<std::size_t>(i)].empty())
       sync_after = {reduce_scatters[static_cast<std::size_t>(i)].back()};
-    int before_optimizer = t.zero_stage >= 2 && !reduce_scatters[static_cast<std::size_t>(i)].empty()
-                               ? reduce_scatters[static_cast<std::size_t>(i)].back()
-                               : last_backward[static_cast<std::size_t>(i)];
+    int before_optimizer =
+        t.zero_stage >= 2 && !reduce_scatters[static_cast<std::size_t>(i)].empty()
+            ? reduce_scatters[static_cast<std::size_t>(i)].back()
+            : last_backward[static_cast<std::size_t>(i)];
     if (sync_s > 0) {
       Task sync;
       sync.device = i;
@@ -377,7 +405,8 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
     step.stream = kCompute;
     step.duration_s = cost.optimizer_step_s(t, dense, expert);
     step.after = {before_optimizer, last_backward[static_cast<std::size_t>(i)]};
-    if (last_blocking[static_cast<std::size_t>(i)] >= 0) step.after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+    if (last_blocking[static_cast<std::size_t>(i)] >= 0)
+      step.after.push_back(last_blocking[static_cast<std::size_t>(i)]);
     step.name = "optimizer step";
     step.phase = "optimizer";
     step.stage = i;

@@ -27,9 +27,9 @@ Schedule default_schedule(const TrainingConfig& config);
 struct TransformerSimulation {
   Result result;
   Schedule schedule = Schedule::kOneFOneB;
-  double iteration_time_s = 0;   ///< makespan + the model's fixed iteration overhead
-  double analytic_time_s = 0;    ///< the analytic model's figure for the same plan
-  double difference = 0;         ///< simulated / analytic − 1
+  double iteration_time_s = 0;  ///< makespan + the model's fixed iteration overhead
+  double analytic_time_s = 0;   ///< the analytic model's figure for the same plan
+  double difference = 0;        ///< simulated / analytic − 1
   double analytic_peak_bytes = 0;
 };
 

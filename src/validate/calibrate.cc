@@ -20,7 +20,9 @@ class Deviates {
     const double u = 1.0 - uniform(), v = uniform();
     return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * std::numbers::pi * v);
   }
-  std::size_t index(std::size_t n) { return std::min(n - 1, static_cast<std::size_t>(uniform() * n)); }
+  std::size_t index(std::size_t n) {
+    return std::min(n - 1, static_cast<std::size_t>(uniform() * n));
+  }
 
  private:
   std::mt19937_64 engine_;
@@ -37,10 +39,12 @@ struct Bounded {
 
 const std::vector<FittedParameter>& fitted_parameters() {
   static const std::vector<FittedParameter> parameters = {
-      {"gemm_efficiency", 0.5, 0.92, false, [](Calibration& c) -> double& { return c.gemm_efficiency; }},
+      {"gemm_efficiency", 0.5, 0.92, false,
+       [](Calibration& c) -> double& { return c.gemm_efficiency; }},
       {"gemm_half_efficiency_flops", 1e7, 1e10, true,
        [](Calibration& c) -> double& { return c.gemm_half_efficiency_flops; }},
-      {"attention_efficiency", 0.2, 0.8, false, [](Calibration& c) -> double& { return c.attention_efficiency; }},
+      {"attention_efficiency", 0.2, 0.8, false,
+       [](Calibration& c) -> double& { return c.attention_efficiency; }},
       {"flash_attention_efficiency", 0.15, 0.9, false,
        [](Calibration& c) -> double& { return c.flash_attention_efficiency; }},
       {"flash_backward_efficiency", 0.15, 0.9, false,
@@ -49,28 +53,38 @@ const std::vector<FittedParameter>& fitted_parameters() {
        [](Calibration& c) -> double& { return c.memory_bandwidth_bytes_per_s; }, true},
       // Standard attention's traffic per score, forward: the product written and read back (4),
       // softmax read and written (4), dropout and its mask (5); fused kernels save some.
-      {"score_bytes_per_element", 8, 16, false, [](Calibration& c) -> double& { return c.score_bytes_per_element; }},
-      {"hidden_bytes_per_element", 0, 100, false, [](Calibration& c) -> double& { return c.hidden_bytes_per_element; }},
+      {"score_bytes_per_element", 8, 16, false,
+       [](Calibration& c) -> double& { return c.score_bytes_per_element; }},
+      {"hidden_bytes_per_element", 0, 100, false,
+       [](Calibration& c) -> double& { return c.hidden_bytes_per_element; }},
       {"eager_hidden_bytes_per_element", 0, 200, false,
        [](Calibration& c) -> double& { return c.eager_hidden_bytes_per_element; }},
-      {"layer_overhead_s", 0, 2e-3, false, [](Calibration& c) -> double& { return c.layer_overhead_s; }},
+      {"layer_overhead_s", 0, 2e-3, false,
+       [](Calibration& c) -> double& { return c.layer_overhead_s; }},
       // The loss on fp32 logits: log-softmax read and written, its gradient, the casts.
-      {"logit_bytes_per_element", 6, 64, false, [](Calibration& c) -> double& { return c.logit_bytes_per_element; }},
+      {"logit_bytes_per_element", 6, 64, false,
+       [](Calibration& c) -> double& { return c.logit_bytes_per_element; }},
       // NCCL's bus bandwidth stays below the links' nominal rate.
       {"collective_efficiency/0", 0.5, 0.95, false,
        [](Calibration& c) -> double& { return c.collective_efficiency.at(0); }},
       {"collective_efficiency/1", 0.5, 0.95, false,
        [](Calibration& c) -> double& { return c.collective_efficiency.at(1); }},
-      {"ring_step_latency_s", 1e-6, 1e-4, true, [](Calibration& c) -> double& { return c.ring_step_latency_s; }},
+      {"ring_step_latency_s", 1e-6, 1e-4, true,
+       [](Calibration& c) -> double& { return c.ring_step_latency_s; }},
       // NCCL's own model charges 4-10 µs per step that crosses the network (src/graph/tuning.cc).
       {"network_step_latency_s", 3e-6, 1e-4, true,
        [](Calibration& c) -> double& { return c.network_step_latency_s; }},
       // SM contention of communication hidden behind compute.
-      {"overlap_slowdown", 0, 1, false, [](Calibration& c) -> double& { return c.overlap_slowdown; }},
-      {"p2p_efficiency/0", 0.5, 0.95, false, [](Calibration& c) -> double& { return c.p2p_efficiency.at(0); }},
-      {"p2p_efficiency/1", 0.5, 0.95, false, [](Calibration& c) -> double& { return c.p2p_efficiency.at(1); }},
-      {"p2p_overhead_s", 0, 2e-3, false, [](Calibration& c) -> double& { return c.p2p_overhead_s; }},
-      {"iteration_overhead_s", 0, 0.5, false, [](Calibration& c) -> double& { return c.iteration_overhead_s; }},
+      {"overlap_slowdown", 0, 1, false,
+       [](Calibration& c) -> double& { return c.overlap_slowdown; }},
+      {"p2p_efficiency/0", 0.5, 0.95, false,
+       [](Calibration& c) -> double& { return c.p2p_efficiency.at(0); }},
+      {"p2p_efficiency/1", 0.5, 0.95, false,
+       [](Calibration& c) -> double& { return c.p2p_efficiency.at(1); }},
+      {"p2p_overhead_s", 0, 2e-3, false,
+       [](Calibration& c) -> double& { return c.p2p_overhead_s; }},
+      {"iteration_overhead_s", 0, 0.5, false,
+       [](Calibration& c) -> double& { return c.iteration_overhead_s; }},
   };
   return parameters;
 }
@@ -94,10 +108,12 @@ FitScore fit_score(const FitData& data, const Calibration& calibration) {
   return s;
 }
 
-FitResult fit_calibration(const FitData& data, const Calibration& start, const FitSettings& settings) {
+FitResult fit_calibration(const FitData& data, const Calibration& start,
+                          const FitSettings& settings) {
   Calibration best = start;
   // Two tiers (NVLink, InfiniBand) at least for the per-tier efficiencies.
-  if (best.collective_efficiency.size() < 2) best.collective_efficiency.resize(2, best.collective_efficiency.back());
+  if (best.collective_efficiency.size() < 2)
+    best.collective_efficiency.resize(2, best.collective_efficiency.back());
   if (best.p2p_efficiency.size() < 2) best.p2p_efficiency.resize(2, best.p2p_efficiency.back());
   std::vector<Bounded> parameters;
   for (const auto& p : fitted_parameters()) {
@@ -119,7 +135,8 @@ FitResult fit_calibration(const FitData& data, const Calibration& start, const F
       const Bounded& b = parameters[random.index(parameters.size())];
       double& x = b.parameter->field(trial);
       if (b.parameter->log_scale) {
-        x = std::exp(std::log(std::max(x, b.low)) + random.normal() * scale * std::log(b.high / b.low));
+        x = std::exp(std::log(std::max(x, b.low)) +
+                     random.normal() * scale * std::log(b.high / b.low));
       } else {
         x += random.normal() * scale * (b.high - b.low);
       }
@@ -133,7 +150,8 @@ FitResult fit_calibration(const FitData& data, const Calibration& start, const F
     }
     if (settings.progress && (i + 1) % 50 == 0)
       settings.progress->report({"calibration fit", double(i + 1), double(settings.iterations),
-                                 "steps", best_score.objective, "(multi MAPE + single MAPE + ranking, %)"});
+                                 "steps", best_score.objective,
+                                 "(multi MAPE + single MAPE + ranking, %)"});
   }
   result.calibration = best;
   result.after = best_score;

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "io/vtrain_reader.h"
 #include "ir/calibration.h"
 #include "ir/progress.h"
-#include "io/vtrain_reader.h"
 
 namespace paraplan::validate {
 
@@ -64,6 +64,7 @@ struct FitResult {
 /// Deterministic: the same runs, start and settings give the same calibration on every platform
 /// (the generator and its normal deviates are computed here, not by the standard library's
 /// distributions). Starts from `start` clamped into the bounds; never returns a worse objective.
-FitResult fit_calibration(const FitData& data, const Calibration& start, const FitSettings& settings);
+FitResult fit_calibration(const FitData& data, const Calibration& start,
+                          const FitSettings& settings);
 
 }  // namespace paraplan::validate

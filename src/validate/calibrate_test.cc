@@ -3,11 +3,11 @@
 // ranking target is out of reach, docs/cost-models.md).
 #include "validate/calibrate.h"
 
+#include <gtest/gtest.h>
+
 #include <limits>
 #include <random>
 #include <tuple>
-
-#include <gtest/gtest.h>
 
 #include "cost/analytic.h"
 #include "io/calibration_file.h"
@@ -16,7 +16,9 @@
 namespace paraplan::validate {
 namespace {
 
-io::MeasuredRuns measured() { return io::read_vtrain_folder(std::string(PARAPLAN_DATA) + "/vtrain"); }
+io::MeasuredRuns measured() {
+  return io::read_vtrain_folder(std::string(PARAPLAN_DATA) + "/vtrain");
+}
 
 TEST(Calibrate, RecoversASpoiledCalibrationDeterministicallyWithinBounds) {
   const io::MeasuredRuns runs = measured();
@@ -47,9 +49,11 @@ TEST(Calibrate, RecoversASpoiledCalibrationDeterministicallyWithinBounds) {
   EXPECT_EQ(fit.calibration.runtime_reserved_bytes, spoiled.runtime_reserved_bytes);
   // Same runs, start and seed: the same file.
   const FitResult twin = fit_calibration({multi, single, {}}, spoiled, settings);
-  EXPECT_EQ(io::calibration_to_json(twin.calibration).dump(), io::calibration_to_json(fit.calibration).dump());
+  EXPECT_EQ(io::calibration_to_json(twin.calibration).dump(),
+            io::calibration_to_json(fit.calibration).dump());
   const FitResult other = fit_calibration({multi, single, {}}, spoiled, {400, 8});
-  EXPECT_NE(io::calibration_to_json(other.calibration).dump(), io::calibration_to_json(fit.calibration).dump());
+  EXPECT_NE(io::calibration_to_json(other.calibration).dump(),
+            io::calibration_to_json(fit.calibration).dump());
 }
 
 // Without a pipeline, a micro-batch of b sequences costs at most b single-sequence ones in every
@@ -83,7 +87,8 @@ TEST(Calibrate, WithoutAPipelineLargerMicroBatchesNeverPriceHigher) {
         r.dp = gpus / tp;
         r.iteration_time_s = 1;
         const double t = score_runs({r}, c)[0].predicted_s;
-        EXPECT_LE(t, previous * (1 + 1e-12)) << "seed " << seed << ", hidden " << hidden << ", mb " << mb;
+        EXPECT_LE(t, previous * (1 + 1e-12))
+            << "seed " << seed << ", hidden " << hidden << ", mb " << mb;
         previous = t;
       }
     }

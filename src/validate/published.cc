@@ -21,14 +21,18 @@ std::vector<ScoredPublished> score_published(const std::vector<io::PublishedRun>
     } else {
       throw Error(ErrorKind::kInput, r.place + "/model",
                   fmt::format("\"{}\" is not a built-in transformer (paraplan plan --help lists "
-                              "them); give \"hf_config\" instead", r.model_name));
+                              "them); give \"hf_config\" instead",
+                              r.model_name));
     }
     s.devices = r.config.devices();
     const auto cluster = zoo::cluster_preset(r.cluster, s.devices);
     if (!cluster)
-      throw Error(ErrorKind::kInput, r.place + "/cluster",
-                  fmt::format("\"{}\" is not a cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100)", r.cluster));
-    const AnalyticCostModel cost(s.model, *cluster, default_calibration(cluster->device_types[0].name));
+      throw Error(
+          ErrorKind::kInput, r.place + "/cluster",
+          fmt::format("\"{}\" is not a cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100)",
+                      r.cluster));
+    const AnalyticCostModel cost(s.model, *cluster,
+                                 default_calibration(cluster->device_types[0].name));
     try {
       s.predicted = cost.evaluate(r.config);
     } catch (const RuleViolation& e) {  // the file's configuration breaks a rule

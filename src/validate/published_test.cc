@@ -10,11 +10,12 @@ namespace paraplan::validate {
 namespace {
 
 TEST(Published, MoeRunsWithinFifteenPercentAndFit) {
-  const auto rows = score_published(io::read_published_runs(std::string(PARAPLAN_DATA) + "/moe/published_moe.json"));
+  const auto rows = score_published(
+      io::read_published_runs(std::string(PARAPLAN_DATA) + "/moe/published_moe.json"));
   ASSERT_EQ(rows.size(), 2u);
   for (const auto& r : rows) {
-    EXPECT_LT(std::abs(r.error()), 0.15) << r.run.name << ": " << r.predicted.iteration_time_s << " s against "
-                                         << r.measured_s << " s";
+    EXPECT_LT(std::abs(r.error()), 0.15) << r.run.name << ": " << r.predicted.iteration_time_s
+                                         << " s against " << r.measured_s << " s";
     EXPECT_TRUE(r.predicted.fits) << r.run.name;
   }
   EXPECT_NEAR(rows[0].measured_s, 256.0 * 4096 / (5643.0 * 64), 1e-9);

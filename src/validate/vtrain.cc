@@ -16,13 +16,14 @@ std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
   std::vector<ScoredRun> out;
   out.reserve(runs.size());
   for (const auto& r : runs) {
-    TransformerConfig model = zoo::megatron_gpt(r.model.empty() ? "gpt" : r.model, r.heads,
-                                                r.hidden, r.layers, r.vocab);
+    TransformerConfig model =
+        zoo::megatron_gpt(r.model.empty() ? "gpt" : r.model, r.heads, r.hidden, r.layers, r.vocab);
     model.max_positions = r.seq_len;
     model.biases = r.biases;
     Cluster cluster = *zoo::cluster_preset(r.cluster, r.gpus);
     for (auto& d : cluster.device_types) d.memory_bytes = r.device_memory_bytes;
-    const Calibration& cal = r.device == calibration.device ? calibration : default_calibration(r.device);
+    const Calibration& cal =
+        r.device == calibration.device ? calibration : default_calibration(r.device);
     AnalyticCostModel cost(model, std::move(cluster), cal);
     TrainingConfig t;
     t.seq_len = r.seq_len;

@@ -1,10 +1,10 @@
 // The analytic model against the measured vTrain runs, and the reader's handling of bad rows.
 #include "validate/vtrain.h"
 
+#include <gtest/gtest.h>
+
 #include <cctype>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "io/calibration_file.h"
 #include "io/mpt_reader.h"
@@ -70,7 +70,8 @@ TEST(Calibration, ShippedFilesEqualTheDefaults) {
     for (char& ch : file) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     const Calibration shipped =
         io::read_calibration_file(std::string(PARAPLAN_CALIBRATION_DIR) + "/" + file + ".json");
-    EXPECT_EQ(io::calibration_to_json(shipped), io::calibration_to_json(default_calibration(device)))
+    EXPECT_EQ(io::calibration_to_json(shipped),
+              io::calibration_to_json(default_calibration(device)))
         << device;
   }
 }
@@ -89,7 +90,8 @@ TEST(Validate, MptRunsMeetTheTargetAndFit) {
   ASSERT_EQ(rows.size(), 139u);
   EXPECT_LE(mean_absolute_percentage_error(rows), 8.0);
   for (const auto& r : rows) {
-    EXPECT_TRUE(r.fits) << "line " << r.run.line << ": " << r.predicted_peak_bytes / (1 << 30) << " GiB";
+    EXPECT_TRUE(r.fits) << "line " << r.run.line << ": " << r.predicted_peak_bytes / (1 << 30)
+                        << " GiB";
     EXPECT_GT(r.predicted_peak_bytes, 0.3 * r.run.device_memory_bytes) << "line " << r.run.line;
   }
 }

@@ -32,8 +32,7 @@ std::optional<Cluster> cluster_preset(const std::string& name, int devices) {
     return node_cluster(name, "A100", 80 * kGiB, 312e12, 300e9, 25e9, devices);
   if (name == "dgx-h100")
     return node_cluster(name, "H100", 80 * kGiB, 989e12, 450e9, 50e9, devices);
-  if (name == "h200")
-    return node_cluster(name, "H200", 141e9, 989e12, 450e9, 50e9, devices);
+  if (name == "h200") return node_cluster(name, "H200", 141e9, 989e12, 450e9, 50e9, devices);
   if (name == "vtrain-a100")  // 800 Gb/s per node shared by 8 GPUs
     return node_cluster(name, "A100", 40 * kGiB, 312e12, 300e9, 12.5e9, devices);
   return std::nullopt;

@@ -91,10 +91,10 @@ const std::map<std::string, TransformerConfig>& table() {
 
 const std::vector<std::string>& llm_model_names() {
   static const std::vector<std::string> names = {
-      "gpt-1.7b",   "gpt-3.6b",    "gpt-7.5b",   "gpt-18.4b",   "gpt-39.1b",  "gpt-76.1b",
-      "gpt-145.6b", "gpt-310.1b",  "gpt-529.6b", "gpt-1t",      "gpt3-175b",  "llama2-7b",
-      "llama2-13b", "llama2-70b",  "llama3-8b",  "llama3-70b",  "llama3-405b", "mixtral-8x7b",
-      "deepseek-v3-like"};
+      "gpt-1.7b",   "gpt-3.6b",    "gpt-7.5b",     "gpt-18.4b",       "gpt-39.1b",
+      "gpt-76.1b",  "gpt-145.6b",  "gpt-310.1b",   "gpt-529.6b",      "gpt-1t",
+      "gpt3-175b",  "llama2-7b",   "llama2-13b",   "llama2-70b",      "llama3-8b",
+      "llama3-70b", "llama3-405b", "mixtral-8x7b", "deepseek-v3-like"};
   return names;
 }
 

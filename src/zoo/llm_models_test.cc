@@ -2,9 +2,9 @@
 // published figures.
 #include "zoo/llm_models.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "io/hf_config.h"
 #include "ir/error.h"
@@ -31,8 +31,8 @@ TEST(LlmModels, MegatronScalingStudySizes) {
   struct Row {
     const char* name;
     double billions;
-  } rows[] = {{"gpt-1.7b", 1.7},   {"gpt-3.6b", 3.6},     {"gpt-7.5b", 7.5},
-              {"gpt-18.4b", 18.4}, {"gpt-39.1b", 39.1},   {"gpt-76.1b", 76.1},
+  } rows[] = {{"gpt-1.7b", 1.7},     {"gpt-3.6b", 3.6},     {"gpt-7.5b", 7.5},
+              {"gpt-18.4b", 18.4},   {"gpt-39.1b", 39.1},   {"gpt-76.1b", 76.1},
               {"gpt-145.6b", 145.6}, {"gpt-310.1b", 310.1}, {"gpt-529.6b", 529.6},
               {"gpt-1t", 1008.0}};
   for (const auto& r : rows) EXPECT_NEAR(params(r.name) / 1e9, r.billions, 0.06) << r.name;
@@ -58,7 +58,7 @@ TEST(HfConfig, ReadsEachFamily) {
   auto qwen = io::read_hf_config(hf("qwen2-moe.json"));
   EXPECT_EQ(qwen.num_experts, 60);
   EXPECT_EQ(qwen.shared_experts, 1);
-  EXPECT_NEAR(qwen.parameters() / 1e9, 14.3, 0.1);          // Qwen1.5-MoE-A2.7B
+  EXPECT_NEAR(qwen.parameters() / 1e9, 14.3, 0.1);  // Qwen1.5-MoE-A2.7B
   EXPECT_NEAR(qwen.active_parameters() / 1e9, 2.7, 0.1);
 }
 

@@ -257,8 +257,8 @@ OperatorWorkload pase_graph(const std::string& name, int batch) {
       valid += n;
     }
     throw Error(ErrorKind::kUsage, "",
-                "--model: unknown built-in model \"" + name + "\" (built-in operator graphs: " +
-                    valid + ")");
+                "--model: unknown built-in model \"" + name +
+                    "\" (built-in operator graphs: " + valid + ")");
   }
   return it->second(batch);
 }

@@ -34,8 +34,8 @@ Model transformer_stack(const TransformerShape& p) {
       TensorParallelOptions deg;
       deg.degree = t;
       const double time = 3 * fwd_flops / t / rate;
-      const double weights = 2 * params / t;      // bf16 weights, used for the all-reduce
-      const double states = 16 * params / t;      // weights, gradients, Adam moments
+      const double weights = 2 * params / t;                // bf16 weights, used for the all-reduce
+      const double states = 16 * params / t;                // weights, gradients, Adam moments
       const double act = act_bytes / t + activation_bytes;  // replicated layer input stays whole
       // Tensor parallelism adds all-reduces of the hidden state inside the layer; we charge them
       // to the layer's input edge (Piper's sync bytes): 2 forward + 2 backward ring all-reduces.

@@ -15,8 +15,8 @@ struct TransformerShape {
   int heads = 32;
   int sequence = 1024;
   int vocabulary = 50257;
-  int microbatch_size = 2;   ///< samples per micro-batch
-  int microbatches = 64;     ///< per batch
+  int microbatch_size = 2;           ///< samples per micro-batch
+  int microbatches = 64;             ///< per batch
   double peak_flops_per_s = 312e12;  ///< A100 bf16 dense
   double efficiency = 0.5;           ///< achieved fraction of peak for these GEMMs
 };
