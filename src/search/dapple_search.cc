@@ -1,9 +1,10 @@
 // Label-setting dynamic programme over (state, GPUs used, GPUs of the last stage) with Pareto
-// labels (bottleneck P, activation hops H, largest stage all-reduce A; at most 12 per cell);
-// every complete label is
+// labels (bottleneck P, activation hops H, largest stage all-reduce A); every complete label is
 // scored with the full latency formula, and the best layout wins. A bounds the all-reduce tail
-// from above (the formula subtracts s·β of slack), so the search is exact for the bottleneck and
-// the hops and keeps every trade-off between them and the tail that the bound can tell apart.
+// from above (the formula subtracts s·β of slack). Not exact: a cell keeps at most 12 labels
+// (past that the one with the worst latency estimate goes), and the bound on the tail can rank
+// two labels wrongly, so the best layout can be missed. It is checked against DAPPLE's own
+// plans on the shipped profiles (bench section 2), not against a brute-force twin.
 #include "search/dapple_search.h"
 
 #include <algorithm>
