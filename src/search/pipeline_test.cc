@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 
 #include "cost/piper_cost.h"
 #include "io/native_json.h"
@@ -175,33 +176,33 @@ double brute_force(const Model& m, const PiperSettings& s) {
   return best;
 }
 
-Model random_model(int n, int degrees) {
+/// A random layer DAG of n layers; `pick(lo, hi)` draws an integer in [lo, hi).
+Model random_model(int n, int degrees, const std::function<int(int, int)>& pick) {
   Model m;
   m.name = "random";
   for (int v = 0; v < n; ++v) m.layers.push_back(Layer{v, "", {}, 0, {}});
   for (int v = 0; v < n; ++v)
     for (int w = v + 1; w < n; ++w)
-      if (*rc::gen::inRange(0, 3) == 0)
-        m.edges.push_back({v, w, static_cast<double>(*rc::gen::inRange(0, 4))});
+      if (pick(0, 3) == 0) m.edges.push_back({v, w, static_cast<double>(pick(0, 4))});
   m.index();
   for (int v = 0; v < n; ++v) {
     for (int t = 1; t <= degrees; ++t) {
-      if (t > 1 && *rc::gen::inRange(0, 4) == 0) continue;  // some layers lack degree 2
+      if (t > 1 && pick(0, 4) == 0) continue;  // some layers lack degree 2
       TensorParallelOptions deg;
       deg.degree = t;
-      int options = *rc::gen::inRange(1, 4);
+      int options = pick(1, 4);
       for (int o = 0; o < options; ++o) {
         LayerOption opt;
         opt.id = "o";
         opt.id += std::to_string(o);
-        opt.compute_time_s = *rc::gen::inRange(0, 20);
-        opt.parameter_bytes = *rc::gen::inRange(0, 8);
-        opt.memory_per_inflight_bytes = *rc::gen::inRange(0, 9);
-        opt.memory_fixed_bytes = *rc::gen::inRange(0, 11);
+        opt.compute_time_s = pick(0, 20);
+        opt.parameter_bytes = pick(0, 8);
+        opt.memory_per_inflight_bytes = pick(0, 9);
+        opt.memory_fixed_bytes = pick(0, 11);
         for (std::size_t q = 0; q < m.in_edge_ids[v].size(); ++q)
-          opt.sync_in_bytes.push_back(*rc::gen::inRange(0, 3));
+          opt.sync_in_bytes.push_back(pick(0, 3));
         for (std::size_t q = 0; q < m.out_edge_ids[v].size(); ++q)
-          opt.sync_out_bytes.push_back(*rc::gen::inRange(0, 3));
+          opt.sync_out_bytes.push_back(pick(0, 3));
         deg.options.push_back(opt);
       }
       m.layers[v].by_degree.push_back(deg);
@@ -210,9 +211,11 @@ Model random_model(int n, int degrees) {
   return m;
 }
 
+int rc_pick(int lo, int hi) { return *rc::gen::inRange(lo, hi); }
+
 RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   const int n = *rc::gen::inRange(1, 6);
-  Model m = random_model(n, *rc::gen::inRange(1, 3));
+  Model m = random_model(n, *rc::gen::inRange(1, 3), rc_pick);
   PiperSettings s;
   s.max_devices = *rc::gen::inRange(1, 5);
   s.microbatches = *rc::gen::inRange(1, 5);
@@ -232,6 +235,38 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
     RC_ASSERT(plan.feasible);
     RC_ASSERT(std::fabs(plan.objective - expected) <= 1e-9 * std::max(1.0, expected));
   }
+}
+
+// The twin must be able to catch a wrong multi-stage answer: on a seeded set of random graphs
+// sized so that memory and data-parallel syncs push plans into pipelines, the planner equals
+// brute force on every case, and a good share of the optima have more than one stage.
+TEST(PipelineSearchTwin, MultiStageOptimaAreCommonAndEqualBruteForce) {
+  std::mt19937 rng(20261124);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi - 1)(rng); };
+  int feasible = 0, multi_stage = 0;
+  for (int i = 0; i < 300; ++i) {
+    const int n = pick(3, 6);
+    const Model m = random_model(n, pick(1, 3), pick);
+    PiperSettings s;
+    s.max_devices = pick(2, 5);
+    s.microbatches = pick(2, 5);
+    s.memory_per_device_bytes = pick(12, 30);
+    s.bandwidth_bytes_per_s = pick(1, 3);
+    PiperCostModel cost(m, s);
+    const Plan plan = search_pipeline(m, cost).plan;
+    const double expected = brute_force(m, s);
+    if (!std::isfinite(expected)) {
+      EXPECT_FALSE(plan.feasible) << i;
+      continue;
+    }
+    ASSERT_TRUE(plan.feasible) << i;
+    EXPECT_NEAR(plan.objective, expected, 1e-9 * std::max(1.0, expected)) << i;
+    ++feasible;
+    multi_stage += plan.stages.size() > 1;
+  }
+  // With this seed: 226 feasible, 213 of them with more than one stage.
+  EXPECT_GE(feasible, 180);
+  EXPECT_GE(4 * multi_stage, 3 * feasible);
 }
 
 }  // namespace
