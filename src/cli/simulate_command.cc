@@ -236,9 +236,7 @@ int run(const SimulateArgs& a) {
   try {
     analytic = cost.evaluate(f.config);
   } catch (const RuleViolation& e) {  // a knob rule: the file, not the command line, is wrong
-    const Violation& v = e.violation();
-    throw Error(ErrorKind::kInput, a.plan + ": /config/" + std::string(knob_field(v.knob)),
-                v.render([](Knob k) { return std::string(knob_field(k)); }));
+    throw e.in_file(a.plan + ": /config");
   }
   if (!analytic.fits)
     throw Error(ErrorKind::kInfeasible, a.plan + ": /config",

@@ -24,12 +24,6 @@ std::string joined(const std::vector<std::string>& names) {
 
 }  // namespace
 
-bool TransformerKnobs::any() const {
-  return seq_len || micro_batch || tp || cp || pp || dp || ep || vpp || !recompute.empty() ||
-         sequence_parallel || zero >= 0 || overlap_on || overlap_off || !attention.empty() ||
-         moe_capacity_factor > 0 || !stage_layers.empty() || !calibration.empty();
-}
-
 void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_plan) {
   auto help = [&](const std::string& plan_text, const std::string& evaluate_text) {
     return for_plan ? "Transformer: fix " + plan_text : evaluate_text;

@@ -26,8 +26,6 @@ struct TransformerKnobs {
   double moe_capacity_factor = 0;  ///< --moe-capacity-factor; 0: dropless
   std::string stage_layers;
   std::string calibration;
-  /// True if any knob is given (the other planners refuse them).
-  bool any() const;
 };
 
 /// The search settings of `plan` and `frontier`: every knob given is fixed; Error(kUsage) for

@@ -182,8 +182,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "validate",
       "Compare the analytic cost model with measured iteration times: vTrain's "
-      "Megatron-DeepSpeed runs (error, plan ranking) and MosaicML's MPT FSDP runs "
-      "(error, memory verdict)");
+      "Megatron-DeepSpeed runs (error, plan ranking), MosaicML's MPT FSDP runs "
+      "(error, memory verdict) and published MoE throughputs (error, never fitted)");
   cmd->add_option("--data", args->data,
                   "Folder with ground_truth_multi.csv and ground_truth_single.csv");
   cmd->add_option(

@@ -76,6 +76,13 @@ RuleViolation::RuleViolation(Violation v)
     : Error(ErrorKind::kUsage, "", v.render([](Knob k) { return std::string(knob_field(k)); })),
       violation_(std::move(v)) {}
 
+Error RuleViolation::in_file(const std::string& config_place) const {
+  std::string place = config_place;
+  place += '/';
+  place += knob_field(violation_.knob);
+  return Error(ErrorKind::kInput, place, what());
+}
+
 namespace rules {
 
 std::optional<Violation> positive(const TrainingConfig& t) {

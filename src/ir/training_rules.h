@@ -58,6 +58,9 @@ class RuleViolation : public Error {
  public:
   explicit RuleViolation(Violation v);
   const Violation& violation() const { return violation_; }
+  /// The same rule broken by a file's configuration: an input error placed at the knob's field
+  /// under `config_place` ("plan.json: /config" gives "plan.json: /config/tp").
+  Error in_file(const std::string& config_place) const;
 
  private:
   Violation violation_;

@@ -36,9 +36,7 @@ std::vector<ScoredPublished> score_published(const std::vector<io::PublishedRun>
     try {
       s.predicted = cost.evaluate(r.config);
     } catch (const RuleViolation& e) {  // the file's configuration breaks a rule
-      const Violation& v = e.violation();
-      throw Error(ErrorKind::kInput, r.place + "/config/" + std::string(knob_field(v.knob)),
-                  v.render([](Knob k) { return std::string(knob_field(k)); }));
+      throw e.in_file(r.place + "/config");
     }
     s.device_memory_bytes = cluster->device_types[0].memory_bytes;
     s.measured_s = static_cast<double>(r.config.global_batch * r.config.seq_len) /
