@@ -64,6 +64,12 @@ TEST(CalibrationFile, MistakesNameTheField) {
   j["allocator_fragmentation"] = 1.5;
   expect_input_error([&] { calibration_from_json(j, "c.json"); }, "/allocator_fragmentation");
   j = calibration_to_json(Calibration{});
+  j["moe_load_imbalance"] = 0.9;  // the busiest rank cannot carry less than the mean
+  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "c.json: /moe_load_imbalance");
+  j.erase("moe_load_imbalance");  // optional: files from before it keep the default
+  EXPECT_EQ(calibration_from_json(j, "c.json").moe_load_imbalance,
+            Calibration{}.moe_load_imbalance);
+  j = calibration_to_json(Calibration{});
   j["version"] = 1;  // written before the memory fields existed: say what to add
   j.erase("runtime_reserved_bytes");
   j.erase("allocator_fragmentation");
