@@ -7,12 +7,10 @@
 #include <iostream>
 #include <memory>
 
+#include "api/validate.h"
 #include "cli/progress.h"
-#include "cost/analytic.h"
 #include "io/calibration_file.h"
 #include "io/json_fields.h"
-#include "io/mpt_reader.h"
-#include "validate/calibrate.h"
 
 namespace paraplan::cli {
 namespace {
@@ -38,25 +36,15 @@ std::string figures(const validate::FitScore& s) {
 }
 
 int run(const CalibrateArgs& a) {
-  const Calibration start =
-      a.from.empty() ? default_calibration("A100") : io::read_calibration_file(a.from);
-  const io::MeasuredRuns runs = io::read_vtrain_folder(a.data);
   TerminalProgress progress(a.quiet);
-  validate::FitData data{runs.multi, runs.single, {}};
-  if (!a.mpt.empty()) {
-    io::MptTable table = io::read_mpt_table(a.mpt);
-    for (auto& r : table.runs)
-      if (r.device == start.device) data.mpt.push_back(std::move(r));
-  }
-  const auto& multi = data.multi;
-  const auto& single = data.single;
-  const validate::FitResult fit =
-      validate::fit_calibration(data, start, {a.iterations, a.seed, progress.sink()});
+  const api::CalibrateResult c =
+      api::calibrate({a.data, a.mpt, a.from, a.iterations, a.seed, progress.sink()});
+  const validate::FitResult& fit = c.fit;
   io::write_text_file(a.output, io::calibration_to_json(fit.calibration).dump(2) + "\n");
   std::cout << fmt::format(
                    "{} multi-node, {} single-node and {} MPT runs, {} iterations (seed {}), {} "
                    "steps taken\n",
-                   multi.size(), single.size(), data.mpt.size(), a.iterations, a.seed, fit.accepted)
+                   c.multi_runs, c.single_runs, c.mpt_runs, a.iterations, a.seed, fit.accepted)
             << "before: " << figures(fit.before) << "\n"
             << "after:  " << figures(fit.after) << "\n";
   Calibration before = fit.start, after = fit.calibration;

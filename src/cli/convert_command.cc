@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/workload.h"
+#include "api/inputs.h"
 #include "io/native_json.h"
 #include "ir/error.h"
 
@@ -28,7 +28,7 @@ void write(const std::string& path, const std::string& text) {
 }
 
 int run(const ConvertArgs& args) {
-  Workload w = load_workload({args.input, args.format, "", args.profile_batch});
+  api::Workload w = api::load_workload({args.input, args.format, "", args.profile_batch});
   write(args.output, io::model_to_json(w.model).dump(2) + "\n");
   if (!args.cluster_output.empty())
     write(args.cluster_output, io::cluster_to_json(w.cluster).dump(2) + "\n");

@@ -6,8 +6,9 @@
 #include <iostream>
 #include <memory>
 
+#include "api/evaluate.h"
+#include "api/inputs.h"
 #include "cli/transformer_common.h"
-#include "cost/analytic.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
 #include "ir/units.h"
@@ -28,7 +29,7 @@ struct EvaluateArgs {
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
 int run(const EvaluateArgs& a) {
-  TransformerConfig model = load_transformer(a.model);
+  TransformerConfig model = api::load_transformer(a.model);
   const TransformerKnobs& k = a.knobs;
   TrainingConfig t;
   t.tp = std::max(k.tp, 1);
@@ -48,7 +49,7 @@ int run(const EvaluateArgs& a) {
   if (t.devices() != devices)
     usage(fmt::format("--devices {} is not tp × cp × pp × dp = {} × {} × {} × {} = {}", devices,
                       t.tp, t.cp, t.pp, t.dp, t.devices()));
-  const Cluster cluster = load_cluster(a.cluster, devices);
+  const Cluster cluster = api::load_cluster(a.cluster, devices);
   t.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
   t.micro_batch = k.micro_batch > 0 ? k.micro_batch : 1;
   t.global_batch = a.batch > 0 ? a.batch : t.micro_batch * t.dp;
@@ -61,10 +62,10 @@ int run(const EvaluateArgs& a) {
   t.attention = io::attention_from_text(k.attention).value_or(Attention::kFlash);  // CLI checked it
   t.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
-  AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
-  AnalyticResult r = cost.evaluate(t);
+  const AnalyticResult r =
+      api::evaluate({model, cluster, api::load_calibration(k.calibration, cluster), t});
   if (!a.export_to.empty()) {
-    std::cout << engine_export(a.export_to, model, t);
+    std::cout << api::export_plan(a.export_to, model, t);
     return 0;
   }
   const MemoryBreakdown& m = r.memory;

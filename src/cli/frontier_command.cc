@@ -3,22 +3,19 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <iostream>
 #include <map>
 #include <memory>
 
+#include "api/frontier.h"
+#include "api/inputs.h"
 #include "cli/flags.h"
-#include "cli/llm_plan_command.h"
 #include "cli/progress.h"
-#include "cli/workload.h"
-#include "cost/piper_cost.h"
+#include "cli/transformer_common.h"
 #include "io/svg_plot.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "report/plan_report.h"
-#include "search/llm_frontier.h"
-#include "search/pipeline_frontier.h"
 
 namespace paraplan::cli {
 namespace {
@@ -54,7 +51,8 @@ const std::vector<std::string> kLlmFlags = {"--model", "--cluster", "--devices",
 int run_pipeline(const FrontierArgs& a) {
   refuse_other_flags(a.given, joined(kPipelineFlags, kOutputFlags),
                      "the pipeline planner's frontier (INPUT)");
-  Workload w = load_workload({a.input, a.format, a.cluster, 0, a.devices_given ? a.devices : 8});
+  api::Workload w =
+      api::load_workload({a.input, a.format, a.cluster, 0, a.devices_given ? a.devices : 8});
   PiperSettings settings;
   settings.max_devices = a.devices_given ? a.devices : w.devices;
   settings.memory_per_device_bytes = w.memory_per_device_bytes;
@@ -63,30 +61,16 @@ int run_pipeline(const FrontierArgs& a) {
   if (!a.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", a.memory);
   if (!a.bandwidth.empty())
     settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", a.bandwidth);
-  std::vector<int> budgets;
-  for (int k = 1; k < settings.max_devices; k *= 2) budgets.push_back(k);
-  budgets.push_back(settings.max_devices);
-  const Model& model = w.model;
-  auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
-    PiperSettings s = settings;
-    s.max_devices = devices;
-    s.memory_per_device_bytes = memory;
-    return std::make_unique<PiperCostModel>(model, s);
-  };
-  const auto start = std::chrono::steady_clock::now();
-  PipelineFrontierOptions options;
-  options.memory_step = a.memory_step;
-  options.time_limit_s = a.time_limit_s;
+  api::PipelineFrontierRequest request{w.model, settings, {}};
+  request.options.memory_step = a.memory_step;
+  request.options.time_limit_s = a.time_limit_s;
   TerminalProgress progress(a.quiet);
-  options.progress = progress.sink();
-  const PipelineFrontierResult f =
-      pipeline_frontier(model, factory, budgets, settings.memory_per_device_bytes, options);
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (f.points.empty())
-    throw Error(ErrorKind::kInfeasible, a.input.empty() ? "default workload" : a.input,
-                fmt::format("no plan fits in {} per device on up to {} devices",
-                            format_bytes(settings.memory_per_device_bytes), settings.max_devices));
+  request.options.progress = progress.sink();
+  const api::PipelineFrontierPlan found =
+      api::pipeline_frontier(request, a.input.empty() ? "default workload" : a.input);
+  const PipelineFrontierResult& f = found.frontier;
+  const double seconds = found.seconds;
+  const Model& model = w.model;
   if (!a.svg.empty()) {
     std::map<int, io::PlotSeries> by_devices;
     for (const auto& p : f.points) {
@@ -143,7 +127,7 @@ int run_pipeline(const FrontierArgs& a) {
 }
 
 int run(const FrontierArgs& a) {
-  if (a.model.empty() || !is_transformer_model(a.model)) {
+  if (a.model.empty() || !api::is_transformer_model(a.model)) {
     if (!a.model.empty())
       throw Error(ErrorKind::kUsage, "",
                   "frontier: --model takes a transformer; give a layer model as INPUT");
@@ -154,19 +138,14 @@ int run(const FrontierArgs& a) {
   refuse_other_flags(a.given, joined(joined(kLlmFlags, transformer_knob_flags()), kOutputFlags),
                      "the transformer frontier (--model " + a.model + ")");
   const std::string cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
-  const TransformerConfig model = load_transformer(a.model);
-  const Cluster cluster = load_cluster(cluster_name, a.devices);
+  const TransformerConfig model = api::load_transformer(a.model);
+  const Cluster cluster = api::load_cluster(cluster_name, a.devices);
   const TransformerKnobs& k = a.knobs;
   LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
   TerminalProgress progress(a.quiet);
   s.progress = progress.sink();
-  const AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
-  const LlmFrontierResult f = llm_frontier(cost, s);
-  if (f.points.empty())
-    throw Error(ErrorKind::kInfeasible, "",
-                fmt::format("no configuration of {} on up to {} × {} fits in {} per device",
-                            model.name, a.devices, cluster.device_types[0].name,
-                            format_bytes(cluster.device_types[0].memory_bytes)));
+  const LlmFrontierResult f =
+      api::transformer_frontier({model, cluster, api::load_calibration(k.calibration, cluster), s});
   if (!a.svg.empty())
     io::write_text_file(
         a.svg, report::frontier_svg(f.points, fmt::format("{}: time against memory", model.name)));

@@ -4,24 +4,15 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <cstdlib>
 #include <iostream>
-#include <optional>
 
+#include "api/inputs.h"
+#include "api/plan.h"
 #include "cli/flags.h"
-#include "cost/pase_cost.h"
 #include "io/chrome_trace.h"
 #include "io/dot_writer.h"
-#include "io/graph_svg.h"
 #include "io/native_json.h"
-#include "io/onnx_reader.h"
 #include "ir/error.h"
-#include "ir/units.h"
-#include "report/plan_report.h"
-#include "search/intra_op.h"
-#include "sim/intra_op_program.h"
-#include "zoo/pase_graphs.h"
 
 namespace paraplan::cli {
 namespace {
@@ -59,71 +50,48 @@ std::string table(const Plan& plan, const Model& model, const PaseSettings& s, i
 }  // namespace
 
 int run_intra_op(const IntraOpArgs& args) {
-  zoo::OperatorWorkload w;
-  int batch = args.batch > 0 ? args.batch : 128;
-  if (!args.model.empty()) {
-    if (!args.input.empty()) usage("give either INPUT or --model, not both");
-    w = zoo::pase_graph(args.model, batch);
-  } else if (args.input.empty()) {
+  if (!args.model.empty() && !args.input.empty()) usage("give either INPUT or --model, not both");
+  if (args.model.empty() && args.input.empty())
     usage(
         "the intra-op planner needs an operator graph: --model NAME (alexnet, resnet101, "
         "inception3, rnnlm, transformer) or an ONNX file");
-  } else {
-    if (args.format != "auto" && args.format != "onnx")
-      usage("the intra-op planner reads ONNX files (--format onnx) or built-in models (--model)");
-    io::OnnxOptions o;
-    o.batch = args.batch;
-    io::OnnxModel m = io::read_onnx(args.input, o);
-    w.model = std::move(m.model);
-    w.min_block = 1;
-    batch = static_cast<int>(m.batch);
-  }
-  PaseSettings s;
+  if (args.model.empty() && args.format != "auto" && args.format != "onnx")
+    usage("the intra-op planner reads ONNX files (--format onnx) or built-in models (--model)");
+  api::OperatorGraph g = api::load_operator_graph(args.model, args.input, args.batch);
+  api::IntraOpPlanRequest request;
+  PaseSettings& s = request.settings;
   s.devices = args.devices > 0 ? args.devices : 8;
   s.flops_per_s = flops_per_s(args.flops);
   s.bandwidth_bytes_per_s = bandwidth(args.bandwidth);
-  s.min_block = args.min_block > 0 ? args.min_block : w.min_block;
+  s.min_block = args.min_block > 0 ? args.min_block : g.min_block;
   s.keep_all_flows = args.keep_all_flows;
   s.powers_of_two = args.powers_of_two;
   s.use_all_devices = args.all_devices;
-  PaseCostModel cost(w.model, s);
-  IntraOpOptions solve;
-  solve.progress = args.progress;
-  IntraOpResult r = solve_intra_op(cost.network(), solve);
-  Plan plan = cost.to_plan(r.choice);
-  io::Json j = io::plan_to_json(plan, w.model);
-  j["planner"] = "intra-op";
+  request.model = std::move(g.model);
+  request.batch = g.batch;
+  request.products = {!args.trace.empty(), !args.report.empty()};
+  request.progress = args.progress;
+  const api::IntraOpPlanResult r = api::plan_intra_op(request);
+  const Plan& plan = r.plan;
+  const Model& model = request.model;
+  io::Json j = io::plan_to_json(plan, model);
   j["devices"] = s.devices;
-  j["batch"] = batch;
+  j["batch"] = request.batch;
   j["flops_per_s"] = s.flops_per_s;
   j["bandwidth_bytes_per_s"] = s.bandwidth_bytes_per_s;
   j["min_block"] = s.min_block;
   j["keep_all_flows"] = s.keep_all_flows;
   j["powers_of_two"] = s.powers_of_two;
   j["all_devices"] = s.use_all_devices;
-  j["elimination"] = {{"induced_width", r.max_dependent},
-                      {"largest_table_entries", r.largest_table},
-                      {"work", r.work}};
+  j["elimination"] = {{"induced_width", r.solve.max_dependent},
+                      {"largest_table_entries", r.solve.largest_table},
+                      {"work", r.solve.work}};
   std::string text = j.dump(2) + "\n";
   if (!args.output.empty()) io::write_text_file(args.output, text);
-  if (!args.dot.empty()) io::write_text_file(args.dot, io::model_to_dot(w.model, &plan));
-  if (!args.report.empty() || !args.trace.empty()) {
-    std::vector<std::string> names;
-    for (const LayerSplit& ls : plan.layer_splits) names.push_back(w.model.layers[ls.layer].name);
-    const sim::Result r =
-        sim::simulate(sim::intra_op_program(plan.layer_splits, names, s.flops_per_s, s.devices));
-    if (!args.trace.empty()) io::write_chrome_trace(args.trace, r.timeline);
-    if (!args.report.empty())
-      io::write_text_file(
-          args.report,
-          report::intra_op_report(
-              w.model.name, s.devices, s.flops_per_s, plan.objective,
-              report::intra_op_rows(w.model, plan), r, io::operator_graph_svg(w.model, plan),
-              {{"batch", std::to_string(batch)},
-               {"bandwidth",
-                fmt::format("{:.4g} GB/s per device", s.bandwidth_bytes_per_s / 1e9)}}));
-  }
-  std::cout << (args.json ? text : table(plan, w.model, s, batch));
+  if (!args.dot.empty()) io::write_text_file(args.dot, io::model_to_dot(model, &plan));
+  if (!args.trace.empty()) io::write_chrome_trace(args.trace, r.simulation->timeline);
+  if (!args.report.empty()) io::write_text_file(args.report, r.report_html);
+  std::cout << (args.json ? text : table(plan, model, s, request.batch));
   return 0;
 }
 

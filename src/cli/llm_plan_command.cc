@@ -5,24 +5,16 @@
 
 #include <iostream>
 
+#include "api/evaluate.h"
+#include "api/inputs.h"
+#include "api/plan.h"
 #include "cli/transformer_common.h"
 #include "io/chrome_trace.h"
 #include "io/engine_export.h"
 #include "io/transformer_json.h"
-#include "ir/error.h"
 #include "ir/units.h"
-#include "report/plan_report.h"
-#include "search/llm.h"
-#include "sim/transformer_program.h"
-#include "zoo/cluster_presets.h"
-#include "zoo/llm_models.h"
 
 namespace paraplan::cli {
-bool is_transformer_model(const std::string& model) {
-  return zoo::llm_model(model).has_value() ||
-         (model.size() > 5 && model.compare(model.size() - 5, 5, ".json") == 0);
-}
-
 namespace {
 
 std::string grouped(double value) {  // 78405 -> "78,405"
@@ -58,9 +50,14 @@ std::string plan_in_words(const TrainingConfig& t) {
 }
 
 // The answer in words: the best plan with its figures, the runners-up, and how to run it.
-void print_answer(const LlmPlanArgs& a, const TransformerConfig& model, const Cluster& cluster,
-                  const std::string& preset, const LlmSearchSettings& s, const LlmSearchResult& r,
-                  const std::vector<double>& simulated, const AnalyticCostModel& cost) {
+void print_answer(const LlmPlanArgs& a, const api::TransformerPlanRequest& request,
+                  const api::TransformerPlanResult& answer) {
+  const TransformerConfig& model = request.model;
+  const Cluster& cluster = request.cluster;
+  const std::string& preset = request.cluster_name;
+  const LlmSearchSettings& s = request.settings;
+  const LlmSearchResult& r = answer.search;
+  const std::vector<double>& simulated = answer.simulated_s;
   const DeviceType& device = cluster.device_types[0];
   const LlmCandidate& best = r.top[0];
   const AnalyticResult& b = best.result;
@@ -119,21 +116,8 @@ void print_answer(const LlmPlanArgs& a, const TransformerConfig& model, const Cl
     }
   }
   // Megatron-LM's distributed optimizer is ZeRO 1: show the best plan it can run.
-  const LlmCandidate* runnable = nullptr;
-  for (const LlmCandidate& c : r.top)
-    if (c.config.zero_stage <= 1) {
-      runnable = &c;
-      break;
-    }
-  LlmSearchResult megatron_search;
-  if (!runnable) {
-    LlmSearchSettings ms = s;
-    ms.max_zero_stage = 1;
-    ms.top_k = 1;
-    megatron_search = search_llm(cost, ms);
-    if (!megatron_search.top.empty()) runnable = &megatron_search.top[0];
-  }
-  if (runnable == &best)
+  const LlmCandidate* runnable = answer.megatron ? &*answer.megatron : nullptr;
+  if (answer.megatron_is_best)
     std::cout << "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer "
                  "arguments are yours):\n";
   else if (runnable)
@@ -161,48 +145,25 @@ void print_answer(const LlmPlanArgs& a, const TransformerConfig& model, const Cl
 }  // namespace
 
 int run_llm_plan(const LlmPlanArgs& a) {
-  TransformerConfig model = load_transformer(a.model);
-  const std::string preset = a.cluster.empty() ? "dgx-a100" : a.cluster;
-  const TransformerKnobs& k = a.knobs;
+  api::TransformerPlanRequest request;
+  request.model = api::load_transformer(a.model);
+  request.cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
   const int devices = a.devices > 0 ? a.devices : 8;
-  const Cluster cluster = load_cluster(preset, devices);
-  LlmSearchSettings s = search_settings(k, devices, a.batch > 0 ? a.batch : 512, a.uniform_stages);
-  s.top_k = a.top;
-  s.time_limit_s = a.time_limit_s;
-  s.progress = a.progress;
-  // A plan exported to Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
-  if (a.export_to == "megatron") s.max_zero_stage = 1;
-  AnalyticCostModel cost(model, cluster, load_calibration(k.calibration, cluster));
-  LlmSearchResult r = search_llm(cost, s);
-  if (a.resimulate < 0) throw Error(ErrorKind::kUsage, "", "--resimulate: expected K >= 0");
-  if (r.top.empty()) {
-    throw Error(ErrorKind::kInfeasible, "",
-                fmt::format("none of the {} configurations of {} on {} × {} fits in {} per device",
-                            r.evaluated, model.name, s.devices, cluster.device_types[0].name,
-                            format_bytes(cluster.device_types[0].memory_bytes)));
-  }
-  // --resimulate K: replay the first K plans in the simulator and rank them by its time.
-  std::vector<double> simulated(r.top.size(), -1);
-  if (a.resimulate > 0) {
-    const std::size_t k =
-        std::min<std::size_t>(static_cast<std::size_t>(a.resimulate), r.top.size());
-    for (std::size_t i = 0; i < k; ++i)
-      simulated[i] =
-          sim::simulate_transformer(cost, r.top[i].config, sim::default_schedule(r.top[i].config))
-              .iteration_time_s;
-    std::vector<std::size_t> order(r.top.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k),
-                     [&](std::size_t x, std::size_t y) { return simulated[x] < simulated[y]; });
-    std::vector<LlmCandidate> top;
-    std::vector<double> times;
-    for (std::size_t i : order) {
-      top.push_back(r.top[i]);
-      times.push_back(simulated[i]);
-    }
-    r.top = std::move(top);
-    simulated = std::move(times);
-  }
+  request.cluster = api::load_cluster(request.cluster_name, devices);
+  request.settings =
+      search_settings(a.knobs, devices, a.batch > 0 ? a.batch : 512, a.uniform_stages);
+  request.settings.top_k = a.top;
+  request.settings.time_limit_s = a.time_limit_s;
+  request.settings.progress = a.progress;
+  request.calibration = api::load_calibration(a.knobs.calibration, request.cluster);
+  request.resimulate = a.resimulate;
+  request.megatron_only = a.export_to == "megatron";
+  request.megatron_alternative = a.export_to.empty() && !a.json;  // the answer in words shows it
+  request.products = {!a.trace.empty(), !a.report.empty()};
+  const api::TransformerPlanResult answer = api::plan_transformer(request);
+  const LlmSearchResult& r = answer.search;
+  const std::vector<double>& simulated = answer.simulated_s;
+  const int n = request.settings.devices;
   auto with_simulation = [&](io::Json j, std::size_t i) {
     if (simulated[i] >= 0) {
       j["simulated_iteration_time_s"] = simulated[i];
@@ -210,14 +171,14 @@ int run_llm_plan(const LlmPlanArgs& a) {
     }
     return j;
   };
-  io::Json j = with_simulation(priced_json(r.top[0].config, r.top[0].result, s.devices), 0);
-  j["model"] = model.name;
-  j["cluster"] = preset;
+  io::Json j = with_simulation(priced_json(r.top[0].config, r.top[0].result, n), 0);
+  j["model"] = request.model.name;
+  j["cluster"] = request.cluster_name;
   j["planner"] = "llm";
   j["cost_model"] = "analytic";
   io::Json top = io::Json::array();
   for (std::size_t i = 0; i < r.top.size(); ++i)
-    top.push_back(with_simulation(priced_json(r.top[i].config, r.top[i].result, s.devices), i));
+    top.push_back(with_simulation(priced_json(r.top[i].config, r.top[i].result, n), i));
   j["top"] = top;
   j["search"] = {{"evaluated", r.evaluated},
                  {"rejected_out_of_memory", r.rejected_memory},
@@ -228,30 +189,20 @@ int run_llm_plan(const LlmPlanArgs& a) {
   if (!a.output.empty()) {
     // The file carries what `paraplan simulate` needs to replay the plan.
     io::Json file = j;
-    io::add_replay_keys(file, model, cluster, cost.calibration());
+    io::add_replay_keys(file, request.model, request.cluster, request.calibration);
     io::write_text_file(a.output, file.dump(2) + "\n");
   }
-  const std::string text = j.dump(2) + "\n";
-  if (!a.report.empty() || !a.trace.empty()) {
-    const TrainingConfig& best = r.top[0].config;
-    const sim::TransformerSimulation sim =
-        sim::simulate_transformer(cost, best, sim::default_schedule(best));
-    if (!a.trace.empty()) io::write_chrome_trace(a.trace, sim.result.timeline);
-    LlmSearchSettings fs = s;
-    fs.top_k = 1;
-    fs.time_limit_s = 0;
-    if (!a.report.empty())
-      io::write_text_file(a.report, report::transformer_report(cost, best, sim, preset, fs));
-  }
+  if (!a.trace.empty()) io::write_chrome_trace(a.trace, answer.simulation->result.timeline);
+  if (!a.report.empty()) io::write_text_file(a.report, answer.report_html);
   if (!a.export_to.empty()) {
-    std::cout << engine_export(a.export_to, model, r.top[0].config);
+    std::cout << api::export_plan(a.export_to, request.model, r.top[0].config);
     return 0;
   }
   if (a.json) {
-    std::cout << text;
+    std::cout << j.dump(2) << "\n";
     return 0;
   }
-  print_answer(a, model, cluster, preset, s, r, simulated, cost);
+  print_answer(a, request, answer);
   return 0;
 }
 

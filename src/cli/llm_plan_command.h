@@ -27,8 +27,6 @@ struct LlmPlanArgs {
   bool showcase = false;  ///< the built-in example: end with how to plan one's own model
 };
 
-/// True if `model` names a transformer (built-in or config.json) rather than an operator graph.
-bool is_transformer_model(const std::string& model);
 int run_llm_plan(const LlmPlanArgs& args);
 
 }  // namespace paraplan::cli

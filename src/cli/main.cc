@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
   } catch (const paraplan::RuleViolation& e) {  // a broken knob rule, in the flags' words
     std::cerr << "paraplan: " << e.violation().render(paraplan::cli::flag_name) << "\n";
     return static_cast<int>(e.kind());
+  } catch (const paraplan::FieldError& e) {  // a request's field, named by its flag
+    std::cerr << "paraplan: --" << e.field() << e.rest() << "\n";
+    return static_cast<int>(e.kind());
   } catch (const paraplan::Error& e) {
     std::cerr << "paraplan: "
               << (e.kind() == paraplan::ErrorKind::kInternal ? "internal error: " : "") << e.what()

@@ -3,26 +3,19 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <iostream>
 #include <memory>
 
+#include "api/inputs.h"
+#include "api/plan.h"
 #include "cli/flags.h"
 #include "cli/intra_op_command.h"
 #include "cli/llm_plan_command.h"
 #include "cli/output.h"
 #include "cli/progress.h"
-#include "cli/workload.h"
-#include "cost/dapple_cost.h"
-#include "cost/piper_cost.h"
 #include "io/chrome_trace.h"
 #include "io/native_json.h"
 #include "ir/error.h"
-#include "ir/units.h"
-#include "report/plan_report.h"
-#include "search/dapple_search.h"
-#include "search/pipeline.h"
-#include "sim/pipeline_program.h"
 
 namespace paraplan::cli {
 namespace {
@@ -132,8 +125,9 @@ void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std:
     std::cout << plan_table(plan, model, unit);
 }
 
-int run_piper(const PlanArgs& args, Workload& w) {
-  PiperSettings settings;
+int run_piper(const PlanArgs& args, api::Workload& w) {
+  api::PipelinePlanRequest request;
+  PiperSettings& settings = request.settings;
   settings.max_devices = args.devices > 0 ? args.devices : w.devices;
   settings.memory_per_device_bytes = w.memory_per_device_bytes;
   settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
@@ -141,10 +135,10 @@ int run_piper(const PlanArgs& args, Workload& w) {
   if (!args.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", args.memory);
   if (!args.bandwidth.empty())
     settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", args.bandwidth);
-  PiperCostModel cost(w.model, settings);
-  PipelineSearchOptions search;
-  search.progress = args.progress;
-  PipelineSearchResult result = search_pipeline(w.model, cost, search);
+  request.model = w.model;
+  request.products = {!args.trace.empty(), !args.report.empty()};
+  request.progress = args.progress;
+  const api::PipelinePlanResult result = api::plan_pipeline(request);
   io::Json extra{{"memory_per_device_bytes", settings.memory_per_device_bytes},
                  {"max_devices", settings.max_devices},
                  {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s}};
@@ -157,40 +151,14 @@ int run_piper(const PlanArgs& args, Workload& w) {
                             {"microbatches", settings.microbatches}}}};
     emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra,
          replay);
-    if (!args.report.empty() || !args.trace.empty()) {
-      const sim::PipelineSimulation s =
-          sim::simulate_pipeline_plan(w.model, result.plan, settings.microbatches);
-      if (!args.trace.empty()) io::write_chrome_trace(args.trace, s.result.timeline);
-      if (!args.report.empty())
-        io::write_text_file(args.report, report::pipeline_report(w.model, result.plan, settings, s,
-                                                                 {}, args.progress));
-    }
+    if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->result.timeline);
+    if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
     return 0;
   }
-  // Nothing fits: find the smallest memory per device that would.
-  PiperSettings lean = settings;
-  lean.objective = PiperSettings::Objective::kMemory;
-  PiperCostModel memory_cost(w.model, lean);
-  PipelineSearchResult smallest = search_pipeline(w.model, memory_cost, search);
-  // The memory-objective plan's largest stage memory is the smallest limit any plan fits in.
-  double need = 0;
-  for (const auto& st : smallest.plan.stages) need = std::max(need, st.memory_bytes);
-  need = std::ceil(need);  // a whole number of bytes that is not below the requirement
-  extra["smallest_memory_per_device_bytes"] = need;
-  if (args.json || !args.output.empty()) {
-    Plan none;
-    none.cost_model = cost.name();
-    none.feasible = false;
-    none.objective = kInfinity;
-    none.microbatches = settings.microbatches;
-    emit(args, none, w.model, "", extra);
-  }
-  throw Error(
-      ErrorKind::kInfeasible, args.input.empty() ? "default workload" : args.input,
-      fmt::format("no plan fits in {:.0f} bytes ({}) per device on {} devices; the "
-                  "smallest memory per device that fits is {:.0f} bytes ({})",
-                  settings.memory_per_device_bytes, format_bytes(settings.memory_per_device_bytes),
-                  settings.max_devices, need, format_bytes(need)));
+  extra["smallest_memory_per_device_bytes"] = *result.smallest_memory_per_device_bytes;
+  if (args.json || !args.output.empty()) emit(args, result.plan, w.model, "", extra);
+  throw api::no_pipeline_plan(request, result,
+                              args.input.empty() ? "default workload" : args.input);
 }
 
 std::vector<int> parse_machines(const std::string& text) {
@@ -205,17 +173,11 @@ std::vector<int> parse_machines(const std::string& text) {
 
 constexpr int kDappleMaxDevices = 128;
 
-int run_dapple(const PlanArgs& args, Workload& w) {
+int run_dapple(const PlanArgs& args, api::Workload& w) {
   if (w.format == "piper" || w.format == "builtin")
     usage(
         "--cost-model dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
         "as input");
-  for (const auto& layer : w.model.layers)
-    if (!layer.options_for(1))
-      throw Error(ErrorKind::kInput, args.input,
-                  fmt::format("layer {} has no option at tensor-parallel degree 1, which DAPPLE's "
-                              "model prices",
-                              layer.id));
   refuse_other_flags(args.given, joined(kDappleFlags, kOutputFlags), "the dapple cost model");
   DappleSettings settings;
   settings.machine_ends = parse_machines(args.machines.empty() ? "2x8" : args.machines);
@@ -230,32 +192,25 @@ int run_dapple(const PlanArgs& args, Workload& w) {
   if (settings.microbatch_size > settings.global_batch)
     usage(fmt::format("--microbatch-size {} is larger than the global batch {}",
                       settings.microbatch_size, settings.global_batch));
-  DappleCostModel cost(w.model, dapple_states(w.model), settings);
-  DappleSearchResult result = search_dapple(cost);
-  const double dp_speedup = cost.total_compute_s() / result.data_parallel_latency_s;
+  const api::DapplePlanResult result =
+      api::plan_dapple({w.model,
+                        settings,
+                        args.machines.empty() ? "2x8" : args.machines,
+                        {!args.trace.empty(), !args.report.empty()}},
+                       args.input);
   io::Json extra{{"global_batch", settings.global_batch},
                  {"microbatch_size", settings.microbatch_size},
                  {"profile_batch_size", w.model.profile_batch_size},
                  {"machines", settings.machine_ends},
-                 {"data_parallel_speedup", dp_speedup},
-                 {"states", cost.states().size()},
-                 {"states_linearised", cost.states().linearised}};
+                 {"data_parallel_speedup", result.data_parallel_speedup},
+                 {"states", result.states},
+                 {"states_linearised", result.states_linearised}};
   emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", extra);
-  if (!args.report.empty() || !args.trace.empty()) {
-    const sim::Result r = sim::simulate(sim::dapple_program(result.plan));
-    if (!args.trace.empty()) io::write_chrome_trace(args.trace, r.timeline);
-    if (!args.report.empty())
-      io::write_text_file(
-          args.report,
-          report::dapple_report(
-              w.model.name, result.plan, r,
-              {{"machines", args.machines.empty() ? "2x8" : args.machines},
-               {"global batch", fmt::format("{} samples, micro-batch {}", settings.global_batch,
-                                            settings.microbatch_size)},
-               {"speedup", fmt::format("{:.4g} over one GPU; data parallelism alone {:.4g}",
-                                       result.plan.speedup.value_or(0), dp_speedup)}}));
-  }
-  if (!args.json) std::cout << fmt::format("data parallelism alone: speedup {:.12g}\n", dp_speedup);
+  if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->timeline);
+  if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
+  if (!args.json)
+    std::cout << fmt::format("data parallelism alone: speedup {:.12g}\n",
+                             result.data_parallel_speedup);
   return 0;
 }
 
@@ -301,7 +256,7 @@ int run(PlanArgs args) {
   args.progress = progress.sink();
   if (args.input.empty() && args.model.empty() && (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args, true);
-  if (!args.model.empty() && is_transformer_model(args.model) &&
+  if (!args.model.empty() && api::is_transformer_model(args.model) &&
       (args.planner == "auto" || args.planner == "llm"))
     return run_llm_path(args);
   if (args.planner == "llm")
@@ -320,8 +275,8 @@ int run(PlanArgs args) {
   // it before reading the input, so a wrong flag is named even when the input is bad too.
   refuse_other_flags(args.given, joined(joined(kPiperFlags, kDappleFlags), kOutputFlags),
                      "the pipeline planner");
-  Workload w = load_workload({args.input, args.format, args.cluster_file, args.profile_batch,
-                              args.devices > 0 ? args.devices : 8});
+  api::Workload w = api::load_workload({args.input, args.format, args.cluster_file,
+                                        args.profile_batch, args.devices > 0 ? args.devices : 8});
   std::string cost_model = args.cost_model;
   if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
   if (cost_model == "piper") {

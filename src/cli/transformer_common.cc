@@ -1,28 +1,10 @@
 // Helpers of the transformer commands.
 #include "cli/transformer_common.h"
 
-#include "io/calibration_file.h"
-#include "io/engine_export.h"
-#include "io/hf_config.h"
-#include "io/native_json.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
-#include "zoo/cluster_presets.h"
-#include "zoo/llm_models.h"
 
 namespace paraplan::cli {
-namespace {
-
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
-
-}  // namespace
 
 void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_plan) {
   auto help = [&](const std::string& plan_text, const std::string& evaluate_text) {
@@ -142,53 +124,6 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   return s;
 }
 
-TransformerConfig load_transformer(const std::string& name) {
-  if (auto c = zoo::llm_model(name)) return *c;
-  if (name.size() > 5 && name.compare(name.size() - 5, 5, ".json") == 0)
-    return io::read_hf_config(name);
-  throw Error(ErrorKind::kUsage, "",
-              "--model: \"" + name + "\" is neither a built-in transformer (" +
-                  joined(zoo::llm_model_names()) + ") nor a config.json file");
-}
-
-Cluster load_cluster(const std::string& name, int devices) {
-  if (auto c = zoo::cluster_preset(name, devices)) return *c;
-  auto ends_with = [&](const char* suffix) {
-    const std::string x(suffix);
-    return name.size() >= x.size() && name.compare(name.size() - x.size(), x.size(), x) == 0;
-  };
-  if (!ends_with(".json") && !ends_with(".yaml") && !ends_with(".yml"))
-    throw Error(ErrorKind::kUsage, "",
-                "--cluster: \"" + name + "\" is neither a preset (" +
-                    joined(zoo::cluster_preset_names()) + ") nor a cluster file (.json, .yaml)");
-  Cluster c = io::read_cluster_file(name);
-  if (c.device_types.size() != 1)
-    throw Error(ErrorKind::kInput, name + ": /device_types",
-                "the transformer planner needs exactly one device type");
-  if (c.device_types[0].peak_flops_per_s <= 0)
-    throw Error(ErrorKind::kInput, name + ": /device_types/0/peak_flops_per_s",
-                "the analytic cost model needs the device's peak FLOP/s");
-  if (c.device_count() < devices)
-    throw Error(ErrorKind::kUsage, "",
-                "--devices " + std::to_string(devices) + ": the cluster in " + name + " has only " +
-                    std::to_string(c.device_count()) + " devices");
-  if (c.machine_count() > 1 && c.tiers.size() < 2)
-    throw Error(ErrorKind::kInput, name + ": /tiers",
-                "a cluster of several machines needs a second tier (the links between machines)");
-  return c;
-}
-
-Calibration load_calibration(const std::string& file, const Cluster& cluster) {
-  const std::string& device = cluster.device_types.at(0).name;
-  if (file.empty()) return default_calibration(device);
-  Calibration c = io::read_calibration_file(file);
-  if (c.device != device)
-    throw Error(ErrorKind::kUsage, "",
-                "--calibration: " + file + " calibrates \"" + c.device +
-                    "\" but the cluster's devices are \"" + device + "\"");
-  return c;
-}
-
 RecomputeChoice parse_recompute(const std::string& text) {
   if (text == "none") return {Recompute::kNone, 0};
   if (text == "selective") return {Recompute::kSelective, 0};
@@ -219,14 +154,6 @@ std::vector<int> parse_stage_layers(const std::string& text) {
     pos = end + 1;
   }
   return out;
-}
-
-std::string engine_export(const std::string& engine, const TransformerConfig& model,
-                          const TrainingConfig& config) {
-  if (engine == "megatron") return io::megatron_arguments(model, config);
-  if (engine == "deepspeed") return io::deepspeed_config(config).dump(2) + "\n";
-  throw Error(ErrorKind::kUsage, "",
-              "--export must be megatron or deepspeed (got \"" + engine + "\")");
 }
 
 io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices) {

@@ -1,5 +1,5 @@
-// Shared by `evaluate` and the transformer path of `plan`: loading a transformer and a cluster
-// preset, knob names, and the JSON of a priced configuration.
+// Shared by `evaluate`, `frontier` and the transformer path of `plan`: the knob flags, the
+// search settings they fix, and the JSON of a priced configuration.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -42,13 +42,6 @@ void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& knobs, bool for
 /// The long names of the flags add_transformer_knob_flags registers.
 const std::vector<std::string>& transformer_knob_flags();
 
-/// A built-in name or a config.json; Error(kUsage) listing the built-ins otherwise.
-TransformerConfig load_transformer(const std::string& name);
-/// A preset for `devices` GPUs, or a paraplan-cluster file (.json, .yaml, .yml) with at least
-/// `devices` devices of one type; Error(kUsage) listing the presets otherwise.
-Cluster load_cluster(const std::string& preset_or_file, int devices);
-/// The calibration file, or the shipped one for the cluster's device type.
-Calibration load_calibration(const std::string& file, const Cluster& cluster);
 /// none, selective, full or a number of layers N (full recomputation of N layers per stage).
 struct RecomputeChoice {
   Recompute kind = Recompute::kFull;
@@ -59,9 +52,6 @@ RecomputeChoice parse_recompute(const std::string& text);
 std::string recompute_text(const TrainingConfig& t);
 /// "9,8,8,7" → {9, 8, 8, 7}; Error(kUsage) naming --stage-layers otherwise.
 std::vector<int> parse_stage_layers(const std::string& text);
-/// The configuration for a training engine ("megatron" or "deepspeed"); Error(kUsage) otherwise.
-std::string engine_export(const std::string& engine, const TransformerConfig& model,
-                          const TrainingConfig& config);
 /// iteration_time_s, tokens_per_s, tflops_per_device, mfu, fits, memory{...}, config{...}.
 io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices);
 

@@ -10,12 +10,7 @@
 #include <iostream>
 #include <memory>
 
-#include "io/calibration_file.h"
-#include "io/mpt_reader.h"
-#include "io/published_runs.h"
-#include "io/vtrain_reader.h"
-#include "validate/published.h"
-#include "validate/vtrain.h"
+#include "api/validate.h"
 
 namespace paraplan::cli {
 namespace {
@@ -108,18 +103,10 @@ void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::Mp
                        int worst);
 
 int run(const ValidateArgs& args) {
-  const Calibration calibration = args.calibration.empty()
-                                      ? default_calibration("A100")
-                                      : io::read_calibration_file(args.calibration);
-  const io::MeasuredRuns runs = io::read_vtrain_folder(args.data);
-  const io::MptTable mpt_table = args.mpt.empty() ? io::MptTable{} : io::read_mpt_table(args.mpt);
-  auto multi = validate::score_runs(runs.multi, calibration);
-  auto single = validate::score_runs(runs.single, calibration);
-  auto mpt = validate::score_runs(mpt_table.runs, calibration);
   // Every input is read and priced before anything is printed: a bad file is the only line.
-  const auto published = args.published.empty()
-                             ? std::vector<validate::ScoredPublished>{}
-                             : validate::score_published(io::read_published_runs(args.published));
+  const api::ValidateResult v =
+      api::validate_model({args.data, args.mpt, args.published, args.calibration});
+  const auto& [multi, single, mpt, mpt_table, published] = v;
   if (!args.quiet) {
     print_vtrain_rows(multi);
     print_vtrain_rows(single);

@@ -109,6 +109,7 @@ double DappleCostModel::data_parallel_latency_s() const {
 
 Plan DappleCostModel::to_plan(const DappleLayout& l) const {
   Plan plan;
+  plan.planner = "pipeline";
   plan.cost_model = "dapple";
   plan.schedule = "DAPPLE (early backward, synchronous)";
   plan.pipeline_replicas = l.replicas;

@@ -326,6 +326,7 @@ double PaseCostModel::evaluate(const std::vector<int>& choice) const {
 
 Plan PaseCostModel::to_plan(const std::vector<int>& choice) const {
   Plan plan;
+  plan.planner = "intra-op";
   plan.cost_model = "pase";
   plan.feasible = true;
   plan.schedule = "none";

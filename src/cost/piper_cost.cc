@@ -404,6 +404,7 @@ double PiperCostModel::objective_lower_bound() const {
 // From-scratch plan evaluation (Piper's getTPSForResult).
 Plan PiperCostModel::evaluate(const Plan& input) const {
   Plan plan = input;
+  plan.planner = "pipeline";
   plan.cost_model = name();
   plan.microbatches = settings_.microbatches;
   plan.speedup.reset();

@@ -281,9 +281,13 @@ Json plan_to_json(const Plan& plan, const Model& model) {
                       {"allreduce_time", st.allreduce_time},
                       {"memory_bytes", st.memory_bytes}});
   }
-  Json out{{"format", "paraplan-plan"}, {"version", kFormatVersion},
-           {"model", model.name},       {"cost_model", plan.cost_model},
-           {"feasible", plan.feasible}, {"objective", finite_or_null(plan.objective)}};
+  Json out{{"format", "paraplan-plan"},
+           {"version", kFormatVersion},
+           {"model", model.name},
+           {"planner", plan.planner},
+           {"cost_model", plan.cost_model},
+           {"feasible", plan.feasible},
+           {"objective", finite_or_null(plan.objective)}};
   if (plan.speedup) out["speedup"] = *plan.speedup;
   out["schedule"] = plan.schedule;
   out["microbatches"] = plan.microbatches;
@@ -314,14 +318,29 @@ Json plan_to_json(const Plan& plan, const Model& model) {
   return out;
 }
 
+std::string plan_planner(const Json& doc) {
+  if (!doc.is_object()) return "";
+  if (doc.contains("planner") && doc["planner"].is_string())
+    return doc["planner"].get<std::string>();
+  // Files written before the field: the planner the cost model belongs to.
+  const std::string cost_model = doc.value("cost_model", "");
+  return cost_model == "pase" ? "intra-op" : "pipeline";
+}
+
 Plan plan_from_json(const Json& doc, const Model& model, const std::string& source) {
   JsonObject top(doc, source, "");
-  top.only({"format", "version", "model", "cost_model", "feasible", "objective", "speedup",
-            "schedule", "microbatches", "pipeline_replicas", "devices_used", "stages",
+  top.only({"format", "version", "model", "planner", "cost_model", "feasible", "objective",
+            "speedup", "schedule", "microbatches", "pipeline_replicas", "devices_used", "stages",
             "step_time_s", "layer_splits"});
   check_header(top, "paraplan-plan");
   Plan plan;
   plan.cost_model = top.string("cost_model");
+  if (plan.cost_model != "piper" && plan.cost_model != "dapple" && plan.cost_model != "pase")
+    top.fail("cost_model", "must be piper, dapple or pase, got \"" + plan.cost_model + "\"");
+  plan.planner = plan.cost_model == "pase" ? "intra-op" : "pipeline";
+  if (top.has("planner") && top.string("planner") != plan.planner)
+    top.fail("planner",
+             "the " + plan.cost_model + " cost model belongs to the " + plan.planner + " planner");
   const Json& feasible = top.field("feasible");
   if (!feasible.is_boolean()) top.fail("feasible", "must be true or false");
   plan.feasible = feasible.get<bool>();

@@ -26,5 +26,8 @@ Cluster read_cluster_file(const std::string& path);
 /// Plans name layers by their ids and options by their ids, so `model` is needed both ways.
 Json plan_to_json(const Plan& plan, const Model& model);
 Plan plan_from_json(const Json& doc, const Model& model, const std::string& source);
+/// The planner a paraplan-plan document comes from: its "planner" field, or for files written
+/// before the field the planner its cost model belongs to (pase: intra-op, else pipeline).
+std::string plan_planner(const Json& doc);
 
 }  // namespace paraplan::io

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace paraplan {
 
@@ -28,6 +29,24 @@ class Error : public std::runtime_error {
  private:
   ErrorKind kind_;
   std::string place_;
+};
+
+/// A request's input is wrong (an unknown model name, a cluster too small, a schedule the plan
+/// cannot replay): kUsage, placed at the request's field. what() reads "FIELD REST"; each front
+/// end renders the field in its own words (the CLI its flag, "--model"; Python its keyword).
+class FieldError : public Error {
+ public:
+  /// `rest` follows the field's name: ": not a preset" or " 5: more than the cluster has".
+  FieldError(std::string field, std::string rest)
+      : Error(ErrorKind::kUsage, "", field + rest),
+        field_(std::move(field)),
+        rest_(std::move(rest)) {}
+  const std::string& field() const { return field_; }
+  const std::string& rest() const { return rest_; }
+
+ private:
+  std::string field_;
+  std::string rest_;
 };
 
 }  // namespace paraplan

@@ -39,6 +39,7 @@ struct LayerSplit {
 /// A complete parallelisation of one model on one cluster.
 struct Plan {
   bool feasible = false;
+  std::string planner;            ///< "pipeline" (stages; piper or dapple) or "intra-op" (pase)
   std::string cost_model;         ///< "piper", "dapple" or "pase"
   double objective = 0;           ///< the cost model's own figure (lower is better)
   std::optional<double> speedup;  ///< DAPPLE: one device on the whole batch / plan time

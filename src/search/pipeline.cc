@@ -278,6 +278,7 @@ PipelineSearchResult Search::extract() {
   const int full = lattice_.full();
   double best = at(full, k_max_, s_max_);
   Plan plan;
+  plan.planner = "pipeline";
   plan.cost_model = cost_.name();
   if (!(best < kInfinity)) {
     plan.feasible = false;

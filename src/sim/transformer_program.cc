@@ -78,9 +78,8 @@ Schedule parse_schedule(const std::string& name) {
   if (name == "1f1b") return Schedule::kOneFOneB;
   if (name == "interleaved-1f1b") return Schedule::kInterleaved;
   if (name == "zero-bubble") return Schedule::kZeroBubble;
-  throw Error(
-      ErrorKind::kUsage, "",
-      "--schedule must be gpipe, 1f1b, interleaved-1f1b or zero-bubble (got \"" + name + "\")");
+  throw FieldError("schedule",
+                   " must be gpipe, 1f1b, interleaved-1f1b or zero-bubble (got \"" + name + "\")");
 }
 
 const char* schedule_name(Schedule s) {

@@ -1,0 +1,21 @@
+// The evaluate and export jobs.
+#include "api/evaluate.h"
+
+#include "io/engine_export.h"
+#include "ir/error.h"
+
+namespace paraplan::api {
+
+AnalyticResult evaluate(const EvaluateRequest& request) {
+  const AnalyticCostModel cost(request.model, request.cluster, request.calibration);
+  return cost.evaluate(request.config);
+}
+
+std::string export_plan(const std::string& engine, const TransformerConfig& model,
+                        const TrainingConfig& config) {
+  if (engine == "megatron") return io::megatron_arguments(model, config);
+  if (engine == "deepspeed") return io::deepspeed_config(config).dump(2) + "\n";
+  throw FieldError("export", " must be megatron or deepspeed (got \"" + engine + "\")");
+}
+
+}  // namespace paraplan::api

@@ -1,0 +1,53 @@
+// The frontier job: device budgets, cost models per budget and memory limit, the searches.
+#include "api/frontier.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "cost/analytic.h"
+#include "ir/error.h"
+#include "ir/units.h"
+
+namespace paraplan::api {
+
+PipelineFrontierPlan pipeline_frontier(const PipelineFrontierRequest& request,
+                                       const std::string& source) {
+  const PiperSettings& settings = request.settings;
+  std::vector<int> budgets;  // 1, 2, 4, ... and the most devices
+  for (int k = 1; k < settings.max_devices; k *= 2) budgets.push_back(k);
+  budgets.push_back(settings.max_devices);
+  const Model& model = request.model;
+  auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
+    PiperSettings s = settings;
+    s.max_devices = devices;
+    s.memory_per_device_bytes = memory;
+    return std::make_unique<PiperCostModel>(model, s);
+  };
+  const auto start = std::chrono::steady_clock::now();
+  PipelineFrontierPlan out;
+  out.frontier = paraplan::pipeline_frontier(model, factory, budgets,
+                                             settings.memory_per_device_bytes, request.options);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (out.frontier.points.empty())
+    throw Error(ErrorKind::kInfeasible, source,
+                fmt::format("no plan fits in {} per device on up to {} devices",
+                            format_bytes(settings.memory_per_device_bytes), settings.max_devices));
+  return out;
+}
+
+LlmFrontierResult transformer_frontier(const TransformerFrontierRequest& request) {
+  const AnalyticCostModel cost(request.model, request.cluster, request.calibration);
+  LlmFrontierResult f = llm_frontier(cost, request.settings);
+  if (f.points.empty())
+    throw Error(ErrorKind::kInfeasible, "",
+                fmt::format("no configuration of {} on up to {} × {} fits in {} per device",
+                            request.model.name, request.settings.devices,
+                            request.cluster.device_types[0].name,
+                            format_bytes(request.cluster.device_types[0].memory_bytes)));
+  return f;
+}
+
+}  // namespace paraplan::api

@@ -1,0 +1,41 @@
+// The frontier job: every non-dominated plan over (time, peak memory per device, devices used),
+// for a layer model under Piper's cost model (device budgets 1, 2, 4, ... up to the most given)
+// and for a transformer under the analytic model (device counts halving down to 1).
+#pragma once
+
+#include <string>
+
+#include "cost/piper_cost.h"
+#include "ir/model.h"
+#include "ir/progress.h"
+#include "search/llm_frontier.h"
+#include "search/pipeline_frontier.h"
+
+namespace paraplan::api {
+
+struct PipelineFrontierRequest {
+  Model model;
+  PiperSettings settings;  ///< max_devices is the largest budget, the memory the first limit
+  PipelineFrontierOptions options;
+};
+
+struct PipelineFrontierPlan {
+  PipelineFrontierResult frontier;
+  double seconds = 0;  ///< wall time of the search
+};
+
+/// Error(kInfeasible, `source`) when no plan fits.
+PipelineFrontierPlan pipeline_frontier(const PipelineFrontierRequest& request,
+                                       const std::string& source);
+
+struct TransformerFrontierRequest {
+  TransformerConfig model;
+  Cluster cluster;
+  Calibration calibration;
+  LlmSearchSettings settings;  ///< settings.devices: the most devices
+};
+
+/// Error(kInfeasible) when no configuration fits.
+LlmFrontierResult transformer_frontier(const TransformerFrontierRequest& request);
+
+}  // namespace paraplan::api

@@ -1,0 +1,175 @@
+// Input loading shared by every job.
+#include "api/inputs.h"
+
+#include <filesystem>
+
+#include "cost/analytic.h"
+#include "io/calibration_file.h"
+#include "io/dapple_reader.h"
+#include "io/hf_config.h"
+#include "io/native_json.h"
+#include "io/onnx_reader.h"
+#include "io/piper_reader.h"
+#include "ir/error.h"
+#include "zoo/cluster_presets.h"
+#include "zoo/llm_models.h"
+#include "zoo/pase_graphs.h"
+#include "zoo/transformer_stack.h"
+
+namespace paraplan::api {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+void use_cluster(Workload& w, Cluster cluster) {
+  w.cluster = std::move(cluster);
+  w.devices = w.cluster.device_count();
+  w.memory_per_device_bytes = w.cluster.min_device_memory_bytes();
+  w.bandwidth_bytes_per_s = w.cluster.flat_bandwidth_bytes_per_s();
+}
+
+}  // namespace
+
+Workload load_workload(const InputSpec& spec) {
+  Workload w;
+  if (spec.path.empty()) {
+    if (spec.format != "auto")
+      throw FieldError("format",
+                       " needs an INPUT file; without one the built-in default workload is used");
+    w.model = zoo::transformer_stack({});
+    w.format = "builtin";
+    use_cluster(w, zoo::default_cluster());
+  } else {
+    const std::string text = io::read_text_file(spec.path);
+    std::string format = spec.format;
+    const bool onnx_name =
+        spec.path.size() > 5 && spec.path.compare(spec.path.size() - 5, 5, ".onnx") == 0;
+    if (format == "onnx" ||
+        (format == "auto" && (onnx_name || text.find('\0') != std::string::npos)))
+      throw Error(ErrorKind::kUsage, spec.path,
+                  "an ONNX (binary) model is an operator graph: plan it with "
+                  "`paraplan plan FILE --planner intra-op`; it cannot be converted to a layer "
+                  "model");
+    io::Json doc;
+    const std::size_t first = text.find_first_not_of(" \t\r\n");
+    const bool json = first != std::string::npos && text[first] == '{';
+    if (format == "auto") {
+      if (json) {
+        doc = io::parse_json_text(text, spec.path);
+        if (io::looks_like_native_model(doc))
+          format = "native";
+        else if (io::looks_like_piper(doc))
+          format = "piper";
+        else
+          throw Error(ErrorKind::kInput, spec.path,
+                      "unrecognised JSON: expected a paraplan model (\"format\": "
+                      "\"paraplan-model\") or a Piper input (fields nodes, edges, mbsInBatch); "
+                      "use --format");
+      } else {
+        format = "dapple";
+      }
+    }
+    w.format = format;
+    if (format == "piper") {
+      io::PiperInput in = io::parse_piper(text, spec.path);
+      w.model = std::move(in.model);
+      w.model.name = io::utf8_or_replaced(std::filesystem::path(spec.path).stem().string());
+      use_cluster(
+          w, Cluster::flat(in.max_devices, in.memory_per_device_bytes, in.bandwidth_bytes_per_s));
+    } else if (format == "native") {
+      if (doc.is_null()) doc = io::parse_json_text(text, spec.path);
+      w.model = io::model_from_json(doc, spec.path);
+      use_cluster(w, zoo::default_cluster());
+    } else if (format == "dapple") {
+      w.model = io::parse_dapple(text, spec.path,
+                                 io::profile_batch_from_name(spec.path, spec.profile_batch));
+      w.model.name = io::utf8_or_replaced(std::filesystem::path(spec.path).stem().string());
+      use_cluster(w, zoo::default_cluster());
+    } else {
+      throw FieldError("format", " must be one of piper, dapple, native (got \"" + format + "\")");
+    }
+  }
+  if (!spec.cluster.empty()) {
+    if (auto preset = zoo::cluster_preset(spec.cluster, spec.preset_devices))
+      use_cluster(w, *preset);
+    else
+      use_cluster(w, io::read_cluster_file(spec.cluster));
+  }
+  return w;
+}
+
+OperatorGraph load_operator_graph(const std::string& builtin, const std::string& onnx_path,
+                                  int batch) {
+  OperatorGraph g;
+  if (!builtin.empty()) {
+    g.batch = batch > 0 ? batch : 128;
+    zoo::OperatorWorkload w = zoo::pase_graph(builtin, g.batch);
+    g.model = std::move(w.model);
+    g.min_block = w.min_block;
+    return g;
+  }
+  io::OnnxOptions o;
+  o.batch = batch;
+  io::OnnxModel m = io::read_onnx(onnx_path, o);
+  g.model = std::move(m.model);
+  g.batch = static_cast<int>(m.batch);
+  g.min_block = 1;
+  return g;
+}
+
+bool is_transformer_model(const std::string& model) {
+  return zoo::llm_model(model).has_value() || ends_with(model, ".json");
+}
+
+TransformerConfig load_transformer(const std::string& name) {
+  if (auto c = zoo::llm_model(name)) return *c;
+  if (ends_with(name, ".json")) return io::read_hf_config(name);
+  throw FieldError("model", ": \"" + name + "\" is neither a built-in transformer (" +
+                                joined(zoo::llm_model_names()) + ") nor a config.json file");
+}
+
+Cluster load_cluster(const std::string& name, int devices) {
+  if (auto c = zoo::cluster_preset(name, devices)) return *c;
+  if (!ends_with(name, ".json") && !ends_with(name, ".yaml") && !ends_with(name, ".yml"))
+    throw FieldError("cluster", ": \"" + name + "\" is neither a preset (" +
+                                    joined(zoo::cluster_preset_names()) +
+                                    ") nor a cluster file (.json, .yaml)");
+  Cluster c = io::read_cluster_file(name);
+  if (c.device_types.size() != 1)
+    throw Error(ErrorKind::kInput, name + ": /device_types",
+                "the transformer planner needs exactly one device type");
+  if (c.device_types[0].peak_flops_per_s <= 0)
+    throw Error(ErrorKind::kInput, name + ": /device_types/0/peak_flops_per_s",
+                "the analytic cost model needs the device's peak FLOP/s");
+  if (c.device_count() < devices)
+    throw FieldError("devices", " " + std::to_string(devices) + ": the cluster in " + name +
+                                    " has only " + std::to_string(c.device_count()) + " devices");
+  if (c.machine_count() > 1 && c.tiers.size() < 2)
+    throw Error(ErrorKind::kInput, name + ": /tiers",
+                "a cluster of several machines needs a second tier (the links between machines)");
+  return c;
+}
+
+Calibration load_calibration(const std::string& file, const Cluster& cluster) {
+  const std::string& device = cluster.device_types.at(0).name;
+  if (file.empty()) return default_calibration(device);
+  Calibration c = io::read_calibration_file(file);
+  if (c.device != device)
+    throw FieldError("calibration", ": " + file + " calibrates \"" + c.device +
+                                        "\" but the cluster's devices are \"" + device + "\"");
+  return c;
+}
+
+}  // namespace paraplan::api

@@ -1,0 +1,59 @@
+// What a job works on, loaded once for every front end: a layer model in any supported format
+// (detected or forced) with the cluster that comes with it, an operator graph (built-in or
+// ONNX), a transformer (built-in or config.json), a cluster (preset or file) and a calibration.
+// Wrong names are FieldErrors on the request's field ("model", "cluster", "calibration").
+#pragma once
+
+#include <string>
+
+#include "ir/calibration.h"
+#include "ir/cluster.h"
+#include "ir/model.h"
+#include "ir/transformer.h"
+
+namespace paraplan::api {
+
+struct InputSpec {
+  std::string path;             ///< empty: the built-in default workload
+  std::string format = "auto";  ///< auto | piper | dapple | native
+  std::string cluster;          ///< optional: a cluster preset or a paraplan cluster file
+  int profile_batch = 0;        ///< DAPPLE profiles: 0 = from the file name
+  int preset_devices = 8;       ///< devices of a preset cluster (one DGX node unless --devices)
+};
+
+struct Workload {
+  Model model;
+  Cluster cluster;
+  std::string format;  ///< piper | dapple | native | builtin
+  // Piper's flat settings: from the Piper file, else from the cluster.
+  int devices = 0;
+  double memory_per_device_bytes = 0;
+  double bandwidth_bytes_per_s = 0;
+};
+
+/// Reads the input once; FieldError("format") for a bad format, reader errors otherwise.
+Workload load_workload(const InputSpec& spec);
+
+/// An operator graph for the intra-op planner and the batch it was built (or read) at.
+struct OperatorGraph {
+  Model model;
+  int batch = 0;
+  int min_block = 1;  ///< PaSE's cutoff for the graph (4 for its CNNs, 1 otherwise)
+};
+/// A built-in operator graph (`builtin` names one of PaSE's: alexnet, resnet101, inception3,
+/// rnnlm, transformer) at `batch` (0: 128), or an ONNX file (`batch` replaces a symbolic leading
+/// dimension). Exactly one of `builtin` and `onnx_path` is non-empty.
+OperatorGraph load_operator_graph(const std::string& builtin, const std::string& onnx_path,
+                                  int batch);
+
+/// True if `model` names a transformer (built-in or config.json) rather than an operator graph.
+bool is_transformer_model(const std::string& model);
+/// A built-in name or a config.json; FieldError("model") listing the built-ins otherwise.
+TransformerConfig load_transformer(const std::string& name);
+/// A preset for `devices` GPUs, or a paraplan-cluster file (.json, .yaml, .yml) with at least
+/// `devices` devices of one type; FieldError("cluster" or "devices") otherwise.
+Cluster load_cluster(const std::string& preset_or_file, int devices);
+/// The calibration file, or the shipped one for the cluster's device type.
+Calibration load_calibration(const std::string& file, const Cluster& cluster);
+
+}  // namespace paraplan::api

@@ -1,0 +1,191 @@
+// The plan job: each planner's search, the smallest-memory search when nothing fits, the
+// simulator's re-ranking and the products (simulation, report) of the best plan.
+#include "api/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/dapple_states.h"
+#include "io/graph_svg.h"
+#include "ir/error.h"
+#include "ir/units.h"
+#include "report/plan_report.h"
+#include "search/dapple_search.h"
+#include "sim/intra_op_program.h"
+
+namespace paraplan::api {
+
+PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
+  const PiperSettings& settings = request.settings;
+  PiperCostModel cost(request.model, settings);
+  PipelineSearchOptions search;
+  search.progress = request.progress;
+  PipelinePlanResult out;
+  out.plan = search_pipeline(request.model, cost, search).plan;
+  if (!out.plan.feasible) {
+    // Nothing fits: the memory-objective plan's largest stage memory is the smallest limit any
+    // plan fits in.
+    PiperSettings lean = settings;
+    lean.objective = PiperSettings::Objective::kMemory;
+    PiperCostModel memory_cost(request.model, lean);
+    const PipelineSearchResult smallest = search_pipeline(request.model, memory_cost, search);
+    double need = 0;
+    for (const auto& st : smallest.plan.stages) need = std::max(need, st.memory_bytes);
+    out.smallest_memory_per_device_bytes = std::ceil(need);  // whole bytes, not below the need
+    out.plan = Plan{};
+    out.plan.planner = "pipeline";
+    out.plan.cost_model = cost.name();
+    out.plan.feasible = false;
+    out.plan.objective = kInfinity;
+    out.plan.microbatches = settings.microbatches;
+    return out;
+  }
+  if (request.products.simulation || request.products.report)
+    out.simulation =
+        sim::simulate_pipeline_plan(request.model, out.plan, settings.microbatches);
+  if (request.products.report)
+    out.report_html = report::pipeline_report(request.model, out.plan, settings, *out.simulation,
+                                              {}, request.progress);
+  return out;
+}
+
+Error no_pipeline_plan(const PipelinePlanRequest& request, const PipelinePlanResult& result,
+                       const std::string& source) {
+  const double need = result.smallest_memory_per_device_bytes.value_or(0);
+  const PiperSettings& s = request.settings;
+  return Error(ErrorKind::kInfeasible, source,
+               fmt::format("no plan fits in {:.0f} bytes ({}) per device on {} devices; the "
+                           "smallest memory per device that fits is {:.0f} bytes ({})",
+                           s.memory_per_device_bytes, format_bytes(s.memory_per_device_bytes),
+                           s.max_devices, need, format_bytes(need)));
+}
+
+DapplePlanResult plan_dapple(const DapplePlanRequest& request, const std::string& source) {
+  for (const auto& layer : request.model.layers)
+    if (!layer.options_for(1))
+      throw Error(ErrorKind::kInput, source,
+                  fmt::format("layer {} has no option at tensor-parallel degree 1, which DAPPLE's "
+                              "model prices",
+                              layer.id));
+  const DappleSettings& settings = request.settings;
+  DappleCostModel cost(request.model, dapple_states(request.model), settings);
+  DappleSearchResult found = search_dapple(cost);
+  DapplePlanResult out;
+  out.plan = std::move(found.plan);
+  out.data_parallel_speedup = cost.total_compute_s() / found.data_parallel_latency_s;
+  out.states = cost.states().size();
+  out.states_linearised = cost.states().linearised;
+  if (request.products.simulation || request.products.report)
+    out.simulation = sim::simulate(sim::dapple_program(out.plan));
+  if (request.products.report)
+    out.report_html = report::dapple_report(
+        request.model.name, out.plan, *out.simulation,
+        {{"machines", request.machines},
+         {"global batch", fmt::format("{} samples, micro-batch {}", settings.global_batch,
+                                      settings.microbatch_size)},
+         {"speedup", fmt::format("{:.4g} over one GPU; data parallelism alone {:.4g}",
+                                 out.plan.speedup.value_or(0), out.data_parallel_speedup)}});
+  return out;
+}
+
+IntraOpPlanResult plan_intra_op(const IntraOpPlanRequest& request) {
+  const PaseSettings& s = request.settings;
+  PaseCostModel cost(request.model, s);
+  IntraOpOptions solve;
+  solve.progress = request.progress;
+  IntraOpPlanResult out;
+  out.solve = solve_intra_op(cost.network(), solve);
+  out.plan = cost.to_plan(out.solve.choice);
+  if (request.products.simulation || request.products.report) {
+    std::vector<std::string> names;
+    for (const LayerSplit& ls : out.plan.layer_splits)
+      names.push_back(request.model.layers[ls.layer].name);
+    out.simulation = sim::simulate(
+        sim::intra_op_program(out.plan.layer_splits, names, s.flops_per_s, s.devices));
+  }
+  if (request.products.report)
+    out.report_html = report::intra_op_report(
+        request.model.name, s.devices, s.flops_per_s, out.plan.objective,
+        report::intra_op_rows(request.model, out.plan), *out.simulation,
+        io::operator_graph_svg(request.model, out.plan),
+        {{"batch", std::to_string(request.batch)},
+         {"bandwidth", fmt::format("{:.4g} GB/s per device", s.bandwidth_bytes_per_s / 1e9)}});
+  return out;
+}
+
+namespace {
+
+// Replays the first `k` plans in the simulator and ranks those by its time (stable: ties keep
+// the analytic order); the rest keep their place and -1.
+std::vector<double> resimulate(const AnalyticCostModel& cost, std::vector<LlmCandidate>& top,
+                               int k_requested) {
+  std::vector<double> simulated(top.size(), -1);
+  const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(k_requested), top.size());
+  if (k == 0) return simulated;
+  for (std::size_t i = 0; i < k; ++i)
+    simulated[i] = sim::simulate_transformer(cost, top[i].config,
+                                             sim::default_schedule(top[i].config))
+                       .iteration_time_s;
+  std::vector<std::size_t> order(top.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k),
+                   [&](std::size_t x, std::size_t y) { return simulated[x] < simulated[y]; });
+  std::vector<LlmCandidate> ranked;
+  std::vector<double> times;
+  for (std::size_t i : order) {
+    ranked.push_back(top[i]);
+    times.push_back(simulated[i]);
+  }
+  top = std::move(ranked);
+  return times;
+}
+
+}  // namespace
+
+TransformerPlanResult plan_transformer(const TransformerPlanRequest& request) {
+  LlmSearchSettings s = request.settings;
+  // A plan for Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
+  if (request.megatron_only) s.max_zero_stage = 1;
+  const AnalyticCostModel cost(request.model, request.cluster, request.calibration);
+  TransformerPlanResult out;
+  out.search = search_llm(cost, s);
+  if (request.resimulate < 0) throw FieldError("resimulate", ": expected K >= 0");
+  if (out.search.top.empty())
+    throw Error(ErrorKind::kInfeasible, "",
+                fmt::format("none of the {} configurations of {} on {} × {} fits in {} per device",
+                            out.search.evaluated, request.model.name, s.devices,
+                            request.cluster.device_types[0].name,
+                            format_bytes(request.cluster.device_types[0].memory_bytes)));
+  out.simulated_s = resimulate(cost, out.search.top, request.resimulate);
+  const TrainingConfig& best = out.search.top[0].config;
+  if (request.products.simulation || request.products.report)
+    out.simulation = sim::simulate_transformer(cost, best, sim::default_schedule(best));
+  if (request.products.report) {
+    LlmSearchSettings fs = s;  // the report plots the frontier of the same search
+    fs.top_k = 1;
+    fs.time_limit_s = 0;
+    out.report_html =
+        report::transformer_report(cost, best, *out.simulation, request.cluster_name, fs);
+  }
+  if (request.megatron_alternative) {
+    for (const LlmCandidate& c : out.search.top)
+      if (c.config.zero_stage <= 1) {
+        out.megatron = c;
+        out.megatron_is_best = &c == &out.search.top[0];
+        break;
+      }
+    if (!out.megatron) {
+      LlmSearchSettings ms = s;
+      ms.max_zero_stage = 1;
+      if (ms.zero_stage && *ms.zero_stage > 1) ms.zero_stage.reset();  // fixed at 2 or 3: free it
+      ms.top_k = 1;
+      LlmSearchResult m = search_llm(cost, ms);
+      if (!m.top.empty()) out.megatron = m.top[0];
+    }
+  }
+  return out;
+}
+
+}  // namespace paraplan::api

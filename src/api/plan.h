@@ -1,0 +1,131 @@
+// The plan job, one request and one result per planner: the pipeline planner under Piper's or
+// DAPPLE's cost model, the intra-operator planner under PaSE's, and the transformer search
+// under the analytic model. Every front end (the CLI, the Python module) calls these; they
+// neither parse flags nor print. Each result carries the planner's `Plan` (or, for the
+// transformer search, its ranked training configurations), optionally the simulated iteration
+// of the best plan and its HTML report.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cost/analytic.h"
+#include "cost/dapple_cost.h"
+#include "cost/pase_cost.h"
+#include "cost/piper_cost.h"
+#include "ir/error.h"
+#include "ir/model.h"
+#include "ir/plan.h"
+#include "ir/progress.h"
+#include "search/intra_op.h"
+#include "search/llm.h"
+#include "search/pipeline.h"
+#include "sim/pipeline_program.h"
+#include "sim/simulator.h"
+#include "sim/transformer_program.h"
+
+namespace paraplan::api {
+
+/// What to produce beside the plan: its simulated iteration (a timeline for a Chrome trace) and
+/// the self-contained HTML report (which includes the simulation).
+struct Products {
+  bool simulation = false;
+  bool report = false;
+};
+
+// --- the pipeline planner under Piper's cost model ----------------------------------------------
+
+struct PipelinePlanRequest {
+  Model model;
+  PiperSettings settings;
+  Products products;
+  ProgressSink* progress = nullptr;
+};
+
+struct PipelinePlanResult {
+  Plan plan;  ///< plan.feasible is false when no plan fits the memory
+  /// When nothing fits: the smallest memory per device any plan needs (whole bytes), found by
+  /// the same search under the memory objective.
+  std::optional<double> smallest_memory_per_device_bytes;
+  std::optional<sim::PipelineSimulation> simulation;  ///< feasible plans, if asked
+  std::string report_html;                            ///< feasible plans, if asked
+};
+
+PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request);
+/// Error(kInfeasible) saying that nothing fits in the request's memory and what would.
+Error no_pipeline_plan(const PipelinePlanRequest& request, const PipelinePlanResult& result,
+                       const std::string& source);
+
+// --- the pipeline planner under DAPPLE's cost model ---------------------------------------------
+
+struct DapplePlanRequest {
+  Model model;           ///< a DAPPLE/PipeDream profile (every layer has a tp = 1 option)
+  DappleSettings settings;
+  std::string machines;  ///< the machines as the user wrote them (the report's summary)
+  Products products;
+};
+
+struct DapplePlanResult {
+  Plan plan;
+  double data_parallel_speedup = 0;  ///< one device on the whole batch / data parallelism alone
+  std::size_t states = 0;            ///< DAPPLE's preprocessing: antichain states
+  bool states_linearised = false;
+  std::optional<sim::Result> simulation;
+  std::string report_html;
+};
+
+/// Error(kInput, `source`) for a layer without a tp = 1 option.
+DapplePlanResult plan_dapple(const DapplePlanRequest& request, const std::string& source);
+
+// --- the intra-operator planner under PaSE's cost model -----------------------------------------
+
+struct IntraOpPlanRequest {
+  Model model;  ///< an operator graph
+  int batch = 0;
+  PaseSettings settings;
+  Products products;
+  ProgressSink* progress = nullptr;
+};
+
+struct IntraOpPlanResult {
+  Plan plan;
+  IntraOpResult solve;  ///< the elimination's structure (induced width, largest table, work)
+  std::optional<sim::Result> simulation;
+  std::string report_html;
+};
+
+IntraOpPlanResult plan_intra_op(const IntraOpPlanRequest& request);
+
+// --- the transformer search under the analytic model --------------------------------------------
+
+struct TransformerPlanRequest {
+  TransformerConfig model;
+  Cluster cluster;
+  std::string cluster_name;  ///< the preset or file, as reports and plan files name it
+  Calibration calibration;
+  LlmSearchSettings settings;
+  int resimulate = 0;        ///< replay the first K plans in the simulator and rank by its time
+  /// Only plans Megatron-LM runs (its distributed optimizer is ZeRO 1): for a Megatron export.
+  bool megatron_only = false;
+  /// Also find the best plan Megatron-LM runs when the best needs ZeRO 2 or 3.
+  bool megatron_alternative = false;
+  Products products;
+};
+
+struct TransformerPlanResult {
+  LlmSearchResult search;          ///< top: fastest first (re-ranked by the simulator, if asked)
+  std::vector<double> simulated_s; ///< per top plan: its simulated iteration, or -1
+  /// The best plan Megatron-LM runs (ZeRO ≤ 1), if asked: one of `search.top`, or from a second
+  /// search restricted to ZeRO ≤ 1; empty when none fits.
+  std::optional<LlmCandidate> megatron;
+  bool megatron_is_best = false;  ///< `megatron` is `search.top[0]`
+  std::optional<sim::TransformerSimulation> simulation;  ///< of the best plan, if asked
+  std::string report_html;
+};
+
+/// Error(kInfeasible) when no configuration fits.
+TransformerPlanResult plan_transformer(const TransformerPlanRequest& request);
+
+}  // namespace paraplan::api

@@ -1,0 +1,225 @@
+// The simulate job: read the plan file by what it says it is, rebuild its program, replay it.
+#include "api/simulate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "cost/analytic.h"
+#include "cost/piper_cost.h"
+#include "io/json_fields.h"
+#include "io/native_json.h"
+#include "io/transformer_json.h"
+#include "ir/error.h"
+#include "ir/training_rules.h"
+#include "ir/units.h"
+#include "report/plan_report.h"
+#include "sim/intra_op_program.h"
+#include "sim/pipeline_program.h"
+#include "sim/transformer_program.h"
+
+namespace paraplan::api {
+namespace {
+
+void only_schedule(const SimulateRequest& r, const char* allowed, const char* why) {
+  if (!r.schedule.empty() && r.schedule != allowed) throw FieldError("schedule", why);
+}
+
+// A pipeline planner's plan under Piper's cost model, with its model and settings embedded.
+SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
+  const std::string& path = r.plan_path;
+  io::JsonObject top(doc, path, "");
+  if (!top.has("model_config") || !top.has("piper_settings"))
+    top.fail("model_config",
+             "a pipeline plan to replay needs the model and Piper's settings; write it "
+             "with `paraplan plan INPUT --cost-model piper -o FILE`");
+  const Model model = io::model_from_json(top.field("model_config"), path + " (model_config)");
+  const io::JsonObject ps = top.object("piper_settings");
+  PiperSettings settings;
+  settings.max_devices = static_cast<int>(ps.integer("max_devices", 1, 1 << 24));
+  settings.memory_per_device_bytes = ps.positive_number("memory_per_device_bytes");
+  settings.bandwidth_bytes_per_s = ps.positive_number("bandwidth_bytes_per_s");
+  settings.microbatches = static_cast<int>(ps.integer("microbatches", 1, 1 << 30));
+  io::Json plan_part = doc;  // the plan without what `plan` added beside it
+  for (const char* extra :
+       {"model_config", "piper_settings", "bandwidth_bytes_per_s", "max_devices",
+        "memory_per_device_bytes", "smallest_memory_per_device_bytes"})
+    plan_part.erase(extra);
+  const Plan read = io::plan_from_json(plan_part, model, path);
+  PiperCostModel cost(model, settings);
+  const Plan plan = cost.evaluate(read);  // refuses layers, options or degrees the model lacks
+  if (!plan.feasible)
+    throw Error(ErrorKind::kInfeasible, path,
+                fmt::format("the plan does not fit in {} per device",
+                            format_bytes(settings.memory_per_device_bytes)));
+  only_schedule(r, "1f1b", ": pipeline plans replay under 1f1b (Piper's in-flight count)");
+  const sim::PipelineSimulation s = sim::simulate_pipeline_plan(model, plan, settings.microbatches);
+  SimulateResult out;
+  out.planner = "pipeline";
+  out.cost_model = "piper";
+  out.model = model.name;
+  out.schedule = "1f1b";
+  out.iteration_time_s = s.makespan_s;
+  out.reference_s = s.bound_s;
+  out.difference = s.difference;
+  out.stages = static_cast<int>(plan.stages.size());
+  out.microbatches = settings.microbatches;
+  if (r.report) out.report_html = report::pipeline_report(model, plan, settings, s);
+  out.result = s.result;
+  return out;
+}
+
+// An intra-operator plan: its layers run one after the other on all devices, each its sharded
+// computation, then its collectives and the re-layout of its inputs (the plan carries every
+// layer's costs, in FLOP-equivalents per device).
+SimulateResult intra_op_plan(const SimulateRequest& r, const io::Json& doc) {
+  io::JsonObject top(doc, r.plan_path, "");
+  const double flops = top.positive_number("flops_per_s");
+  const int devices = static_cast<int>(top.integer("devices", 1, 1 << 24));
+  const io::Json& splits = top.array("layer_splits");
+  std::vector<LayerSplit> layers;
+  std::vector<std::string> names;
+  std::vector<report::IntraOpRow> rows;
+  double total = 0;
+  for (std::size_t i = 0; i < splits.size(); ++i) {
+    io::JsonObject ls = top.element("layer_splits", i);
+    LayerSplit split;
+    split.compute = ls.number("compute");
+    split.communication = ls.number("communication");
+    split.redistribution = ls.number("redistribution");
+    split.devices = static_cast<int>(ls.integer("devices", 1, 1 << 24));
+    total += split.compute + split.communication + split.redistribution;
+    names.push_back(ls.string("name"));
+    std::string cut;  // the split as the plan's table shows it: "b/4 n/2"
+    const io::Json& parts = ls.array("split");
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      if (!parts[k].is_number_integer() || parts[k].get<long long>() < 1)
+        ls.fail("split", fmt::format("element {} must be a positive integer", k));
+      if (parts[k].get<long long>() == 1) continue;
+      if (k >= ls.array("dims").size()) ls.fail("dims", "has fewer dimensions than \"split\"");
+      cut += fmt::format("{}{}/{}", cut.empty() ? "" : " ", ls.element("dims", k).string("name"),
+                         parts[k].get<long long>());
+    }
+    rows.push_back({names.back(), ls.has("type") ? ls.string("type") : "",
+                    cut.empty() ? "unsplit" : cut, split.devices, split.compute,
+                    split.communication + split.redistribution});
+    layers.push_back(split);
+  }
+  SimulateResult out;
+  out.result = sim::simulate(sim::intra_op_program(layers, names, flops, devices));
+  const double objective = top.number("objective");
+  if (std::abs(total - objective) > 1e-6 * std::max(1.0, objective))
+    top.fail("layer_splits",
+             fmt::format("the layers' costs sum to {:.6g}, not the plan's objective {:.6g}", total,
+                         objective));
+  if (!r.schedule.empty())
+    throw FieldError("schedule", ": an intra-operator plan runs its layers one after the other");
+  out.planner = "intra-op";
+  out.cost_model = "pase";
+  out.model = top.string("model");
+  out.schedule = "layer by layer";
+  out.iteration_time_s = out.result.makespan_s;
+  out.reference_s = objective / flops;
+  out.difference = out.iteration_time_s / out.reference_s - 1;
+  out.stages = 1;
+  out.layers = splits.size();
+  out.devices = devices;
+  if (r.report)
+    out.report_html =
+        report::intra_op_report(out.model, devices, flops, objective, rows, out.result, "",
+                                {{"operator graph", "in the report of `plan --report`"}});
+  return out;
+}
+
+// A DAPPLE plan: its stage figures are all the replay needs.
+SimulateResult dapple_plan(const SimulateRequest& r, const io::Json& doc) {
+  io::JsonObject top(doc, r.plan_path, "");
+  Plan plan;
+  plan.microbatches = static_cast<int>(top.integer("microbatches", 1, 1 << 30));
+  plan.objective = top.positive_number("objective");
+  const io::Json& stages = top.array("stages");
+  if (stages.empty()) top.fail("stages", "needs at least one stage");
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    io::JsonObject st = top.element("stages", i);
+    Stage s;
+    s.data_parallel = static_cast<int>(st.integer("data_parallel", 1, 1 << 20));
+    s.compute_time = st.number("compute_time");
+    s.communication_time = st.number("communication_time");
+    plan.stages.push_back(s);
+  }
+  only_schedule(r, "1f1b", ": DAPPLE plans replay under its early-backward (1F1B) schedule");
+  SimulateResult out;
+  out.result = sim::simulate(sim::dapple_program(plan));
+  out.planner = "pipeline";
+  out.cost_model = "dapple";
+  out.model = top.json().value("model", "model");
+  out.schedule = "1f1b";
+  out.iteration_time_s = out.result.makespan_s;
+  out.reference_s = plan.objective;
+  out.difference = out.iteration_time_s / plan.objective - 1;
+  out.stages = static_cast<int>(plan.stages.size());
+  out.microbatches = plan.microbatches;
+  if (r.report) out.report_html = report::dapple_report(out.model, plan, out.result);
+  return out;
+}
+
+// A transformer plan under the analytic model.
+SimulateResult transformer_plan(const SimulateRequest& r) {
+  const io::TransformerPlanFile f = io::read_transformer_plan(r.plan_path);
+  AnalyticCostModel cost(f.model, f.cluster, f.calibration);
+  AnalyticResult analytic;
+  try {
+    analytic = cost.evaluate(f.config);
+  } catch (const RuleViolation& e) {  // a knob rule: the file, not the request, is wrong
+    throw e.in_file(r.plan_path + ": /config");
+  }
+  if (!analytic.fits)
+    throw Error(ErrorKind::kInfeasible, r.plan_path + ": /config",
+                fmt::format("the plan does not fit in memory: {} per device on the busiest stage, "
+                            "{} available",
+                            format_bytes(analytic.memory.peak_bytes),
+                            format_bytes(cost.device_memory_bytes())));
+  const sim::Schedule schedule =
+      r.schedule.empty() ? sim::default_schedule(f.config) : sim::parse_schedule(r.schedule);
+  const sim::TransformerSimulation s = sim::simulate_transformer(cost, f.config, schedule);
+  SimulateResult out;
+  out.planner = "llm";
+  out.cost_model = "analytic";
+  out.model = f.model.name;
+  out.schedule = sim::schedule_name(schedule);
+  out.iteration_time_s = s.iteration_time_s;
+  out.reference_s = s.analytic_time_s;
+  out.difference = s.difference;
+  out.stages = f.config.pp;
+  out.microbatches = static_cast<int>(f.config.microbatches());
+  out.analytic_peak_bytes = s.analytic_peak_bytes;
+  if (r.report) {
+    LlmSearchSettings fs;  // the frontier of the plan's own setting
+    fs.devices = f.config.devices();
+    fs.global_batch = f.config.global_batch;
+    fs.seq_len = f.config.seq_len;
+    fs.top_k = 1;
+    out.report_html = report::transformer_report(cost, f.config, s, f.cluster.name, fs);
+  }
+  out.result = s.result;
+  return out;
+}
+
+}  // namespace
+
+SimulateResult simulate_plan(const SimulateRequest& request) {
+  {
+    const io::Json doc = io::parse_json_file(request.plan_path);
+    // The file says what it is: its format and, for paraplan plans, the planner and cost model.
+    if (doc.is_object() && doc.value("format", "") == "paraplan-plan") {
+      if (io::plan_planner(doc) == "intra-op") return intra_op_plan(request, doc);
+      if (doc.value("cost_model", "") == "dapple") return dapple_plan(request, doc);
+      return pipeline_plan(request, doc);
+    }
+  }
+  return transformer_plan(request);
+}
+
+}  // namespace paraplan::api

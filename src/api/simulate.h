@@ -1,0 +1,44 @@
+// The simulate job: replay one iteration of any plan file `plan -o` writes. Every plan file says
+// what it is (format, version and, for paraplan plans, the planner and cost model), so the file
+// is read without guessing: a transformer plan (paraplan-transformer-plan) under the analytic
+// model, a pipeline plan under Piper's cost model (with its model embedded) or DAPPLE's (its
+// stage figures), an intra-operator plan (its layers' costs).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "sim/simulator.h"
+
+namespace paraplan::api {
+
+struct SimulateRequest {
+  std::string plan_path;
+  std::string schedule;  ///< empty: the plan's own; transformer plans take gpipe, 1f1b, ...
+  bool report = false;
+};
+
+struct SimulateResult {
+  std::string planner;     ///< "llm", "pipeline" or "intra-op"
+  std::string cost_model;  ///< "analytic", "piper", "dapple" or "pase"
+  std::string model;       ///< the model's name
+  std::string schedule;    ///< "1f1b", "gpipe", "interleaved-1f1b" or "layer by layer"
+  sim::Result result;      ///< the timeline, per-device busy time and peak memory, the bubble
+  double iteration_time_s = 0;  ///< simulated (Piper's plans: in the profile's time unit)
+  /// The planner's own figure for the same plan: the analytic iteration time, Piper's bound
+  /// N × objective, DAPPLE's latency, the intra-op plan's step time.
+  double reference_s = 0;
+  double difference = 0;  ///< simulated / reference − 1
+  int stages = 0;         ///< pipeline stages (1 for intra-op plans)
+  int microbatches = 0;   ///< per pipeline per iteration (0 for intra-op plans)
+  std::size_t layers = 0; ///< intra-op plans: layers replayed
+  int devices = 0;        ///< intra-op plans: devices every layer spans
+  double analytic_peak_bytes = 0;  ///< transformer plans: the analytic model's peak memory
+  std::string report_html;
+};
+
+/// Error(kInput) placed in the file for a plan it cannot read, Error(kInfeasible) for a plan
+/// that does not fit, FieldError("schedule") for a schedule the plan cannot replay under.
+SimulateResult simulate_plan(const SimulateRequest& request);
+
+}  // namespace paraplan::api

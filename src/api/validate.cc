@@ -1,0 +1,49 @@
+// The validate and calibrate jobs: read the measured runs, price or fit.
+#include "api/validate.h"
+
+#include "cost/analytic.h"
+#include "io/calibration_file.h"
+#include "io/published_runs.h"
+#include "io/vtrain_reader.h"
+
+namespace paraplan::api {
+namespace {
+
+Calibration start_from(const std::string& file) {
+  return file.empty() ? default_calibration("A100") : io::read_calibration_file(file);
+}
+
+}  // namespace
+
+ValidateResult validate_model(const ValidateRequest& request) {
+  const Calibration calibration = start_from(request.calibration);
+  const io::MeasuredRuns runs = io::read_vtrain_folder(request.vtrain_dir);
+  ValidateResult out;
+  if (!request.mpt_file.empty()) out.mpt_table = io::read_mpt_table(request.mpt_file);
+  out.multi = validate::score_runs(runs.multi, calibration);
+  out.single = validate::score_runs(runs.single, calibration);
+  out.mpt = validate::score_runs(out.mpt_table.runs, calibration);
+  if (!request.published_file.empty())
+    out.published = validate::score_published(io::read_published_runs(request.published_file));
+  return out;
+}
+
+CalibrateResult calibrate(const CalibrateRequest& request) {
+  const Calibration start = start_from(request.from);
+  const io::MeasuredRuns runs = io::read_vtrain_folder(request.vtrain_dir);
+  validate::FitData data{runs.multi, runs.single, {}};
+  if (!request.mpt_file.empty()) {
+    io::MptTable table = io::read_mpt_table(request.mpt_file);
+    for (auto& r : table.runs)
+      if (r.device == start.device) data.mpt.push_back(std::move(r));
+  }
+  CalibrateResult out;
+  out.multi_runs = data.multi.size();
+  out.single_runs = data.single.size();
+  out.mpt_runs = data.mpt.size();
+  out.fit = validate::fit_calibration(data, start,
+                                      {request.iterations, request.seed, request.progress});
+  return out;
+}
+
+}  // namespace paraplan::api
