@@ -186,8 +186,7 @@ TEST(ApiSimulate, ReadsEachPlanFileByThePlannerItStates) {
   EXPECT_EQ(idoc["planner"], "intra-op");
   idoc["flops_per_s"] = ir.settings.flops_per_s;
   idoc["devices"] = ir.settings.devices;
-  const SimulateResult is =
-      simulate_plan({write_temp("api_intra.json", idoc.dump()), "", false});
+  const SimulateResult is = simulate_plan({write_temp("api_intra.json", idoc.dump()), "", false});
   EXPECT_EQ(is.planner, "intra-op");
   EXPECT_EQ(is.layers, ir.model.layers.size());
   EXPECT_NEAR(is.reference_s, *ip.plan.step_time_s, 1e-9 * is.reference_s);
@@ -199,8 +198,7 @@ TEST(ApiSimulate, ReadsEachPlanFileByThePlannerItStates) {
   io::add_replay_keys(tdoc, tr.model, tr.cluster, tr.calibration);
   const SimulateResult ts = simulate_plan({write_temp("api_llm.json", tdoc.dump()), "", true});
   EXPECT_EQ(ts.planner, "llm");
-  EXPECT_NEAR(ts.reference_s, tp.search.top[0].result.iteration_time_s,
-              1e-9 * ts.reference_s);
+  EXPECT_NEAR(ts.reference_s, tp.search.top[0].result.iteration_time_s, 1e-9 * ts.reference_s);
   EXPECT_NE(ts.report_html.find("<html"), std::string::npos);
 }
 

@@ -43,8 +43,7 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     return out;
   }
   if (request.products.simulation || request.products.report)
-    out.simulation =
-        sim::simulate_pipeline_plan(request.model, out.plan, settings.microbatches);
+    out.simulation = sim::simulate_pipeline_plan(request.model, out.plan, settings.microbatches);
   if (request.products.report)
     out.report_html = report::pipeline_report(request.model, out.plan, settings, *out.simulation,
                                               {}, request.progress);
@@ -125,9 +124,9 @@ std::vector<double> resimulate(const AnalyticCostModel& cost, std::vector<LlmCan
   const std::size_t k = std::min<std::size_t>(static_cast<std::size_t>(k_requested), top.size());
   if (k == 0) return simulated;
   for (std::size_t i = 0; i < k; ++i)
-    simulated[i] = sim::simulate_transformer(cost, top[i].config,
-                                             sim::default_schedule(top[i].config))
-                       .iteration_time_s;
+    simulated[i] =
+        sim::simulate_transformer(cost, top[i].config, sim::default_schedule(top[i].config))
+            .iteration_time_s;
   std::vector<std::size_t> order(top.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k),

@@ -61,7 +61,7 @@ Error no_pipeline_plan(const PipelinePlanRequest& request, const PipelinePlanRes
 // --- the pipeline planner under DAPPLE's cost model ---------------------------------------------
 
 struct DapplePlanRequest {
-  Model model;           ///< a DAPPLE/PipeDream profile (every layer has a tp = 1 option)
+  Model model;  ///< a DAPPLE/PipeDream profile (every layer has a tp = 1 option)
   DappleSettings settings;
   std::string machines;  ///< the machines as the user wrote them (the report's summary)
   Products products;
@@ -106,7 +106,7 @@ struct TransformerPlanRequest {
   std::string cluster_name;  ///< the preset or file, as reports and plan files name it
   Calibration calibration;
   LlmSearchSettings settings;
-  int resimulate = 0;        ///< replay the first K plans in the simulator and rank by its time
+  int resimulate = 0;  ///< replay the first K plans in the simulator and rank by its time
   /// Only plans Megatron-LM runs (its distributed optimizer is ZeRO 1): for a Megatron export.
   bool megatron_only = false;
   /// Also find the best plan Megatron-LM runs when the best needs ZeRO 2 or 3.
@@ -115,12 +115,12 @@ struct TransformerPlanRequest {
 };
 
 struct TransformerPlanResult {
-  LlmSearchResult search;          ///< top: fastest first (re-ranked by the simulator, if asked)
-  std::vector<double> simulated_s; ///< per top plan: its simulated iteration, or -1
+  LlmSearchResult search;           ///< top: fastest first (re-ranked by the simulator, if asked)
+  std::vector<double> simulated_s;  ///< per top plan: its simulated iteration, or -1
   /// The best plan Megatron-LM runs (ZeRO ≤ 1), if asked: one of `search.top`, or from a second
   /// search restricted to ZeRO ≤ 1; empty when none fits.
   std::optional<LlmCandidate> megatron;
-  bool megatron_is_best = false;  ///< `megatron` is `search.top[0]`
+  bool megatron_is_best = false;                         ///< `megatron` is `search.top[0]`
   std::optional<sim::TransformerSimulation> simulation;  ///< of the best plan, if asked
   std::string report_html;
 };

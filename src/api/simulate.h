@@ -19,20 +19,20 @@ struct SimulateRequest {
 };
 
 struct SimulateResult {
-  std::string planner;     ///< "llm", "pipeline" or "intra-op"
-  std::string cost_model;  ///< "analytic", "piper", "dapple" or "pase"
-  std::string model;       ///< the model's name
-  std::string schedule;    ///< "1f1b", "gpipe", "interleaved-1f1b" or "layer by layer"
-  sim::Result result;      ///< the timeline, per-device busy time and peak memory, the bubble
+  std::string planner;          ///< "llm", "pipeline" or "intra-op"
+  std::string cost_model;       ///< "analytic", "piper", "dapple" or "pase"
+  std::string model;            ///< the model's name
+  std::string schedule;         ///< "1f1b", "gpipe", "interleaved-1f1b" or "layer by layer"
+  sim::Result result;           ///< the timeline, per-device busy time and peak memory, the bubble
   double iteration_time_s = 0;  ///< simulated (Piper's plans: in the profile's time unit)
   /// The planner's own figure for the same plan: the analytic iteration time, Piper's bound
   /// N × objective, DAPPLE's latency, the intra-op plan's step time.
   double reference_s = 0;
-  double difference = 0;  ///< simulated / reference − 1
-  int stages = 0;         ///< pipeline stages (1 for intra-op plans)
-  int microbatches = 0;   ///< per pipeline per iteration (0 for intra-op plans)
-  std::size_t layers = 0; ///< intra-op plans: layers replayed
-  int devices = 0;        ///< intra-op plans: devices every layer spans
+  double difference = 0;           ///< simulated / reference − 1
+  int stages = 0;                  ///< pipeline stages (1 for intra-op plans)
+  int microbatches = 0;            ///< per pipeline per iteration (0 for intra-op plans)
+  std::size_t layers = 0;          ///< intra-op plans: layers replayed
+  int devices = 0;                 ///< intra-op plans: devices every layer spans
   double analytic_peak_bytes = 0;  ///< transformer plans: the analytic model's peak memory
   std::string report_html;
 };

@@ -41,8 +41,8 @@ CalibrateResult calibrate(const CalibrateRequest& request) {
   out.multi_runs = data.multi.size();
   out.single_runs = data.single.size();
   out.mpt_runs = data.mpt.size();
-  out.fit = validate::fit_calibration(data, start,
-                                      {request.iterations, request.seed, request.progress});
+  out.fit =
+      validate::fit_calibration(data, start, {request.iterations, request.seed, request.progress});
   return out;
 }
 

@@ -11,72 +11,14 @@
 #include "cli/flags.h"
 #include "cli/intra_op_command.h"
 #include "cli/llm_plan_command.h"
-#include "cli/output.h"
+#include "cli/plan_args.h"
 #include "cli/progress.h"
-#include "io/chrome_trace.h"
-#include "io/native_json.h"
 #include "ir/error.h"
 
 namespace paraplan::cli {
 namespace {
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
-
-struct PlanArgs {
-  std::string input;
-  std::string format = "auto";
-  std::string cost_model = "auto";
-  std::string cluster_file;
-  int devices = 0;
-  std::string memory;
-  std::string bandwidth;
-  int microbatches = 0;
-  std::string machines;
-  int batch = 0;
-  int microbatch_size = 0;
-  int profile_batch = 0;
-  bool json = false;
-  std::string output;
-  // The intra-op planner.
-  std::string planner = "auto";
-  std::string model;
-  std::string flops;
-  int min_block = 0;
-  bool keep_all_flows = false;
-  bool powers_of_two = false;
-  bool all_devices = false;
-  std::string dot;
-  // The transformer planner.
-  TransformerKnobs knobs;
-  bool uniform_stages = false;
-  int top = 5;
-  int resimulate = 0;
-  std::string report;  ///< every planner: the HTML report of the best plan
-  std::string trace;   ///< every planner: a Chrome trace of its simulated iteration
-  double time_limit_s = 0;
-  bool quiet = false;
-  ProgressSink* progress = nullptr;  ///< set by run(): the terminal, unless --quiet
-  std::string export_to;
-  std::vector<std::string> given;  ///< the flags on the command line (set by the callback)
-};
-
-// What each planner takes (every other flag is refused, naming it).
-const std::vector<std::string> kOutputFlags = {"--json", "--output", "--quiet", "--report",
-                                               "--trace"};
-const std::vector<std::string> kPiperFlags = {
-    "INPUT",     "--format", "--cost-model", "--planner",      "--cluster",
-    "--devices", "--memory", "--bandwidth",  "--microbatches", "--profile-batch"};
-const std::vector<std::string> kDappleFlags = {
-    "INPUT",      "--format", "--cost-model",      "--planner",
-    "--machines", "--batch",  "--microbatch-size", "--profile-batch"};
-const std::vector<std::string> kIntraOpFlags = {
-    "INPUT",         "--format",    "--cost-model",     "--planner",
-    "--model",       "--devices",   "--batch",          "--flops",
-    "--bandwidth",   "--min-block", "--keep-all-flows", "--powers-of-two",
-    "--all-devices", "--dot"};
-const std::vector<std::string> kLlmFlags = {
-    "--model",          "--planner",    "--cluster", "--devices",    "--batch",
-    "--uniform-stages", "--resimulate", "--top",     "--time-limit", "--export"};
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
@@ -107,111 +49,6 @@ int run_intra_op_path(const PlanArgs& args) {
   a.trace = args.trace;
   a.progress = args.progress;
   return run_intra_op(a);
-}
-
-void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std::string& unit,
-          const io::Json& extra, const io::Json& file_extra = {}) {
-  io::Json j = io::plan_to_json(plan, model);
-  for (const auto& [k, v] : extra.items()) j[k] = v;
-  std::string text = j.dump(2) + "\n";
-  if (!args.output.empty()) {
-    io::Json file = j;  // plus what `simulate` needs to replay it
-    for (const auto& [k, v] : file_extra.items()) file[k] = v;
-    io::write_text_file(args.output, file.dump(2) + "\n");
-  }
-  if (args.json)
-    std::cout << text;
-  else
-    std::cout << plan_table(plan, model, unit);
-}
-
-int run_piper(const PlanArgs& args, api::Workload& w) {
-  api::PipelinePlanRequest request;
-  PiperSettings& settings = request.settings;
-  settings.max_devices = args.devices > 0 ? args.devices : w.devices;
-  settings.memory_per_device_bytes = w.memory_per_device_bytes;
-  settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
-  settings.microbatches = args.microbatches > 0 ? args.microbatches : w.model.microbatches;
-  if (!args.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", args.memory);
-  if (!args.bandwidth.empty())
-    settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", args.bandwidth);
-  request.model = w.model;
-  request.products = {!args.trace.empty(), !args.report.empty()};
-  request.progress = args.progress;
-  const api::PipelinePlanResult result = api::plan_pipeline(request);
-  io::Json extra{{"memory_per_device_bytes", settings.memory_per_device_bytes},
-                 {"max_devices", settings.max_devices},
-                 {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s}};
-  if (result.plan.feasible) {
-    const io::Json replay{{"model_config", io::model_to_json(w.model)},
-                          {"piper_settings",
-                           {{"max_devices", settings.max_devices},
-                            {"memory_per_device_bytes", settings.memory_per_device_bytes},
-                            {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
-                            {"microbatches", settings.microbatches}}}};
-    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra,
-         replay);
-    if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->result.timeline);
-    if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
-    return 0;
-  }
-  extra["smallest_memory_per_device_bytes"] = *result.smallest_memory_per_device_bytes;
-  if (args.json || !args.output.empty()) emit(args, result.plan, w.model, "", extra);
-  throw api::no_pipeline_plan(request, result,
-                              args.input.empty() ? "default workload" : args.input);
-}
-
-std::vector<int> parse_machines(const std::string& text) {
-  auto sizes = parse_machine_sizes(text);
-  if (!sizes)
-    usage(
-        "--machines: expected MxD (e.g. 2x8) or devices per machine (e.g. 4,8,4), each at "
-        "least 1 and at most 65536 devices in all; got \"" +
-        text + "\"");
-  return machine_ends(*sizes);
-}
-
-constexpr int kDappleMaxDevices = 128;
-
-int run_dapple(const PlanArgs& args, api::Workload& w) {
-  if (w.format == "piper" || w.format == "builtin")
-    usage(
-        "--cost-model dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
-        "as input");
-  refuse_other_flags(args.given, joined(kDappleFlags, kOutputFlags), "the dapple cost model");
-  DappleSettings settings;
-  settings.machine_ends = parse_machines(args.machines.empty() ? "2x8" : args.machines);
-  const int devices = settings.machine_ends.back();
-  if (devices > kDappleMaxDevices)
-    usage(
-        fmt::format("--machines: the dapple cost model takes at most {} devices (its formulas "
-                    "describe a few machines; its search is quadratic in the devices); got {}",
-                    kDappleMaxDevices, devices));
-  settings.global_batch = args.batch > 0 ? args.batch : w.model.profile_batch_size * devices;
-  settings.microbatch_size = args.microbatch_size > 0 ? args.microbatch_size : 1;
-  if (settings.microbatch_size > settings.global_batch)
-    usage(fmt::format("--microbatch-size {} is larger than the global batch {}",
-                      settings.microbatch_size, settings.global_batch));
-  const api::DapplePlanResult result =
-      api::plan_dapple({w.model,
-                        settings,
-                        args.machines.empty() ? "2x8" : args.machines,
-                        {!args.trace.empty(), !args.report.empty()}},
-                       args.input);
-  io::Json extra{{"global_batch", settings.global_batch},
-                 {"microbatch_size", settings.microbatch_size},
-                 {"profile_batch_size", w.model.profile_batch_size},
-                 {"machines", settings.machine_ends},
-                 {"data_parallel_speedup", result.data_parallel_speedup},
-                 {"states", result.states},
-                 {"states_linearised", result.states_linearised}};
-  emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", extra);
-  if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->timeline);
-  if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
-  if (!args.json)
-    std::cout << fmt::format("data parallelism alone: speedup {:.12g}\n",
-                             result.data_parallel_speedup);
-  return 0;
 }
 
 // Without INPUT or --model, plan answers the question most users come with: how to train a
@@ -269,21 +106,7 @@ int run(PlanArgs args) {
   if (planner == "intra-op") return run_intra_op_path(args);
   if (planner != "pipeline")
     usage("--planner must be pipeline or intra-op (got \"" + args.planner + "\")");
-  if (args.cost_model != "auto" && args.cost_model != "piper" && args.cost_model != "dapple")
-    usage("--cost-model must be piper or dapple (got \"" + args.cost_model + "\")");
-  // The cost model follows the input (a profile: dapple) unless given; check the flags against
-  // it before reading the input, so a wrong flag is named even when the input is bad too.
-  refuse_other_flags(args.given, joined(joined(kPiperFlags, kDappleFlags), kOutputFlags),
-                     "the pipeline planner");
-  api::Workload w = api::load_workload({args.input, args.format, args.cluster_file,
-                                        args.profile_batch, args.devices > 0 ? args.devices : 8});
-  std::string cost_model = args.cost_model;
-  if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
-  if (cost_model == "piper") {
-    refuse_other_flags(args.given, joined(kPiperFlags, kOutputFlags), "the piper cost model");
-    return run_piper(args, w);
-  }
-  return run_dapple(args, w);
+  return run_pipeline_path(args);
 }
 
 }  // namespace

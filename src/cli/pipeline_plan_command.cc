@@ -1,0 +1,145 @@
+// The pipeline path of `paraplan plan`: a layer model or profile, Piper's or DAPPLE's cost model.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "api/inputs.h"
+#include "api/plan.h"
+#include "cli/flags.h"
+#include "cli/output.h"
+#include "cli/plan_args.h"
+#include "io/chrome_trace.h"
+#include "io/native_json.h"
+#include "ir/error.h"
+
+namespace paraplan::cli {
+namespace {
+
+[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
+
+void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std::string& unit,
+          const io::Json& extra, const io::Json& file_extra = {}) {
+  io::Json j = io::plan_to_json(plan, model);
+  for (const auto& [k, v] : extra.items()) j[k] = v;
+  std::string text = j.dump(2) + "\n";
+  if (!args.output.empty()) {
+    io::Json file = j;  // plus what `simulate` needs to replay it
+    for (const auto& [k, v] : file_extra.items()) file[k] = v;
+    io::write_text_file(args.output, file.dump(2) + "\n");
+  }
+  if (args.json)
+    std::cout << text;
+  else
+    std::cout << plan_table(plan, model, unit);
+}
+
+int run_piper(const PlanArgs& args, api::Workload& w) {
+  api::PipelinePlanRequest request;
+  PiperSettings& settings = request.settings;
+  settings.max_devices = args.devices > 0 ? args.devices : w.devices;
+  settings.memory_per_device_bytes = w.memory_per_device_bytes;
+  settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
+  settings.microbatches = args.microbatches > 0 ? args.microbatches : w.model.microbatches;
+  if (!args.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", args.memory);
+  if (!args.bandwidth.empty())
+    settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", args.bandwidth);
+  request.model = w.model;
+  request.products = {!args.trace.empty(), !args.report.empty()};
+  request.progress = args.progress;
+  const api::PipelinePlanResult result = api::plan_pipeline(request);
+  io::Json extra{{"memory_per_device_bytes", settings.memory_per_device_bytes},
+                 {"max_devices", settings.max_devices},
+                 {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s}};
+  if (result.plan.feasible) {
+    const io::Json replay{{"model_config", io::model_to_json(w.model)},
+                          {"piper_settings",
+                           {{"max_devices", settings.max_devices},
+                            {"memory_per_device_bytes", settings.memory_per_device_bytes},
+                            {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
+                            {"microbatches", settings.microbatches}}}};
+    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra,
+         replay);
+    if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->result.timeline);
+    if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
+    return 0;
+  }
+  extra["smallest_memory_per_device_bytes"] = *result.smallest_memory_per_device_bytes;
+  if (args.json || !args.output.empty()) emit(args, result.plan, w.model, "", extra);
+  throw api::no_pipeline_plan(request, result,
+                              args.input.empty() ? "default workload" : args.input);
+}
+
+std::vector<int> parse_machines(const std::string& text) {
+  auto sizes = parse_machine_sizes(text);
+  if (!sizes)
+    usage(
+        "--machines: expected MxD (e.g. 2x8) or devices per machine (e.g. 4,8,4), each at "
+        "least 1 and at most 65536 devices in all; got \"" +
+        text + "\"");
+  return machine_ends(*sizes);
+}
+
+constexpr int kDappleMaxDevices = 128;
+
+int run_dapple(const PlanArgs& args, api::Workload& w) {
+  if (w.format == "piper" || w.format == "builtin")
+    usage(
+        "--cost-model dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
+        "as input");
+  refuse_other_flags(args.given, joined(kDappleFlags, kOutputFlags), "the dapple cost model");
+  DappleSettings settings;
+  settings.machine_ends = parse_machines(args.machines.empty() ? "2x8" : args.machines);
+  const int devices = settings.machine_ends.back();
+  if (devices > kDappleMaxDevices)
+    usage(
+        fmt::format("--machines: the dapple cost model takes at most {} devices (its formulas "
+                    "describe a few machines; its search is quadratic in the devices); got {}",
+                    kDappleMaxDevices, devices));
+  settings.global_batch = args.batch > 0 ? args.batch : w.model.profile_batch_size * devices;
+  settings.microbatch_size = args.microbatch_size > 0 ? args.microbatch_size : 1;
+  if (settings.microbatch_size > settings.global_batch)
+    usage(fmt::format("--microbatch-size {} is larger than the global batch {}",
+                      settings.microbatch_size, settings.global_batch));
+  const api::DapplePlanResult result =
+      api::plan_dapple({w.model,
+                        settings,
+                        args.machines.empty() ? "2x8" : args.machines,
+                        {!args.trace.empty(), !args.report.empty()}},
+                       args.input);
+  io::Json extra{{"global_batch", settings.global_batch},
+                 {"microbatch_size", settings.microbatch_size},
+                 {"profile_batch_size", w.model.profile_batch_size},
+                 {"machines", settings.machine_ends},
+                 {"data_parallel_speedup", result.data_parallel_speedup},
+                 {"states", result.states},
+                 {"states_linearised", result.states_linearised}};
+  emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", extra);
+  if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->timeline);
+  if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
+  if (!args.json)
+    std::cout << fmt::format("data parallelism alone: speedup {:.12g}\n",
+                             result.data_parallel_speedup);
+  return 0;
+}
+
+}  // namespace
+
+int run_pipeline_path(const PlanArgs& args) {
+  if (args.cost_model != "auto" && args.cost_model != "piper" && args.cost_model != "dapple")
+    usage("--cost-model must be piper or dapple (got \"" + args.cost_model + "\")");
+  // The cost model follows the input (a profile: dapple) unless given; check the flags against
+  // it before reading the input, so a wrong flag is named even when the input is bad too.
+  refuse_other_flags(args.given, joined(joined(kPiperFlags, kDappleFlags), kOutputFlags),
+                     "the pipeline planner");
+  api::Workload w = api::load_workload({args.input, args.format, args.cluster_file,
+                                        args.profile_batch, args.devices > 0 ? args.devices : 8});
+  std::string cost_model = args.cost_model;
+  if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
+  if (cost_model == "piper") {
+    refuse_other_flags(args.given, joined(kPiperFlags, kOutputFlags), "the piper cost model");
+    return run_piper(args, w);
+  }
+  return run_dapple(args, w);
+}
+
+}  // namespace paraplan::cli
