@@ -49,7 +49,7 @@ struct PlanArgs {
 
 // What each planner takes (every other flag is refused, naming it).
 inline const std::vector<std::string> kOutputFlags = {"--json", "--output", "--quiet", "--report",
-                                               "--trace"};
+                                                      "--trace"};
 inline const std::vector<std::string> kPiperFlags = {
     "INPUT",     "--format", "--cost-model", "--planner",      "--cluster",
     "--devices", "--memory", "--bandwidth",  "--microbatches", "--profile-batch"};

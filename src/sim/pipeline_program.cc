@@ -5,6 +5,7 @@
 #include <map>
 
 #include "ir/error.h"
+#include "sim/pass_order.h"
 
 namespace paraplan::sim {
 namespace {
@@ -47,87 +48,74 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
     for (int r = 0; r < st.replicas; ++r) {
       std::vector<int> mine;
       for (int j = r; j < n; j += st.replicas) mine.push_back(j);
-      const int total = static_cast<int>(mine.size());
-      const int warmup = std::min(std::max(st.inflight - 1, 0), total);
       auto& ops = orders[static_cast<std::size_t>(first_device[static_cast<std::size_t>(s)] + r)];
-      int f = 0, b = 0;
-      for (; f < warmup; ++f) ops.push_back({true, mine[static_cast<std::size_t>(f)]});
-      while (f < total) {
-        ops.push_back({true, mine[static_cast<std::size_t>(f++)]});
-        ops.push_back({false, mine[static_cast<std::size_t>(b++)]});
-      }
-      while (b < total) ops.push_back({false, mine[static_cast<std::size_t>(b++)]});
+      for (const PassSlot& slot :
+           one_f_one_b(static_cast<int>(mine.size()), std::max(st.inflight - 1, 0)))
+        ops.push_back({slot.forward, mine[static_cast<std::size_t>(slot.index)]});
     }
   }
   std::map<std::tuple<int, int, bool>, int>
       finished;  // (stage, micro-batch, forward) → its traffic
   std::vector<int> last(prog.devices.size(), -1);
-  std::vector<std::size_t> next(prog.devices.size(), 0);
-  std::size_t placed = 0, total = 0;
-  for (const auto& o : orders) total += o.size();
-  while (placed < total) {
-    bool progress = false;
-    for (int s = 0; s < count; ++s) {
-      const ReplayStage& st = stages[static_cast<std::size_t>(s)];
-      for (int r = 0; r < st.replicas; ++r) {
-        const int dev = first_device[static_cast<std::size_t>(s)] + r;
-        auto& cursor = next[static_cast<std::size_t>(dev)];
-        while (cursor < orders[static_cast<std::size_t>(dev)].size()) {
-          const Op op = orders[static_cast<std::size_t>(dev)][cursor];
-          std::vector<int> after;
-          if (op.forward && s > 0) {
-            auto it = finished.find({s - 1, op.microbatch, true});
-            if (it == finished.end()) break;
-            after.push_back(it->second);
-          }
-          if (!op.forward) {
-            if (s + 1 < count) {
-              auto it = finished.find({s + 1, op.microbatch, false});
-              if (it == finished.end()) break;
-              after.push_back(it->second);
-            }
-            auto f = finished.find({s, op.microbatch, true});
-            if (f == finished.end()) break;
-            after.push_back(f->second);
-          }
-          if (last[static_cast<std::size_t>(dev)] >= 0)
-            after.push_back(last[static_cast<std::size_t>(dev)]);
-          Task pass;
-          pass.device = dev;
-          pass.stream = kCompute;
-          pass.after = after;
-          pass.duration_s = op.forward ? st.forward_s : st.backward_s;
-          pass.name = fmt::format("{} mb {}", op.forward ? "F" : "B", op.microbatch);
-          pass.phase = op.forward ? "forward" : "backward";
-          pass.stage = s;
-          pass.microbatch = op.microbatch;
-          if (op.forward)
-            pass.allocate_bytes = st.activation_bytes;
-          else
-            pass.free_bytes = st.activation_bytes;
-          const int pass_id = prog.add(pass);
-          Task traffic;
-          traffic.device = dev;
-          traffic.stream = kPipeline;
-          traffic.after = {pass_id};
-          traffic.duration_s = st.traffic_s;
-          traffic.name = fmt::format("{} traffic mb {}", op.forward ? "activation" : "gradient",
-                                     op.microbatch);
-          traffic.phase = "send";
-          traffic.stage = s;
-          traffic.microbatch = op.microbatch;
-          const int traffic_id = prog.add(traffic);
-          finished[{s, op.microbatch, op.forward}] = traffic_id;
-          // Blocking traffic holds the next pass; overlapped traffic only its receiver.
-          last[static_cast<std::size_t>(dev)] = st.traffic_blocks ? traffic_id : pass_id;
-          ++cursor;
-          ++placed;
-          progress = true;
-        }
-      }
+  // Each device is one replica of one stage: its stage by device number.
+  std::vector<int> stage_of(prog.devices.size());
+  for (int s = 0; s < count; ++s)
+    for (int r = 0; r < stages[static_cast<std::size_t>(s)].replicas; ++r)
+      stage_of[static_cast<std::size_t>(first_device[static_cast<std::size_t>(s)] + r)] = s;
+  std::vector<std::size_t> passes;
+  for (const auto& o : orders) passes.push_back(o.size());
+  place_in_dependency_order(passes, [&](int dev, std::size_t position) {
+    const int s = stage_of[static_cast<std::size_t>(dev)];
+    const ReplayStage& st = stages[static_cast<std::size_t>(s)];
+    const Op op = orders[static_cast<std::size_t>(dev)][position];
+    std::vector<int> after;
+    if (op.forward && s > 0) {
+      auto it = finished.find({s - 1, op.microbatch, true});
+      if (it == finished.end()) return false;
+      after.push_back(it->second);
     }
-    if (!progress) throw Error(ErrorKind::kInternal, "simulation", "the schedule deadlocks");
-  }
+    if (!op.forward) {
+      if (s + 1 < count) {
+        auto it = finished.find({s + 1, op.microbatch, false});
+        if (it == finished.end()) return false;
+        after.push_back(it->second);
+      }
+      auto f = finished.find({s, op.microbatch, true});
+      if (f == finished.end()) return false;
+      after.push_back(f->second);
+    }
+    if (last[static_cast<std::size_t>(dev)] >= 0)
+      after.push_back(last[static_cast<std::size_t>(dev)]);
+    Task pass;
+    pass.device = dev;
+    pass.stream = kCompute;
+    pass.after = after;
+    pass.duration_s = op.forward ? st.forward_s : st.backward_s;
+    pass.name = fmt::format("{} mb {}", op.forward ? "F" : "B", op.microbatch);
+    pass.phase = op.forward ? "forward" : "backward";
+    pass.stage = s;
+    pass.microbatch = op.microbatch;
+    if (op.forward)
+      pass.allocate_bytes = st.activation_bytes;
+    else
+      pass.free_bytes = st.activation_bytes;
+    const int pass_id = prog.add(pass);
+    Task traffic;
+    traffic.device = dev;
+    traffic.stream = kPipeline;
+    traffic.after = {pass_id};
+    traffic.duration_s = st.traffic_s;
+    traffic.name =
+        fmt::format("{} traffic mb {}", op.forward ? "activation" : "gradient", op.microbatch);
+    traffic.phase = "send";
+    traffic.stage = s;
+    traffic.microbatch = op.microbatch;
+    const int traffic_id = prog.add(traffic);
+    finished[{s, op.microbatch, op.forward}] = traffic_id;
+    // Blocking traffic holds the next pass; overlapped traffic only its receiver.
+    last[static_cast<std::size_t>(dev)] = st.traffic_blocks ? traffic_id : pass_id;
+    return true;
+  });
   for (int s = 0; s < count; ++s) {
     const ReplayStage& st = stages[static_cast<std::size_t>(s)];
     if (!(st.allreduce_s > 0)) continue;

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "ir/error.h"
+#include "sim/pass_order.h"
 
 namespace paraplan::sim {
 namespace {
@@ -58,16 +59,10 @@ std::vector<Op> device_order(Schedule schedule, int p, int v, int m, int device)
   auto backward_op = [&](int k) {
     return Op{false, v - 1 - (k / p) % v, (k / (p * v)) * p + k % p};
   };
-  int warmup =
+  const int warmup =
       schedule == Schedule::kInterleaved ? 2 * (p - device - 1) + (v - 1) * p : p - device - 1;
-  warmup = std::min(warmup, total);
-  int f = 0, b = 0;
-  for (; f < warmup; ++f) ops.push_back(forward_op(f));
-  while (f < total) {
-    ops.push_back(forward_op(f++));
-    ops.push_back(backward_op(b++));
-  }
-  while (b < total) ops.push_back(backward_op(b++));
+  for (const PassSlot& slot : one_f_one_b(total, warmup))
+    ops.push_back(slot.forward ? forward_op(slot.index) : backward_op(slot.index));
   return ops;
 }
 
@@ -185,189 +180,172 @@ Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig&
   std::vector<int> last_blocking(static_cast<std::size_t>(p), -1);  // compute waits for it
   std::vector<std::vector<Op>> orders;
   for (int i = 0; i < p; ++i) orders.push_back(device_order(schedule, p, v, m, i));
-  std::vector<std::size_t> next_op(static_cast<std::size_t>(p), 0);
   std::vector<int> last_backward(static_cast<std::size_t>(p), -1);
   // What the last backward pass waited for: an overlapped reduction starts with that pass.
   std::vector<std::vector<int>> last_backward_inputs(static_cast<std::size_t>(p));
 
   // Emit passes in an order that respects dependencies: sweep devices until every op is placed.
-  std::size_t placed = 0, total = 0;
-  for (const auto& o : orders) total += o.size();
-  while (placed < total) {
-    bool progress = false;
-    for (int i = 0; i < p; ++i) {
-      while (next_op[static_cast<std::size_t>(i)] < orders[static_cast<std::size_t>(i)].size()) {
-        const Op op = orders[static_cast<std::size_t>(i)][next_op[static_cast<std::size_t>(i)]];
-        const int vs = op.chunk * p + i;  // virtual stage
-        const int vstages = p * v;
-        const bool split_backward = schedule == Schedule::kZeroBubble;
-        if (op.weight) {
-          // The weight-gradient half: after its backward's input half, on the compute stream.
-          auto b = done_pass.find({vs, op.microbatch, false});
-          if (b == done_pass.end()) break;
-          const int n = chunk_layers(i, op.chunk);
-          const int rc = recomputed(n);
-          Task w;
-          w.device = i;
-          w.stream = kCompute;
-          w.after = {b->second};
-          if (last_blocking[static_cast<std::size_t>(i)] >= 0)
-            w.after.push_back(last_blocking[static_cast<std::size_t>(i)]);
-          w.duration_s = (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
-                         (vs == 0 ? c.embedding_s / 3 : 0.0) +
-                         (vs == vstages - 1 ? c.head_s / 3 : 0.0);
-          w.free_bytes = rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes +
-                         (vs == vstages - 1 ? c.logits_bytes : 0.0);
-          w.name = fmt::format("W mb {}", op.microbatch);
-          w.phase = "backward";
-          w.stage = vs;
-          w.microbatch = op.microbatch;
-          const int w_id = prog.add(w);
-          last_blocking[static_cast<std::size_t>(i)] = w_id;
-          last_backward[static_cast<std::size_t>(i)] = w_id;
-          last_backward_inputs[static_cast<std::size_t>(i)] =
-              prog.tasks[static_cast<std::size_t>(w_id)].after;
-          ++next_op[static_cast<std::size_t>(i)];
-          ++placed;
-          progress = true;
-          continue;
-        }
-        // Inputs: the activation from the previous virtual stage, or the gradient from the next.
-        std::vector<int> after;
-        if (op.forward && vs > 0) {
-          auto it = sent.find({vs - 1, op.microbatch, true});
-          if (it == sent.end()) break;
-          after.push_back(it->second);
-        }
-        if (!op.forward) {
-          if (vs < vstages - 1) {
-            auto it = sent.find({vs + 1, op.microbatch, false});
-            if (it == sent.end()) break;
-            after.push_back(it->second);
-          }
-          auto f = done_pass.find({vs, op.microbatch, true});
-          if (f == done_pass.end()) break;
-          after.push_back(f->second);
-        }
-        if (last_blocking[static_cast<std::size_t>(i)] >= 0)
-          after.push_back(last_blocking[static_cast<std::size_t>(i)]);
-        if (t.zero_stage >= 3 && op.forward &&
-            parts[static_cast<std::size_t>(i)].weight_gather_s > 0) {
-          // ZeRO 3: the per-layer gathers and reduce-scatters of the micro-batch, as far as the
-          // prefetch leaves them exposed (the analytic model's figure), before its forward.
-          const int n = split[static_cast<std::size_t>(i)];
-          const double work = cost.stage_work_s(t, c, i == 0, i == p - 1, n);
-          const int gather =
-              dp_transfer(i, cost.zero3_microbatch_s(t, c, n, work) / v,
-                          fmt::format("ZeRO-3 gathers and reduce-scatters mb {}", op.microbatch),
-                          last_blocking[static_cast<std::size_t>(i)] >= 0
-                              ? std::vector<int>{last_blocking[static_cast<std::size_t>(i)]}
-                              : std::vector<int>{},
-                          vs, op.microbatch);
-          after.push_back(gather);
-        }
-        const int n = chunk_layers(i, op.chunk);
-        const int rc = recomputed(n);
-        const bool first = vs == 0, last = vs == vstages - 1;
-        const std::string label =
-            fmt::format("{}{} mb {}", op.forward ? "F" : "B",
-                        v > 1 ? fmt::format(" chunk {}", op.chunk) : "", op.microbatch);
-        Task compute;
-        compute.device = i;
-        compute.stream = kCompute;
-        compute.after = after;
-        compute.name = label;
-        compute.phase = op.forward ? "forward" : "backward";
-        compute.stage = vs;
-        compute.microbatch = op.microbatch;
-        Task comm = compute;
-        comm.stream = kCollectives;
-        comm.name = label + " collectives";
-        comm.phase = "collectives";
-        comm.after.clear();
-        const double activations =
-            rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes;
-        if (op.forward) {
-          compute.duration_s = n * c.layer_forward_s + (first ? c.embedding_s / 3 : 0.0) +
-                               (last ? c.head_s / 3 : 0.0);
-          comm.duration_s = n * c.layer_forward_comm_s;
-          compute.allocate_bytes = activations + (last ? c.logits_bytes : 0.0);
-        } else {
-          compute.duration_s = rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s +
-                               (first ? c.embedding_s * 2 / 3 : 0.0) +
-                               (last ? c.head_s * 2 / 3 : 0.0);
-          comm.duration_s = rc * c.layer_backward_comm_s + (n - rc) * c.layer_plain_backward_comm_s;
-          if (rc > 0) compute.allocate_bytes = c.recompute_working_bytes;
-          comm.free_bytes = activations + (last ? c.logits_bytes : 0.0) +
-                            (rc > 0 ? c.recompute_working_bytes : 0.0);
-          if (split_backward) {  // the input-gradient half; its weight half frees the activations
-            compute.duration_s =
-                (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
-                (first ? c.embedding_s / 3 : 0.0) + (last ? c.head_s / 3 : 0.0);
-            compute.name = label + " (input gradient)";
-            comm.free_bytes = rc > 0 ? c.recompute_working_bytes : 0.0;
-          }
-        }
-        const int compute_id = prog.add(compute);
-        comm.after = {compute_id};
-        const int comm_id = prog.add(comm);
-        done_pass[{vs, op.microbatch, op.forward}] = comm_id;
-        last_blocking[static_cast<std::size_t>(i)] = comm_id;
-        // The send to the neighbour virtual stage (blocking: the next pass waits for it).
-        const bool sends = op.forward ? vs < vstages - 1 : vs > 0;
-        if (sends) {
-          Task send;
-          send.device = i;
-          send.stream = kPipeline;
-          send.link = p2p_link[static_cast<std::size_t>(i)];
-          send.duration_s = c.p2p_send_s - c.p2p_bytes / nic_bw;  // the fixed overhead
-          send.bytes = c.p2p_bytes;
-          send.after = {comm_id};
-          send.name =
-              fmt::format("send {} mb {}", op.forward ? "activation" : "gradient", op.microbatch);
-          send.phase = "send";
-          send.stage = vs;
-          send.microbatch = op.microbatch;
-          const int send_id = prog.add(send);
-          sent[{vs, op.microbatch, op.forward}] = send_id;
-          last_blocking[static_cast<std::size_t>(i)] = send_id;
-        } else if (p > 1) {
-          // The ends of the pipeline send nothing here, but the calibrated model charges them a
-          // send's time per micro-batch like every stage (it absorbs what the ends do instead:
-          // loading the batch, the loss); replayed as its own event so both agree.
-          Task end_of_pipeline;
-          end_of_pipeline.device = i;
-          end_of_pipeline.stream = kPipeline;
-          end_of_pipeline.duration_s = c.p2p_send_s;
-          end_of_pipeline.after = {comm_id};
-          end_of_pipeline.name = fmt::format("pipeline end mb {} (calibrated)", op.microbatch);
-          end_of_pipeline.phase = "pipeline end";
-          end_of_pipeline.stage = vs;
-          end_of_pipeline.microbatch = op.microbatch;
-          last_blocking[static_cast<std::size_t>(i)] = prog.add(end_of_pipeline);
-        }
-        if (!op.forward && !split_backward) {
-          last_backward[static_cast<std::size_t>(i)] = comm_id;
-          last_backward_inputs[static_cast<std::size_t>(i)] = compute.after;
-          if (t.zero_stage == 2 && parts[static_cast<std::size_t>(i)].reduce_scatter_s > 0) {
-            // Reduce-scatter this chunk's gradients: after the pass, or (overlapped) bucket by
-            // bucket during it; without overlap the next pass waits for it.
-            const int rs =
-                dp_transfer(i, parts[static_cast<std::size_t>(i)].reduce_scatter_s / v,
-                            fmt::format("reduce-scatter mb {}", op.microbatch),
-                            t.overlap_grad_reduce ? compute.after : std::vector<int>{comm_id}, vs,
-                            op.microbatch);
-            reduce_scatters[static_cast<std::size_t>(i)].push_back(rs);
-            if (!t.overlap_grad_reduce) last_blocking[static_cast<std::size_t>(i)] = rs;
-          }
-        }
-        ++next_op[static_cast<std::size_t>(i)];
-        ++placed;
-        progress = true;
+  std::vector<std::size_t> passes;
+  for (const auto& o : orders) passes.push_back(o.size());
+  place_in_dependency_order(passes, [&](int i, std::size_t position) {
+    const Op op = orders[static_cast<std::size_t>(i)][position];
+    const int vs = op.chunk * p + i;  // virtual stage
+    const int vstages = p * v;
+    const bool split_backward = schedule == Schedule::kZeroBubble;
+    if (op.weight) {
+      // The weight-gradient half: after its backward's input half, on the compute stream.
+      auto b = done_pass.find({vs, op.microbatch, false});
+      if (b == done_pass.end()) return false;
+      const int n = chunk_layers(i, op.chunk);
+      const int rc = recomputed(n);
+      Task w;
+      w.device = i;
+      w.stream = kCompute;
+      w.after = {b->second};
+      if (last_blocking[static_cast<std::size_t>(i)] >= 0)
+        w.after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+      w.duration_s = (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
+                     (vs == 0 ? c.embedding_s / 3 : 0.0) + (vs == vstages - 1 ? c.head_s / 3 : 0.0);
+      w.free_bytes = rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes +
+                     (vs == vstages - 1 ? c.logits_bytes : 0.0);
+      w.name = fmt::format("W mb {}", op.microbatch);
+      w.phase = "backward";
+      w.stage = vs;
+      w.microbatch = op.microbatch;
+      const int w_id = prog.add(w);
+      last_blocking[static_cast<std::size_t>(i)] = w_id;
+      last_backward[static_cast<std::size_t>(i)] = w_id;
+      last_backward_inputs[static_cast<std::size_t>(i)] =
+          prog.tasks[static_cast<std::size_t>(w_id)].after;
+      return true;
+    }
+    // Inputs: the activation from the previous virtual stage, or the gradient from the next.
+    std::vector<int> after;
+    if (op.forward && vs > 0) {
+      auto it = sent.find({vs - 1, op.microbatch, true});
+      if (it == sent.end()) return false;
+      after.push_back(it->second);
+    }
+    if (!op.forward) {
+      if (vs < vstages - 1) {
+        auto it = sent.find({vs + 1, op.microbatch, false});
+        if (it == sent.end()) return false;
+        after.push_back(it->second);
+      }
+      auto f = done_pass.find({vs, op.microbatch, true});
+      if (f == done_pass.end()) return false;
+      after.push_back(f->second);
+    }
+    if (last_blocking[static_cast<std::size_t>(i)] >= 0)
+      after.push_back(last_blocking[static_cast<std::size_t>(i)]);
+    if (t.zero_stage >= 3 && op.forward && parts[static_cast<std::size_t>(i)].weight_gather_s > 0) {
+      // ZeRO 3: the per-layer gathers and reduce-scatters of the micro-batch, as far as the
+      // prefetch leaves them exposed (the analytic model's figure), before its forward.
+      const int n = split[static_cast<std::size_t>(i)];
+      const double work = cost.stage_work_s(t, c, i == 0, i == p - 1, n);
+      const int gather =
+          dp_transfer(i, cost.zero3_microbatch_s(t, c, n, work) / v,
+                      fmt::format("ZeRO-3 gathers and reduce-scatters mb {}", op.microbatch),
+                      last_blocking[static_cast<std::size_t>(i)] >= 0
+                          ? std::vector<int>{last_blocking[static_cast<std::size_t>(i)]}
+                          : std::vector<int>{},
+                      vs, op.microbatch);
+      after.push_back(gather);
+    }
+    const int n = chunk_layers(i, op.chunk);
+    const int rc = recomputed(n);
+    const bool first = vs == 0, last = vs == vstages - 1;
+    const std::string label =
+        fmt::format("{}{} mb {}", op.forward ? "F" : "B",
+                    v > 1 ? fmt::format(" chunk {}", op.chunk) : "", op.microbatch);
+    Task compute;
+    compute.device = i;
+    compute.stream = kCompute;
+    compute.after = after;
+    compute.name = label;
+    compute.phase = op.forward ? "forward" : "backward";
+    compute.stage = vs;
+    compute.microbatch = op.microbatch;
+    Task comm = compute;
+    comm.stream = kCollectives;
+    comm.name = label + " collectives";
+    comm.phase = "collectives";
+    comm.after.clear();
+    const double activations =
+        rc * c.layer_activation_bytes + (n - rc) * c.layer_plain_activation_bytes;
+    if (op.forward) {
+      compute.duration_s =
+          n * c.layer_forward_s + (first ? c.embedding_s / 3 : 0.0) + (last ? c.head_s / 3 : 0.0);
+      comm.duration_s = n * c.layer_forward_comm_s;
+      compute.allocate_bytes = activations + (last ? c.logits_bytes : 0.0);
+    } else {
+      compute.duration_s = rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s +
+                           (first ? c.embedding_s * 2 / 3 : 0.0) + (last ? c.head_s * 2 / 3 : 0.0);
+      comm.duration_s = rc * c.layer_backward_comm_s + (n - rc) * c.layer_plain_backward_comm_s;
+      if (rc > 0) compute.allocate_bytes = c.recompute_working_bytes;
+      comm.free_bytes =
+          activations + (last ? c.logits_bytes : 0.0) + (rc > 0 ? c.recompute_working_bytes : 0.0);
+      if (split_backward) {  // the input-gradient half; its weight half frees the activations
+        compute.duration_s = (rc * c.layer_backward_s + (n - rc) * c.layer_plain_backward_s) / 2 +
+                             (first ? c.embedding_s / 3 : 0.0) + (last ? c.head_s / 3 : 0.0);
+        compute.name = label + " (input gradient)";
+        comm.free_bytes = rc > 0 ? c.recompute_working_bytes : 0.0;
       }
     }
-    if (!progress) throw Error(ErrorKind::kInternal, "simulation", "the schedule deadlocks");
-  }
+    const int compute_id = prog.add(compute);
+    comm.after = {compute_id};
+    const int comm_id = prog.add(comm);
+    done_pass[{vs, op.microbatch, op.forward}] = comm_id;
+    last_blocking[static_cast<std::size_t>(i)] = comm_id;
+    // The send to the neighbour virtual stage (blocking: the next pass waits for it).
+    const bool sends = op.forward ? vs < vstages - 1 : vs > 0;
+    if (sends) {
+      Task send;
+      send.device = i;
+      send.stream = kPipeline;
+      send.link = p2p_link[static_cast<std::size_t>(i)];
+      send.duration_s = c.p2p_send_s - c.p2p_bytes / nic_bw;  // the fixed overhead
+      send.bytes = c.p2p_bytes;
+      send.after = {comm_id};
+      send.name =
+          fmt::format("send {} mb {}", op.forward ? "activation" : "gradient", op.microbatch);
+      send.phase = "send";
+      send.stage = vs;
+      send.microbatch = op.microbatch;
+      const int send_id = prog.add(send);
+      sent[{vs, op.microbatch, op.forward}] = send_id;
+      last_blocking[static_cast<std::size_t>(i)] = send_id;
+    } else if (p > 1) {
+      // The ends of the pipeline send nothing here, but the calibrated model charges them a
+      // send's time per micro-batch like every stage (it absorbs what the ends do instead:
+      // loading the batch, the loss); replayed as its own event so both agree.
+      Task end_of_pipeline;
+      end_of_pipeline.device = i;
+      end_of_pipeline.stream = kPipeline;
+      end_of_pipeline.duration_s = c.p2p_send_s;
+      end_of_pipeline.after = {comm_id};
+      end_of_pipeline.name = fmt::format("pipeline end mb {} (calibrated)", op.microbatch);
+      end_of_pipeline.phase = "pipeline end";
+      end_of_pipeline.stage = vs;
+      end_of_pipeline.microbatch = op.microbatch;
+      last_blocking[static_cast<std::size_t>(i)] = prog.add(end_of_pipeline);
+    }
+    if (!op.forward && !split_backward) {
+      last_backward[static_cast<std::size_t>(i)] = comm_id;
+      last_backward_inputs[static_cast<std::size_t>(i)] = compute.after;
+      if (t.zero_stage == 2 && parts[static_cast<std::size_t>(i)].reduce_scatter_s > 0) {
+        // Reduce-scatter this chunk's gradients: after the pass, or (overlapped) bucket by
+        // bucket during it; without overlap the next pass waits for it.
+        const int rs = dp_transfer(
+            i, parts[static_cast<std::size_t>(i)].reduce_scatter_s / v,
+            fmt::format("reduce-scatter mb {}", op.microbatch),
+            t.overlap_grad_reduce ? compute.after : std::vector<int>{comm_id}, vs, op.microbatch);
+        reduce_scatters[static_cast<std::size_t>(i)].push_back(rs);
+        if (!t.overlap_grad_reduce) last_blocking[static_cast<std::size_t>(i)] = rs;
+      }
+    }
+    return true;
+  });
   // Gradient synchronisation and the optimizer step, per stage.
   for (int i = 0; i < p; ++i) {
     const auto [dense, expert] = cost.stage_parameters(c, t, i, split[static_cast<std::size_t>(i)]);
