@@ -1,4 +1,5 @@
-// The pipeline planner against Piper's reference objectives and against a brute-force twin.
+// The pipeline planner against Piper's reference objectives and against brute-force twins (its
+// optimum, and its exact time-memory-devices frontier).
 #include "search/pipeline.h"
 
 #include <gtest/gtest.h>
@@ -7,10 +8,13 @@
 #include <cmath>
 #include <functional>
 #include <random>
+#include <set>
+#include <tuple>
 
 #include "cost/piper_cost.h"
 #include "io/native_json.h"
 #include "io/piper_reader.h"
+#include "search/pipeline_frontier.h"
 
 namespace paraplan {
 namespace {
@@ -267,6 +271,138 @@ TEST(PipelineSearchTwin, MultiStageOptimaAreCommonAndEqualBruteForce) {
   // With this seed: 226 feasible, 213 of them with more than one stage.
   EXPECT_GE(feasible, 180);
   EXPECT_GE(4 * multi_stage, 3 * feasible);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The exact frontier's twin: every plan (contiguous stages, every (t, d) per stage, every option
+// per layer) priced straight from docs/specs/piper.md §3, then the non-dominated set of their
+// (time per sample, peak memory per device, devices used).
+using Triple = std::tuple<double, double, int>;
+
+double snapped(double x) { return std::round(x * 1e9) / 1e9; }  // equal up to rounding: equal
+
+std::vector<Triple> brute_force_frontier(const Model& m, const PiperSettings& s) {
+  const int n = m.size();
+  std::vector<int> stage(n, 0);
+  std::set<Triple> all;
+  std::function<void(int)> assign = [&](int v) {
+    if (v < n) {
+      for (int x = 0; x < n; ++x) stage[v] = x, assign(v + 1);
+      return;
+    }
+    int count = 0;
+    for (int x : stage) count = std::max(count, x + 1);
+    std::vector<std::vector<int>> layers(count);
+    for (int v2 = 0; v2 < n; ++v2) layers[stage[v2]].push_back(v2);
+    for (const auto& l : layers)
+      if (l.empty()) return;
+    for (const auto& e : m.edges)
+      if (stage[e.from] > stage[e.to]) return;
+    std::vector<int> t(count), d(count);
+    std::function<void(int)> shape = [&](int i) {
+      if (i < count) {
+        for (int tt = 1; tt <= std::min(s.max_devices, 2); ++tt)
+          for (int dd = 1; dd <= s.max_devices; ++dd) {
+            if (s.microbatches % dd) continue;
+            t[i] = tt, d[i] = dd;
+            shape(i + 1);
+          }
+        return;
+      }
+      int devices = 0, dsum = 0;
+      for (int i2 = 0; i2 < count; ++i2) devices += t[i2] * d[i2], dsum += d[i2];
+      if (devices > s.max_devices || dsum > s.microbatches) return;
+      // Per stage: the (time, memory) of every option pick.
+      std::vector<std::vector<std::pair<double, double>>> picks(count);
+      int suffix = dsum;
+      for (int i2 = 0; i2 < count; ++i2) {
+        const int y = (suffix + d[i2] - 1) / d[i2];
+        suffix -= d[i2];
+        for (int v2 : layers[i2])
+          if (!m.layers[v2].options_for(t[i2])) return;
+        std::vector<int> pick(layers[i2].size(), 0);
+        std::function<void(std::size_t)> opt = [&](std::size_t j) {
+          if (j < layers[i2].size()) {
+            for (std::size_t o = 0; o < m.layers[layers[i2][j]].options_for(t[i2])->size(); ++o)
+              pick[j] = static_cast<int>(o), opt(j + 1);
+            return;
+          }
+          double compute = 0, edge = 0, dp = 0, mem = 0;
+          for (std::size_t j2 = 0; j2 < layers[i2].size(); ++j2) {
+            const int v2 = layers[i2][j2];
+            const LayerOption& o = (*m.layers[v2].options_for(t[i2]))[pick[j2]];
+            compute += o.compute_time_s;
+            for (std::size_t q = 0; q < m.in_edge_ids[v2].size(); ++q) {
+              const Edge& e = m.edges[m.in_edge_ids[v2][q]];
+              if (stage[e.from] != i2) edge += 2 * (e.bytes + o.sync_in_bytes[q]);
+            }
+            for (std::size_t q = 0; q < m.out_edge_ids[v2].size(); ++q) {
+              const Edge& e = m.edges[m.out_edge_ids[v2][q]];
+              if (stage[e.to] != i2) edge += 2 * (e.bytes + o.sync_out_bytes[q]);
+            }
+            dp += 4.0 * (d[i2] - 1) * o.parameter_bytes / d[i2] / s.microbatches;
+            mem += o.memory_per_inflight_bytes * y + o.memory_fixed_bytes;
+          }
+          if (mem > s.memory_per_device_bytes) return;
+          picks[i2].emplace_back((edge / d[i2] + dp) / s.bandwidth_bytes_per_s + compute / d[i2],
+                                 mem);
+        };
+        opt(0);
+      }
+      std::function<void(int, double, double)> combine = [&](int i2, double time, double peak) {
+        if (i2 == count) {
+          all.insert({snapped(time), peak, devices});
+          return;
+        }
+        for (const auto& [st, sm] : picks[i2])
+          combine(i2 + 1, std::max(time, st), std::max(peak, sm));
+      };
+      combine(0, 0, 0);
+    };
+    shape(0);
+  };
+  assign(0);
+  std::vector<Triple> frontier;
+  for (const Triple& a : all) {
+    const Objectives oa{std::get<0>(a), std::get<1>(a), std::get<2>(a)};
+    bool dominated = false;
+    for (const Triple& b : all)
+      dominated =
+          dominated || Objectives{std::get<0>(b), std::get<1>(b), std::get<2>(b)}.dominates(oa);
+    if (!dominated) frontier.push_back(a);
+  }
+  return frontier;  // sorted: std::set's order
+}
+
+RC_GTEST_PROP(PipelineFrontierTwin, ExactFrontierEqualsBruteForceOnRandomSmallGraphs, ()) {
+  const int n = *rc::gen::inRange(2, 5);
+  const Model m = random_model(n, *rc::gen::inRange(1, 3), rc_pick);
+  PiperSettings s;
+  s.max_devices = *rc::gen::inRange(2, 5);
+  s.microbatches = *rc::gen::inRange(2, 5);
+  s.memory_per_device_bytes = *rc::gen::inRange(12, 40);
+  s.bandwidth_bytes_per_s = *rc::gen::inRange(1, 3);
+  auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
+    PiperSettings at = s;
+    at.max_devices = devices;
+    at.memory_per_device_bytes = memory;
+    return std::make_unique<PiperCostModel>(m, at);
+  };
+  std::vector<int> budgets;
+  for (int k = 1; k <= s.max_devices; ++k) budgets.push_back(k);
+  PipelineFrontierOptions exact;
+  exact.memory_step = 0;
+  const PipelineFrontierResult f =
+      pipeline_frontier(m, factory, budgets, s.memory_per_device_bytes, exact);
+  RC_ASSERT(!f.truncated);
+  std::set<Triple> got;
+  for (const auto& p : f.points)
+    got.insert({snapped(p.objectives.time_s), p.objectives.peak_bytes, p.objectives.devices});
+  const std::vector<Triple> expected = brute_force_frontier(m, s);
+  RC_TAG(expected.size());
+  RC_LOG() << io::model_to_json(m).dump() << "\nK=" << s.max_devices << " N=" << s.microbatches
+           << " M=" << s.memory_per_device_bytes << " B=" << s.bandwidth_bytes_per_s << "\n";
+  RC_ASSERT(std::vector<Triple>(got.begin(), got.end()) == expected);
 }
 
 }  // namespace
