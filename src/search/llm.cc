@@ -138,24 +138,17 @@ std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
   return split;
 }
 
-LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSettings& s) {
-  using Clock = std::chrono::steady_clock;
-  const auto start = Clock::now();
-  const TransformerConfig& m = cost.model();
-  const int layers = static_cast<int>(m.num_layers);
-  LlmSearchResult out;
-  if (s.devices < 1) throw Error(ErrorKind::kUsage, "", "--devices: expected at least 1");
-  if (s.top_k < 1) throw Error(ErrorKind::kUsage, "", "--top: expected at least 1");
-  std::atomic<bool> stop{false};
-  // Every task's k-th best time bounds the overall k-th best: the smallest of them prunes all.
-  std::atomic<double> shared_threshold{std::numeric_limits<double>::infinity()};
-  std::atomic<double> best_seen{std::numeric_limits<double>::infinity()};  // for progress only
+namespace {
 
-  // The outer shapes (tp, cp, pp) are independent tasks, each with its own top k (a
-  // configuration outside a task's top k is outside the overall one, so pruning stays exact).
-  struct Shape {
-    int tp, cp, pp;
-  };
+using Clock = std::chrono::steady_clock;
+
+// The outer shapes (tp, cp, pp) are independent tasks, each with its own top k (a configuration
+// outside a task's top k is outside the overall one, so pruning stays exact).
+struct Shape {
+  int tp, cp, pp;
+};
+
+std::vector<Shape> outer_shapes(const TransformerConfig& m, const LlmSearchSettings& s) {
   std::vector<Shape> shapes;
   for (int tp : fixed_or(s.tp, divisors(s.devices))) {
     if (rules::tensor_parallel(m, tp) || s.devices % tp) continue;
@@ -167,239 +160,319 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
       }
     }
   }
-  struct Partial {
-    std::vector<LlmCandidate> top;
-    LlmFrontier frontier;
-    std::int64_t evaluated = 0, rejected = 0, balanced = 0;
-  };
-  std::vector<Partial> partials(shapes.size());
+  return shapes;
+}
 
-  auto run_shape = [&](const Shape& shape, Partial& part) {
-    TopK top(s.top_k);
-    std::int64_t considered = 0;
-    // Prices one configuration (and its best layer split); returns whether it fits.
-    auto consider = [&](const TrainingConfig& t) {
-      AnalyticResult r;
-      try {
-        r = cost.evaluate(t);
-      } catch (const Error& e) {
-        if (e.kind() != ErrorKind::kUsage) throw;
-        return false;  // a rule the loops do not filter (a fixed knob with a searched one)
-      }
-      ++part.evaluated;
-      LlmCandidate best{t, r};
-      bool fits = r.fits;
-      if (s.balance_stages && t.pp > 1 && t.vpp == 1 && t.recompute_layers == 0 &&
-          t.microbatches() >= t.pp) {
-        const double bound = cost.time_lower_bound(t);
-        const bool uniform_optimal = r.fits && r.iteration_time_s <= bound;
-        if (s.frontier ||
-            (!uniform_optimal && bound < std::min(top.threshold(), shared_threshold.load()))) {
-          ++part.balanced;
-          if (auto split = balance_stages(cost, t); split && *split != r.stage_layers) {
-            TrainingConfig tb = t;
-            tb.stage_layers = *split;
-            AnalyticResult rb = cost.evaluate(tb);
-            ++part.evaluated;
-            if (s.frontier && rb.fits) {
-              LlmCandidate cb{tb, rb};
-              part.frontier.offer(objectives(cb), cb);
-            }
-            if (rb.fits && (!r.fits || rb.iteration_time_s < r.iteration_time_s)) {
-              best = {tb, rb};
-              fits = true;
-            }
-          }
-        }
-      }
-      if (s.frontier && r.fits) {
-        LlmCandidate cu{t, r};
-        part.frontier.offer(objectives(cu), cu);
-      }
-      if (fits) {
-        const double time = best.result.iteration_time_s;
-        for (double seen = best_seen.load();
-             time < seen && !best_seen.compare_exchange_weak(seen, time);) {
-        }
-        top.offer(std::move(best));
-        const double mine = top.threshold();
-        double seen = shared_threshold.load();
-        while (mine < seen && !shared_threshold.compare_exchange_weak(seen, mine)) {
-        }
-      } else
-        ++part.rejected;
-      if (s.time_limit_s > 0 && (++considered & 63) == 0 &&
-          std::chrono::duration<double>(Clock::now() - start).count() > s.time_limit_s)
-        stop = true;
-      return fits;
-    };
-    // The smallest number of recomputed layers per stage that fits (memory falls and time rises
-    // with it, so that one is the fastest); 0 if none short of all.
-    auto fewest_recomputed = [&](TrainingConfig t) {
-      const std::vector<int> split = even_stage_split(layers, t.pp);
-      int lo = 1, hi = *std::min_element(split.begin(), split.end()) / t.vpp - 1;
-      int found = 0;
-      while (lo <= hi) {
-        const int mid = (lo + hi) / 2;
-        t.recompute_layers = mid;
-        const bool fits = cost.evaluate(t).fits;
-        ++part.evaluated;
-        if (fits) {
-          found = mid;
-          hi = mid - 1;
-        } else {
-          lo = mid + 1;
-        }
-      }
-      return found;
-    };
+// What every shape's task shares: the clock, the time limit's stop, and the bounds.
+struct SharedBounds {
+  Clock::time_point start = Clock::now();
+  std::atomic<bool> stop{false};
+  // Every task's k-th best time bounds the overall k-th best: the smallest of them prunes all.
+  std::atomic<double> threshold{std::numeric_limits<double>::infinity()};
+  std::atomic<double> best_seen{std::numeric_limits<double>::infinity()};  // for progress only
+};
 
-    const int tp = shape.tp, cp = shape.cp, pp = shape.pp;
-    const int dp = s.devices / tp / cp / pp;
-    if ((s.dp && dp != *s.dp) || s.global_batch % dp) return;
-    std::vector<int> eps = {1};
-    if (s.ep) {
-      eps = {*s.ep};
-    } else if (m.moe()) {
-      eps.clear();
-      for (int e : divisors(static_cast<std::int64_t>(dp) * cp))
-        if (!rules::experts(m, e, dp, cp, s.moe_capacity_factor)) eps.push_back(e);
+// One shape's knobs that the rules allow, for one micro-batch size (or its expert sizes).
+struct InnerKnobs {
+  std::vector<int> vpps, zeros;
+  std::vector<bool> sps, overlaps;
+};
+
+// The search of one (tp, cp, pp) shape: every inner knob, recomputation last (its fewest
+// layers that fit found by bisection), each configuration with its best layer split.
+class ShapeSearch {
+ public:
+  ShapeSearch(const AnalyticCostModel& cost, const LlmSearchSettings& s, SharedBounds& shared)
+      : cost_(cost),
+        m_(cost.model()),
+        s_(s),
+        shared_(shared),
+        layers_(static_cast<int>(cost.model().num_layers)),
+        top_(s.top_k) {}
+
+  std::vector<LlmCandidate> found;  ///< the shape's top k, fastest first
+  LlmFrontier frontier;
+  std::int64_t evaluated = 0, rejected = 0, balanced = 0;
+
+  /// Searches the shape; its top k are kept in `found` (also when the time limit stops it).
+  void run(const Shape& shape);
+
+ private:
+  InnerKnobs inner_knobs(int pp, int dp, int cp, int tp, std::int64_t micro_batch) const;
+  /// Prices one configuration (and its best layer split); returns whether it fits.
+  bool consider(const TrainingConfig& t);
+  /// The best split of a pipeline into stages, when a lower bound says it could enter the top.
+  void consider_split(const TrainingConfig& t, const AnalyticResult& r, LlmCandidate& best,
+                      bool& fits);
+  /// The smallest number of recomputed layers per stage that fits (memory falls and time rises
+  /// with it, so that one is the fastest); 0 if none short of all.
+  int fewest_recomputed(TrainingConfig t);
+  /// Every recomputation of `t`; false when the time limit stopped the search.
+  bool recomputations(TrainingConfig t);
+
+  const AnalyticCostModel& cost_;
+  const TransformerConfig& m_;
+  const LlmSearchSettings& s_;
+  SharedBounds& shared_;
+  const int layers_;
+  TopK top_;
+  std::int64_t considered_ = 0;
+};
+
+bool ShapeSearch::consider(const TrainingConfig& t) {
+  AnalyticResult r;
+  try {
+    r = cost_.evaluate(t);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUsage) throw;
+    return false;  // a rule the loops do not filter (a fixed knob with a searched one)
+  }
+  ++evaluated;
+  LlmCandidate best{t, r};
+  bool fits = r.fits;
+  if (s_.balance_stages && t.pp > 1 && t.vpp == 1 && t.recompute_layers == 0 &&
+      t.microbatches() >= t.pp)
+    consider_split(t, r, best, fits);
+  if (s_.frontier && r.fits) {
+    LlmCandidate cu{t, r};
+    frontier.offer(objectives(cu), cu);
+  }
+  if (fits) {
+    const double time = best.result.iteration_time_s;
+    for (double seen = shared_.best_seen.load();
+         time < seen && !shared_.best_seen.compare_exchange_weak(seen, time);) {
     }
-    std::vector<std::int64_t> batches;
-    if (s.micro_batch)
-      batches = {*s.micro_batch};
-    else
-      for (int b : divisors(s.global_batch / dp)) batches.push_back(b);
-    const std::vector<Recompute> recomputes =
-        fixed_or(s.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
-    for (int ep : eps)
-      for (std::int64_t b : batches) {
-        if (rules::batch(s.global_batch, b, dp)) continue;
-        std::vector<int> vpps = {1};
-        if (s.vpp)
-          vpps = {*s.vpp};
-        else if (pp > 1) {
-          TrainingConfig probe;  // what the interleaving rule reads
-          probe.pp = pp;
-          probe.dp = dp;
-          probe.global_batch = s.global_batch;
-          probe.micro_batch = b;
-          for (int v = 2; v <= layers / pp; ++v) {
-            probe.vpp = v;
-            if (!rules::interleaving(m, probe)) vpps.push_back(v);
-          }
+    top_.offer(std::move(best));
+    const double mine = top_.threshold();
+    double seen = shared_.threshold.load();
+    while (mine < seen && !shared_.threshold.compare_exchange_weak(seen, mine)) {
+    }
+  } else {
+    ++rejected;
+  }
+  if (s_.time_limit_s > 0 && (++considered_ & 63) == 0 &&
+      std::chrono::duration<double>(Clock::now() - shared_.start).count() > s_.time_limit_s)
+    shared_.stop = true;
+  return fits;
+}
+
+void ShapeSearch::consider_split(const TrainingConfig& t, const AnalyticResult& r,
+                                 LlmCandidate& best, bool& fits) {
+  const double bound = cost_.time_lower_bound(t);
+  const bool uniform_optimal = r.fits && r.iteration_time_s <= bound;
+  if (!s_.frontier &&
+      (uniform_optimal || bound >= std::min(top_.threshold(), shared_.threshold.load())))
+    return;
+  ++balanced;
+  const auto split = balance_stages(cost_, t);
+  if (!split || *split == r.stage_layers) return;
+  TrainingConfig tb = t;
+  tb.stage_layers = *split;
+  AnalyticResult rb = cost_.evaluate(tb);
+  ++evaluated;
+  if (s_.frontier && rb.fits) {
+    LlmCandidate cb{tb, rb};
+    frontier.offer(objectives(cb), cb);
+  }
+  if (rb.fits && (!r.fits || rb.iteration_time_s < r.iteration_time_s)) {
+    best = {tb, rb};
+    fits = true;
+  }
+}
+
+int ShapeSearch::fewest_recomputed(TrainingConfig t) {
+  const std::vector<int> split = even_stage_split(layers_, t.pp);
+  int lo = 1, hi = *std::min_element(split.begin(), split.end()) / t.vpp - 1;
+  int found = 0;
+  while (lo <= hi) {
+    const int mid = (lo + hi) / 2;
+    t.recompute_layers = mid;
+    const bool fits = cost_.evaluate(t).fits;
+    ++evaluated;
+    if (fits) {
+      found = mid;
+      hi = mid - 1;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return found;
+}
+
+InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
+                                    std::int64_t micro_batch) const {
+  InnerKnobs k;
+  k.vpps = {1};
+  if (s_.vpp) {
+    k.vpps = {*s_.vpp};
+  } else if (pp > 1) {
+    TrainingConfig probe;  // what the interleaving rule reads
+    probe.pp = pp;
+    probe.dp = dp;
+    probe.global_batch = s_.global_batch;
+    probe.micro_batch = micro_batch;
+    for (int v = 2; v <= layers_ / pp; ++v) {
+      probe.vpp = v;
+      if (!rules::interleaving(m_, probe)) k.vpps.push_back(v);
+    }
+  }
+  k.sps = {false};
+  if (tp > 1 && !rules::sequence_parallel(s_.seq_len, cp, tp)) k.sps.push_back(true);
+  if (s_.sequence_parallel) k.sps = {*s_.sequence_parallel};
+  for (int z = 0; z <= s_.max_zero_stage; ++z)
+    if (!rules::zero(z, pp)) k.zeros.push_back(z);
+  if (s_.zero_stage) k.zeros = {*s_.zero_stage};
+  k.overlaps = {false};
+  if (dp * cp > 1) k.overlaps.push_back(true);
+  if (s_.overlap_grad_reduce) k.overlaps = {*s_.overlap_grad_reduce};
+  return k;
+}
+
+bool ShapeSearch::recomputations(TrainingConfig t) {
+  const std::vector<Recompute> recomputes =
+      fixed_or(s_.recompute, {Recompute::kNone, Recompute::kSelective, Recompute::kFull});
+  bool none_fits = false;
+  for (Recompute rc : recomputes) {
+    if (shared_.stop) return false;
+    t.recompute = rc;
+    t.recompute_layers = rc == Recompute::kFull ? s_.recompute_layers.value_or(0) : 0;
+    const bool fits = consider(t);
+    if (rc == Recompute::kNone) none_fits = fits;
+    // Full recomputation of fewer layers: only between "all fit" and "none fits".
+    if (rc != Recompute::kFull || !fits || (none_fits && !s_.frontier) || s_.recompute_layers)
+      continue;
+    const int n = fewest_recomputed(t);
+    if (n > 0) {
+      t.recompute_layers = n;
+      consider(t);
+    }
+    // The frontier also wants the trade-offs in between: powers of two.
+    if (s_.frontier) {
+      const std::vector<int> split = even_stage_split(layers_, t.pp);
+      const int chunk = *std::min_element(split.begin(), split.end()) / t.vpp;
+      for (int k = 1; k < chunk; k *= 2)
+        if (k > n) {
+          t.recompute_layers = k;
+          consider(t);
         }
-        std::vector<bool> sps = {false};
-        if (tp > 1 && !rules::sequence_parallel(s.seq_len, cp, tp)) sps.push_back(true);
-        if (s.sequence_parallel) sps = {*s.sequence_parallel};
-        std::vector<int> zeros;
-        for (int z = 0; z <= s.max_zero_stage; ++z)
-          if (!rules::zero(z, pp)) zeros.push_back(z);
-        if (s.zero_stage) zeros = {*s.zero_stage};
-        std::vector<bool> overlaps = {false};
-        if (dp * cp > 1) overlaps.push_back(true);
-        if (s.overlap_grad_reduce) overlaps = {*s.overlap_grad_reduce};
-        for (int vpp : vpps)
-          for (bool sp : sps)
-            for (int zero : zeros)
-              for (bool overlap : overlaps) {
-                TrainingConfig t;
-                t.seq_len = s.seq_len;
-                t.global_batch = s.global_batch;
-                t.micro_batch = b;
-                t.tp = tp;
-                t.cp = cp;
-                t.pp = pp;
-                t.dp = dp;
-                t.ep = ep;
-                t.vpp = vpp;
-                t.sequence_parallel = sp;
-                t.zero_stage = zero;
-                t.overlap_grad_reduce = overlap;
-                t.attention = s.attention;
-                t.moe_capacity_factor = s.moe_capacity_factor;
-                bool none_fits = false;
-                for (Recompute rc : recomputes) {
-                  if (stop) return;
-                  t.recompute = rc;
-                  t.recompute_layers = rc == Recompute::kFull ? s.recompute_layers.value_or(0) : 0;
-                  const bool fits = consider(t);
-                  if (rc == Recompute::kNone) none_fits = fits;
-                  // Full recomputation of fewer layers: only between "all fit" and "none fits".
-                  if (rc == Recompute::kFull && fits && (!none_fits || s.frontier) &&
-                      !s.recompute_layers) {
-                    const int n = fewest_recomputed(t);
-                    if (n > 0) {
-                      t.recompute_layers = n;
-                      consider(t);
-                    }
-                    // The frontier also wants the trade-offs in between: powers of two.
-                    if (s.frontier) {
-                      const std::vector<int> split = even_stage_split(layers, pp);
-                      const int chunk = *std::min_element(split.begin(), split.end()) / vpp;
-                      for (int k = 1; k < chunk; k *= 2)
-                        if (k > n) {
-                          t.recompute_layers = k;
-                          consider(t);
-                        }
-                    }
-                  }
-                }
-              }
-      }
-    part.top = top.take();
-  };
+    }
+  }
+  return true;
+}
+
+void ShapeSearch::run(const Shape& shape) {
+  const int tp = shape.tp, cp = shape.cp, pp = shape.pp;
+  const int dp = s_.devices / tp / cp / pp;
+  if ((s_.dp && dp != *s_.dp) || s_.global_batch % dp) return;
+  std::vector<int> eps = {1};
+  if (s_.ep) {
+    eps = {*s_.ep};
+  } else if (m_.moe()) {
+    eps.clear();
+    for (int e : divisors(static_cast<std::int64_t>(dp) * cp))
+      if (!rules::experts(m_, e, dp, cp, s_.moe_capacity_factor)) eps.push_back(e);
+  }
+  std::vector<std::int64_t> batches;
+  if (s_.micro_batch)
+    batches = {*s_.micro_batch};
+  else
+    for (int b : divisors(s_.global_batch / dp)) batches.push_back(b);
+  bool going = true;
+  for (std::size_t e = 0; going && e < eps.size(); ++e)
+    for (std::size_t bi = 0; going && bi < batches.size(); ++bi) {
+      const std::int64_t b = batches[bi];
+      if (rules::batch(s_.global_batch, b, dp)) continue;
+      const InnerKnobs k = inner_knobs(pp, dp, cp, tp, b);
+      for (int vpp : k.vpps)
+        for (bool sp : k.sps)
+          for (int zero : k.zeros)
+            for (bool overlap : k.overlaps) {
+              TrainingConfig t;
+              t.seq_len = s_.seq_len;
+              t.global_batch = s_.global_batch;
+              t.micro_batch = b;
+              t.tp = tp;
+              t.cp = cp;
+              t.pp = pp;
+              t.dp = dp;
+              t.ep = eps[e];
+              t.vpp = vpp;
+              t.sequence_parallel = sp;
+              t.zero_stage = zero;
+              t.overlap_grad_reduce = overlap;
+              t.attention = s_.attention;
+              t.moe_capacity_factor = s_.moe_capacity_factor;
+              going = going && recomputations(t);
+            }
+    }
+  found = top_.take();
+}
+
+// Nothing matched the fixed knobs: evaluate them as given to report the broken rule.
+[[noreturn]] void explain_no_configuration(const AnalyticCostModel& cost,
+                                           const LlmSearchSettings& s) {
+  TrainingConfig t;
+  t.seq_len = s.seq_len;
+  t.global_batch = s.global_batch;
+  t.tp = s.tp.value_or(1);
+  t.cp = s.cp.value_or(1);
+  t.pp = s.pp.value_or(1);
+  t.ep = s.ep.value_or(1);
+  t.vpp = s.vpp.value_or(1);
+  t.dp = s.dp.value_or(s.devices / std::max(1, t.tp * t.cp * t.pp));
+  t.micro_batch = s.micro_batch.value_or(1);
+  t.recompute = s.recompute.value_or(Recompute::kFull);
+  t.recompute_layers = s.recompute_layers.value_or(0);
+  t.sequence_parallel = s.sequence_parallel.value_or(false);
+  t.zero_stage = s.zero_stage.value_or(0);
+  if (t.devices() != s.devices)
+    throw FieldError("devices", " " + std::to_string(s.devices) + " is not tp × cp × pp × dp = " +
+                                    std::to_string(t.tp) + " × " + std::to_string(t.cp) + " × " +
+                                    std::to_string(t.pp) + " × " + std::to_string(t.dp));
+  cost.check(t);
+  throw Error(ErrorKind::kUsage, "",
+              "no configuration satisfies the fixed knobs together (heads divisible by tp, "
+              "batch divisible by micro-batch × dp, at most one stage per layer, layers "
+              "divisible by pp × vpp, experts divisible by ep)");
+}
+
+}  // namespace
+
+LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSettings& s) {
+  const TransformerConfig& m = cost.model();
+  if (s.devices < 1) throw FieldError("devices", ": expected at least 1");
+  if (s.top_k < 1) throw FieldError("top", ": expected at least 1");
+  SharedBounds shared;
+  const std::vector<Shape> shapes = outer_shapes(m, s);
+  std::vector<ShapeSearch> searches;
+  searches.reserve(shapes.size());
+  for (std::size_t i = 0; i < shapes.size(); ++i) searches.emplace_back(cost, s, shared);
   std::atomic<int> shapes_done{0};
   tbb::parallel_for(std::size_t{0}, shapes.size(), [&](std::size_t i) {
-    run_shape(shapes[i], partials[i]);
+    searches[i].run(shapes[i]);
     if (s.progress) {
-      const double best = best_seen.load();
+      const double best = shared.best_seen.load();
       s.progress->report({fmt::format("{} on {} devices: training knobs", m.name, s.devices),
                           double(++shapes_done), double(shapes.size()), "(tp, cp, pp) shapes",
                           std::isfinite(best) ? best : NAN, "s per iteration"});
     }
   });
 
+  LlmSearchResult out;
   TopK top(s.top_k);
   LlmFrontier frontier;
-  for (Partial& p : partials) {
+  for (ShapeSearch& p : searches) {
     for (auto& [o, c] : p.frontier.sorted()) frontier.offer(o, c);
     out.evaluated += p.evaluated;
     out.rejected_memory += p.rejected;
     out.balanced += p.balanced;
-    for (auto& c : p.top) top.offer(std::move(c));
+    for (auto& c : p.found) top.offer(std::move(c));
   }
-  out.timed_out = stop;
+  out.timed_out = shared.stop;
   out.top = top.take();
   for (auto& [o, c] : frontier.sorted()) out.frontier.push_back(std::move(c));
-  out.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  if (out.evaluated == 0) {
-    // Nothing matched the fixed knobs: evaluate them as given to report the broken rule.
-    TrainingConfig t;
-    t.seq_len = s.seq_len;
-    t.global_batch = s.global_batch;
-    t.tp = s.tp.value_or(1);
-    t.cp = s.cp.value_or(1);
-    t.pp = s.pp.value_or(1);
-    t.ep = s.ep.value_or(1);
-    t.vpp = s.vpp.value_or(1);
-    t.dp = s.dp.value_or(s.devices / std::max(1, t.tp * t.cp * t.pp));
-    t.micro_batch = s.micro_batch.value_or(1);
-    t.recompute = s.recompute.value_or(Recompute::kFull);
-    t.recompute_layers = s.recompute_layers.value_or(0);
-    t.sequence_parallel = s.sequence_parallel.value_or(false);
-    t.zero_stage = s.zero_stage.value_or(0);
-    if (t.devices() != s.devices)
-      throw Error(ErrorKind::kUsage, "",
-                  "--devices " + std::to_string(s.devices) + " is not tp × cp × pp × dp = " +
-                      std::to_string(t.tp) + " × " + std::to_string(t.cp) + " × " +
-                      std::to_string(t.pp) + " × " + std::to_string(t.dp));
-    cost.check(t);
-    throw Error(ErrorKind::kUsage, "",
-                "no configuration satisfies the fixed knobs together (heads divisible by tp, "
-                "batch divisible by micro-batch × dp, at most one stage per layer, layers "
-                "divisible by pp × vpp, experts divisible by ep)");
-  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - shared.start).count();
+  if (out.evaluated == 0) explain_no_configuration(cost, s);
   return out;
 }
 
