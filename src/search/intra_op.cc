@@ -135,25 +135,200 @@ std::vector<int> min_weight_order(const IntraOpNetwork& net) {
   });
 }
 
+namespace {
+
+// A factor's view of the table being built: its values, and the offset of each new class of a
+// dependent and of each group of the eliminated variable.
+struct Part {
+  const double* val;
+  std::vector<std::vector<std::int64_t>> dep_off;  // per dependent i: new class → offset
+  std::vector<std::int64_t> group_off;             // per group of v
+};
+
+// What eliminating one variable takes: its step (dependents, their classes, strides, argmins),
+// its groups (configurations no factor tells apart) with the cheapest configuration of each,
+// and each factor's offsets.
+struct Elimination {
+  Step st;
+  std::vector<int> ncls;  ///< classes per dependent
+  int ngroups = 0;
+  std::vector<double> gcost;
+  std::vector<int> gconf;
+  std::int64_t entries = 1;
+  std::vector<Part> parts;
+};
+
+std::vector<int> elimination_order(const IntraOpNetwork& net, const IntraOpOptions& options) {
+  switch (options.order) {
+    case IntraOpOptions::Order::kMinDegree:
+      return min_degree_order(net);
+    case IntraOpOptions::Order::kMinWeight:
+      return min_weight_order(net);
+    case IntraOpOptions::Order::kBest:
+      break;
+  }
+  auto a = min_degree_order(net), b = min_weight_order(net);
+  return order_cost(net, b) < order_cost(net, a) ? b : a;
+}
+
+// The classes, groups, strides and offsets of eliminating `v` from the live factors `fs`;
+// Error(kLimit) when its table would exceed the options' limit.
+Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factors,
+                    const std::vector<int>& fs, int v, const IntraOpOptions& options) {
+  Elimination e;
+  e.st.v = v;
+  std::set<int> dep;
+  for (int f : fs)
+    for (int w : factors[f].vars)
+      if (w != v) dep.insert(w);
+  e.st.dep.assign(dep.begin(), dep.end());
+  const int nd = static_cast<int>(e.st.dep.size());
+  // Classes of the new table's axes.
+  e.ncls.assign(nd, 0);
+  e.st.cls.resize(nd);
+  for (int i = 0; i < nd; ++i) {
+    int w = e.st.dep[i];
+    std::vector<const std::vector<int>*> maps;
+    for (int f : fs)
+      for (std::size_t j = 0; j < factors[f].vars.size(); ++j)
+        if (factors[f].vars[j] == w) maps.push_back(&factors[f].cls[j]);
+    e.st.cls[i] = refine(maps, static_cast<int>(net.unary[w].size()), e.ncls[i]);
+  }
+  // Groups of v: configurations the factors cannot tell apart; keep the cheapest of each.
+  std::vector<const std::vector<int>*> vmaps;
+  std::vector<int> vpos(fs.size());
+  for (std::size_t k = 0; k < fs.size(); ++k)
+    for (std::size_t j = 0; j < factors[fs[k]].vars.size(); ++j)
+      if (factors[fs[k]].vars[j] == v) {
+        vmaps.push_back(&factors[fs[k]].cls[j]);
+        vpos[k] = static_cast<int>(j);
+      }
+  const int kv = static_cast<int>(net.unary[v].size());
+  std::vector<int> group = refine(vmaps, kv, e.ngroups);
+  e.gcost.assign(e.ngroups, std::numeric_limits<double>::infinity());
+  e.gconf.assign(e.ngroups, -1);
+  for (int c = 0; c < kv; ++c) {
+    int g = group[c];
+    if (net.unary[v][c] < e.gcost[g]) {
+      e.gcost[g] = net.unary[v][c];
+      e.gconf[g] = c;
+    }
+  }
+  // Strides of the new table and, per factor, the offset of each dependent class and group.
+  e.st.stride.assign(nd, 1);
+  for (int i = nd - 1; i >= 0; --i) {
+    e.st.stride[i] = e.entries;
+    e.entries *= e.ncls[i];
+    if (e.entries > options.max_table_entries) {
+      std::ostringstream s;
+      s << "eliminating a layer needs a table of more than " << options.max_table_entries
+        << " entries; the graph is too densely connected for the exact search at this device "
+           "count";
+      throw Error(ErrorKind::kLimit, "", s.str());
+    }
+  }
+  for (std::size_t k = 0; k < fs.size(); ++k) {
+    const Factor& f = factors[fs[k]];
+    Part part;
+    part.val = f.val.data();
+    const int nf = static_cast<int>(f.vars.size());
+    std::vector<std::int64_t> fstride(nf, 1);
+    for (int j = nf - 2; j >= 0; --j) fstride[j] = fstride[j + 1] * f.ncls[j + 1];
+    part.dep_off.assign(nd, {});
+    for (int i = 0; i < nd; ++i) {
+      auto it = std::find(f.vars.begin(), f.vars.end(), e.st.dep[i]);
+      part.dep_off[i].assign(e.ncls[i], 0);
+      if (it == f.vars.end()) continue;
+      int j = static_cast<int>(it - f.vars.begin());
+      const int w = e.st.dep[i];
+      for (int c = 0; c < static_cast<int>(net.unary[w].size()); ++c)
+        part.dep_off[i][e.st.cls[i][c]] = f.cls[j][c] * fstride[j];
+    }
+    part.group_off.assign(e.ngroups, 0);
+    for (int c = 0; c < kv; ++c) part.group_off[group[c]] = f.cls[vpos[k]][c] * fstride[vpos[k]];
+    e.parts.push_back(std::move(part));
+  }
+  return e;
+}
+
+// Fills the new table's entries whose dependents but the last form the prefixes [lo, hi): parts
+// that do not involve the last dependent are summed once per prefix, and the last part's sum is
+// fused with the minimum (ties: the smallest configuration index).
+void fill_prefixes(Elimination& e, const std::vector<const Part*>& inner,
+                   const std::vector<const Part*>& outer, Factor& out, std::int64_t lo,
+                   std::int64_t hi) {
+  Step& st = e.st;
+  const int nd = static_cast<int>(st.dep.size());
+  const int last = nd - 1;
+  const std::int64_t n_last = nd > 0 ? e.ncls[last] : 1;
+  const int ngroups = e.ngroups;
+  const std::vector<double>& gcost = e.gcost;
+  const std::vector<int>& gconf = e.gconf;
+  std::vector<int> digit(std::max(nd, 1));
+  std::vector<double> base(ngroups), acc(ngroups);
+  for (std::int64_t pre = lo; pre < hi; ++pre) {
+    std::int64_t rest = pre * n_last;
+    for (int i = 0; i < last; ++i) {
+      digit[i] = static_cast<int>(rest / st.stride[i]);
+      rest %= st.stride[i];
+    }
+    auto prefix_offset = [&](const Part* part) {
+      std::int64_t b = 0;
+      for (int i = 0; i < last; ++i) b += part->dep_off[i][digit[i]];
+      return b;
+    };
+    for (int g = 0; g < ngroups; ++g) base[g] = gcost[g];
+    for (const Part* part : outer) {
+      const double* val = part->val + prefix_offset(part);
+      const std::int64_t* off = part->group_off.data();
+      for (int g = 0; g < ngroups; ++g) base[g] += val[off[g]];
+    }
+    for (std::int64_t d = 0; d < n_last; ++d) {
+      const double* src = base.data();
+      if (inner.size() > 1) {
+        for (int g = 0; g < ngroups; ++g) acc[g] = base[g];
+        for (std::size_t k = 0; k + 1 < inner.size(); ++k) {
+          const double* val = inner[k]->val + prefix_offset(inner[k]) + inner[k]->dep_off[last][d];
+          const std::int64_t* off = inner[k]->group_off.data();
+          for (int g = 0; g < ngroups; ++g) acc[g] += val[off[g]];
+        }
+        src = acc.data();
+      }
+      double best_value = std::numeric_limits<double>::infinity();
+      int best = -1;
+      if (inner.empty()) {
+        for (int g = 0; g < ngroups; ++g)
+          if (best < 0 || src[g] < best_value || (src[g] == best_value && gconf[g] < gconf[best])) {
+            best_value = src[g];
+            best = g;
+          }
+      } else {
+        const Part* lp = inner.back();
+        const double* val = lp->val + prefix_offset(lp) + lp->dep_off[last][d];
+        const std::int64_t* off = lp->group_off.data();
+        for (int g = 0; g < ngroups; ++g) {
+          double x = src[g] + val[off[g]];
+          if (best < 0 || x < best_value || (x == best_value && gconf[g] < gconf[best])) {
+            best_value = x;
+            best = g;
+          }
+        }
+      }
+      out.val[pre * n_last + d] = best_value;
+      st.argmin[pre * n_last + d] = gconf[best];
+    }
+  }
+}
+
+}  // namespace
+
 IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& options) {
   const int n = net.size();
   IntraOpResult result;
   for (int v = 0; v < n; ++v)
     if (net.unary[v].empty())
       throw Error(ErrorKind::kInfeasible, "", "a layer has no configuration");
-  switch (options.order) {
-    case IntraOpOptions::Order::kMinDegree:
-      result.order = min_degree_order(net);
-      break;
-    case IntraOpOptions::Order::kMinWeight:
-      result.order = min_weight_order(net);
-      break;
-    case IntraOpOptions::Order::kBest: {
-      auto a = min_degree_order(net), b = min_weight_order(net);
-      result.order = order_cost(net, b) < order_cost(net, a) ? b : a;
-      break;
-    }
-  }
+  result.order = elimination_order(net, options);
   std::vector<Factor> factors;
   std::vector<std::vector<int>> bucket(n);  // factor ids touching each variable
   for (const auto& p : net.pairs) {
@@ -177,174 +352,34 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
       if (factors[f].alive) fs.push_back(f);
     std::sort(fs.begin(), fs.end());
     fs.erase(std::unique(fs.begin(), fs.end()), fs.end());
-    Step st;
-    st.v = v;
-    std::set<int> dep;
-    for (int f : fs)
-      for (int w : factors[f].vars)
-        if (w != v) dep.insert(w);
-    st.dep.assign(dep.begin(), dep.end());
-    const int nd = static_cast<int>(st.dep.size());
+    Elimination e = prepare(net, factors, fs, v, options);
+    const int nd = static_cast<int>(e.st.dep.size());
     result.max_dependent = std::max(result.max_dependent, nd);
-    // Classes of the new table's axes.
-    std::vector<int> ncls(nd);
-    st.cls.resize(nd);
-    for (int i = 0; i < nd; ++i) {
-      int w = st.dep[i];
-      std::vector<const std::vector<int>*> maps;
-      for (int f : fs)
-        for (std::size_t j = 0; j < factors[f].vars.size(); ++j)
-          if (factors[f].vars[j] == w) maps.push_back(&factors[f].cls[j]);
-      st.cls[i] = refine(maps, static_cast<int>(net.unary[w].size()), ncls[i]);
-    }
-    // Groups of v: configurations the factors cannot tell apart; keep the cheapest of each.
-    std::vector<const std::vector<int>*> vmaps;
-    std::vector<int> vpos(fs.size());
-    for (std::size_t k = 0; k < fs.size(); ++k)
-      for (std::size_t j = 0; j < factors[fs[k]].vars.size(); ++j)
-        if (factors[fs[k]].vars[j] == v) {
-          vmaps.push_back(&factors[fs[k]].cls[j]);
-          vpos[k] = static_cast<int>(j);
-        }
-    const int kv = static_cast<int>(net.unary[v].size());
-    int ngroups = 0;
-    std::vector<int> group = refine(vmaps, kv, ngroups);
-    std::vector<double> gcost(ngroups, std::numeric_limits<double>::infinity());
-    std::vector<int> gconf(ngroups, -1);
-    for (int c = 0; c < kv; ++c) {
-      int g = group[c];
-      if (net.unary[v][c] < gcost[g]) {
-        gcost[g] = net.unary[v][c];
-        gconf[g] = c;
-      }
-    }
-    // Strides of the new table and, per factor, the offset of each dependent class and group.
-    st.stride.assign(nd, 1);
-    std::int64_t entries = 1;
-    for (int i = nd - 1; i >= 0; --i) {
-      st.stride[i] = entries;
-      entries *= ncls[i];
-      if (entries > options.max_table_entries) {
-        std::ostringstream s;
-        s << "eliminating a layer needs a table of more than " << options.max_table_entries
-          << " entries; the graph is too densely connected for the exact search at this device "
-             "count";
-        throw Error(ErrorKind::kLimit, "", s.str());
-      }
-    }
-    result.largest_table = std::max(result.largest_table, entries);
-    result.work += static_cast<double>(entries) * ngroups;
-    struct Part {
-      const double* val;
-      std::vector<std::vector<std::int64_t>> dep_off;  // per dependent i: new class → offset
-      std::vector<std::int64_t> group_off;             // per group of v
-    };
-    std::vector<Part> parts;
-    for (std::size_t k = 0; k < fs.size(); ++k) {
-      const Factor& f = factors[fs[k]];
-      Part part;
-      part.val = f.val.data();
-      const int nf = static_cast<int>(f.vars.size());
-      std::vector<std::int64_t> fstride(nf, 1);
-      for (int j = nf - 2; j >= 0; --j) fstride[j] = fstride[j + 1] * f.ncls[j + 1];
-      part.dep_off.assign(nd, {});
-      for (int i = 0; i < nd; ++i) {
-        auto it = std::find(f.vars.begin(), f.vars.end(), st.dep[i]);
-        part.dep_off[i].assign(ncls[i], 0);
-        if (it == f.vars.end()) continue;
-        int j = static_cast<int>(it - f.vars.begin());
-        const int w = st.dep[i];
-        for (int c = 0; c < static_cast<int>(net.unary[w].size()); ++c)
-          part.dep_off[i][st.cls[i][c]] = f.cls[j][c] * fstride[j];
-      }
-      part.group_off.assign(ngroups, 0);
-      for (int c = 0; c < kv; ++c) part.group_off[group[c]] = f.cls[vpos[k]][c] * fstride[vpos[k]];
-      parts.push_back(std::move(part));
-    }
+    result.largest_table = std::max(result.largest_table, e.entries);
+    result.work += static_cast<double>(e.entries) * e.ngroups;
     Factor out;
-    out.vars = st.dep;
-    out.cls = st.cls;
-    out.ncls = ncls;
-    out.val.assign(entries, 0);
-    st.argmin.assign(entries, -1);
-    // Entries are filled by prefix (all dependents but the last): parts that do not involve
-    // the last dependent are summed once per prefix, and the last part's sum is fused with the
-    // minimum.
-    const int last = nd - 1;
-    const std::int64_t n_last = nd > 0 ? ncls[last] : 1;
-    const std::int64_t prefixes = entries / n_last;
+    out.vars = e.st.dep;
+    out.cls = e.st.cls;
+    out.ncls = e.ncls;
+    out.val.assign(e.entries, 0);
+    e.st.argmin.assign(e.entries, -1);
+    const std::int64_t n_last = nd > 0 ? e.ncls[nd - 1] : 1;
+    const std::int64_t prefixes = e.entries / n_last;
     std::vector<const Part*> inner, outer;  // involve the last dependent or not
-    for (const auto& part : parts) {
+    for (const auto& part : e.parts) {
       bool uses_last = false;
       if (nd > 0)
-        for (auto o : part.dep_off[last]) uses_last = uses_last || o != 0;
+        for (auto o : part.dep_off[nd - 1]) uses_last = uses_last || o != 0;
       (uses_last ? inner : outer).push_back(&part);
     }
-    auto fill = [&](std::int64_t lo, std::int64_t hi) {
-      std::vector<int> digit(std::max(nd, 1));
-      std::vector<double> base(ngroups), acc(ngroups);
-      for (std::int64_t pre = lo; pre < hi; ++pre) {
-        std::int64_t rest = pre * n_last;
-        for (int i = 0; i < last; ++i) {
-          digit[i] = static_cast<int>(rest / st.stride[i]);
-          rest %= st.stride[i];
-        }
-        auto prefix_offset = [&](const Part* part) {
-          std::int64_t b = 0;
-          for (int i = 0; i < last; ++i) b += part->dep_off[i][digit[i]];
-          return b;
-        };
-        for (int g = 0; g < ngroups; ++g) base[g] = gcost[g];
-        for (const Part* part : outer) {
-          const double* val = part->val + prefix_offset(part);
-          const std::int64_t* off = part->group_off.data();
-          for (int g = 0; g < ngroups; ++g) base[g] += val[off[g]];
-        }
-        for (std::int64_t d = 0; d < n_last; ++d) {
-          const double* src = base.data();
-          if (inner.size() > 1) {
-            for (int g = 0; g < ngroups; ++g) acc[g] = base[g];
-            for (std::size_t k = 0; k + 1 < inner.size(); ++k) {
-              const double* val =
-                  inner[k]->val + prefix_offset(inner[k]) + inner[k]->dep_off[last][d];
-              const std::int64_t* off = inner[k]->group_off.data();
-              for (int g = 0; g < ngroups; ++g) acc[g] += val[off[g]];
-            }
-            src = acc.data();
-          }
-          double best_value = std::numeric_limits<double>::infinity();
-          int best = -1;
-          if (inner.empty()) {
-            for (int g = 0; g < ngroups; ++g)
-              if (best < 0 || src[g] < best_value ||
-                  (src[g] == best_value && gconf[g] < gconf[best])) {
-                best_value = src[g];
-                best = g;
-              }
-          } else {
-            const Part* lp = inner.back();
-            const double* val = lp->val + prefix_offset(lp) + lp->dep_off[last][d];
-            const std::int64_t* off = lp->group_off.data();
-            for (int g = 0; g < ngroups; ++g) {
-              double x = src[g] + val[off[g]];
-              if (best < 0 || x < best_value || (x == best_value && gconf[g] < gconf[best])) {
-                best_value = x;
-                best = g;
-              }
-            }
-          }
-          out.val[pre * n_last + d] = best_value;
-          st.argmin[pre * n_last + d] = gconf[best];
-        }
-      }
-    };
-    const double work = static_cast<double>(entries) * ngroups * (1 + parts.size());
+    const double work = static_cast<double>(e.entries) * e.ngroups * (1 + e.parts.size());
     if (work > 2e5 && prefixes > 1)
-      tbb::parallel_for(
-          tbb::blocked_range<std::int64_t>(0, prefixes, 4),
-          [&](const tbb::blocked_range<std::int64_t>& r) { fill(r.begin(), r.end()); });
+      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, prefixes, 4),
+                        [&](const tbb::blocked_range<std::int64_t>& r) {
+                          fill_prefixes(e, inner, outer, out, r.begin(), r.end());
+                        });
     else
-      fill(0, prefixes);
+      fill_prefixes(e, inner, outer, out, 0, prefixes);
     for (int f : fs) {
       factors[f].alive = false;
       factors[f].val = {};
@@ -353,10 +388,10 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
       result.table_minimum += out.val[0];  // a connected component is done
     } else {
       int id = static_cast<int>(factors.size());
-      for (int w : st.dep) bucket[w].push_back(id);
+      for (int w : e.st.dep) bucket[w].push_back(id);
       factors.push_back(std::move(out));
     }
-    steps.push_back(std::move(st));
+    steps.push_back(std::move(e.st));
   }
   // Back-substitution in reverse elimination order.
   result.choice.assign(n, -1);
