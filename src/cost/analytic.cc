@@ -73,58 +73,92 @@ void AnalyticCostModel::check(const TrainingConfig& t) const {
     bad("the calibration has no collective or p2p efficiency");
 }
 
-BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
+// The sizes every part of a block's costs reads, per device and micro-batch.
+struct AnalyticCostModel::BlockShape {
+  double peak = 0, hbm = 0;  ///< FLOP/s and memory bandwidth of one device
+  int node = 1;              ///< devices per machine
+  double b = 0, s = 0, h = 0, tp = 1, cp = 1;
+  double s_local = 0, tokens = 0;  ///< sequence per device (s / cp), tokens per micro-batch
+  double q_dim = 0, kv_dim = 0, heads_per_device = 0;
+  double vocab = 0;         ///< padded by Megatron to a multiple of 128 × tp
+  double moe_fraction = 0;  ///< MoE layers / layers
+  double experts = 0, top_k = 0;
+  double load = 1;  ///< the busiest expert rank's tokens over the mean
+  bool flash = true;
+  double act_bytes = 0;  ///< one micro-batch's hidden states (bf16)
+};
+
+// One layer's forward pass on one device, and the parts its backward reuses.
+struct AnalyticCostModel::LayerForward {
+  double forward_s = 0;
+  double attn_s = 0, attn_backward_s = 0;  ///< the two s × s products, forward and backward
+  double mem_s = 0;                        ///< memory-bound element-wise and score traffic
+};
+
+// A layer's passes: compute incl. framework overhead, and the blocking collectives of each.
+struct AnalyticCostModel::LayerPasses {
+  double forward = 0, forward_comm = 0, backward = 0, backward_comm = 0;
+  double total() const { return forward + forward_comm + backward + backward_comm; }
+};
+
+AnalyticCostModel::BlockShape AnalyticCostModel::block_shape(const TrainingConfig& t) const {
   const auto& m = model_;
-  const double peak = cluster_.device_types[0].peak_flops_per_s;
-  const double hbm = cal_.memory_bandwidth_bytes_per_s;
-  const int node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
-  const double b = static_cast<double>(t.micro_batch), s = static_cast<double>(t.seq_len),
-               h = static_cast<double>(m.hidden_size), tp = t.tp, cp = t.cp;
-  const double s_local = s / cp;
-  const double tokens = b * s_local;
-  const double q_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
-  const double kv_dim = static_cast<double>(m.num_kv_heads * m.head_dim);
-  const double heads_per_device = static_cast<double>(m.num_attention_heads) / tp;
-  // Megatron pads the vocabulary to a multiple of 128 × tp.
-  const double vocab = std::ceil(static_cast<double>(m.vocab_size) / (128.0 * tp)) * 128.0 * tp;
-  const double moe_fraction =
+  BlockShape x;
+  x.peak = cluster_.device_types[0].peak_flops_per_s;
+  x.hbm = cal_.memory_bandwidth_bytes_per_s;
+  x.node = cluster_.machine_sizes.empty() ? 1 : cluster_.machine_sizes[0];
+  x.b = static_cast<double>(t.micro_batch);
+  x.s = static_cast<double>(t.seq_len);
+  x.h = static_cast<double>(m.hidden_size);
+  x.tp = t.tp;
+  x.cp = t.cp;
+  x.s_local = x.s / x.cp;
+  x.tokens = x.b * x.s_local;
+  x.q_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
+  x.kv_dim = static_cast<double>(m.num_kv_heads * m.head_dim);
+  x.heads_per_device = static_cast<double>(m.num_attention_heads) / x.tp;
+  x.vocab = std::ceil(static_cast<double>(m.vocab_size) / (128.0 * x.tp)) * 128.0 * x.tp;
+  x.moe_fraction =
       m.moe() ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.num_layers) : 0.0;
-
-  auto gemm_s = [&](double rows, double cols, double inner) {
-    const double flops = 2 * rows * cols * inner;
-    const double bytes = 2 * (rows * inner + inner * cols + rows * cols);
-    const double eff = cal_.gemm_efficiency * flops / (flops + cal_.gemm_half_efficiency_flops);
-    return std::max(flops / (peak * eff), bytes / hbm);
-  };
-  auto tier = [&](int tier_index, const std::vector<double>& eff) {
-    const auto i = static_cast<std::size_t>(
-        std::min<int>(tier_index, static_cast<int>(cluster_.tiers.size()) - 1));
-    return cluster_.tiers[i].bandwidth_bytes_per_s * eff.at(std::min(i, eff.size() - 1));
-  };
-  auto group_bw = [&](int members, int stride) {
-    return collective_group(members, stride).bandwidth;
-  };
-  auto group_nodes = [&](int members, int stride) {
-    return collective_group(members, stride).nodes;
-  };
-
-  BlockCosts c;
-  // One layer, one micro-batch, forward, on one device.
-  auto mlp_s = [&](double ffn, double rows) {
-    return m.gated_mlp ? gemm_s(rows, 2 * ffn / tp, h) + gemm_s(rows, h, ffn / tp)
-                       : gemm_s(rows, ffn / tp, h) + gemm_s(rows, h, ffn / tp);
-  };
-  double mlp = 0;
-  if (moe_fraction < 1)
-    mlp += (1 - moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens);
+  x.experts = static_cast<double>(m.num_experts);
+  x.top_k = static_cast<double>(m.experts_per_token);
   // MoE: the busiest expert-parallel rank sets the pace; it holds experts / ep experts and
   // receives `load` times its mean share of the routed tokens.
-  const double experts = static_cast<double>(m.num_experts),
-               top_k = static_cast<double>(m.experts_per_token);
-  const double load = !m.moe()                    ? 1.0
-                      : t.moe_capacity_factor > 0 ? t.moe_capacity_factor
-                      : t.ep > 1                  ? cal_.moe_load_imbalance
-                                                  : 1.0;
+  x.load = !m.moe()                    ? 1.0
+           : t.moe_capacity_factor > 0 ? t.moe_capacity_factor
+           : t.ep > 1                  ? cal_.moe_load_imbalance
+                                       : 1.0;
+  x.flash = t.attention == Attention::kFlash;
+  x.act_bytes = x.tokens * x.h * 2;
+  return x;
+}
+
+double AnalyticCostModel::gemm_s(const BlockShape& x, double rows, double cols,
+                                 double inner) const {
+  const double flops = 2 * rows * cols * inner;
+  const double bytes = 2 * (rows * inner + inner * cols + rows * cols);
+  const double eff = cal_.gemm_efficiency * flops / (flops + cal_.gemm_half_efficiency_flops);
+  return std::max(flops / (x.peak * eff), bytes / x.hbm);
+}
+
+double AnalyticCostModel::tier_bandwidth(int tier_index, const std::vector<double>& eff) const {
+  const auto i = static_cast<std::size_t>(
+      std::min<int>(tier_index, static_cast<int>(cluster_.tiers.size()) - 1));
+  return cluster_.tiers[i].bandwidth_bytes_per_s * eff.at(std::min(i, eff.size() - 1));
+}
+
+AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingConfig& t,
+                                                                 const BlockShape& x) const {
+  const auto& m = model_;
+  const double tokens = x.tokens, h = x.h, tp = x.tp;
+  // One layer, one micro-batch, forward, on one device.
+  auto mlp_s = [&](double ffn, double rows) {
+    return m.gated_mlp ? gemm_s(x, rows, 2 * ffn / tp, h) + gemm_s(x, rows, h, ffn / tp)
+                       : gemm_s(x, rows, ffn / tp, h) + gemm_s(x, rows, h, ffn / tp);
+  };
+  double mlp = 0;
+  if (x.moe_fraction < 1)
+    mlp += (1 - x.moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens);
   double moe_mem_s = 0;
   if (m.moe()) {
     const double shared_ffn =
@@ -132,146 +166,139 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
                                                             : m.expert_ffn_hidden_size);
     // One grouped GEMM over the local experts, each of its own small shape: the rows one expert
     // gets from the whole expert-parallel group.
-    const double local_experts = experts / t.ep;
-    const double expert_rows = tokens * top_k * t.ep / experts * load;
+    const double local_experts = x.experts / t.ep;
+    const double expert_rows = tokens * x.top_k * t.ep / x.experts * x.load;
     double moe = local_experts * mlp_s(static_cast<double>(m.expert_ffn_hidden_size), expert_rows) +
-                 gemm_s(tokens, experts, h);  // router
+                 gemm_s(x, tokens, x.experts, h);  // router
     if (m.shared_experts > 0)
       moe += mlp_s(shared_ffn, tokens * static_cast<double>(m.shared_experts));
     // Memory-bound: the router's fp32 softmax and top-k over T × experts (write, read, write:
     // 12 bytes per score), the permutation of the tokens into expert order and back (each hidden
     // state read once and written top-k times, and the reverse, in bf16).
-    moe_mem_s = (12 * tokens * experts + 2 * 2 * tokens * h * (1 + top_k * load)) / hbm;
-    mlp += moe_fraction * moe;
+    moe_mem_s = (12 * tokens * x.experts + 2 * 2 * tokens * h * (1 + x.top_k * x.load)) / x.hbm;
+    mlp += x.moe_fraction * moe;
   }
-  const double proj = gemm_s(tokens, (q_dim + 2 * kv_dim) / tp, h) + gemm_s(tokens, h, q_dim / tp);
+  const double proj =
+      gemm_s(x, tokens, (x.q_dim + 2 * x.kv_dim) / tp, h) + gemm_s(x, tokens, h, x.q_dim / tp);
   // The two s × s products (QKᵀ and the weighted sum of V). FlashAttention skips the masked half
   // of a causal attention and keeps the scores on chip, so it has no score traffic.
-  const bool flash = t.attention == Attention::kFlash;
-  const double attn_s =
-      (flash ? 0.5 : 1.0) * 4 * b * s_local * s * q_dim / tp /
-      (peak * (flash ? cal_.flash_attention_efficiency : cal_.attention_efficiency));
-  const double attn_backward_s =
-      flash ? attn_s * cal_.flash_attention_efficiency / cal_.flash_backward_efficiency : attn_s;
+  LayerForward f;
+  f.attn_s = (x.flash ? 0.5 : 1.0) * 4 * x.b * x.s_local * x.s * x.q_dim / tp /
+             (x.peak * (x.flash ? cal_.flash_attention_efficiency : cal_.attention_efficiency));
+  f.attn_backward_s =
+      x.flash ? f.attn_s * cal_.flash_attention_efficiency / cal_.flash_backward_efficiency
+              : f.attn_s;
   const double hidden_bytes =
       t.fused_elementwise ? cal_.hidden_bytes_per_element : cal_.eager_hidden_bytes_per_element;
-  const double mem_s =
+  f.mem_s =
       (hidden_bytes * tokens * h / tp +
-       (flash ? 0.0 : cal_.score_bytes_per_element * b * heads_per_device * s_local * s)) /
-      hbm;
-  const double forward_s = proj + mlp + attn_s + mem_s + moe_fraction * moe_mem_s;
-  const double act_bytes = tokens * h * 2;
+       (x.flash ? 0.0
+                : cal_.score_bytes_per_element * x.b * x.heads_per_device * x.s_local * x.s)) /
+      x.hbm;
+  f.forward_s = proj + mlp + f.attn_s + f.mem_s + x.moe_fraction * moe_mem_s;
+  return f;
+}
 
-  // Collectives of one layer: tensor parallel (tp innermost), context parallel (stride tp),
-  // expert parallel (stride tp × cp).
-  struct Passes {
-    double forward, forward_comm, backward, backward_comm;
-    double total() const { return forward + forward_comm + backward + backward_comm; }
-  };
-  auto layer_time = [&](Recompute rc, BlockCosts* parts) {
-    const double forwards = rc == Recompute::kFull ? 2.0 : 1.0;  // forward passes per layer
-    // The backward computes two products per forward product (three: FlashAttention's
-    // recomputes QKᵀ, at its own, lower efficiency).
-    double compute = (forwards + 2) * forward_s;
-    if (flash) compute += 2.5 * attn_backward_s - 2 * attn_s;
-    if (rc == Recompute::kSelective) compute += attn_s + mem_s;
-    const double tp_comm =
-        (2 * forwards + 2) * ring_allreduce_s(act_bytes, t.tp, group_bw(t.tp, 1),
-                                              ring_latency_s(t.tp, group_nodes(t.tp, 1), cal_));
-    double cp_comm = 0;
-    if (t.cp > 1) {  // ring attention: K and V chunks go round, overlapped with the attention
-      const double kv_bytes =
-          2 * tokens * std::max(kv_dim / tp, static_cast<double>(m.head_dim)) * 2;
-      const double bw = group_bw(t.cp, t.tp);
-      const double passes = forwards + 2;  // backward sends K, V and their gradients
-      const double wire = passes * ((t.cp - 1) * kv_bytes / bw +
-                                    ring_latency_s(t.cp, group_nodes(t.cp, t.tp), cal_));
-      cp_comm = std::max(0.0, wire - (forwards + 2) * attn_s);
-    }
-    double ep_comm = 0;
-    if (t.ep > 1) {  // dispatch and combine, forward and backward
-      // Each device sends every routed copy of its tokens (bf16) to the rank holding the expert
-      // and receives `load` times the mean back; the peers on its node over NVLink, the others
-      // over its own network link, both at once. Peers sit tp × cp apart.
-      const double sent = tokens * top_k * h * 2 * load;
-      const int stride = t.tp * t.cp;
-      const int on_node = std::clamp(node / std::max(1, stride), 1, t.ep);
-      const bool multi_tier = cluster_.tiers.size() > 1;
-      const double intra = (on_node - 1.0) / t.ep * sent / tier(0, cal_.collective_efficiency);
-      const double inter = (t.ep - on_node) / static_cast<double>(t.ep) * sent /
-                           tier(multi_tier ? 1 : 0, cal_.collective_efficiency);
-      const double latency =
-          (on_node - 1) * cal_.ring_step_latency_s +
-          (t.ep - on_node) * (multi_tier ? cal_.network_step_latency_s : cal_.ring_step_latency_s);
-      ep_comm = moe_fraction * (2 * forwards + 2) * (std::max(intra, inter) + latency);
-    }
-    if (parts) {
-      parts->tp_comm_s = tp_comm;
-      parts->cp_comm_s = cp_comm;
-      parts->ep_comm_s = ep_comm;
-    }
-    // The forward pass holds one of the (forwards + 2) compute passes and two of the
-    // (2·forwards + 2) collectives; the backward (with any recomputation) the rest.
-    Passes p;
-    p.forward = forward_s + cal_.layer_overhead_s;
-    p.backward = compute - forward_s + 2 * cal_.layer_overhead_s;
-    const double comm = tp_comm + cp_comm + ep_comm;
-    p.forward_comm = comm * 2 / (2 * forwards + 2);
-    p.backward_comm = comm - p.forward_comm;
-    return p;
-  };
-  const Passes configured = layer_time(t.recompute, &c);
-  const Passes plain =
-      t.recompute == Recompute::kFull ? layer_time(Recompute::kNone, nullptr) : configured;
-  c.layer_s = configured.total();
-  c.layer_plain_s = plain.total();
-  c.layer_forward_s = configured.forward;
-  c.layer_forward_comm_s = configured.forward_comm;
-  c.layer_backward_s = configured.backward;
-  c.layer_backward_comm_s = configured.backward_comm;
-  c.layer_plain_backward_s = plain.backward;
-  c.layer_plain_backward_comm_s = plain.backward_comm;
-  c.embedding_s = 3 * tokens * h * 2 / hbm;
-  c.head_s =
-      3 * gemm_s(tokens, vocab / tp, h) + cal_.logit_bytes_per_element * tokens * vocab / tp / hbm;
-  if (t.pp > 1) {  // pipeline neighbours sit tp × cp apart
-    const bool crosses = t.tp * t.cp * t.pp > node && cluster_.tiers.size() > 1;
-    c.p2p_bytes = act_bytes;
-    c.p2p_bandwidth_bytes_per_s = tier(crosses ? 1 : 0, cal_.p2p_efficiency);
-    c.p2p_send_s = act_bytes / c.p2p_bandwidth_bytes_per_s + cal_.p2p_overhead_s;
-    c.p2p_s = 2 * c.p2p_send_s;
+// Collectives of one layer: tensor parallel (tp innermost), context parallel (stride tp),
+// expert parallel (stride tp × cp).
+AnalyticCostModel::LayerPasses AnalyticCostModel::layer_passes(const TrainingConfig& t,
+                                                               const BlockShape& x,
+                                                               const LayerForward& f, Recompute rc,
+                                                               BlockCosts* parts) const {
+  const auto& m = model_;
+  const double forwards = rc == Recompute::kFull ? 2.0 : 1.0;  // forward passes per layer
+  // The backward computes two products per forward product (three: FlashAttention's
+  // recomputes QKᵀ, at its own, lower efficiency).
+  double compute = (forwards + 2) * f.forward_s;
+  if (x.flash) compute += 2.5 * f.attn_backward_s - 2 * f.attn_s;
+  if (rc == Recompute::kSelective) compute += f.attn_s + f.mem_s;
+  const CollectiveGroup tp_group = collective_group(t.tp, 1);
+  const double tp_comm =
+      (2 * forwards + 2) * ring_allreduce_s(x.act_bytes, t.tp, tp_group.bandwidth,
+                                            ring_latency_s(t.tp, tp_group.nodes, cal_));
+  double cp_comm = 0;
+  if (t.cp > 1) {  // ring attention: K and V chunks go round, overlapped with the attention
+    const double kv_bytes =
+        2 * x.tokens * std::max(x.kv_dim / x.tp, static_cast<double>(m.head_dim)) * 2;
+    const CollectiveGroup cp_group = collective_group(t.cp, t.tp);
+    const double passes = forwards + 2;  // backward sends K, V and their gradients
+    const double wire = passes * ((t.cp - 1) * kv_bytes / cp_group.bandwidth +
+                                  ring_latency_s(t.cp, cp_group.nodes, cal_));
+    cp_comm = std::max(0.0, wire - (forwards + 2) * f.attn_s);
   }
+  double ep_comm = 0;
+  if (t.ep > 1) {  // dispatch and combine, forward and backward
+    // Each device sends every routed copy of its tokens (bf16) to the rank holding the expert
+    // and receives `load` times the mean back; the peers on its node over NVLink, the others
+    // over its own network link, both at once. Peers sit tp × cp apart.
+    const double sent = x.tokens * x.top_k * x.h * 2 * x.load;
+    const int stride = t.tp * t.cp;
+    const int on_node = std::clamp(x.node / std::max(1, stride), 1, t.ep);
+    const bool multi_tier = cluster_.tiers.size() > 1;
+    const double intra =
+        (on_node - 1.0) / t.ep * sent / tier_bandwidth(0, cal_.collective_efficiency);
+    const double inter = (t.ep - on_node) / static_cast<double>(t.ep) * sent /
+                         tier_bandwidth(multi_tier ? 1 : 0, cal_.collective_efficiency);
+    const double latency =
+        (on_node - 1) * cal_.ring_step_latency_s +
+        (t.ep - on_node) * (multi_tier ? cal_.network_step_latency_s : cal_.ring_step_latency_s);
+    ep_comm = x.moe_fraction * (2 * forwards + 2) * (std::max(intra, inter) + latency);
+  }
+  if (parts) {
+    parts->tp_comm_s = tp_comm;
+    parts->cp_comm_s = cp_comm;
+    parts->ep_comm_s = ep_comm;
+  }
+  // The forward pass holds one of the (forwards + 2) compute passes and two of the
+  // (2·forwards + 2) collectives; the backward (with any recomputation) the rest.
+  LayerPasses p;
+  p.forward = f.forward_s + cal_.layer_overhead_s;
+  p.backward = compute - f.forward_s + 2 * cal_.layer_overhead_s;
+  const double comm = tp_comm + cp_comm + ep_comm;
+  p.forward_comm = comm * 2 / (2 * forwards + 2);
+  p.backward_comm = comm - p.forward_comm;
+  return p;
+}
 
-  // Parameters per device.
+void AnalyticCostModel::add_parameters(const TrainingConfig& t, const BlockShape& x,
+                                       BlockCosts& c) const {
+  const auto& m = model_;
+  const double h = x.h;
   const double dense_mlp = m.mlp_parameters(m.ffn_hidden_size);
   double dense =
-      m.attention_parameters() + (m.biases ? 2.0 : 1.0) * h + (1 - moe_fraction) * dense_mlp;
+      m.attention_parameters() + (m.biases ? 2.0 : 1.0) * h + (1 - x.moe_fraction) * dense_mlp;
   double expert = 0;
   if (m.moe()) {
     const std::int64_t shared_ffn = m.shared_expert_ffn_hidden_size
                                         ? m.shared_expert_ffn_hidden_size
                                         : m.expert_ffn_hidden_size;
-    dense += moe_fraction * (static_cast<double>(m.shared_experts) * m.mlp_parameters(shared_ffn) +
-                             static_cast<double>(m.num_experts) * h);
-    expert = moe_fraction * static_cast<double>(m.num_experts) *
+    dense +=
+        x.moe_fraction * (static_cast<double>(m.shared_experts) * m.mlp_parameters(shared_ffn) +
+                          static_cast<double>(m.num_experts) * h);
+    expert = x.moe_fraction * static_cast<double>(m.num_experts) *
              m.mlp_parameters(m.expert_ffn_hidden_size);
   }
-  c.layer_dense_params = dense / tp;
-  c.layer_expert_params = expert / tp / t.ep;
+  c.layer_dense_params = dense / x.tp;
+  c.layer_expert_params = expert / x.tp / t.ep;
   const double positions = m.learned_positions ? static_cast<double>(m.max_positions) * h : 0.0;
-  c.embedding_params = (vocab * h + positions) / tp;
+  c.embedding_params = (x.vocab * h + positions) / x.tp;
   // The LM head: its own matrix, or (tied) a copy of the embedding on the last stage.
-  c.head_params = (m.tied_embeddings && t.pp == 1) ? 0.0 : vocab * h / tp;
+  c.head_params = (m.tied_embeddings && t.pp == 1) ? 0.0 : x.vocab * h / x.tp;
+}
 
+void AnalyticCostModel::add_activations(const TrainingConfig& t, const BlockShape& x,
+                                        BlockCosts& c) const {
+  const auto& m = model_;
+  const double tp = x.tp, h = x.h, b = x.b, s_local = x.s_local;
   // Activations per layer per micro-batch (Korthikanti et al.), s → s/cp per device.
   const double sbh = s_local * b * h;
   // Standard attention keeps the softmax output, its dropout mask and the dropped-out scores
   // (5 bytes per score); FlashAttention only its fp32 log-sum-exp per row.
   // (2 bytes without dropout: the softmax output alone).
-  const double scores = flash
+  const double scores = x.flash
                             ? 4.0 * static_cast<double>(m.num_attention_heads) * b * s_local / tp
                             : (t.dropout ? 5.0 : 2.0) * static_cast<double>(m.num_attention_heads) *
-                                  b * s_local * s / tp;
+                                  b * s_local * x.s / tp;
   // Korthikanti's 34·sbh counts the two residual dropout masks (sbh bytes each); without dropout
   // they are not kept: 32·sbh.
   const double replicated = t.dropout ? 10 : 8;  // the part tensor parallelism does not split
@@ -283,8 +310,8 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   if (m.moe()) {
     const double ffn_e = static_cast<double>(m.expert_ffn_hidden_size);
     const double per_token =
-        top_k * load * (2 * h + (m.gated_mlp ? 6.0 : 4.0) * ffn_e) + 4 * experts;
-    moe_extra = moe_fraction * (s_local * b * per_token - 16 * sbh) / tp;
+        x.top_k * x.load * (2 * h + (m.gated_mlp ? 6.0 : 4.0) * ffn_e) + 4 * x.experts;
+    moe_extra = x.moe_fraction * (s_local * b * per_token - 16 * sbh) / tp;
   }
   const double full_layer = (t.sequence_parallel ? sbh * (replicated + 24) / tp + scores
                                                  : sbh * (replicated + 24 / tp) + scores) +
@@ -309,7 +336,37 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
       t.recompute == Recompute::kFull ? full_layer : c.layer_activation_bytes;
   c.recompute_working_bytes = t.recompute == Recompute::kFull ? full_layer : 0.0;
   // The bf16 logits and the log-softmax the loss keeps for its backward (fp32 or bf16).
-  c.logits_bytes = tokens * vocab / tp * (2 + (t.fp32_loss ? 4 : 2));
+  c.logits_bytes = x.tokens * x.vocab / tp * (2 + (t.fp32_loss ? 4 : 2));
+}
+
+BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
+  const BlockShape x = block_shape(t);
+  const LayerForward f = layer_forward(t, x);
+  BlockCosts c;
+  const LayerPasses configured = layer_passes(t, x, f, t.recompute, &c);
+  const LayerPasses plain = t.recompute == Recompute::kFull
+                                ? layer_passes(t, x, f, Recompute::kNone, nullptr)
+                                : configured;
+  c.layer_s = configured.total();
+  c.layer_plain_s = plain.total();
+  c.layer_forward_s = configured.forward;
+  c.layer_forward_comm_s = configured.forward_comm;
+  c.layer_backward_s = configured.backward;
+  c.layer_backward_comm_s = configured.backward_comm;
+  c.layer_plain_backward_s = plain.backward;
+  c.layer_plain_backward_comm_s = plain.backward_comm;
+  c.embedding_s = 3 * x.tokens * x.h * 2 / x.hbm;
+  c.head_s = 3 * gemm_s(x, x.tokens, x.vocab / x.tp, x.h) +
+             cal_.logit_bytes_per_element * x.tokens * x.vocab / x.tp / x.hbm;
+  if (t.pp > 1) {  // pipeline neighbours sit tp × cp apart
+    const bool crosses = t.tp * t.cp * t.pp > x.node && cluster_.tiers.size() > 1;
+    c.p2p_bytes = x.act_bytes;
+    c.p2p_bandwidth_bytes_per_s = tier_bandwidth(crosses ? 1 : 0, cal_.p2p_efficiency);
+    c.p2p_send_s = x.act_bytes / c.p2p_bandwidth_bytes_per_s + cal_.p2p_overhead_s;
+    c.p2p_s = 2 * c.p2p_send_s;
+  }
+  add_parameters(t, x, c);
+  add_activations(t, x, c);
   return c;
 }
 

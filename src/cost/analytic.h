@@ -153,6 +153,19 @@ class AnalyticCostModel {
     int nodes;
   };
   CollectiveGroup collective_group(int members, int stride) const;
+  // block_costs in parts: the sizes, one layer's forward, its passes with their collectives
+  // under a recomputation, and the parameters and activations a device holds.
+  struct BlockShape;
+  struct LayerForward;
+  struct LayerPasses;
+  BlockShape block_shape(const TrainingConfig& t) const;
+  double gemm_s(const BlockShape& x, double rows, double cols, double inner) const;
+  double tier_bandwidth(int tier_index, const std::vector<double>& efficiency) const;
+  LayerForward layer_forward(const TrainingConfig& t, const BlockShape& x) const;
+  LayerPasses layer_passes(const TrainingConfig& t, const BlockShape& x, const LayerForward& f,
+                           Recompute recompute, BlockCosts* parts) const;
+  void add_parameters(const TrainingConfig& t, const BlockShape& x, BlockCosts& c) const;
+  void add_activations(const TrainingConfig& t, const BlockShape& x, BlockCosts& c) const;
 
   TransformerConfig model_;
   Cluster cluster_;
