@@ -320,6 +320,7 @@ class Reader {
     }
   }
 
+  // One node onto the graph: by its operator type; Unsupported says why not.
   void map_node(const onnx::NodeProto& n) {
     const std::string& op = n.op_type();
     auto acts = activations(n);
@@ -361,107 +362,23 @@ class Reader {
     if (op == "Identity" || op == "Cast") {
       tensors_[n.output(0)] = x;
     } else if (unary.count(op)) {
-      // Input 0 is the data; further inputs (Clip bounds, Dropout ratio) are parameters.
-      if (is_constant(n.input(0))) {
-        for (const auto& o : n.output()) constants_.insert(o);
-        return;
-      }
-      set(n, g_.elementwise({act(n.input(0))}, 0, n.name()));
-      for (int i = 1; i < n.output_size(); ++i)
-        if (!n.output(i).empty()) constants_.insert(n.output(i));  // Dropout's mask
+      map_unary(n);
     } else if (binary.count(op)) {
-      Shape out = x.shape;
-      if (shapes_.count(n.output(0)))
-        out = shapes_.at(n.output(0));
-      else if (acts.size() == 2 && act(acts[1]).rank() > x.rank())
-        out = act(acts[1]).shape;
-      if (acts.size() == 1) {
-        if (x.shape != out)
-          throw Unsupported{"a constant operand broadcasts the activation " + shape_text(x.shape) +
-                            " to " + shape_text(out)};
-        set(n, g_.elementwise({x}, 0, n.name()));
-      } else if (acts.size() == 2) {
-        const OpTensor& y = act(acts[1]);
-        if (x.shape == out)
-          set(n, g_.elementwise({x, y}, 0, n.name()));
-        else if (y.shape == out)
-          set(n, g_.elementwise({y, x}, 0, n.name()));
-        else
-          throw Unsupported{"both operands broadcast"};
-      } else {
-        throw Unsupported{"more than two activation operands"};
-      }
+      map_binary(n, acts, x);
     } else if (op == "Conv") {
-      if (x.rank() != 4) throw Unsupported{"only 2-D convolutions (input rank 4) are supported"};
-      if (int_attr(n, "group", 1) != 1) throw Unsupported{"grouped convolutions are not supported"};
-      if (n.input_size() < 2 || !is_constant(n.input(1)))
-        throw Unsupported{"the filter must be a constant"};
-      Shape w = shape_of(n.input(1));
-      if (w.size() != 4 || w[1] != x.shape[1])
-        throw Unsupported{"the filter " + shape_text(w) + " does not fit the input " +
-                          shape_text(x.shape)};
-      Shape out = shape_of(n.output(0));
-      if (out.size() != 4) throw Unsupported{"the output is not 4-D"};
-      std::int64_t sr, sc, pr, pc;
-      pads_and_strides(n, x.shape, out, w[2], w[3], sr, sc, pr, pc);
-      set(n, g_.conv(x, w[0], w[2], w[3], sr, sc, pr, pc, 0, n.name()));
+      map_conv(n, x);
     } else if (op == "MaxPool" || op == "AveragePool") {
-      if (x.rank() != 4) throw Unsupported{"only 2-D pooling (input rank 4) is supported"};
-      if (n.output_size() > 1 && !n.output(1).empty()) throw Unsupported{"pooling indices output"};
-      auto k = ints_attr(n, "kernel_shape");
-      if (k.size() != 2) throw Unsupported{"kernel_shape must have two entries"};
-      Shape out = shape_of(n.output(0));
-      if (out.size() != 4) throw Unsupported{"the output is not 4-D"};
-      std::int64_t sr, sc, pr, pc;
-      pads_and_strides(n, x.shape, out, k[0], k[1], sr, sc, pr, pc);
-      set(n, g_.pooling(x, k[0], k[1], sr, sc, pr, pc, n.name()));
+      map_pooling(n, x);
     } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
-      if (x.rank() < 3) throw Unsupported{"expects (N, C, spatial...)"};
-      std::vector<int> axes;
-      for (int i = 2; i < x.rank(); ++i) axes.push_back(i);
-      set(n, g_.reduce_mean(x, axes, n.name(), true));
+      map_global_pooling(n, x);
     } else if (op == "ReduceMean" || op == "ReduceSum") {
-      std::vector<std::int64_t> axes = ints_attr(n, "axes");
-      if (axes.empty() && n.input_size() > 1) axes = values_[n.input(1)];
-      if (axes.empty()) throw Unsupported{"reducing all axes is not supported"};
-      set(n,
-          g_.reduce_mean(x, {axes.begin(), axes.end()}, n.name(), int_attr(n, "keepdims", 1) != 0));
+      map_reduce(n, x);
     } else if (op == "Gemm") {
-      if (int_attr(n, "transA", 0) != 0) throw Unsupported{"transA is not supported"};
-      if (acts.size() != 1 || acts[0] != n.input(0) || !is_constant(n.input(1)))
-        throw Unsupported{"only activation × constant weight is supported"};
-      Shape w = shape_of(n.input(1));
-      if (w.size() != 2) throw Unsupported{"the weight " + shape_text(w) + " is not 2-D"};
-      std::int64_t units = int_attr(n, "transB", 0) ? w[0] : w[1];
-      set(n, g_.fully_connected(x, units, 0, n.name()));
+      map_gemm(n, acts, x);
     } else if (op == "MatMul") {
-      bool a_const = is_constant(n.input(0)), b_const = is_constant(n.input(1));
-      Shape sa = a_const ? shape_of(n.input(0)) : act(n.input(0)).shape;
-      Shape sb = b_const ? shape_of(n.input(1)) : act(n.input(1)).shape;
-      if (b_const && sb.size() == 2 && !a_const) {
-        set(n, g_.fully_connected(x, sb[1], 0, n.name()));
-      } else {
-        if (sa.size() != sb.size() || sa.size() < 2)
-          throw Unsupported{"broadcasting MatMul of " + shape_text(sa) + " and " + shape_text(sb)};
-        static const std::string letters = "abcdefghij";
-        std::size_t r = sa.size();
-        if (r > 7) throw Unsupported{"rank above 7"};
-        std::string batch = letters.substr(0, r - 2);
-        std::string eq = batch + "xy," + batch + "yz->" + batch + "xz";
-        OpTensor ta = a_const ? g_.input(sa) : act(n.input(0));
-        OpTensor tb = b_const ? g_.input(sb) : act(n.input(1));
-        set(n, g_.einsum(eq, ta, tb, 0, n.name()));
-      }
+      map_matmul(n, x);
     } else if (op == "Einsum") {
-      if (n.input_size() != 2) throw Unsupported{"only two-operand einsums are supported"};
-      std::string eq;
-      for (char c : string_attr(n, "equation"))
-        if (c != ' ') eq += c;
-      if (eq.find("...") != std::string::npos)
-        throw Unsupported{"ellipsis einsums are not supported"};
-      OpTensor ta = is_constant(n.input(0)) ? g_.input(shape_of(n.input(0))) : act(n.input(0));
-      OpTensor tb = is_constant(n.input(1)) ? g_.input(shape_of(n.input(1))) : act(n.input(1));
-      set(n, g_.einsum(eq, ta, tb, 0, n.name()));
+      map_einsum(n);
     } else if (op == "BatchNormalization") {
       if (n.output_size() > 1) {
         for (int i = 1; i < n.output_size(); ++i)
@@ -490,34 +407,11 @@ class Reader {
         p.assign(perm.begin(), perm.end());
       set(n, g_.transpose(x, p, n.name()));
     } else if (op == "Concat") {
-      if (acts.size() != static_cast<std::size_t>(n.input_size()))
-        throw Unsupported{"concatenating constants with activations is not supported"};
-      std::vector<OpTensor> xs;
-      for (const auto& a : acts) xs.push_back(act(a));
-      set(n, g_.concat(xs, static_cast<int>(int_attr(n, "axis", 0)), n.name()));
+      map_concat(n, acts);
     } else if (op == "Split") {
-      int axis = static_cast<int>(int_attr(n, "axis", 0));
-      auto sizes = ints_attr(n, "split");
-      if (sizes.empty() && n.input_size() > 1 && !n.input(1).empty()) sizes = values_[n.input(1)];
-      if (sizes.empty()) {
-        for (int i = 0; i < n.output_size(); ++i) {
-          Shape s = shape_of(n.output(i));
-          int a = axis < 0 ? axis + x.rank() : axis;
-          if (a < 0 || a >= static_cast<int>(s.size())) throw Unsupported{"axis out of range"};
-          sizes.push_back(s[a]);
-        }
-      }
-      if (static_cast<int>(sizes.size()) != n.output_size())
-        throw Unsupported{
-            fmt::format("{} split sizes for {} outputs", sizes.size(), n.output_size())};
-      auto outs = g_.split(x, axis, sizes, n.name());
-      for (int i = 0; i < n.output_size(); ++i) set(n, outs[i], i);
+      map_split(n, x);
     } else if (op == "Gather") {
-      if (int_attr(n, "axis", 0) != 0 || !is_constant(n.input(0)) || is_constant(n.input(1)))
-        throw Unsupported{"only embedding lookups (constant table, activation indices, axis 0)"};
-      Shape table = shape_of(n.input(0));
-      if (table.size() != 2) throw Unsupported{"the embedding table must be 2-D"};
-      set(n, g_.embedding(x, table[0], table[1], n.name()));
+      map_gather(n, x);
     } else {
       throw Unsupported{
           "operator type not supported (supported: Conv, MaxPool, AveragePool, "
@@ -526,6 +420,162 @@ class Reader {
           "Reshape/Flatten/Squeeze/Unsqueeze, Transpose, Concat, Split, "
           "SoftmaxCrossEntropyLoss)"};
     }
+  }
+
+  void map_unary(const onnx::NodeProto& n) {
+    // Input 0 is the data; further inputs (Clip bounds, Dropout ratio) are parameters.
+    if (is_constant(n.input(0))) {
+      for (const auto& o : n.output()) constants_.insert(o);
+      return;
+    }
+    set(n, g_.elementwise({act(n.input(0))}, 0, n.name()));
+    for (int i = 1; i < n.output_size(); ++i)
+      if (!n.output(i).empty()) constants_.insert(n.output(i));  // Dropout's mask
+  }
+
+  void map_binary(const onnx::NodeProto& n, const std::vector<std::string>& acts,
+                  const OpTensor& x) {
+    Shape out = x.shape;
+    if (shapes_.count(n.output(0)))
+      out = shapes_.at(n.output(0));
+    else if (acts.size() == 2 && act(acts[1]).rank() > x.rank())
+      out = act(acts[1]).shape;
+    if (acts.size() == 1) {
+      if (x.shape != out)
+        throw Unsupported{"a constant operand broadcasts the activation " + shape_text(x.shape) +
+                          " to " + shape_text(out)};
+      set(n, g_.elementwise({x}, 0, n.name()));
+    } else if (acts.size() == 2) {
+      const OpTensor& y = act(acts[1]);
+      if (x.shape == out)
+        set(n, g_.elementwise({x, y}, 0, n.name()));
+      else if (y.shape == out)
+        set(n, g_.elementwise({y, x}, 0, n.name()));
+      else
+        throw Unsupported{"both operands broadcast"};
+    } else {
+      throw Unsupported{"more than two activation operands"};
+    }
+  }
+
+  void map_conv(const onnx::NodeProto& n, const OpTensor& x) {
+    if (x.rank() != 4) throw Unsupported{"only 2-D convolutions (input rank 4) are supported"};
+    if (int_attr(n, "group", 1) != 1) throw Unsupported{"grouped convolutions are not supported"};
+    if (n.input_size() < 2 || !is_constant(n.input(1)))
+      throw Unsupported{"the filter must be a constant"};
+    Shape w = shape_of(n.input(1));
+    if (w.size() != 4 || w[1] != x.shape[1])
+      throw Unsupported{"the filter " + shape_text(w) + " does not fit the input " +
+                        shape_text(x.shape)};
+    Shape out = shape_of(n.output(0));
+    if (out.size() != 4) throw Unsupported{"the output is not 4-D"};
+    std::int64_t sr, sc, pr, pc;
+    pads_and_strides(n, x.shape, out, w[2], w[3], sr, sc, pr, pc);
+    set(n, g_.conv(x, w[0], w[2], w[3], sr, sc, pr, pc, 0, n.name()));
+  }
+
+  void map_pooling(const onnx::NodeProto& n, const OpTensor& x) {
+    if (x.rank() != 4) throw Unsupported{"only 2-D pooling (input rank 4) is supported"};
+    if (n.output_size() > 1 && !n.output(1).empty()) throw Unsupported{"pooling indices output"};
+    auto k = ints_attr(n, "kernel_shape");
+    if (k.size() != 2) throw Unsupported{"kernel_shape must have two entries"};
+    Shape out = shape_of(n.output(0));
+    if (out.size() != 4) throw Unsupported{"the output is not 4-D"};
+    std::int64_t sr, sc, pr, pc;
+    pads_and_strides(n, x.shape, out, k[0], k[1], sr, sc, pr, pc);
+    set(n, g_.pooling(x, k[0], k[1], sr, sc, pr, pc, n.name()));
+  }
+
+  void map_global_pooling(const onnx::NodeProto& n, const OpTensor& x) {
+    if (x.rank() < 3) throw Unsupported{"expects (N, C, spatial...)"};
+    std::vector<int> axes;
+    for (int i = 2; i < x.rank(); ++i) axes.push_back(i);
+    set(n, g_.reduce_mean(x, axes, n.name(), true));
+  }
+
+  void map_reduce(const onnx::NodeProto& n, const OpTensor& x) {
+    std::vector<std::int64_t> axes = ints_attr(n, "axes");
+    if (axes.empty() && n.input_size() > 1) axes = values_[n.input(1)];
+    if (axes.empty()) throw Unsupported{"reducing all axes is not supported"};
+    set(n,
+        g_.reduce_mean(x, {axes.begin(), axes.end()}, n.name(), int_attr(n, "keepdims", 1) != 0));
+  }
+
+  void map_gemm(const onnx::NodeProto& n, const std::vector<std::string>& acts, const OpTensor& x) {
+    if (int_attr(n, "transA", 0) != 0) throw Unsupported{"transA is not supported"};
+    if (acts.size() != 1 || acts[0] != n.input(0) || !is_constant(n.input(1)))
+      throw Unsupported{"only activation × constant weight is supported"};
+    Shape w = shape_of(n.input(1));
+    if (w.size() != 2) throw Unsupported{"the weight " + shape_text(w) + " is not 2-D"};
+    std::int64_t units = int_attr(n, "transB", 0) ? w[0] : w[1];
+    set(n, g_.fully_connected(x, units, 0, n.name()));
+  }
+
+  void map_matmul(const onnx::NodeProto& n, const OpTensor& x) {
+    bool a_const = is_constant(n.input(0)), b_const = is_constant(n.input(1));
+    Shape sa = a_const ? shape_of(n.input(0)) : act(n.input(0)).shape;
+    Shape sb = b_const ? shape_of(n.input(1)) : act(n.input(1)).shape;
+    if (b_const && sb.size() == 2 && !a_const) {
+      set(n, g_.fully_connected(x, sb[1], 0, n.name()));
+    } else {
+      if (sa.size() != sb.size() || sa.size() < 2)
+        throw Unsupported{"broadcasting MatMul of " + shape_text(sa) + " and " + shape_text(sb)};
+      static const std::string letters = "abcdefghij";
+      std::size_t r = sa.size();
+      if (r > 7) throw Unsupported{"rank above 7"};
+      std::string batch = letters.substr(0, r - 2);
+      std::string eq = batch + "xy," + batch + "yz->" + batch + "xz";
+      OpTensor ta = a_const ? g_.input(sa) : act(n.input(0));
+      OpTensor tb = b_const ? g_.input(sb) : act(n.input(1));
+      set(n, g_.einsum(eq, ta, tb, 0, n.name()));
+    }
+  }
+
+  void map_einsum(const onnx::NodeProto& n) {
+    if (n.input_size() != 2) throw Unsupported{"only two-operand einsums are supported"};
+    std::string eq;
+    for (char c : string_attr(n, "equation"))
+      if (c != ' ') eq += c;
+    if (eq.find("...") != std::string::npos)
+      throw Unsupported{"ellipsis einsums are not supported"};
+    OpTensor ta = is_constant(n.input(0)) ? g_.input(shape_of(n.input(0))) : act(n.input(0));
+    OpTensor tb = is_constant(n.input(1)) ? g_.input(shape_of(n.input(1))) : act(n.input(1));
+    set(n, g_.einsum(eq, ta, tb, 0, n.name()));
+  }
+
+  void map_concat(const onnx::NodeProto& n, const std::vector<std::string>& acts) {
+    if (acts.size() != static_cast<std::size_t>(n.input_size()))
+      throw Unsupported{"concatenating constants with activations is not supported"};
+    std::vector<OpTensor> xs;
+    for (const auto& a : acts) xs.push_back(act(a));
+    set(n, g_.concat(xs, static_cast<int>(int_attr(n, "axis", 0)), n.name()));
+  }
+
+  void map_split(const onnx::NodeProto& n, const OpTensor& x) {
+    int axis = static_cast<int>(int_attr(n, "axis", 0));
+    auto sizes = ints_attr(n, "split");
+    if (sizes.empty() && n.input_size() > 1 && !n.input(1).empty()) sizes = values_[n.input(1)];
+    if (sizes.empty()) {
+      for (int i = 0; i < n.output_size(); ++i) {
+        Shape s = shape_of(n.output(i));
+        int a = axis < 0 ? axis + x.rank() : axis;
+        if (a < 0 || a >= static_cast<int>(s.size())) throw Unsupported{"axis out of range"};
+        sizes.push_back(s[a]);
+      }
+    }
+    if (static_cast<int>(sizes.size()) != n.output_size())
+      throw Unsupported{
+          fmt::format("{} split sizes for {} outputs", sizes.size(), n.output_size())};
+    auto outs = g_.split(x, axis, sizes, n.name());
+    for (int i = 0; i < n.output_size(); ++i) set(n, outs[i], i);
+  }
+
+  void map_gather(const onnx::NodeProto& n, const OpTensor& x) {
+    if (int_attr(n, "axis", 0) != 0 || !is_constant(n.input(0)) || is_constant(n.input(1)))
+      throw Unsupported{"only embedding lookups (constant table, activation indices, axis 0)"};
+    Shape table = shape_of(n.input(0));
+    if (table.size() != 2) throw Unsupported{"the embedding table must be 2-D"};
+    set(n, g_.embedding(x, table[0], table[1], n.name()));
   }
 
   std::string path_;
