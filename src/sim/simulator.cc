@@ -20,9 +20,7 @@ namespace {
 
 enum class State { kWaiting, kLatency, kOnLink, kFixed, kDone };
 
-}  // namespace
-
-Result simulate(const Program& p) {
+void check(const Program& p) {
   const int n = static_cast<int>(p.tasks.size());
   const int devices = static_cast<int>(p.devices.size());
   const int streams = static_cast<int>(p.streams.size());
@@ -39,27 +37,68 @@ Result simulate(const Program& p) {
       if (d < 0 || d >= n)
         bad(fmt::format("task {} ({}) depends on task {}, which does not exist", i, t.name, d));
   }
+}
+
+// The event loop's state: each (device, stream) queue in program order with its head, each
+// task's state and times, the transfers on each link, the memory each device holds.
+class Engine {
+ public:
+  explicit Engine(const Program& program);
+  Result run();
+
+ private:
+  void memory_change(int device, double delta, double now);
+  /// Starts every stream head whose dependencies are done.
+  void start_ready();
+  [[noreturn]] void deadlock() const;
+  /// Promotes transfers whose latency has passed; the time of the next event.
+  double next_event();
+  /// Drains the links up to `next`, then finishes what ends there.
+  void advance_to(double next);
+
+  const Program& p;
+  const int n, devices, streams;
+  std::vector<std::vector<int>> queue;
+  std::vector<std::size_t> head;
+  std::vector<bool> busy;
+  std::vector<State> state;
+  std::vector<double> start, end, remaining;
+  std::vector<int> waiting_on;
+  std::vector<std::vector<int>> dependents;
+  std::vector<int> on_link;
+  std::vector<double> held;
+  std::vector<int> running;  // task ids, kept sorted for determinism
+  int done = 0;
+  double now = 0;
+  Result r;
+};
+
+Engine::Engine(const Program& program)
+    : p(program),
+      n(static_cast<int>(program.tasks.size())),
+      devices(static_cast<int>(program.devices.size())),
+      streams(static_cast<int>(program.streams.size())),
+      queue(static_cast<std::size_t>(devices * streams)),
+      head(queue.size(), 0),
+      busy(queue.size(), false),
+      state(static_cast<std::size_t>(n), State::kWaiting),
+      start(static_cast<std::size_t>(n), 0),
+      end(static_cast<std::size_t>(n), 0),
+      remaining(static_cast<std::size_t>(n), 0),
+      waiting_on(static_cast<std::size_t>(n), 0),
+      dependents(static_cast<std::size_t>(n)),
+      on_link(program.links.size(), 0),
+      held(static_cast<std::size_t>(devices), 0) {
   // Program order per (device, stream).
-  std::vector<std::vector<int>> queue(static_cast<std::size_t>(devices * streams));
   for (int i = 0; i < n; ++i) {
     const Task& t = p.tasks[static_cast<std::size_t>(i)];
     queue[static_cast<std::size_t>(t.device * streams + t.stream)].push_back(i);
   }
-  std::vector<std::size_t> head(queue.size(), 0);
-  std::vector<bool> busy(queue.size(), false);
-  std::vector<State> state(static_cast<std::size_t>(n), State::kWaiting);
-  std::vector<double> start(static_cast<std::size_t>(n), 0), end(static_cast<std::size_t>(n), 0),
-      remaining(static_cast<std::size_t>(n), 0);
-  std::vector<int> waiting_on(static_cast<std::size_t>(n), 0);
-  std::vector<std::vector<int>> dependents(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     for (int d : p.tasks[static_cast<std::size_t>(i)].after) {
       ++waiting_on[static_cast<std::size_t>(i)];
       dependents[static_cast<std::size_t>(d)].push_back(i);
     }
-  std::vector<int> on_link(p.links.size(), 0);
-  std::vector<double> held(static_cast<std::size_t>(devices), 0);
-  Result r;
   r.devices.resize(static_cast<std::size_t>(devices));
   r.timeline.devices = p.devices;
   r.timeline.streams = p.streams;
@@ -72,115 +111,126 @@ Result simulate(const Program& p) {
         {0, held[static_cast<std::size_t>(d)]});
     r.devices[static_cast<std::size_t>(d)].peak_bytes = held[static_cast<std::size_t>(d)];
   }
-  auto memory_change = [&](int device, double delta, double now) {
-    auto& h = held[static_cast<std::size_t>(device)];
-    h += delta;
-    auto& samples = r.timeline.memory[static_cast<std::size_t>(device)];
-    if (samples.back().time_s == now)
-      samples.back().bytes = h;
-    else
-      samples.push_back({now, h});
-    auto& peak = r.devices[static_cast<std::size_t>(device)].peak_bytes;
-    peak = std::max(peak, h);
-  };
+}
 
-  std::vector<int> running;  // task ids, kept sorted for determinism
-  int done = 0;
-  double now = 0;
+void Engine::memory_change(int device, double delta, double at) {
+  auto& h = held[static_cast<std::size_t>(device)];
+  h += delta;
+  auto& samples = r.timeline.memory[static_cast<std::size_t>(device)];
+  if (samples.back().time_s == at)
+    samples.back().bytes = h;
+  else
+    samples.push_back({at, h});
+  auto& peak = r.devices[static_cast<std::size_t>(device)].peak_bytes;
+  peak = std::max(peak, h);
+}
+
+void Engine::start_ready() {
+  // Start every ready stream head.
+  for (std::size_t q = 0; q < queue.size(); ++q) {
+    if (busy[q] || head[q] >= queue[q].size()) continue;
+    const int i = queue[q][head[q]];
+    if (waiting_on[static_cast<std::size_t>(i)] > 0) continue;
+    const Task& t = p.tasks[static_cast<std::size_t>(i)];
+    busy[q] = true;
+    start[static_cast<std::size_t>(i)] = now;
+    if (t.allocate_bytes != 0) memory_change(t.device, t.allocate_bytes, now);
+    if (t.link >= 0 && t.bytes > 0) {
+      state[static_cast<std::size_t>(i)] = State::kLatency;
+      end[static_cast<std::size_t>(i)] = now + t.duration_s;
+      remaining[static_cast<std::size_t>(i)] = t.bytes;
+    } else {
+      state[static_cast<std::size_t>(i)] = State::kFixed;
+      end[static_cast<std::size_t>(i)] = now + t.duration_s;
+    }
+    running.insert(std::upper_bound(running.begin(), running.end(), i), i);
+  }
+}
+
+void Engine::deadlock() const {
+  const int stuck = [&] {
+    for (std::size_t q = 0; q < queue.size(); ++q)
+      if (head[q] < queue[q].size()) return queue[q][head[q]];
+    return -1;
+  }();
+  throw Error(ErrorKind::kInternal, "simulation",
+              fmt::format("the program deadlocks: task {} ({}) waits for tasks that cannot finish "
+                          "(a dependency cycle or one against a stream's order)",
+                          stuck, stuck >= 0 ? p.tasks[static_cast<std::size_t>(stuck)].name : ""));
+}
+
+double Engine::next_event() {
+  double next = std::numeric_limits<double>::infinity();
+  // Promote transfers whose latency has passed; find the next event.
+  for (int i : running) {
+    const auto s = state[static_cast<std::size_t>(i)];
+    const Task& t = p.tasks[static_cast<std::size_t>(i)];
+    if (s == State::kLatency && end[static_cast<std::size_t>(i)] <= now) {
+      state[static_cast<std::size_t>(i)] = State::kOnLink;
+      ++on_link[static_cast<std::size_t>(t.link)];
+    }
+  }
+  for (int i : running) {
+    const auto s = state[static_cast<std::size_t>(i)];
+    const Task& t = p.tasks[static_cast<std::size_t>(i)];
+    if (s == State::kOnLink) {
+      const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
+                          on_link[static_cast<std::size_t>(t.link)];
+      next = std::min(next, now + remaining[static_cast<std::size_t>(i)] / rate);
+    } else {
+      next = std::min(next, end[static_cast<std::size_t>(i)]);
+    }
+  }
+  return next;
+}
+
+void Engine::advance_to(double next) {
+  const double dt = next - now;
+  std::vector<int> finished;
+  for (int i : running) {
+    const Task& t = p.tasks[static_cast<std::size_t>(i)];
+    auto& s = state[static_cast<std::size_t>(i)];
+    if (s == State::kOnLink) {
+      const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
+                          on_link[static_cast<std::size_t>(t.link)];
+      double& left = remaining[static_cast<std::size_t>(i)];
+      const bool ends = now + left / rate <= next;  // this transfer drains by `next`
+      left -= rate * dt;
+      if (ends || left <= 1e-9 * t.bytes) finished.push_back(i);
+    } else if (s != State::kLatency && end[static_cast<std::size_t>(i)] <= next) {
+      finished.push_back(i);
+    }
+  }
+  now = next;
+  for (int i : finished) {
+    const Task& t = p.tasks[static_cast<std::size_t>(i)];
+    if (state[static_cast<std::size_t>(i)] == State::kOnLink)
+      --on_link[static_cast<std::size_t>(t.link)];
+    state[static_cast<std::size_t>(i)] = State::kDone;
+    end[static_cast<std::size_t>(i)] = now;
+    ++done;
+    if (t.free_bytes != 0) memory_change(t.device, -t.free_bytes, now);
+    const std::size_t q = static_cast<std::size_t>(t.device * streams + t.stream);
+    busy[q] = false;
+    ++head[q];
+    for (int d : dependents[static_cast<std::size_t>(i)]) --waiting_on[static_cast<std::size_t>(d)];
+    if (t.stream < p.busy_streams)
+      r.devices[static_cast<std::size_t>(t.device)].busy_s +=
+          now - start[static_cast<std::size_t>(i)];
+    r.timeline.events.push_back({t.device, t.stream, t.name, t.phase, t.stage, t.microbatch,
+                                 start[static_cast<std::size_t>(i)], now});
+  }
+  running.erase(
+      std::remove_if(running.begin(), running.end(),
+                     [&](int i) { return state[static_cast<std::size_t>(i)] == State::kDone; }),
+      running.end());
+}
+
+Result Engine::run() {
   while (done < n) {
-    // Start every ready stream head.
-    for (std::size_t q = 0; q < queue.size(); ++q) {
-      if (busy[q] || head[q] >= queue[q].size()) continue;
-      const int i = queue[q][head[q]];
-      if (waiting_on[static_cast<std::size_t>(i)] > 0) continue;
-      const Task& t = p.tasks[static_cast<std::size_t>(i)];
-      busy[q] = true;
-      start[static_cast<std::size_t>(i)] = now;
-      if (t.allocate_bytes != 0) memory_change(t.device, t.allocate_bytes, now);
-      if (t.link >= 0 && t.bytes > 0) {
-        state[static_cast<std::size_t>(i)] = State::kLatency;
-        end[static_cast<std::size_t>(i)] = now + t.duration_s;
-        remaining[static_cast<std::size_t>(i)] = t.bytes;
-      } else {
-        state[static_cast<std::size_t>(i)] = State::kFixed;
-        end[static_cast<std::size_t>(i)] = now + t.duration_s;
-      }
-      running.insert(std::upper_bound(running.begin(), running.end(), i), i);
-    }
-    if (running.empty()) {
-      const int stuck = [&] {
-        for (std::size_t q = 0; q < queue.size(); ++q)
-          if (head[q] < queue[q].size()) return queue[q][head[q]];
-        return -1;
-      }();
-      throw Error(
-          ErrorKind::kInternal, "simulation",
-          fmt::format("the program deadlocks: task {} ({}) waits for tasks that cannot finish "
-                      "(a dependency cycle or one against a stream's order)",
-                      stuck, stuck >= 0 ? p.tasks[static_cast<std::size_t>(stuck)].name : ""));
-    }
-    // Promote transfers whose latency has passed; find the next event.
-    double next = std::numeric_limits<double>::infinity();
-    for (int i : running) {
-      const auto s = state[static_cast<std::size_t>(i)];
-      const Task& t = p.tasks[static_cast<std::size_t>(i)];
-      if (s == State::kLatency && end[static_cast<std::size_t>(i)] <= now) {
-        state[static_cast<std::size_t>(i)] = State::kOnLink;
-        ++on_link[static_cast<std::size_t>(t.link)];
-      }
-    }
-    for (int i : running) {
-      const auto s = state[static_cast<std::size_t>(i)];
-      const Task& t = p.tasks[static_cast<std::size_t>(i)];
-      if (s == State::kOnLink) {
-        const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
-                            on_link[static_cast<std::size_t>(t.link)];
-        next = std::min(next, now + remaining[static_cast<std::size_t>(i)] / rate);
-      } else {
-        next = std::min(next, end[static_cast<std::size_t>(i)]);
-      }
-    }
-    // Drain the links up to `next`, then finish what ends there.
-    const double dt = next - now;
-    std::vector<int> finished;
-    for (int i : running) {
-      const Task& t = p.tasks[static_cast<std::size_t>(i)];
-      auto& s = state[static_cast<std::size_t>(i)];
-      if (s == State::kOnLink) {
-        const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
-                            on_link[static_cast<std::size_t>(t.link)];
-        double& left = remaining[static_cast<std::size_t>(i)];
-        const bool ends = now + left / rate <= next;  // this transfer drains by `next`
-        left -= rate * dt;
-        if (ends || left <= 1e-9 * t.bytes) finished.push_back(i);
-      } else if (s != State::kLatency && end[static_cast<std::size_t>(i)] <= next) {
-        finished.push_back(i);
-      }
-    }
-    now = next;
-    for (int i : finished) {
-      const Task& t = p.tasks[static_cast<std::size_t>(i)];
-      if (state[static_cast<std::size_t>(i)] == State::kOnLink)
-        --on_link[static_cast<std::size_t>(t.link)];
-      state[static_cast<std::size_t>(i)] = State::kDone;
-      end[static_cast<std::size_t>(i)] = now;
-      ++done;
-      if (t.free_bytes != 0) memory_change(t.device, -t.free_bytes, now);
-      const std::size_t q = static_cast<std::size_t>(t.device * streams + t.stream);
-      busy[q] = false;
-      ++head[q];
-      for (int d : dependents[static_cast<std::size_t>(i)])
-        --waiting_on[static_cast<std::size_t>(d)];
-      if (t.stream < p.busy_streams)
-        r.devices[static_cast<std::size_t>(t.device)].busy_s +=
-            now - start[static_cast<std::size_t>(i)];
-      r.timeline.events.push_back({t.device, t.stream, t.name, t.phase, t.stage, t.microbatch,
-                                   start[static_cast<std::size_t>(i)], now});
-    }
-    running.erase(
-        std::remove_if(running.begin(), running.end(),
-                       [&](int i) { return state[static_cast<std::size_t>(i)] == State::kDone; }),
-        running.end());
+    start_ready();
+    if (running.empty()) deadlock();
+    advance_to(next_event());
   }
   r.makespan_s = now;
   std::stable_sort(
@@ -191,6 +241,13 @@ Result simulate(const Program& p) {
   for (const auto& d : r.devices) busy_total += d.busy_s;
   r.bubble_fraction = devices > 0 && now > 0 ? 1 - busy_total / (devices * now) : 0;
   return r;
+}
+
+}  // namespace
+
+Result simulate(const Program& p) {
+  check(p);
+  return Engine(p).run();
 }
 
 }  // namespace paraplan::sim
