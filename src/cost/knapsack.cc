@@ -107,16 +107,19 @@ std::vector<char> best_upgrades(const std::vector<Upgrade>& xs, double room, dou
   return chosen;
 }
 
-}  // namespace
-
-KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& items,
-                              double capacity, double cutoff) {
-  const int n = static_cast<int>(items.size());
-  KnapsackResult result;
-  // Per item: the cheapest option (ties: lighter) and the lightest (ties: cheaper).
-  std::vector<int> cheap(n), lean(n);
+// Per item: the cheapest option (ties: lighter) and the lightest (ties: cheaper), their sums,
+// and whether every option is dominated by one of the two (a binary choice per item).
+struct Extremes {
+  std::vector<int> cheap, lean;
   double cheap_weight = 0, cheap_cost = 0, lean_weight = 0, lean_cost = 0;
   bool binary = true;
+};
+
+Extremes extremes(const std::vector<std::vector<KnapsackOption>>& items) {
+  const int n = static_cast<int>(items.size());
+  Extremes ex;
+  ex.cheap.resize(n);
+  ex.lean.resize(n);
   for (int i = 0; i < n; ++i) {
     int c = 0, l = 0;
     const auto& opts = items[i];
@@ -128,98 +131,109 @@ KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& it
           (opts[o].weight == opts[l].weight && opts[o].cost < opts[l].cost))
         l = o;
     }
-    cheap[i] = c;
-    lean[i] = l;
-    cheap_weight += opts[c].weight;
-    cheap_cost += opts[c].cost;
-    lean_weight += opts[l].weight;
-    lean_cost += opts[l].cost;
+    ex.cheap[i] = c;
+    ex.lean[i] = l;
+    ex.cheap_weight += opts[c].weight;
+    ex.cheap_cost += opts[c].cost;
+    ex.lean_weight += opts[l].weight;
+    ex.lean_cost += opts[l].cost;
     for (const auto& x : opts) {
       bool dominated = (x.weight >= opts[c].weight && x.cost >= opts[c].cost) ||
                        (x.weight >= opts[l].weight && x.cost >= opts[l].cost);
-      binary = binary && dominated;
+      ex.binary = ex.binary && dominated;
     }
   }
-  if (cheap_weight <= capacity) {
-    result.cost = cheap_cost;
-    result.choice = cheap;
+  return ex;
+}
+
+// Binary items: everyone lean, then upgrade to the cheap option where room allows (an exact 0/1
+// knapsack over the upgrades, stopped at its root bound when that cannot beat the cutoff).
+KnapsackResult solve_binary(const std::vector<std::vector<KnapsackOption>>& items,
+                            const Extremes& ex, double capacity, double cutoff) {
+  const int n = static_cast<int>(items.size());
+  KnapsackResult result;
+  // Everyone ex.lean, then upgrade to the ex.cheap option where room allows.
+  double room = capacity - ex.lean_weight;
+  std::vector<Upgrade> xs;
+  for (int i = 0; i < n; ++i) {
+    double value = items[i][ex.lean[i]].cost - items[i][ex.cheap[i]].cost;
+    double weight = items[i][ex.cheap[i]].weight - items[i][ex.lean[i]].weight;
+    if (ex.cheap[i] != ex.lean[i] && value > 0 && weight > 0) xs.push_back({value, weight, i});
+  }
+  std::stable_sort(xs.begin(), xs.end(), [](const Upgrade& a, const Upgrade& b) {
+    return a.value * b.weight > b.value * a.weight;
+  });
+  // Root fractional bound: if even it cannot get below the cutoff, stop here.
+  double gain_bound = 0, w = 0;
+  for (const auto& x : xs) {
+    if (w + x.weight <= room) {
+      w += x.weight;
+      gain_bound += x.value;
+    } else {
+      gain_bound += x.value * (room - w) / x.weight;
+      break;
+    }
+  }
+  if (ex.lean_cost - gain_bound >= cutoff) {
+    result.cost = ex.lean_cost - gain_bound;
+    result.exact = false;
     return result;
   }
-  if (lean_weight > capacity) return result;  // nothing fits: +inf, exact
+  double best_gain = 0;
+  std::vector<char> take = best_upgrades(xs, room, ex.lean_cost - cutoff, best_gain);
+  if (best_gain < 0 || ex.lean_cost - best_gain >= cutoff) {
+    result.cost = cutoff;
+    result.exact = false;
+    return result;
+  }
+  result.choice = ex.lean;
+  for (std::size_t j = 0; j < xs.size(); ++j)
+    if (take[j]) result.choice[xs[j].item] = ex.cheap[xs[j].item];
+  result.cost = 0;
+  for (int i = 0; i < n; ++i) result.cost += items[i][result.choice[i]].cost;
+  return result;
+}
 
-  if (binary) {
-    // Everyone lean, then upgrade to the cheap option where room allows.
-    double room = capacity - lean_weight;
-    std::vector<Upgrade> xs;
+// An incumbent from a greedy repair of the all-cheap choice: the option saving weight at the
+// lowest cost per byte, until it fits; infinity when it cannot.
+double greedy_incumbent(const std::vector<std::vector<KnapsackOption>>& items, const Extremes& ex,
+                        double capacity) {
+  const int n = static_cast<int>(items.size());
+  std::vector<int> pick = ex.cheap;
+  double weight = ex.cheap_weight, cost = ex.cheap_cost;
+  while (weight > capacity) {
+    int bi = -1, bo = -1;
+    double best_ratio = std::numeric_limits<double>::infinity();
     for (int i = 0; i < n; ++i) {
-      double value = items[i][lean[i]].cost - items[i][cheap[i]].cost;
-      double weight = items[i][cheap[i]].weight - items[i][lean[i]].weight;
-      if (cheap[i] != lean[i] && value > 0 && weight > 0) xs.push_back({value, weight, i});
-    }
-    std::stable_sort(xs.begin(), xs.end(), [](const Upgrade& a, const Upgrade& b) {
-      return a.value * b.weight > b.value * a.weight;
-    });
-    // Root fractional bound: if even it cannot get below the cutoff, stop here.
-    double gain_bound = 0, w = 0;
-    for (const auto& x : xs) {
-      if (w + x.weight <= room) {
-        w += x.weight;
-        gain_bound += x.value;
-      } else {
-        gain_bound += x.value * (room - w) / x.weight;
-        break;
+      const auto& cur = items[i][pick[i]];
+      for (int o = 0; o < static_cast<int>(items[i].size()); ++o) {
+        double saving = cur.weight - items[i][o].weight;
+        if (saving <= 0) continue;
+        double ratio = (items[i][o].cost - cur.cost) / saving;
+        if (ratio < best_ratio) best_ratio = ratio, bi = i, bo = o;
       }
     }
-    if (lean_cost - gain_bound >= cutoff) {
-      result.cost = lean_cost - gain_bound;
-      result.exact = false;
-      return result;
-    }
-    double best_gain = 0;
-    std::vector<char> take = best_upgrades(xs, room, lean_cost - cutoff, best_gain);
-    if (best_gain < 0 || lean_cost - best_gain >= cutoff) {
-      result.cost = cutoff;
-      result.exact = false;
-      return result;
-    }
-    result.choice = lean;
-    for (std::size_t j = 0; j < xs.size(); ++j)
-      if (take[j]) result.choice[xs[j].item] = cheap[xs[j].item];
-    result.cost = 0;
-    for (int i = 0; i < n; ++i) result.cost += items[i][result.choice[i]].cost;
-    return result;
+    if (bi < 0) break;
+    weight += items[bi][bo].weight - items[bi][pick[bi]].weight;
+    cost += items[bi][bo].cost - items[bi][pick[bi]].cost;
+    pick[bi] = bo;
   }
+  return weight <= capacity ? cost : std::numeric_limits<double>::infinity();
+}
 
-  // General case. Suffix minima of weight and cost: what the remaining items need at least.
+// The general case: a layer-by-layer Pareto frontier of (weight, cost), pruned by what the
+// remaining items need at least and by the incumbent or cutoff.
+KnapsackResult solve_general(const std::vector<std::vector<KnapsackOption>>& items,
+                             const Extremes& ex, double capacity, double cutoff) {
+  const int n = static_cast<int>(items.size());
+  KnapsackResult result;
+  // Suffix minima of weight and cost: what the remaining items need at least.
   std::vector<double> rest_min_weight(n + 1, 0.0), rest_min_cost(n + 1, 0.0);
   for (int i = n - 1; i >= 0; --i) {
-    rest_min_weight[i] = rest_min_weight[i + 1] + items[i][lean[i]].weight;
-    rest_min_cost[i] = rest_min_cost[i + 1] + items[i][cheap[i]].cost;
+    rest_min_weight[i] = rest_min_weight[i + 1] + items[i][ex.lean[i]].weight;
+    rest_min_cost[i] = rest_min_cost[i + 1] + items[i][ex.cheap[i]].cost;
   }
-  // Incumbent from a greedy repair of the all-cheap choice.
-  double incumbent = std::numeric_limits<double>::infinity();
-  {
-    std::vector<int> pick = cheap;
-    double weight = cheap_weight, cost = cheap_cost;
-    while (weight > capacity) {
-      int bi = -1, bo = -1;
-      double best_ratio = std::numeric_limits<double>::infinity();
-      for (int i = 0; i < n; ++i) {
-        const auto& cur = items[i][pick[i]];
-        for (int o = 0; o < static_cast<int>(items[i].size()); ++o) {
-          double saving = cur.weight - items[i][o].weight;
-          if (saving <= 0) continue;
-          double ratio = (items[i][o].cost - cur.cost) / saving;
-          if (ratio < best_ratio) best_ratio = ratio, bi = i, bo = o;
-        }
-      }
-      if (bi < 0) break;
-      weight += items[bi][bo].weight - items[bi][pick[bi]].weight;
-      cost += items[bi][bo].cost - items[bi][pick[bi]].cost;
-      pick[bi] = bo;
-    }
-    if (weight <= capacity) incumbent = cost;
-  }
+  const double incumbent = greedy_incumbent(items, ex, capacity);
   // Slack so that rounding differences between sums never prune the optimum.
   double bound = std::min(incumbent, cutoff);
   bound += 1e-9 * std::abs(bound);
@@ -268,6 +282,22 @@ KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& it
     s = layers[i][s].parent;
   }
   return result;
+}
+
+}  // namespace
+
+KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& items,
+                              double capacity, double cutoff) {
+  const Extremes ex = extremes(items);
+  KnapsackResult result;
+  if (ex.cheap_weight <= capacity) {
+    result.cost = ex.cheap_cost;
+    result.choice = ex.cheap;
+    return result;
+  }
+  if (ex.lean_weight > capacity) return result;  // nothing fits: +inf, exact
+  return ex.binary ? solve_binary(items, ex, capacity, cutoff)
+                   : solve_general(items, ex, capacity, cutoff);
 }
 
 }  // namespace paraplan
