@@ -78,6 +78,9 @@ TEST(ApiPlanTransformer, ResimulationRanksTheFirstKBySimulatedTime) {
   TransformerPlanRequest r = small_transformer();
   const TransformerPlanResult plain = plan_transformer(r);
   ASSERT_EQ(plain.search.top.size(), 6u);
+  ASSERT_EQ(plain.plans.size(), 6u);  // the same top as Plans
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(plain.plans[i].objective, plain.search.top[i].result.iteration_time_s);
   for (double s : plain.simulated_s) EXPECT_EQ(s, -1);
   r.resimulate = 4;
   const TransformerPlanResult ranked = plan_transformer(r);

@@ -158,6 +158,7 @@ TransformerPlanResult plan_transformer(const TransformerPlanRequest& request) {
                             request.cluster.device_types[0].name,
                             format_bytes(request.cluster.device_types[0].memory_bytes)));
   out.simulated_s = resimulate(cost, out.search.top, request.resimulate);
+  for (const LlmCandidate& c : out.search.top) out.plans.push_back(llm_plan(c));
   const TrainingConfig& best = out.search.top[0].config;
   if (request.products.simulation || request.products.report)
     out.simulation = sim::simulate_transformer(cost, best, sim::default_schedule(best));

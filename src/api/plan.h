@@ -115,7 +115,8 @@ struct TransformerPlanRequest {
 };
 
 struct TransformerPlanResult {
-  LlmSearchResult search;           ///< top: fastest first (re-ranked by the simulator, if asked)
+  LlmSearchResult search;   ///< top: fastest first (re-ranked by the simulator, if asked)
+  std::vector<Plan> plans;  ///< the same top as Plans (llm_plan: stages, schedule, training)
   std::vector<double> simulated_s;  ///< per top plan: its simulated iteration, or -1
   /// The best plan Megatron-LM runs (ZeRO ≤ 1), if asked: one of `search.top`, or from a second
   /// search restricted to ZeRO ≤ 1; empty when none fits.

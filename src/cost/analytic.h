@@ -12,6 +12,7 @@
 
 #include "ir/calibration.h"
 #include "ir/cluster.h"
+#include "ir/plan.h"
 #include "ir/training.h"
 #include "ir/transformer.h"
 
@@ -21,17 +22,6 @@ namespace paraplan {
 /// data/vtrain), "H100" and "H200" (the A100 efficiencies with their own memory
 /// bandwidth until measurements exist). Error(kUsage) for another device.
 Calibration default_calibration(const std::string& device);
-
-struct MemoryBreakdown {
-  double weights_bytes = 0;
-  double gradients_bytes = 0;
-  double optimizer_bytes = 0;
-  double activations_bytes = 0;
-  double buffers_bytes = 0;        ///< logits and recomputation working space
-  double fragmentation_bytes = 0;  ///< the allocator's waste on the transient part above
-  double reserved_bytes = 0;       ///< CUDA context, workspaces, NCCL buffers
-  double peak_bytes = 0;           ///< all of the above: what the device must hold
-};
 
 /// One pipeline stage (one device of it) as the model sees it.
 struct StageFigures {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/training.h"
+
 namespace paraplan {
 
 /// One pipeline stage: a contiguous set of layers run by d replicas of t devices each.
@@ -36,11 +38,41 @@ struct LayerSplit {
   double redistribution = 0;  ///< re-laying out its inputs from their producers
 };
 
-/// A complete parallelisation of one model on one cluster.
+/// Memory per device, by what holds it (bytes).
+struct MemoryBreakdown {
+  double weights_bytes = 0;
+  double gradients_bytes = 0;
+  double optimizer_bytes = 0;
+  double activations_bytes = 0;
+  double buffers_bytes = 0;        ///< logits and recomputation working space
+  double fragmentation_bytes = 0;  ///< the allocator's waste on the transient part above
+  double reserved_bytes = 0;       ///< CUDA context, workspaces, NCCL buffers
+  double peak_bytes = 0;           ///< all of the above: what the device must hold
+};
+
+/// The transformer planner's detail (`Plan::training`): every knob the plan trains with, and the
+/// analytic model's breakdown of its iteration.
+struct TrainingPlan {
+  TrainingConfig config;
+  MemoryBreakdown memory;  ///< the stage with the highest peak
+  double tokens_per_s = 0;
+  double tflops_per_device = 0;  ///< model FLOPs per device, in TFLOP/s (10^12 FLOP/s)
+  double mfu = 0;                ///< model FLOPs utilisation, 0..1
+  // The iteration (seconds): pipeline incl. its bubble, the exposed data-parallel gradient
+  // synchronisation, the optimizer step.
+  double pipeline_s = 0, bubble_s = 0, dp_allreduce_s = 0, optimizer_s = 0;
+};
+
+/// A complete parallelisation of one model on one cluster, whichever planner made it: the
+/// stages and their device groups, degrees, per-layer choices, schedule and predicted figures,
+/// plus the planner's own detail in a typed extension (DAPPLE's `speedup` and
+/// `pipeline_replicas`, the intra-op planner's `layer_splits`, the transformer planner's
+/// `training`).
 struct Plan {
   bool feasible = false;
-  std::string planner;            ///< "pipeline" (stages; piper or dapple) or "intra-op" (pase)
-  std::string cost_model;         ///< "piper", "dapple" or "pase"
+  /// "pipeline" (stages; piper or dapple), "intra-op" (pase) or "llm" (analytic)
+  std::string planner;
+  std::string cost_model;         ///< "piper", "dapple", "pase" or "analytic"
   double objective = 0;           ///< the cost model's own figure (lower is better)
   std::optional<double> speedup;  ///< DAPPLE: one device on the whole batch / plan time
   std::string schedule = "1F1B";
@@ -50,6 +82,11 @@ struct Plan {
   std::vector<Stage> stages;
   std::vector<LayerSplit> layer_splits;  ///< intra-operator plans: one per layer
   std::optional<double> step_time_s;     ///< estimated seconds per training step, if known
+  /// Transformer plans: the knobs and the breakdown. Their stages hold the transformer blocks
+  /// (layers 0 .. L − 1) each pipeline stage runs, with tensor_parallel tp and data_parallel dp
+  /// (the stage spans tp × cp × dp devices) and, as inflight_microbatches, the micro-batches
+  /// (interleaved: micro-batch chunks) whose activations it holds at once.
+  std::optional<TrainingPlan> training;
 };
 
 }  // namespace paraplan

@@ -81,6 +81,49 @@ std::vector<T> fixed_or(const std::optional<T>& fixed, std::vector<T> searched) 
 
 bool llm_candidate_before(const LlmCandidate& a, const LlmCandidate& b) { return before(a, b); }
 
+Plan llm_plan(const LlmCandidate& c) {
+  const TrainingConfig& t = c.config;
+  const AnalyticResult& r = c.result;
+  Plan plan;
+  plan.feasible = r.fits;
+  plan.planner = "llm";
+  plan.cost_model = "analytic";
+  plan.objective = r.iteration_time_s;
+  plan.step_time_s = r.iteration_time_s;
+  plan.schedule = t.vpp > 1 ? "interleaved 1F1B" : "1F1B";
+  plan.microbatches = static_cast<int>(t.microbatches());
+  plan.devices_used = t.devices();
+  const int p = t.pp, v = t.vpp, units = plan.microbatches * v;
+  int first = 0;
+  for (int i = 0; i < static_cast<int>(r.stages.size()); ++i) {
+    const StageFigures& f = r.stages[static_cast<std::size_t>(i)];
+    Stage st;
+    for (int l = 0; l < f.layers; ++l) st.layers.push_back(first + l);
+    first += f.layers;
+    st.tensor_parallel = t.tp;
+    st.data_parallel = t.dp;
+    // Megatron-LM's warm-up plus the one in flight (interleaved: in micro-batch chunks).
+    const int warmup = v > 1 ? 2 * (p - i - 1) + (v - 1) * p : p - i - 1;
+    st.inflight_microbatches = std::min(warmup + 1, units);
+    st.time = f.time_per_microbatch_s;
+    st.memory_bytes = f.memory.peak_bytes;
+    plan.stages.push_back(std::move(st));
+  }
+  TrainingPlan detail;
+  detail.config = t;
+  detail.config.stage_layers = r.stage_layers;  // the split priced, even when implicit
+  detail.memory = r.memory;
+  detail.tokens_per_s = r.tokens_per_s;
+  detail.tflops_per_device = r.tflops_per_device;
+  detail.mfu = r.mfu;
+  detail.pipeline_s = r.pipeline_s;
+  detail.bubble_s = r.bubble_s;
+  detail.dp_allreduce_s = r.dp_allreduce_s;
+  detail.optimizer_s = r.optimizer_s;
+  plan.training = std::move(detail);
+  return plan;
+}
+
 std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
                                                const TrainingConfig& config) {
   const AnalyticStagePricer pricer(cost, config);

@@ -44,6 +44,11 @@ struct LlmCandidate {
   AnalyticResult result;
 };
 
+/// The candidate as a Plan (planner "llm", cost model "analytic"): its pipeline stages with their
+/// blocks, degrees, time per micro-batch and memory, the schedule, and the knobs and breakdown
+/// in `Plan::training`.
+Plan llm_plan(const LlmCandidate& candidate);
+
 struct LlmSearchResult {
   std::vector<LlmCandidate> top;       ///< fastest first; only configurations that fit
   std::vector<LlmCandidate> frontier;  ///< with settings.frontier: non-dominated, fastest first

@@ -225,6 +225,49 @@ TEST(LlmSearch, FixedKnobsAreKeptAndTopIsSorted) {
   EXPECT_THROW(search_llm(cost, s), Error);
 }
 
+TEST(LlmSearch, EveryCandidateIsAPlanWithItsStagesAndKnobs) {
+  auto cost = model_on("llama3-70b", "dgx-h100", 256);
+  LlmSearchSettings s;
+  s.devices = 256;
+  s.global_batch = 512;
+  s.seq_len = 4096;
+  s.top_k = 20;
+  const LlmSearchResult r = search_llm(cost, s);
+  ASSERT_FALSE(r.top.empty());
+  bool interleaved = false;
+  for (const LlmCandidate& c : r.top) {
+    const Plan plan = llm_plan(c);
+    const TrainingConfig& t = c.config;
+    EXPECT_EQ(plan.planner, "llm");
+    EXPECT_TRUE(plan.feasible);
+    EXPECT_EQ(plan.objective, c.result.iteration_time_s);
+    EXPECT_EQ(plan.devices_used, t.devices());
+    EXPECT_EQ(plan.microbatches, t.microbatches());
+    ASSERT_EQ(static_cast<int>(plan.stages.size()), t.pp);
+    int next = 0;
+    double fullest = 0;
+    for (int i = 0; i < t.pp; ++i) {
+      const Stage& st = plan.stages[static_cast<std::size_t>(i)];
+      for (int l : st.layers) EXPECT_EQ(l, next++);  // contiguous blocks, in order
+      EXPECT_EQ(st.tensor_parallel, t.tp);
+      EXPECT_EQ(st.data_parallel, t.dp);
+      // 1F1B: stage i holds min(pp - i, m) micro-batches; the last stage one.
+      if (t.vpp == 1) {
+        EXPECT_EQ(st.inflight_microbatches, std::min<std::int64_t>(t.pp - i, t.microbatches()));
+      }
+      fullest = std::max(fullest, st.memory_bytes);
+    }
+    EXPECT_EQ(next, static_cast<int>(cost.model().num_layers));
+    ASSERT_TRUE(plan.training);
+    EXPECT_EQ(plan.training->memory.peak_bytes, fullest);
+    EXPECT_EQ(plan.training->config.tp, t.tp);
+    EXPECT_EQ(plan.training->config.stage_layers, c.result.stage_layers);
+    interleaved = interleaved || t.vpp > 1;
+    EXPECT_EQ(plan.schedule, t.vpp > 1 ? "interleaved 1F1B" : "1F1B");
+  }
+  EXPECT_TRUE(interleaved) << "the top 20 should include an interleaved plan";
+}
+
 TEST(LlmSearch, MixtureOfExpertsSearchesExpertParallelism) {
   auto cost = model_on("mixtral-8x7b", "dgx-h100", 64);
   LlmSearchSettings s;
