@@ -8,6 +8,7 @@
 
 #include "api/evaluate.h"
 #include "api/inputs.h"
+#include "api/results_json.h"
 #include "cli/transformer_common.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
@@ -71,7 +72,7 @@ int run(const EvaluateArgs& a) {
   const MemoryBreakdown& m = r.memory;
   const DeviceType& device = cluster.device_types[0];
   if (a.json) {
-    io::Json j = priced_json(t, r, devices);
+    io::Json j = api::priced_json(t, r, devices);
     j["model"] = model.name;
     j["cluster"] = a.cluster;
     j["memory"]["device_memory_bytes"] = device.memory_bytes;

@@ -9,6 +9,7 @@
 
 #include "api/frontier.h"
 #include "api/inputs.h"
+#include "api/results_json.h"
 #include "cli/flags.h"
 #include "cli/progress.h"
 #include "cli/transformer_common.h"
@@ -85,30 +86,7 @@ int run_pipeline(const FrontierArgs& a) {
                                                "time per sample (Piper's objective)"));
   }
   if (a.json) {
-    io::Json points = io::Json::array();
-    for (const auto& p : f.points) {
-      io::Json stages = io::Json::array();
-      for (const auto& st : p.plan.stages)
-        stages.push_back({{"layers", st.layers.size()},
-                          {"data_parallel", st.data_parallel},
-                          {"tensor_parallel", st.tensor_parallel},
-                          {"memory_bytes", st.memory_bytes}});
-      points.push_back({{"objective", p.objectives.time_s},
-                        {"peak_memory_bytes", p.objectives.peak_bytes},
-                        {"devices_used", p.objectives.devices},
-                        {"stages", stages}});
-    }
-    std::cout << io::Json{{"model", model.name},
-                          {"cost_model", "piper"},
-                          {"objectives", {"objective", "peak_memory_bytes", "devices_used"}},
-                          {"points", points},
-                          {"search",
-                           {{"planner_runs", f.solves},
-                            {"seconds", seconds},
-                            {"memory_step", a.memory_step},
-                            {"truncated", f.truncated}}}}
-                     .dump(2)
-              << "\n";
+    std::cout << api::pipeline_frontier_json(request, found).dump(2) << "\n";
     return 0;
   }
   std::cout << fmt::format(
@@ -144,26 +122,14 @@ int run(const FrontierArgs& a) {
   LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
   TerminalProgress progress(a.quiet);
   s.progress = progress.sink();
-  const LlmFrontierResult f =
-      api::transformer_frontier({model, cluster, api::load_calibration(k.calibration, cluster), s});
+  const api::TransformerFrontierRequest request{model, cluster,
+                                                api::load_calibration(k.calibration, cluster), s};
+  const LlmFrontierResult f = api::transformer_frontier(request);
   if (!a.svg.empty())
     io::write_text_file(
         a.svg, report::frontier_svg(f.points, fmt::format("{}: time against memory", model.name)));
   if (a.json) {
-    io::Json points = io::Json::array();
-    for (const auto& c : f.points) {
-      io::Json p = priced_json(c.config, c.result, c.config.devices());
-      p["objective"] = c.result.iteration_time_s;
-      p["peak_memory_bytes"] = c.result.memory.peak_bytes;
-      p["devices_used"] = c.config.devices();
-      points.push_back(p);
-    }
-    io::Json j = {{"model", model.name},
-                  {"cluster", cluster_name},
-                  {"objectives", {"iteration_time_s", "peak_memory_bytes", "devices_used"}},
-                  {"points", points},
-                  {"search", {{"evaluated", f.evaluated}, {"seconds", f.seconds}}}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << api::transformer_frontier_json(request, cluster_name, f).dump(2) << "\n";
     return 0;
   }
   std::cout << fmt::format(

@@ -8,6 +8,7 @@
 
 #include "api/inputs.h"
 #include "api/plan.h"
+#include "api/results_json.h"
 #include "cli/flags.h"
 #include "io/chrome_trace.h"
 #include "io/dot_writer.h"
@@ -74,18 +75,7 @@ int run_intra_op(const IntraOpArgs& args) {
   const api::IntraOpPlanResult r = api::plan_intra_op(request);
   const Plan& plan = r.plan;
   const Model& model = request.model;
-  io::Json j = io::plan_to_json(plan, model);
-  j["devices"] = s.devices;
-  j["batch"] = request.batch;
-  j["flops_per_s"] = s.flops_per_s;
-  j["bandwidth_bytes_per_s"] = s.bandwidth_bytes_per_s;
-  j["min_block"] = s.min_block;
-  j["keep_all_flows"] = s.keep_all_flows;
-  j["powers_of_two"] = s.powers_of_two;
-  j["all_devices"] = s.use_all_devices;
-  j["elimination"] = {{"induced_width", r.solve.max_dependent},
-                      {"largest_table_entries", r.solve.largest_table},
-                      {"work", r.solve.work}};
+  const io::Json j = api::intra_op_plan_json(request, r);
   std::string text = j.dump(2) + "\n";
   if (!args.output.empty()) io::write_text_file(args.output, text);
   if (!args.dot.empty()) io::write_text_file(args.dot, io::model_to_dot(model, &plan));

@@ -8,6 +8,7 @@
 #include "api/evaluate.h"
 #include "api/inputs.h"
 #include "api/plan.h"
+#include "api/results_json.h"
 #include "cli/transformer_common.h"
 #include "io/chrome_trace.h"
 #include "io/engine_export.h"
@@ -161,45 +162,16 @@ int run_llm_plan(const LlmPlanArgs& a) {
   request.megatron_alternative = a.export_to.empty() && !a.json;  // the answer in words shows it
   request.products = {!a.trace.empty(), !a.report.empty()};
   const api::TransformerPlanResult answer = api::plan_transformer(request);
-  const LlmSearchResult& r = answer.search;
-  const std::vector<double>& simulated = answer.simulated_s;
-  const int n = request.settings.devices;
-  auto with_simulation = [&](io::Json j, std::size_t i) {
-    if (simulated[i] >= 0) {
-      j["simulated_iteration_time_s"] = simulated[i];
-      j["simulation_difference"] = simulated[i] / r.top[i].result.iteration_time_s - 1;
-    }
-    return j;
-  };
-  io::Json j = with_simulation(priced_json(r.top[0].config, r.top[0].result, n), 0);
-  j["model"] = request.model.name;
-  j["cluster"] = request.cluster_name;
-  j["planner"] = "llm";
-  j["cost_model"] = "analytic";
-  io::Json top = io::Json::array();
-  for (std::size_t i = 0; i < r.top.size(); ++i)
-    top.push_back(with_simulation(priced_json(r.top[i].config, r.top[i].result, n), i));
-  j["top"] = top;
-  j["search"] = {{"evaluated", r.evaluated},
-                 {"rejected_out_of_memory", r.rejected_memory},
-                 {"seconds", r.seconds},
-                 {"configurations_per_s", r.seconds > 0 ? r.evaluated / r.seconds : 0.0},
-                 {"stage_splits_searched", r.balanced},
-                 {"timed_out", r.timed_out}};
-  if (!a.output.empty()) {
-    // The file carries what `paraplan simulate` needs to replay the plan.
-    io::Json file = j;
-    io::add_replay_keys(file, request.model, request.cluster, request.calibration);
-    io::write_text_file(a.output, file.dump(2) + "\n");
-  }
+  if (!a.output.empty())  // the file carries what `paraplan simulate` needs to replay the plan
+    io::write_text_file(a.output, api::transformer_plan_file(request, answer).dump(2) + "\n");
   if (!a.trace.empty()) io::write_chrome_trace(a.trace, answer.simulation->result.timeline);
   if (!a.report.empty()) io::write_text_file(a.report, answer.report_html);
   if (!a.export_to.empty()) {
-    std::cout << api::export_plan(a.export_to, request.model, r.top[0].config);
+    std::cout << api::export_plan(a.export_to, request.model, answer.search.top[0].config);
     return 0;
   }
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << api::transformer_plan_json(request, answer).dump(2) << "\n";
     return 0;
   }
   print_answer(a, request, answer);

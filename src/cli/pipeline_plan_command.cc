@@ -5,6 +5,7 @@
 
 #include "api/inputs.h"
 #include "api/plan.h"
+#include "api/results_json.h"
 #include "cli/flags.h"
 #include "cli/output.h"
 #include "cli/plan_args.h"
@@ -17,18 +18,12 @@ namespace {
 
 [[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
 
+// The plan on stdout (table or JSON) and, with -o, in its file.
 void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std::string& unit,
-          const io::Json& extra, const io::Json& file_extra = {}) {
-  io::Json j = io::plan_to_json(plan, model);
-  for (const auto& [k, v] : extra.items()) j[k] = v;
-  std::string text = j.dump(2) + "\n";
-  if (!args.output.empty()) {
-    io::Json file = j;  // plus what `simulate` needs to replay it
-    for (const auto& [k, v] : file_extra.items()) file[k] = v;
-    io::write_text_file(args.output, file.dump(2) + "\n");
-  }
+          const io::Json& json, const io::Json& file) {
+  if (!args.output.empty()) io::write_text_file(args.output, file.dump(2) + "\n");
   if (args.json)
-    std::cout << text;
+    std::cout << json.dump(2) << "\n";
   else
     std::cout << plan_table(plan, model, unit);
 }
@@ -47,24 +42,15 @@ int run_piper(const PlanArgs& args, api::Workload& w) {
   request.products = {!args.trace.empty(), !args.report.empty()};
   request.progress = args.progress;
   const api::PipelinePlanResult result = api::plan_pipeline(request);
-  io::Json extra{{"memory_per_device_bytes", settings.memory_per_device_bytes},
-                 {"max_devices", settings.max_devices},
-                 {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s}};
+  const io::Json json = api::pipeline_plan_json(request, result, false);
   if (result.plan.feasible) {
-    const io::Json replay{{"model_config", io::model_to_json(w.model)},
-                          {"piper_settings",
-                           {{"max_devices", settings.max_devices},
-                            {"memory_per_device_bytes", settings.memory_per_device_bytes},
-                            {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
-                            {"microbatches", settings.microbatches}}}};
-    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", extra,
-         replay);
+    emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", json,
+         api::pipeline_plan_json(request, result, true));
     if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->result.timeline);
     if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
     return 0;
   }
-  extra["smallest_memory_per_device_bytes"] = *result.smallest_memory_per_device_bytes;
-  if (args.json || !args.output.empty()) emit(args, result.plan, w.model, "", extra);
+  if (args.json || !args.output.empty()) emit(args, result.plan, w.model, "", json, json);
   throw api::no_pipeline_plan(request, result,
                               args.input.empty() ? "default workload" : args.input);
 }
@@ -100,20 +86,13 @@ int run_dapple(const PlanArgs& args, api::Workload& w) {
   if (settings.microbatch_size > settings.global_batch)
     usage(fmt::format("--microbatch-size {} is larger than the global batch {}",
                       settings.microbatch_size, settings.global_batch));
-  const api::DapplePlanResult result =
-      api::plan_dapple({w.model,
-                        settings,
-                        args.machines.empty() ? "2x8" : args.machines,
-                        {!args.trace.empty(), !args.report.empty()}},
-                       args.input);
-  io::Json extra{{"global_batch", settings.global_batch},
-                 {"microbatch_size", settings.microbatch_size},
-                 {"profile_batch_size", w.model.profile_batch_size},
-                 {"machines", settings.machine_ends},
-                 {"data_parallel_speedup", result.data_parallel_speedup},
-                 {"states", result.states},
-                 {"states_linearised", result.states_linearised}};
-  emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", extra);
+  const api::DapplePlanRequest request{w.model,
+                                       settings,
+                                       args.machines.empty() ? "2x8" : args.machines,
+                                       {!args.trace.empty(), !args.report.empty()}};
+  const api::DapplePlanResult result = api::plan_dapple(request, args.input);
+  const io::Json json = api::dapple_plan_json(request, result);
+  emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", json, json);
   if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->timeline);
   if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
   if (!args.json)

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "api/results_json.h"
 #include "api/simulate.h"
 #include "io/chrome_trace.h"
 #include "io/json_fields.h"
@@ -22,55 +23,6 @@ struct SimulateArgs {
   std::string report;
   bool json = false;
 };
-
-io::Json devices_json(const sim::Result& r) {
-  io::Json per_device = io::Json::array();
-  for (std::size_t d = 0; d < r.timeline.devices.size(); ++d)
-    per_device.push_back({{"name", r.timeline.devices[d]},
-                          {"busy_s", r.devices[d].busy_s},
-                          {"peak_bytes", r.devices[d].peak_bytes}});
-  return per_device;
-}
-
-// The JSON of each kind of plan, keys as they have always been.
-io::Json result_json(const api::SimulateResult& s) {
-  const sim::Result& r = s.result;
-  if (s.cost_model == "piper")
-    return {{"model", s.model},
-            {"schedule", s.schedule},
-            {"iteration_time", s.iteration_time_s},
-            {"bound", s.reference_s},
-            {"difference", s.difference},
-            {"bubble_fraction", r.bubble_fraction},
-            {"events", r.timeline.events.size()},
-            {"devices", devices_json(r)}};
-  if (s.cost_model == "pase")
-    return {{"model", s.model},
-            {"schedule", s.schedule},
-            {"iteration_time_s", s.iteration_time_s},
-            {"analytic_iteration_time_s", s.reference_s},
-            {"difference", s.difference},
-            {"events", r.timeline.events.size()}};
-  if (s.cost_model == "dapple")
-    return {{"schedule", s.schedule},
-            {"iteration_time_s", s.iteration_time_s},
-            {"analytic_iteration_time_s", s.reference_s},
-            {"difference", s.difference},
-            {"bubble_fraction", r.bubble_fraction},
-            {"events", r.timeline.events.size()}};
-  double peak = 0;
-  for (const auto& d : r.devices) peak = std::max(peak, d.peak_bytes);
-  return {{"model", s.model},
-          {"schedule", s.schedule},
-          {"iteration_time_s", s.iteration_time_s},
-          {"analytic_iteration_time_s", s.reference_s},
-          {"difference", s.difference},
-          {"bubble_fraction", r.bubble_fraction},
-          {"peak_bytes", peak},
-          {"analytic_peak_bytes", s.analytic_peak_bytes},
-          {"events", r.timeline.events.size()},
-          {"devices", devices_json(r)}};
-}
 
 std::string result_text(const api::SimulateResult& s) {
   const sim::Result& r = s.result;
@@ -120,7 +72,7 @@ int run(const SimulateArgs& a) {
   if (!a.trace.empty()) io::write_chrome_trace(a.trace, s.result.timeline);
   if (!a.report.empty()) io::write_text_file(a.report, s.report_html);
   if (a.json) {
-    std::cout << result_json(s).dump(2) << "\n";
+    std::cout << api::simulation_json(s).dump(2) << "\n";
     return 0;
   }
   std::cout << result_text(s);

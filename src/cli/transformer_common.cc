@@ -156,44 +156,4 @@ std::vector<int> parse_stage_layers(const std::string& text) {
   return out;
 }
 
-io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices) {
-  const MemoryBreakdown& m = r.memory;
-  auto memory_json = [](const MemoryBreakdown& mb) {
-    return io::Json{{"peak_bytes", mb.peak_bytes},
-                    {"weights_bytes", mb.weights_bytes},
-                    {"gradients_bytes", mb.gradients_bytes},
-                    {"optimizer_bytes", mb.optimizer_bytes},
-                    {"activations_bytes", mb.activations_bytes},
-                    {"buffers_bytes", mb.buffers_bytes},
-                    {"fragmentation_bytes", mb.fragmentation_bytes},
-                    {"reserved_bytes", mb.reserved_bytes}};
-  };
-  io::Json stages = io::Json::array();
-  for (const StageFigures& st : r.stages)
-    stages.push_back({{"layers", st.layers},
-                      {"time_per_microbatch_s", st.time_per_microbatch_s},
-                      {"peak_bytes", st.memory.peak_bytes}});
-  return {{"iteration_time_s", r.iteration_time_s},
-          {"tokens_per_s", r.tokens_per_s},
-          {"tflops_per_device", r.tflops_per_device},
-          {"mfu", r.mfu},
-          {"fits", r.fits},
-          {"memory", memory_json(m)},
-          {"breakdown",
-           {{"pipeline_s", r.pipeline_s},
-            {"bubble_s", r.bubble_s},
-            {"compute_per_microbatch_s", r.compute_per_microbatch_s},
-            {"tp_comm_per_microbatch_s", r.tp_comm_per_microbatch_s},
-            {"pp_comm_per_microbatch_s", r.pp_comm_per_microbatch_s},
-            {"dp_allreduce_s", r.dp_allreduce_s},
-            {"optimizer_s", r.optimizer_s}}},
-          {"stages", stages},
-          {"config", [&] {
-             io::Json config = io::training_to_json(t);
-             config["devices"] = devices;
-             config["stage_layers"] = r.stage_layers;  // the split priced, even when implicit
-             return config;
-           }()}};
-}
-
 }  // namespace paraplan::cli

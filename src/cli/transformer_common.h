@@ -52,7 +52,5 @@ RecomputeChoice parse_recompute(const std::string& text);
 std::string recompute_text(const TrainingConfig& t);
 /// "9,8,8,7" → {9, 8, 8, 7}; Error(kUsage) naming --stage-layers otherwise.
 std::vector<int> parse_stage_layers(const std::string& text);
-/// iteration_time_s, tokens_per_s, tflops_per_device, mfu, fits, memory{...}, config{...}.
-io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices);
 
 }  // namespace paraplan::cli

@@ -1,0 +1,233 @@
+// The JSON documents of every job's result.
+#include "api/results_json.h"
+
+#include "io/native_json.h"
+#include "io/transformer_json.h"
+
+namespace paraplan::api {
+
+io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices) {
+  const MemoryBreakdown& m = r.memory;
+  auto memory_json = [](const MemoryBreakdown& mb) {
+    return io::Json{{"peak_bytes", mb.peak_bytes},
+                    {"weights_bytes", mb.weights_bytes},
+                    {"gradients_bytes", mb.gradients_bytes},
+                    {"optimizer_bytes", mb.optimizer_bytes},
+                    {"activations_bytes", mb.activations_bytes},
+                    {"buffers_bytes", mb.buffers_bytes},
+                    {"fragmentation_bytes", mb.fragmentation_bytes},
+                    {"reserved_bytes", mb.reserved_bytes}};
+  };
+  io::Json stages = io::Json::array();
+  for (const StageFigures& st : r.stages)
+    stages.push_back({{"layers", st.layers},
+                      {"time_per_microbatch_s", st.time_per_microbatch_s},
+                      {"peak_bytes", st.memory.peak_bytes}});
+  return {{"iteration_time_s", r.iteration_time_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"tflops_per_device", r.tflops_per_device},
+          {"mfu", r.mfu},
+          {"fits", r.fits},
+          {"memory", memory_json(m)},
+          {"breakdown",
+           {{"pipeline_s", r.pipeline_s},
+            {"bubble_s", r.bubble_s},
+            {"compute_per_microbatch_s", r.compute_per_microbatch_s},
+            {"tp_comm_per_microbatch_s", r.tp_comm_per_microbatch_s},
+            {"pp_comm_per_microbatch_s", r.pp_comm_per_microbatch_s},
+            {"dp_allreduce_s", r.dp_allreduce_s},
+            {"optimizer_s", r.optimizer_s}}},
+          {"stages", stages},
+          {"config", [&] {
+             io::Json config = io::training_to_json(t);
+             config["devices"] = devices;
+             config["stage_layers"] = r.stage_layers;  // the split priced, even when implicit
+             return config;
+           }()}};
+}
+
+
+io::Json transformer_plan_json(const TransformerPlanRequest& request,
+                               const TransformerPlanResult& result) {
+  const LlmSearchResult& r = result.search;
+  const std::vector<double>& simulated = result.simulated_s;
+  const int n = request.settings.devices;
+  auto with_simulation = [&](io::Json j, std::size_t i) {
+    if (simulated[i] >= 0) {
+      j["simulated_iteration_time_s"] = simulated[i];
+      j["simulation_difference"] = simulated[i] / r.top[i].result.iteration_time_s - 1;
+    }
+    return j;
+  };
+  io::Json j = with_simulation(priced_json(r.top[0].config, r.top[0].result, n), 0);
+  j["model"] = request.model.name;
+  j["cluster"] = request.cluster_name;
+  j["planner"] = "llm";
+  j["cost_model"] = "analytic";
+  io::Json top = io::Json::array();
+  for (std::size_t i = 0; i < r.top.size(); ++i)
+    top.push_back(with_simulation(priced_json(r.top[i].config, r.top[i].result, n), i));
+  j["top"] = top;
+  j["search"] = {{"evaluated", r.evaluated},
+                 {"rejected_out_of_memory", r.rejected_memory},
+                 {"seconds", r.seconds},
+                 {"configurations_per_s", r.seconds > 0 ? r.evaluated / r.seconds : 0.0},
+                 {"stage_splits_searched", r.balanced},
+                 {"timed_out", r.timed_out}};
+  return j;
+}
+
+io::Json transformer_plan_file(const TransformerPlanRequest& request,
+                               const TransformerPlanResult& result) {
+  io::Json file = transformer_plan_json(request, result);
+  io::add_replay_keys(file, request.model, request.cluster, request.calibration);
+  return file;
+}
+
+io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePlanResult& result,
+                            bool file) {
+  const PiperSettings& settings = request.settings;
+  io::Json j = io::plan_to_json(result.plan, request.model);
+  j["memory_per_device_bytes"] = settings.memory_per_device_bytes;
+  j["max_devices"] = settings.max_devices;
+  j["bandwidth_bytes_per_s"] = settings.bandwidth_bytes_per_s;
+  if (result.smallest_memory_per_device_bytes)
+    j["smallest_memory_per_device_bytes"] = *result.smallest_memory_per_device_bytes;
+  if (file && result.plan.feasible) {  // what `simulate` needs to replay it
+    j["model_config"] = io::model_to_json(request.model);
+    j["piper_settings"] = {{"max_devices", settings.max_devices},
+                           {"memory_per_device_bytes", settings.memory_per_device_bytes},
+                           {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
+                           {"microbatches", settings.microbatches}};
+  }
+  return j;
+}
+
+io::Json dapple_plan_json(const DapplePlanRequest& request, const DapplePlanResult& result) {
+  const DappleSettings& settings = request.settings;
+  io::Json j = io::plan_to_json(result.plan, request.model);
+  j["global_batch"] = settings.global_batch;
+  j["microbatch_size"] = settings.microbatch_size;
+  j["profile_batch_size"] = request.model.profile_batch_size;
+  j["machines"] = settings.machine_ends;
+  j["data_parallel_speedup"] = result.data_parallel_speedup;
+  j["states"] = result.states;
+  j["states_linearised"] = result.states_linearised;
+  return j;
+}
+
+io::Json intra_op_plan_json(const IntraOpPlanRequest& request, const IntraOpPlanResult& result) {
+  const PaseSettings& s = request.settings;
+  io::Json j = io::plan_to_json(result.plan, request.model);
+  j["devices"] = s.devices;
+  j["batch"] = request.batch;
+  j["flops_per_s"] = s.flops_per_s;
+  j["bandwidth_bytes_per_s"] = s.bandwidth_bytes_per_s;
+  j["min_block"] = s.min_block;
+  j["keep_all_flows"] = s.keep_all_flows;
+  j["powers_of_two"] = s.powers_of_two;
+  j["all_devices"] = s.use_all_devices;
+  j["elimination"] = {{"induced_width", result.solve.max_dependent},
+                      {"largest_table_entries", result.solve.largest_table},
+                      {"work", result.solve.work}};
+  return j;
+}
+
+namespace {
+
+io::Json devices_json(const sim::Result& r) {
+  io::Json per_device = io::Json::array();
+  for (std::size_t d = 0; d < r.timeline.devices.size(); ++d)
+    per_device.push_back({{"name", r.timeline.devices[d]},
+                          {"busy_s", r.devices[d].busy_s},
+                          {"peak_bytes", r.devices[d].peak_bytes}});
+  return per_device;
+}
+
+}  // namespace
+
+io::Json simulation_json(const SimulateResult& s) {
+  const sim::Result& r = s.result;
+  if (s.cost_model == "piper")
+    return {{"model", s.model},
+            {"schedule", s.schedule},
+            {"iteration_time", s.iteration_time_s},
+            {"bound", s.reference_s},
+            {"difference", s.difference},
+            {"bubble_fraction", r.bubble_fraction},
+            {"events", r.timeline.events.size()},
+            {"devices", devices_json(r)}};
+  if (s.cost_model == "pase")
+    return {{"model", s.model},
+            {"schedule", s.schedule},
+            {"iteration_time_s", s.iteration_time_s},
+            {"analytic_iteration_time_s", s.reference_s},
+            {"difference", s.difference},
+            {"events", r.timeline.events.size()}};
+  if (s.cost_model == "dapple")
+    return {{"schedule", s.schedule},
+            {"iteration_time_s", s.iteration_time_s},
+            {"analytic_iteration_time_s", s.reference_s},
+            {"difference", s.difference},
+            {"bubble_fraction", r.bubble_fraction},
+            {"events", r.timeline.events.size()}};
+  double peak = 0;
+  for (const auto& d : r.devices) peak = std::max(peak, d.peak_bytes);
+  return {{"model", s.model},
+          {"schedule", s.schedule},
+          {"iteration_time_s", s.iteration_time_s},
+          {"analytic_iteration_time_s", s.reference_s},
+          {"difference", s.difference},
+          {"bubble_fraction", r.bubble_fraction},
+          {"peak_bytes", peak},
+          {"analytic_peak_bytes", s.analytic_peak_bytes},
+          {"events", r.timeline.events.size()},
+          {"devices", devices_json(r)}};
+}
+
+io::Json pipeline_frontier_json(const PipelineFrontierRequest& request,
+                                const PipelineFrontierPlan& result) {
+  const PipelineFrontierResult& f = result.frontier;
+  io::Json points = io::Json::array();
+  for (const auto& p : f.points) {
+    io::Json stages = io::Json::array();
+    for (const auto& st : p.plan.stages)
+      stages.push_back({{"layers", st.layers.size()},
+                        {"data_parallel", st.data_parallel},
+                        {"tensor_parallel", st.tensor_parallel},
+                        {"memory_bytes", st.memory_bytes}});
+    points.push_back({{"objective", p.objectives.time_s},
+                      {"peak_memory_bytes", p.objectives.peak_bytes},
+                      {"devices_used", p.objectives.devices},
+                      {"stages", stages}});
+  }
+  return {{"model", request.model.name},
+          {"cost_model", "piper"},
+          {"objectives", {"objective", "peak_memory_bytes", "devices_used"}},
+          {"points", points},
+          {"search",
+           {{"planner_runs", f.solves},
+            {"seconds", result.seconds},
+            {"memory_step", request.options.memory_step},
+            {"truncated", f.truncated}}}};
+}
+
+io::Json transformer_frontier_json(const TransformerFrontierRequest& request,
+                                   const std::string& cluster_name,
+                                   const LlmFrontierResult& result) {
+  io::Json points = io::Json::array();
+  for (const auto& c : result.points) {
+    io::Json p = priced_json(c.config, c.result, c.config.devices());
+    p["objective"] = c.result.iteration_time_s;
+    p["peak_memory_bytes"] = c.result.memory.peak_bytes;
+    p["devices_used"] = c.config.devices();
+    points.push_back(p);
+  }
+  return {{"model", request.model.name},
+          {"cluster", cluster_name},
+          {"objectives", {"iteration_time_s", "peak_memory_bytes", "devices_used"}},
+          {"points", points},
+          {"search", {{"evaluated", result.evaluated}, {"seconds", result.seconds}}}};
+}
+
+}  // namespace paraplan::api

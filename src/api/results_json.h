@@ -1,0 +1,51 @@
+// Every job's result as the JSON documents `--json` prints and `-o` writes (docs/cli.md and
+// docs/formats.md give the keys): one writer per result, so every front end (the CLI, the
+// Python module) hands users the same documents.
+#pragma once
+
+#include <string>
+
+#include "api/frontier.h"
+#include "api/plan.h"
+#include "api/simulate.h"
+#include "io/json_fields.h"
+
+namespace paraplan::api {
+
+/// iteration_time_s, tokens_per_s, tflops_per_device, mfu, fits, memory{...}, breakdown{...},
+/// stages[], config{...} (with devices and the stage split priced).
+io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices);
+
+/// The transformer planner's answer: the best plan's priced_json with model, cluster, planner
+/// and cost model, the simulated time where replayed, top[] and the search's figures.
+io::Json transformer_plan_json(const TransformerPlanRequest& request,
+                               const TransformerPlanResult& result);
+/// The same as a plan file `simulate` replays (paraplan-transformer-plan: model, cluster and
+/// calibration embedded).
+io::Json transformer_plan_file(const TransformerPlanRequest& request,
+                               const TransformerPlanResult& result);
+
+/// The pipeline plan under Piper's cost model (paraplan-plan) with its settings and, when
+/// nothing fits, the smallest memory that does; `file`: with the model and settings `simulate`
+/// needs to replay it (feasible plans).
+io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePlanResult& result,
+                            bool file);
+/// The DAPPLE plan (paraplan-plan) with its batch, machines, speedup and states.
+io::Json dapple_plan_json(const DapplePlanRequest& request, const DapplePlanResult& result);
+/// The intra-op plan (paraplan-plan with layer_splits) with its settings and the elimination's
+/// structure.
+io::Json intra_op_plan_json(const IntraOpPlanRequest& request, const IntraOpPlanResult& result);
+
+/// One replayed iteration, with the keys of its kind of plan.
+io::Json simulation_json(const SimulateResult& result);
+
+/// The pipeline planner's frontier: points with objective, peak_memory_bytes, devices_used and
+/// their stages.
+io::Json pipeline_frontier_json(const PipelineFrontierRequest& request,
+                                const PipelineFrontierPlan& result);
+/// The transformer frontier: points with priced_json and the three objectives.
+io::Json transformer_frontier_json(const TransformerFrontierRequest& request,
+                                   const std::string& cluster_name,
+                                   const LlmFrontierResult& result);
+
+}  // namespace paraplan::api
