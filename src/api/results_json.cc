@@ -46,7 +46,6 @@ io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devic
            }()}};
 }
 
-
 io::Json transformer_plan_json(const TransformerPlanRequest& request,
                                const TransformerPlanResult& result) {
   const LlmSearchResult& r = result.search;

@@ -27,42 +27,12 @@ struct EvaluateArgs {
   std::string export_to;
 };
 
-[[noreturn]] void usage(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
-
 int run(const EvaluateArgs& a) {
   TransformerConfig model = api::load_transformer(a.model);
   const TransformerKnobs& k = a.knobs;
-  TrainingConfig t;
-  t.tp = std::max(k.tp, 1);
-  t.cp = std::max(k.cp, 1);
-  t.pp = std::max(k.pp, 1);
-  t.ep = std::max(k.ep, 1);
-  t.vpp = std::max(k.vpp, 1);
-  const int inner = t.tp * t.cp * t.pp;
-  const int devices = a.devices > 0 ? a.devices : inner * std::max(k.dp, 1);
-  t.dp = k.dp;
-  if (t.dp == 0) {
-    if (devices % inner)
-      usage(fmt::format("--devices {}: must be divisible by tp × cp × pp = {} × {} × {}", devices,
-                        t.tp, t.cp, t.pp));
-    t.dp = devices / inner;
-  }
-  if (t.devices() != devices)
-    usage(fmt::format("--devices {} is not tp × cp × pp × dp = {} × {} × {} × {} = {}", devices,
-                      t.tp, t.cp, t.pp, t.dp, t.devices()));
+  const TrainingConfig t = api::training_config(k, a.devices, a.batch);
+  const int devices = t.devices();
   const Cluster cluster = api::load_cluster(a.cluster, devices);
-  t.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
-  t.micro_batch = k.micro_batch > 0 ? k.micro_batch : 1;
-  t.global_batch = a.batch > 0 ? a.batch : t.micro_batch * t.dp;
-  const RecomputeChoice rc = parse_recompute(k.recompute.empty() ? "full" : k.recompute);
-  t.recompute = rc.kind;
-  t.recompute_layers = rc.layers;
-  t.sequence_parallel = k.sequence_parallel;
-  t.zero_stage = std::max(k.zero, 0);
-  t.overlap_grad_reduce = k.overlap_on;
-  t.attention = io::attention_from_text(k.attention).value_or(Attention::kFlash);  // CLI checked it
-  t.moe_capacity_factor = k.moe_capacity_factor;
-  if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
   const AnalyticResult r =
       api::evaluate({model, cluster, api::load_calibration(k.calibration, cluster), t});
   if (!a.export_to.empty()) {

@@ -1,6 +1,7 @@
 // paraplan: plans the parallel training of deep neural networks. A thin shell over the library:
 // parse flags, call, print; errors become one message and a documented exit code.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 
 #include "cli/calibrate_command.h"
@@ -42,7 +43,9 @@ int main(int argc, char** argv) {
     std::cerr << "paraplan: " << e.violation().render(paraplan::cli::flag_name) << "\n";
     return static_cast<int>(e.kind());
   } catch (const paraplan::FieldError& e) {  // a request's field, named by its flag
-    std::cerr << "paraplan: --" << e.field() << e.rest() << "\n";
+    std::string flag = e.field();            // stage_layers -> --stage-layers
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    std::cerr << "paraplan: --" << flag << e.rest() << "\n";
     return static_cast<int>(e.kind());
   } catch (const paraplan::Error& e) {
     std::cerr << "paraplan: "

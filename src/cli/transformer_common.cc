@@ -6,7 +6,7 @@
 
 namespace paraplan::cli {
 
-void add_transformer_knob_flags(CLI::App* cmd, TransformerKnobs& k, bool for_plan) {
+void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& k, bool for_plan) {
   auto help = [&](const std::string& plan_text, const std::string& evaluate_text) {
     return for_plan ? "Transformer: fix " + plan_text : evaluate_text;
   };
@@ -90,70 +90,6 @@ const std::vector<std::string>& transformer_knob_flags() {
                                                  "--stage-layers",
                                                  "--calibration"};
   return flags;
-}
-
-LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::int64_t batch,
-                                  bool uniform_stages) {
-  LlmSearchSettings s;
-  s.devices = devices;
-  s.global_batch = batch;
-  s.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
-  if (k.tp) s.tp = k.tp;
-  if (k.cp) s.cp = k.cp;
-  if (k.pp) s.pp = k.pp;
-  if (k.dp) s.dp = k.dp;
-  if (k.ep) s.ep = k.ep;
-  if (k.vpp) s.vpp = k.vpp;
-  if (k.micro_batch) s.micro_batch = k.micro_batch;
-  if (!k.recompute.empty()) {
-    const RecomputeChoice rc = parse_recompute(k.recompute);
-    s.recompute = rc.kind;
-    if (rc.kind == Recompute::kFull) s.recompute_layers = rc.layers;
-  }
-  if (k.sequence_parallel) s.sequence_parallel = true;
-  if (k.zero >= 0) s.zero_stage = k.zero;
-  if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
-  s.attention = io::attention_from_text(k.attention).value_or(Attention::kFlash);  // CLI checked it
-  s.moe_capacity_factor = k.moe_capacity_factor;
-  if (!k.stage_layers.empty())
-    throw Error(
-        ErrorKind::kUsage, "",
-        "--stage-layers is a setting of evaluate; plan searches the split (--uniform-stages "
-        "keeps it even)");
-  s.balance_stages = !uniform_stages;
-  return s;
-}
-
-RecomputeChoice parse_recompute(const std::string& text) {
-  if (text == "none") return {Recompute::kNone, 0};
-  if (text == "selective") return {Recompute::kSelective, 0};
-  if (text == "full") return {Recompute::kFull, 0};
-  if (!text.empty() && text.size() < 7 &&
-      text.find_first_not_of("0123456789") == std::string::npos && std::stoi(text) > 0)
-    return {Recompute::kFull, std::stoi(text)};
-  throw Error(ErrorKind::kUsage, "",
-              "--recompute must be none, selective, full or a number of layers N >= 1 (got \"" +
-                  text + "\")");
-}
-
-std::string recompute_text(const TrainingConfig& t) { return io::recompute_text(t); }
-
-std::vector<int> parse_stage_layers(const std::string& text) {
-  std::vector<int> out;
-  std::size_t pos = 0;
-  while (pos <= text.size()) {
-    const std::size_t end = std::min(text.find(',', pos), text.size());
-    const std::string item = text.substr(pos, end - pos);
-    if (item.empty() || item.size() > 6 ||
-        item.find_first_not_of("0123456789") != std::string::npos)
-      throw Error(
-          ErrorKind::kUsage, "",
-          "--stage-layers: expected layer counts separated by commas, e.g. 9,8,8,7 (got \"" + text +
-              "\")");
-    out.push_back(std::stoi(item));
-    pos = end + 1;
-  }
-  return out;
 }
 
 }  // namespace paraplan::cli

@@ -1,0 +1,114 @@
+// The training knobs into search settings and training configurations.
+#include "api/knobs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "io/transformer_json.h"
+#include "ir/error.h"
+
+namespace paraplan::api {
+
+Attention attention(const std::string& text) {
+  if (text.empty()) return Attention::kFlash;
+  if (auto a = io::attention_from_text(text)) return *a;
+  throw FieldError("attention", " must be flash or standard (got \"" + text + "\")");
+}
+
+LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::int64_t batch,
+                                  bool uniform_stages) {
+  LlmSearchSettings s;
+  s.devices = devices;
+  s.global_batch = batch;
+  s.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
+  if (k.tp) s.tp = k.tp;
+  if (k.cp) s.cp = k.cp;
+  if (k.pp) s.pp = k.pp;
+  if (k.dp) s.dp = k.dp;
+  if (k.ep) s.ep = k.ep;
+  if (k.vpp) s.vpp = k.vpp;
+  if (k.micro_batch) s.micro_batch = k.micro_batch;
+  if (!k.recompute.empty()) {
+    const RecomputeChoice rc = parse_recompute(k.recompute);
+    s.recompute = rc.kind;
+    if (rc.kind == Recompute::kFull) s.recompute_layers = rc.layers;
+  }
+  if (k.sequence_parallel) s.sequence_parallel = true;
+  if (k.zero >= 0) s.zero_stage = k.zero;
+  if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
+  s.attention = attention(k.attention);
+  s.moe_capacity_factor = k.moe_capacity_factor;
+  if (!k.stage_layers.empty())
+    throw FieldError("stage_layers",
+                     " is a setting of evaluate; plan searches the split (uniform stages keep it "
+                     "even)");
+  s.balance_stages = !uniform_stages;
+  return s;
+}
+
+TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int64_t batch) {
+  TrainingConfig t;
+  t.tp = std::max(k.tp, 1);
+  t.cp = std::max(k.cp, 1);
+  t.pp = std::max(k.pp, 1);
+  t.ep = std::max(k.ep, 1);
+  t.vpp = std::max(k.vpp, 1);
+  const int inner = t.tp * t.cp * t.pp;
+  if (devices <= 0) devices = inner * std::max(k.dp, 1);
+  t.dp = k.dp;
+  if (t.dp == 0) {
+    if (devices % inner)
+      throw FieldError("devices", fmt::format(" {}: must be divisible by tp × cp × pp = {} × {} × {}",
+                                              devices, t.tp, t.cp, t.pp));
+    t.dp = devices / inner;
+  }
+  if (t.devices() != devices)
+    throw FieldError("devices", fmt::format(" {} is not tp × cp × pp × dp = {} × {} × {} × {} = {}",
+                                            devices, t.tp, t.cp, t.pp, t.dp, t.devices()));
+  t.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
+  t.micro_batch = k.micro_batch > 0 ? k.micro_batch : 1;
+  t.global_batch = batch > 0 ? batch : t.micro_batch * t.dp;
+  const RecomputeChoice rc = parse_recompute(k.recompute.empty() ? "full" : k.recompute);
+  t.recompute = rc.kind;
+  t.recompute_layers = rc.layers;
+  t.sequence_parallel = k.sequence_parallel;
+  t.zero_stage = std::max(k.zero, 0);
+  t.overlap_grad_reduce = k.overlap_on;
+  t.attention = attention(k.attention);
+  t.moe_capacity_factor = k.moe_capacity_factor;
+  if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
+  return t;
+}
+
+RecomputeChoice parse_recompute(const std::string& text) {
+  if (text == "none") return {Recompute::kNone, 0};
+  if (text == "selective") return {Recompute::kSelective, 0};
+  if (text == "full") return {Recompute::kFull, 0};
+  if (!text.empty() && text.size() < 7 &&
+      text.find_first_not_of("0123456789") == std::string::npos && std::stoi(text) > 0)
+    return {Recompute::kFull, std::stoi(text)};
+  throw FieldError("recompute", " must be none, selective, full or a number of layers N >= 1 (got \"" +
+                                    text + "\")");
+}
+
+std::string recompute_text(const TrainingConfig& t) { return io::recompute_text(t); }
+
+std::vector<int> parse_stage_layers(const std::string& text) {
+  std::vector<int> out;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t end = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    if (item.empty() || item.size() > 6 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
+      throw FieldError("stage_layers",
+                       ": expected layer counts separated by commas, e.g. 9,8,8,7 (got \"" +
+                           text + "\")");
+    out.push_back(std::stoi(item));
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace paraplan::api

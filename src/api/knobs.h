@@ -1,0 +1,53 @@
+// The training knobs as a front end takes them (text and numbers, each optional) and what they
+// become: the fixed knobs of a search, or one training configuration to price. Shared by the
+// CLI (its flags) and the Python module (its keywords); wrong values are FieldErrors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/training.h"
+#include "search/llm.h"
+
+namespace paraplan::api {
+
+/// The training knobs (0 / -1 / empty: not given).
+struct TransformerKnobs {
+  std::int64_t seq_len = 0, micro_batch = 0;
+  int tp = 0, cp = 0, pp = 0, dp = 0, ep = 0, vpp = 0;
+  std::string recompute;  ///< none, selective, full or a number of layers
+  bool sequence_parallel = false;
+  int zero = -1;
+  bool overlap_on = false, overlap_off = false;  ///< gradient-reduce overlap fixed on / off
+  std::string attention;                         ///< flash | standard; empty: flash
+  double moe_capacity_factor = 0;                ///< 0: dropless
+  std::string stage_layers;                      ///< "9,8,8,7"
+  std::string calibration;                       ///< a calibration file; empty: the shipped one
+};
+
+/// The search settings of plan and frontier: every knob given is fixed; FieldError for
+/// stage_layers (the split is searched; uniform stages keep it even).
+LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, std::int64_t batch,
+                                  bool uniform_stages);
+
+/// The one configuration evaluate prices: tp, cp, pp, ep, vpp default 1; dp fills `devices`
+/// (0: tp × cp × pp × dp); seq_len 2048; micro-batch 1; the global batch `batch` (0: micro-batch
+/// × dp); full recomputation unless given. FieldError("devices") when they disagree.
+TrainingConfig training_config(const TransformerKnobs& knobs, int devices, std::int64_t batch);
+
+/// flash or standard (empty: flash); FieldError("attention") otherwise.
+Attention attention(const std::string& text);
+
+/// none, selective, full or a number of layers N (full recomputation of N layers per stage).
+struct RecomputeChoice {
+  Recompute kind = Recompute::kFull;
+  int layers = 0;
+};
+RecomputeChoice parse_recompute(const std::string& text);
+/// none, selective, full, or the number of recomputed layers.
+std::string recompute_text(const TrainingConfig& t);
+/// "9,8,8,7" → {9, 8, 8, 7}; FieldError("stage_layers") otherwise.
+std::vector<int> parse_stage_layers(const std::string& text);
+
+}  // namespace paraplan::api
