@@ -4,11 +4,57 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 #include "io/transformer_json.h"
 #include "ir/error.h"
+#include "ir/units.h"
 
 namespace paraplan::api {
+
+namespace {
+
+bool bare_number(const std::string& text) {
+  char* end = nullptr;
+  (void)std::strtod(text.c_str(), &end);
+  return !text.empty() && end == text.c_str() + text.size();
+}
+
+}  // namespace
+
+double bytes_value(const std::string& field, const std::string& text) {
+  const auto v = parse_bytes(text);
+  if (!v || !(*v > 0) || !std::isfinite(*v))
+    throw FieldError(field, fmt::format(": expected a positive size such as 8GiB (2^30 bytes), "
+                                        "80GB (10^9 bytes) or a number of bytes, got \"{}\"",
+                                        text));
+  return *v;
+}
+
+double bandwidth_value(const std::string& field, const std::string& text) {
+  if (bare_number(text))
+    throw FieldError(field, fmt::format(" {}: give the unit, e.g. {}GB/s (10^9 bytes/s) or "
+                                        "{}GiB/s (2^30 bytes/s); a bare number is ambiguous",
+                                        text, text, text));
+  const auto v = parse_bandwidth(text);
+  if (!v || !(*v > 0) || !std::isfinite(*v))
+    throw FieldError(field, fmt::format(": expected a positive rate with its unit such as 25GB/s, "
+                                        "25GiB/s or 3e9B/s, got \"{}\"",
+                                        text));
+  return *v;
+}
+
+double flops_value(const std::string& field, const std::string& text) {
+  if (bare_number(text))
+    throw FieldError(field, fmt::format(" {}: give the unit, e.g. {}TFLOP/s", text, text));
+  const auto v = parse_flops(text);
+  if (!v || !(*v > 0) || !std::isfinite(*v))
+    throw FieldError(field, fmt::format(": expected a positive rate with its unit such as "
+                                        "312TFLOP/s or 1e13FLOP/s, got \"{}\"",
+                                        text));
+  return *v;
+}
 
 Attention attention(const std::string& text) {
   if (text.empty()) return Attention::kFlash;
@@ -59,8 +105,9 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.dp = k.dp;
   if (t.dp == 0) {
     if (devices % inner)
-      throw FieldError("devices", fmt::format(" {}: must be divisible by tp × cp × pp = {} × {} × {}",
-                                              devices, t.tp, t.cp, t.pp));
+      throw FieldError("devices",
+                       fmt::format(" {}: must be divisible by tp × cp × pp = {} × {} × {}", devices,
+                                   t.tp, t.cp, t.pp));
     t.dp = devices / inner;
   }
   if (t.devices() != devices)
@@ -88,8 +135,9 @@ RecomputeChoice parse_recompute(const std::string& text) {
   if (!text.empty() && text.size() < 7 &&
       text.find_first_not_of("0123456789") == std::string::npos && std::stoi(text) > 0)
     return {Recompute::kFull, std::stoi(text)};
-  throw FieldError("recompute", " must be none, selective, full or a number of layers N >= 1 (got \"" +
-                                    text + "\")");
+  throw FieldError(
+      "recompute",
+      " must be none, selective, full or a number of layers N >= 1 (got \"" + text + "\")");
 }
 
 std::string recompute_text(const TrainingConfig& t) { return io::recompute_text(t); }
@@ -102,9 +150,9 @@ std::vector<int> parse_stage_layers(const std::string& text) {
     const std::string item = text.substr(pos, end - pos);
     if (item.empty() || item.size() > 6 ||
         item.find_first_not_of("0123456789") != std::string::npos)
-      throw FieldError("stage_layers",
-                       ": expected layer counts separated by commas, e.g. 9,8,8,7 (got \"" +
-                           text + "\")");
+      throw FieldError(
+          "stage_layers",
+          ": expected layer counts separated by commas, e.g. 9,8,8,7 (got \"" + text + "\")");
     out.push_back(std::stoi(item));
     pos = end + 1;
   }

@@ -36,6 +36,15 @@ LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, st
 /// × dp); full recomputation unless given. FieldError("devices") when they disagree.
 TrainingConfig training_config(const TransformerKnobs& knobs, int devices, std::int64_t batch);
 
+/// A size: "8GiB" (2^30 bytes), "80GB" (10^9) or a number of bytes; positive. FieldError(field)
+/// otherwise.
+double bytes_value(const std::string& field, const std::string& text);
+/// A rate in bytes per second with its unit: "25GB/s" (10^9), "25GiB/s" (2^30), "3e9B/s";
+/// positive. A bare number is refused (it read as GB/s and as bytes/s in different places).
+double bandwidth_value(const std::string& field, const std::string& text);
+/// A compute rate with its unit: "312TFLOP/s", "1e13FLOP/s"; positive.
+double flops_value(const std::string& field, const std::string& text);
+
 /// flash or standard (empty: flash); FieldError("attention") otherwise.
 Attention attention(const std::string& text);
 

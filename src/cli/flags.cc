@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 
+#include "api/knobs.h"
 #include "ir/error.h"
 #include "ir/units.h"
 
@@ -20,12 +20,6 @@ std::string listed(const std::vector<std::string>& names) {
     out += names[i];
   }
   return out;
-}
-
-bool bare_number(const std::string& text) {
-  char* end = nullptr;
-  (void)std::strtod(text.c_str(), &end);
-  return !text.empty() && end == text.c_str() + text.size();
 }
 
 }  // namespace
@@ -82,41 +76,26 @@ std::vector<std::string> joined(std::vector<std::string> a, const std::vector<st
   return a;
 }
 
+namespace {
+
+std::string field_of(const std::string& flag) {  // --memory -> memory
+  std::string field = flag.substr(flag.rfind('-') == std::string::npos ? 0 : 2);
+  std::replace(field.begin(), field.end(), '-', '_');
+  return field;
+}
+
+}  // namespace
+
 double bytes_flag(const std::string& flag, const std::string& text) {
-  const auto v = parse_bytes(text);
-  if (!v || !(*v > 0) || !std::isfinite(*v))
-    usage(
-        fmt::format("{}: expected a positive size such as 8GiB (2^30 bytes), 80GB (10^9 bytes) "
-                    "or a number of bytes, got \"{}\"",
-                    flag, text));
-  return *v;
+  return api::bytes_value(field_of(flag), text);
 }
 
 double bandwidth_flag(const std::string& flag, const std::string& text) {
-  if (bare_number(text))
-    usage(
-        fmt::format("{} {}: give the unit, e.g. {}GB/s (10^9 bytes/s) or {}GiB/s (2^30 bytes/s); "
-                    "a bare number is ambiguous",
-                    flag, text, text, text));
-  const auto v = parse_bandwidth(text);
-  if (!v || !(*v > 0) || !std::isfinite(*v))
-    usage(
-        fmt::format("{}: expected a positive rate with its unit such as 25GB/s, 25GiB/s or "
-                    "3e9B/s, got \"{}\"",
-                    flag, text));
-  return *v;
+  return api::bandwidth_value(field_of(flag), text);
 }
 
 double flops_flag(const std::string& flag, const std::string& text) {
-  if (bare_number(text))
-    usage(fmt::format("{} {}: give the unit, e.g. {}TFLOP/s", flag, text, text));
-  const auto v = parse_flops(text);
-  if (!v || !(*v > 0) || !std::isfinite(*v))
-    usage(
-        fmt::format("{}: expected a positive rate with its unit such as 312TFLOP/s or "
-                    "1e13FLOP/s, got \"{}\"",
-                    flag, text));
-  return *v;
+  return api::flops_value(field_of(flag), text);
 }
 
 }  // namespace paraplan::cli
