@@ -17,6 +17,17 @@
 
 namespace paraplan::api {
 
+PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes,
+                             double bandwidth_bytes_per_s, int microbatches) {
+  PiperSettings s;
+  s.max_devices = devices > 0 ? devices : w.devices;
+  s.memory_per_device_bytes = memory_bytes > 0 ? memory_bytes : w.memory_per_device_bytes;
+  s.bandwidth_bytes_per_s =
+      bandwidth_bytes_per_s > 0 ? bandwidth_bytes_per_s : w.bandwidth_bytes_per_s;
+  s.microbatches = microbatches > 0 ? microbatches : w.model.microbatches;
+  return s;
+}
+
 PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   const PiperSettings& settings = request.settings;
   PiperCostModel cost(request.model, settings);
@@ -59,6 +70,34 @@ Error no_pipeline_plan(const PipelinePlanRequest& request, const PipelinePlanRes
                            "smallest memory per device that fits is {:.0f} bytes ({})",
                            s.memory_per_device_bytes, format_bytes(s.memory_per_device_bytes),
                            s.max_devices, need, format_bytes(need)));
+}
+
+constexpr int kDappleMaxDevices = 128;
+
+DappleSettings dapple_settings(const Workload& w, const std::string& machines, int global_batch,
+                               int microbatch_size) {
+  const auto sizes = parse_machine_sizes(machines);
+  if (!sizes)
+    throw FieldError("machines",
+                     ": expected MxD (e.g. 2x8) or devices per machine (e.g. 4,8,4), each at "
+                     "least 1 and at most 65536 devices in all; got \"" +
+                         machines + "\"");
+  DappleSettings settings;
+  settings.machine_ends = machine_ends(*sizes);
+  const int devices = settings.machine_ends.back();
+  if (devices > kDappleMaxDevices)
+    throw FieldError(
+        "machines",
+        fmt::format(": the dapple cost model takes at most {} devices (its formulas describe a "
+                    "few machines; its search is quadratic in the devices); got {}",
+                    kDappleMaxDevices, devices));
+  settings.global_batch = global_batch > 0 ? global_batch : w.model.profile_batch_size * devices;
+  settings.microbatch_size = microbatch_size > 0 ? microbatch_size : 1;
+  if (settings.microbatch_size > settings.global_batch)
+    throw FieldError("microbatch_size",
+                     fmt::format(" {} is larger than the global batch {}", settings.microbatch_size,
+                                 settings.global_batch));
+  return settings;
 }
 
 DapplePlanResult plan_dapple(const DapplePlanRequest& request, const std::string& source) {

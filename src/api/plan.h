@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/inputs.h"
 #include "cost/analytic.h"
 #include "cost/dapple_cost.h"
 #include "cost/pase_cost.h"
@@ -53,6 +54,11 @@ struct PipelinePlanResult {
   std::string report_html;                            ///< feasible plans, if asked
 };
 
+/// Piper's settings for a workload: its devices, memory and bandwidth unless given (0: not
+/// given), its micro-batches unless `microbatches` > 0.
+PiperSettings piper_settings(const Workload& workload, int devices, double memory_bytes,
+                             double bandwidth_bytes_per_s, int microbatches);
+
 PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request);
 /// Error(kInfeasible) saying that nothing fits in the request's memory and what would.
 Error no_pipeline_plan(const PipelinePlanRequest& request, const PipelinePlanResult& result,
@@ -75,6 +81,12 @@ struct DapplePlanResult {
   std::optional<sim::Result> simulation;
   std::string report_html;
 };
+
+/// DAPPLE's settings: `machines` as MxD ("2x8") or devices per machine ("4,8,4"), at most 128
+/// devices; the global batch (0: the profile's batch per device) and micro-batch (0: 1).
+/// FieldError("machines" or "microbatch_size") for values the cost model cannot take.
+DappleSettings dapple_settings(const Workload& workload, const std::string& machines,
+                               int global_batch, int microbatch_size);
 
 /// Error(kInput, `source`) for a layer without a tp = 1 option.
 DapplePlanResult plan_dapple(const DapplePlanRequest& request, const std::string& source);

@@ -9,6 +9,7 @@
 
 #include "api/frontier.h"
 #include "api/inputs.h"
+#include "api/plan.h"
 #include "api/results_json.h"
 #include "cli/flags.h"
 #include "cli/progress.h"
@@ -54,14 +55,9 @@ int run_pipeline(const FrontierArgs& a) {
                      "the pipeline planner's frontier (INPUT)");
   api::Workload w =
       api::load_workload({a.input, a.format, a.cluster, 0, a.devices_given ? a.devices : 8});
-  PiperSettings settings;
-  settings.max_devices = a.devices_given ? a.devices : w.devices;
-  settings.memory_per_device_bytes = w.memory_per_device_bytes;
-  settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
-  settings.microbatches = a.microbatches > 0 ? a.microbatches : w.model.microbatches;
-  if (!a.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", a.memory);
-  if (!a.bandwidth.empty())
-    settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", a.bandwidth);
+  const PiperSettings settings = api::piper_settings(
+      w, a.devices_given ? a.devices : 0, a.memory.empty() ? 0 : bytes_flag("--memory", a.memory),
+      a.bandwidth.empty() ? 0 : bandwidth_flag("--bandwidth", a.bandwidth), a.microbatches);
   api::PipelineFrontierRequest request{w.model, settings, {}};
   request.options.memory_step = a.memory_step;
   request.options.time_limit_s = a.time_limit_s;

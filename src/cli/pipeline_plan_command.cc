@@ -30,14 +30,10 @@ void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std:
 
 int run_piper(const PlanArgs& args, api::Workload& w) {
   api::PipelinePlanRequest request;
-  PiperSettings& settings = request.settings;
-  settings.max_devices = args.devices > 0 ? args.devices : w.devices;
-  settings.memory_per_device_bytes = w.memory_per_device_bytes;
-  settings.bandwidth_bytes_per_s = w.bandwidth_bytes_per_s;
-  settings.microbatches = args.microbatches > 0 ? args.microbatches : w.model.microbatches;
-  if (!args.memory.empty()) settings.memory_per_device_bytes = bytes_flag("--memory", args.memory);
-  if (!args.bandwidth.empty())
-    settings.bandwidth_bytes_per_s = bandwidth_flag("--bandwidth", args.bandwidth);
+  request.settings = api::piper_settings(
+      w, args.devices, args.memory.empty() ? 0 : bytes_flag("--memory", args.memory),
+      args.bandwidth.empty() ? 0 : bandwidth_flag("--bandwidth", args.bandwidth),
+      args.microbatches);
   request.model = w.model;
   request.products = {!args.trace.empty(), !args.report.empty()};
   request.progress = args.progress;
@@ -55,41 +51,17 @@ int run_piper(const PlanArgs& args, api::Workload& w) {
                               args.input.empty() ? "default workload" : args.input);
 }
 
-std::vector<int> parse_machines(const std::string& text) {
-  auto sizes = parse_machine_sizes(text);
-  if (!sizes)
-    usage(
-        "--machines: expected MxD (e.g. 2x8) or devices per machine (e.g. 4,8,4), each at "
-        "least 1 and at most 65536 devices in all; got \"" +
-        text + "\"");
-  return machine_ends(*sizes);
-}
-
-constexpr int kDappleMaxDevices = 128;
-
 int run_dapple(const PlanArgs& args, api::Workload& w) {
   if (w.format == "piper" || w.format == "builtin")
     usage(
         "--cost-model dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
         "as input");
   refuse_other_flags(args.given, joined(kDappleFlags, kOutputFlags), "the dapple cost model");
-  DappleSettings settings;
-  settings.machine_ends = parse_machines(args.machines.empty() ? "2x8" : args.machines);
-  const int devices = settings.machine_ends.back();
-  if (devices > kDappleMaxDevices)
-    usage(
-        fmt::format("--machines: the dapple cost model takes at most {} devices (its formulas "
-                    "describe a few machines; its search is quadratic in the devices); got {}",
-                    kDappleMaxDevices, devices));
-  settings.global_batch = args.batch > 0 ? args.batch : w.model.profile_batch_size * devices;
-  settings.microbatch_size = args.microbatch_size > 0 ? args.microbatch_size : 1;
-  if (settings.microbatch_size > settings.global_batch)
-    usage(fmt::format("--microbatch-size {} is larger than the global batch {}",
-                      settings.microbatch_size, settings.global_batch));
-  const api::DapplePlanRequest request{w.model,
-                                       settings,
-                                       args.machines.empty() ? "2x8" : args.machines,
-                                       {!args.trace.empty(), !args.report.empty()}};
+  const std::string machines = args.machines.empty() ? "2x8" : args.machines;
+  const DappleSettings settings =
+      api::dapple_settings(w, machines, args.batch, args.microbatch_size);
+  const api::DapplePlanRequest request{
+      w.model, settings, machines, {!args.trace.empty(), !args.report.empty()}};
   const api::DapplePlanResult result = api::plan_dapple(request, args.input);
   const io::Json json = api::dapple_plan_json(request, result);
   emit(args, result.plan, w.model, "s per iteration (DAPPLE's estimate)", json, json);
