@@ -34,10 +34,9 @@ long product(const std::vector<int>& v) {
 
 PaseCostModel::PaseCostModel(const Model& model, const PaseSettings& settings)
     : model_(model), settings_(settings) {
-  if (settings_.devices < 1)
-    throw Error(ErrorKind::kUsage, "", "--devices: expected at least 1 device");
+  if (settings_.devices < 1) throw FieldError("devices", ": expected at least 1 device");
   if (!(settings_.flops_per_s > 0) || !(settings_.bandwidth_bytes_per_s > 0))
-    throw Error(ErrorKind::kUsage, "", "--flops and --bw must be positive");
+    throw FieldError("flops", " and bandwidth must be positive");
   r_ = settings_.flops_per_s / (settings_.bandwidth_bytes_per_s / 8);
   configs_.resize(model_.size());
   for (int v = 0; v < model_.size(); ++v) {

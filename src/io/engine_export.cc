@@ -76,10 +76,10 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
       break;
   }
   if (t.zero_stage >= 2)
-    throw Error(ErrorKind::kUsage, "",
-                fmt::format("--export megatron: Megatron-LM has no ZeRO stage {} (its distributed "
-                            "optimizer is stage 1); export this plan with --export deepspeed",
-                            t.zero_stage));
+    throw FieldError("export", fmt::format(" megatron: Megatron-LM has no ZeRO stage {} (its "
+                                           "distributed optimizer is stage 1); export this plan "
+                                           "for deepspeed",
+                                           t.zero_stage));
   if (t.zero_stage >= 1) arg("--use-distributed-optimizer");
   if (t.overlap_grad_reduce) arg("--overlap-grad-reduce");
   arg("--attention-backend", t.attention == Attention::kFlash ? "flash" : "unfused");

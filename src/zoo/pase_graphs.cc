@@ -241,8 +241,7 @@ const std::vector<std::string>& pase_graph_names() {
 }
 
 OperatorWorkload pase_graph(const std::string& name, int batch) {
-  if (batch < 1)
-    throw Error(ErrorKind::kUsage, "", "--batch: expected a positive number of samples");
+  if (batch < 1) throw FieldError("batch", ": expected a positive number of samples");
   static const std::map<std::string, std::function<OperatorWorkload(int)>> graphs = {
       {"alexnet", alexnet},
       {"resnet101", resnet101},
@@ -256,9 +255,8 @@ OperatorWorkload pase_graph(const std::string& name, int batch) {
       if (!valid.empty()) valid += ", ";
       valid += n;
     }
-    throw Error(ErrorKind::kUsage, "",
-                "--model: unknown built-in model \"" + name +
-                    "\" (built-in operator graphs: " + valid + ")");
+    throw FieldError("model", ": unknown built-in model \"" + name +
+                                  "\" (built-in operator graphs: " + valid + ")");
   }
   return it->second(batch);
 }

@@ -1,0 +1,79 @@
+"""paraplan from Python: plan, price, explore and replay the parallel training of a model.
+
+Every call takes the keywords of the matching ``paraplan`` command (``--seq-len`` is ``seq_len``)
+and returns the same document its ``--json`` prints, as a dict. The C++ core does all planning
+and pricing; nothing here re-implements it.
+
+    >>> import paraplan
+    >>> best = paraplan.plan(model="llama3-8b", cluster="dgx-h100", devices=16, batch=64)
+    >>> best["config"]["tp"], round(best["iteration_time_s"], 3)
+
+Bad input raises a subclass of :class:`paraplan.Error` with the CLI's message, the keyword in
+place of the flag: :class:`UsageError` (a keyword's value), :class:`InputError` (a file),
+:class:`InfeasibleError` (nothing fits), :class:`IoError`, :class:`LimitError`,
+:class:`InternalError`.
+"""
+
+import json
+import os
+
+from . import _paraplan
+from ._paraplan import (Error, InfeasibleError, InputError, InternalError, IoError, LimitError,
+                        UsageError)
+
+__all__ = ["plan", "evaluate", "frontier", "simulate", "Error", "UsageError", "InputError",
+           "InfeasibleError", "IoError", "LimitError", "InternalError"]
+
+
+def _call(function, keywords):
+    return json.loads(function({k: v for k, v in keywords.items() if v is not None}))
+
+
+def _path(value):
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def plan(model=None, input=None, **keywords):
+    """The best plan, as ``paraplan plan ... --json`` prints it.
+
+    ``model``: a transformer (built-in name such as ``"llama3-70b"``, or a Hugging Face
+    ``config.json``) for the transformer planner, or a built-in operator graph (``"alexnet"``,
+    ...) for the intra-op planner. ``input``: a layer model (paraplan or Piper JSON), a
+    DAPPLE/PipeDream profile (pipeline planner) or an ONNX file (intra-op planner).
+
+    Transformer keywords: ``cluster`` (preset or file; default ``"dgx-a100"``), ``devices``,
+    ``batch`` (sequences), the knobs to fix (``seq_len``, ``micro_batch``, ``tp``, ``cp``,
+    ``pp``, ``dp``, ``ep``, ``vpp``, ``recompute`` ("none", "selective", "full" or a number of
+    layers), ``sequence_parallel``, ``zero``, ``overlap_grad_reduce``, ``attention``,
+    ``moe_capacity_factor``), ``calibration``, ``uniform_stages``, ``top``, ``resimulate``,
+    ``time_limit`` (seconds), ``export`` ("megatron" or "deepspeed": the configuration under
+    the key ``"export"``). Pipeline keywords: ``format``, ``cluster``, ``devices``, ``memory``
+    (bytes, or "16GiB"), ``bandwidth`` (bytes/s, or "25GB/s"), ``microbatches``,
+    ``cost_model`` ("piper" or "dapple"), ``machines``, ``batch``, ``microbatch_size``,
+    ``profile_batch``. Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
+    "312TFLOP/s"), ``bandwidth``, ``min_block``, ``keep_all_flows``, ``powers_of_two``,
+    ``all_devices``.
+    """
+    return _call(_paraplan.plan, dict(keywords, model=_path(model), input=_path(input)))
+
+
+def evaluate(model, **keywords):
+    """One transformer training configuration priced, as ``paraplan evaluate --json`` prints it.
+
+    Keywords: ``cluster``, ``devices``, ``batch``, the knobs (as :func:`plan`), ``stage_layers``
+    ("9,8,8,7"), ``calibration``, ``export``.
+    """
+    return _call(_paraplan.evaluate, dict(keywords, model=_path(model)))
+
+
+def frontier(model, **keywords):
+    """Every non-dominated transformer plan over (iteration time, peak memory per device,
+    devices), as ``paraplan frontier --model ... --json`` prints it."""
+    return _call(_paraplan.frontier, dict(keywords, model=_path(model)))
+
+
+def simulate(plan, schedule=None):
+    """One iteration of a plan file written by ``paraplan plan -o`` replayed in the simulator,
+    as ``paraplan simulate --json`` prints it. ``schedule``: "gpipe", "1f1b",
+    "interleaved-1f1b" or "zero-bubble" (transformer plans; default: the plan's own)."""
+    return _call(_paraplan.simulate, {"plan": _path(plan), "schedule": schedule})

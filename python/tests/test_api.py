@@ -1,0 +1,153 @@
+"""The Python API against the CLI on the same inputs: the same JSON documents, the same
+refusals (with the keyword in place of the flag)."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import paraplan
+
+BINARY = os.environ["PARAPLAN_BINARY"]
+DATA = os.environ["PARAPLAN_DATA"]
+
+# What describes the search's work rather than its answer: seconds, and counts that depend on
+# how fast the parallel tasks tighten the shared bound.
+WORK = {"seconds", "configurations_per_s", "stage_splits_searched", "evaluated",
+        "rejected_out_of_memory", "planner_runs"}
+
+
+def cli(*args):
+    out = subprocess.run([BINARY, *args], check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def answer(document):
+    """The document without the search's work figures."""
+    if isinstance(document, dict):
+        return {k: answer(v) for k, v in document.items() if k not in WORK}
+    if isinstance(document, list):
+        return [answer(v) for v in document]
+    return document
+
+
+def test_transformer_plan_equals_the_cli():
+    ours = paraplan.plan(model="llama3-8b", cluster="dgx-h100", devices=16, batch=64, top=3,
+                         resimulate=2)
+    theirs = cli("plan", "--model", "llama3-8b", "--cluster", "dgx-h100", "--devices", "16",
+                 "--batch", "64", "--top", "3", "--resimulate", "2", "--json", "--quiet")
+    assert answer(ours) == answer(theirs)
+    assert len(ours["top"]) == 3 and "simulated_iteration_time_s" in ours["top"][1]
+
+
+def test_fixed_knobs_and_export():
+    ours = paraplan.plan(model="llama3-8b", devices=16, batch=64, tp=2, recompute="selective",
+                         zero=1, export="megatron")
+    assert ours["config"]["tp"] == 2 and ours["config"]["zero"] == 1
+    assert "--tensor-model-parallel-size 2" in ours["export"]
+    # recompute as a number of layers: full recomputation of 2 layers per stage
+    assert paraplan.plan(model="llama3-8b", devices=16, batch=64, recompute=2,
+                         pp=2)["config"]["recompute"] == "2"
+
+
+def test_evaluate_equals_the_cli():
+    ours = paraplan.evaluate("gpt3-175b", devices=1024, tp=8, pp=16, batch=1536,
+                             sequence_parallel=True)
+    theirs = cli("evaluate", "--model", "gpt3-175b", "--devices", "1024", "--tp", "8", "--pp",
+                 "16", "--batch", "1536", "--sequence-parallel", "--json")
+    assert ours == theirs
+
+
+def test_pipeline_plan_equals_the_cli_file(tmp_path):
+    path = os.path.join(DATA, "piper", "bert32a100.json")
+    ours = paraplan.plan(input=path, devices=16, memory="8GiB")
+    out = tmp_path / "plan.json"
+    subprocess.run([BINARY, "plan", path, "--devices", "16", "--memory", "8GiB", "-o", str(out),
+                    "--quiet"], check=True, capture_output=True)
+    assert ours == json.loads(out.read_text())
+    assert ours["planner"] == "pipeline" and ours["cost_model"] == "piper"
+
+
+def test_dapple_plan_equals_the_cli():
+    path = os.path.join(DATA, "dapple", "bert-24-pbs-6.txt")
+    ours = paraplan.plan(input=path, machines="2x8")
+    assert ours == cli("plan", path, "--machines", "2x8", "--json", "--quiet")
+    assert ours["cost_model"] == "dapple"
+
+
+def test_intra_op_plan_equals_the_cli():
+    ours = paraplan.plan(model="alexnet", devices=4, flops="10TFLOP/s")
+    assert ours == cli("plan", "--model", "alexnet", "--devices", "4", "--flops", "10TFLOP/s",
+                       "--json", "--quiet")
+    assert ours["planner"] == "intra-op"
+
+
+def test_frontier_equals_the_cli():
+    ours = paraplan.frontier("llama3-8b", devices=16, batch=64)
+    theirs = cli("frontier", "--model", "llama3-8b", "--devices", "16", "--batch", "64",
+                 "--json", "--quiet")
+    assert answer(ours) == answer(theirs)
+
+
+def test_simulate_equals_the_cli(tmp_path):
+    out = tmp_path / "p.json"
+    subprocess.run([BINARY, "plan", "--model", "llama3-8b", "--devices", "16", "--batch", "64",
+                    "-o", str(out), "--quiet"], check=True, capture_output=True)
+    for schedule in (None, "gpipe"):
+        args = ["simulate", str(out), "--json"] + (["--schedule", schedule] if schedule else [])
+        assert paraplan.simulate(out, schedule=schedule) == cli(*args)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: paraplan.plan(model="no-such-model"), paraplan.UsageError,
+     'model: unknown built-in model "no-such-model"'),
+    (lambda: paraplan.evaluate("no-such-model"), paraplan.UsageError,
+     'model: "no-such-model" is neither a built-in transformer'),
+    (lambda: paraplan.plan(model="llama3-8b", devices=16, tpp=2), paraplan.UsageError,
+     "tpp does not apply to the transformer planner"),
+    (lambda: paraplan.evaluate("llama3-8b", devices=24, tp=3), paraplan.UsageError,
+     "tp 3: the 32 attention heads must be divisible by the tensor-parallel size"),
+    (lambda: paraplan.plan(model="llama3-8b", devices=16, tp=3), paraplan.UsageError,
+     "devices 16 is not tp × cp × pp × dp"),
+    (lambda: paraplan.evaluate("llama3-8b", devices=8, zero=3, export="megatron"),
+     paraplan.UsageError, "export megatron: Megatron-LM has no ZeRO stage 3"),
+    (lambda: paraplan.plan(model="llama3-8b", devices="16"), paraplan.UsageError,
+     "devices: expected an integer"),
+    (lambda: paraplan.plan(model="llama3-8b", devices=16, recompute="some"),
+     paraplan.UsageError, "recompute must be none, selective, full"),
+    (lambda: paraplan.plan(input=os.path.join(DATA, "piper", "bert32a100.json"),
+                           memory="1MiB"), paraplan.InfeasibleError, "no plan fits"),
+    (lambda: paraplan.plan(input=os.path.join(DATA, "piper", "bert32a100.json"),
+                           bandwidth="25"), paraplan.UsageError, "bandwidth 25: give the unit"),
+    (lambda: paraplan.plan(input="/no/such/file.json"), paraplan.IoError, "/no/such/file.json"),
+    (lambda: paraplan.evaluate("llama3-8b", devices=10, tp=4), paraplan.UsageError,
+     "devices 10: must be divisible by tp × cp × pp"),
+    (lambda: paraplan.simulate("/no/such/plan.json"), paraplan.IoError, "/no/such/plan.json"),
+    (lambda: paraplan.plan(), paraplan.UsageError, "give model="),
+])
+def test_bad_input_raises_one_clear_error(call, error, message):
+    with pytest.raises(error) as info:
+        call()
+    assert message in str(info.value)
+    assert isinstance(info.value, paraplan.Error)
+
+
+def test_the_cli_says_the_same_with_its_flags():
+    run = subprocess.run([BINARY, "evaluate", "--model", "llama3-8b", "--devices", "10", "--tp",
+                          "4"], capture_output=True, text=True)
+    assert run.returncode == 2
+    with pytest.raises(paraplan.UsageError) as info:
+        paraplan.evaluate("llama3-8b", devices=10, tp=4)
+    assert run.stderr.strip() == "paraplan: --" + str(info.value)
+
+
+def test_the_readme_example_runs(monkeypatch):
+    root = os.path.dirname(DATA)
+    text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    section = text.split("## From Python", 1)[1]
+    code = section.split("```python", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(root)
+    scope = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the project's own README
+    assert scope["best"]["planner"] == "llm" and scope["points"]
+    assert scope["pipeline"]["cost_model"] == "piper"
