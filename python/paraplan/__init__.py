@@ -21,7 +21,7 @@ from . import _paraplan
 from ._paraplan import (Error, InfeasibleError, InputError, InternalError, IoError, LimitError,
                         UsageError)
 
-__all__ = ["plan", "evaluate", "frontier", "simulate", "Error", "UsageError", "InputError",
+__all__ = ["plan", "evaluate", "frontier", "simulate", "profile", "Error", "UsageError", "InputError",
            "InfeasibleError", "IoError", "LimitError", "InternalError"]
 
 
@@ -77,3 +77,13 @@ def simulate(plan, schedule=None):
     as ``paraplan simulate --json`` prints it. ``schedule``: "gpipe", "1f1b",
     "interleaved-1f1b" or "zero-bubble" (transformer plans; default: the plan's own)."""
     return _call(_paraplan.simulate, {"plan": _path(plan), "schedule": schedule})
+
+
+def profile(module, example_inputs, **keywords):
+    """A PyTorch module as paraplan's native model document (a dict; save it as JSON and plan it
+    with ``plan(input=...)``): its torch.fx graph grouped by module at depth ``granularity``
+    (default 2), each group's forward and backward seconds measured here (``warmup``,
+    ``repeats``, ``threads``), its parameter, gradient and Adam bytes, the activations its
+    backward keeps and a recompute option. See :mod:`paraplan.profiler`."""
+    from .profiler import profile as run  # imports torch only when asked
+    return run(module, example_inputs, **keywords)

@@ -1,0 +1,120 @@
+"""python3 -m paraplan profile MODULE --input-shape N,C,H,W -o model.json
+
+MODULE is ``package.module:factory`` (``torchvision.models:resnet50``, ``paraplan.models:gpt``)
+or ``path/to/file.py:factory``; the factory is called with the ``--arg key=value`` pairs
+(integers, floats or strings). Exit codes: 0 written, 2 a bad command line or module path, 3 a
+module that cannot be profiled (it does not run on the inputs), 5 an output file that cannot be
+written.
+"""
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import sys
+
+
+def _value(text):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def load_module(spec, args=()):
+    """The torch.nn.Module `spec` names, built by its factory with `args` ("key=value")."""
+    if ":" not in spec:
+        raise ValueError(f"{spec}: expected package.module:factory or file.py:factory "
+                         f"(e.g. torchvision.models:resnet50)")
+    where, factory = spec.rsplit(":", 1)
+    if where.endswith(".py"):
+        if not os.path.isfile(where):
+            raise ValueError(f"{where}: no such file")
+        loader = importlib.util.spec_from_file_location("paraplan_user_model", where)
+        source = importlib.util.module_from_spec(loader)
+        loader.loader.exec_module(source)
+    else:
+        try:
+            source = importlib.import_module(where)
+        except ImportError as error:
+            raise ValueError(f"{where}: cannot import ({error})") from None
+    if not hasattr(source, factory):
+        raise ValueError(f"{spec}: {where} has no {factory}")
+    keywords = {}
+    for pair in args:
+        if "=" not in pair:
+            raise ValueError(f"--arg {pair}: expected key=value")
+        key, text = pair.split("=", 1)
+        keywords[key] = _value(text)
+    return getattr(source, factory)(**keywords)
+
+
+def _shape(text):
+    try:
+        shape = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        shape = ()
+    if not shape or min(shape) < 1:
+        raise ValueError(f"--input-shape {text}: expected positive sizes separated by commas, "
+                         f"e.g. 8,3,224,224")
+    return shape
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m paraplan")
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("profile", help="profile a PyTorch module into a paraplan model")
+    p.add_argument("module", help="package.module:factory or file.py:factory")
+    p.add_argument("--arg", action="append", default=[], help="factory argument key=value")
+    p.add_argument("--input-shape", required=True, help="e.g. 8,3,224,224 (the batch first)")
+    p.add_argument("--tokens", type=int, default=0,
+                   help="integer inputs in [0, TOKENS) (token ids) instead of random floats")
+    p.add_argument("--granularity", type=int, default=2,
+                   help="group the graph by module at this depth (default 2)")
+    p.add_argument("--warmup", type=int, default=2, help="runs before timing (default 2)")
+    p.add_argument("--repeats", type=int, default=5, help="timed runs, median (default 5)")
+    p.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
+    p.add_argument("--microbatches", type=int, default=1, help="micro-batches per batch")
+    p.add_argument("-o", "--output", required=True, help="the paraplan model JSON to write")
+    a = parser.parse_args(argv)
+
+    import torch  # after the command line is checked: importing torch takes a while
+
+    from .profiler import ProfileError, profile
+    try:
+        shape = _shape(a.input_shape)
+        module = load_module(a.module, a.arg)
+    except ValueError as error:
+        print(f"paraplan profile: {error}", file=sys.stderr)
+        return 2
+    if not isinstance(module, torch.nn.Module):
+        print(f"paraplan profile: {a.module} returned a {type(module).__name__}, not a "
+              f"torch.nn.Module", file=sys.stderr)
+        return 2
+    torch.manual_seed(0)
+    inputs = (torch.randint(0, a.tokens, shape) if a.tokens > 0 else torch.randn(shape))
+    try:
+        document = profile(module, inputs, granularity=a.granularity, warmup=a.warmup,
+                           repeats=a.repeats, threads=a.threads, microbatches=a.microbatches,
+                           name=a.module.rsplit(":", 1)[1])
+    except ProfileError as error:
+        print(f"paraplan profile: {a.module}: {error}", file=sys.stderr)
+        return 3
+    try:
+        with open(a.output, "w", encoding="utf-8") as out:
+            json.dump(document, out, indent=2)
+            out.write("\n")
+    except OSError as error:
+        print(f"paraplan profile: {a.output}: {error.strerror}", file=sys.stderr)
+        return 5
+    total = sum(layer["options"]["1"][0]["compute_time_s"] for layer in document["layers"])
+    print(f"{document['name']}: {len(document['layers'])} layers, {len(document['edges'])} edges, "
+          f"forward + backward {total:.4f} s per batch of {shape[0]}; written to {a.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,272 @@
+"""A PyTorch module as a paraplan model: its graph (torch.fx), grouped by module at a chosen depth,
+each group measured on this machine (forward and backward time, median of repeats after warm-up,
+at a fixed thread count), with its parameter, gradient and Adam-state bytes, the activations its
+backward keeps, and what recomputing it would save; edges carry the bytes that cross them.
+
+The result is paraplan's native model document (``"format": "paraplan-model"``), which
+``paraplan plan`` and :func:`paraplan.plan` read (``input=``).
+"""
+
+import statistics
+import time
+import warnings
+
+import torch
+from torch import fx
+from torch.fx.passes.shape_prop import ShapeProp
+from torch.fx.passes.split_module import split_module
+
+
+class ProfileError(ValueError):
+    """The module or its inputs cannot be profiled; the message says why and what would do."""
+
+
+def _bytes(value):
+    if torch.is_tensor(value):
+        return value.numel() * value.element_size()
+    if isinstance(value, (list, tuple)):
+        return sum(_bytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_bytes(v) for v in value.values())
+    return 0
+
+
+def _tensors(value):
+    if torch.is_tensor(value):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _tensors(v)]
+    return []
+
+
+def _group_of(target, depth):
+    parts = str(target).split(".")
+    return ".".join(parts[:depth])
+
+
+def _groups(graph, depth):
+    """A group name per node: modules and attributes by their path cut at `depth`; functions and
+    methods join the group of their latest grouped input (or, fed only by graph inputs, of their
+    first grouped user)."""
+    group = {}
+    order = list(graph.nodes)
+    for node in order:
+        if node.op in ("call_module", "get_attr"):
+            group[node] = _group_of(node.target, depth)
+        elif node.op in ("call_function", "call_method"):
+            inputs = [a for a in node.all_input_nodes if a in group]
+            if inputs:
+                group[node] = group[max(inputs, key=order.index)]
+    for node in reversed(order):
+        if node.op in ("call_function", "call_method") and node not in group:
+            users = [u for u in node.users if u in group]
+            group[node] = group[users[0]] if users else "input"
+    return group
+
+
+def _trace(module, depth):
+    """The module's GraphModule, with modules at `depth` kept whole; None when fx cannot trace."""
+
+    class Tracer(fx.Tracer):
+        def is_leaf_module(self, m, qualname):
+            return qualname.count(".") + 1 >= depth or super().is_leaf_module(m, qualname)
+
+    try:
+        graph = Tracer().trace(module)
+    except Exception as error:  # fx raises many kinds: each means "not traceable"
+        return None, f"{type(error).__name__}: {error}"
+    return fx.GraphModule(module, graph), None
+
+
+def _median_time(function, warmup, repeats):
+    for _ in range(warmup):
+        function()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _measure(sub, args, warmup, repeats):
+    """Forward and backward seconds of one part run alone on its recorded inputs, and the bytes
+    of the activations its backward keeps (saved tensors that are not its parameters)."""
+    params = {p.data_ptr() for p in sub.parameters()}
+
+    def fresh():  # inputs with gradients, not leaves (a part may start with an in-place op)
+        return [a.detach().clone().requires_grad_().clone()
+                if torch.is_tensor(a) and a.is_floating_point() else a for a in args]
+
+    inputs = fresh()
+    forward_s = _median_time(lambda: sub(*inputs), warmup, repeats)
+    saved = {}
+
+    def pack(tensor):
+        if tensor.data_ptr() not in params:
+            saved[(tensor.data_ptr(), tensor.storage_offset(), tensor.numel())] = _bytes(tensor)
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+        out = sub(*fresh())
+    differentiable = [t for t in _tensors(out) if t.requires_grad]
+
+    def backward():
+        outputs = [t for t in _tensors(sub(*fresh())) if t.requires_grad]
+        grads = [torch.ones_like(t) for t in outputs]
+        for p in sub.parameters():
+            p.grad = None
+        start = time.perf_counter()
+        if outputs:
+            torch.autograd.backward(outputs, grads)
+        return time.perf_counter() - start
+
+    for _ in range(warmup):
+        backward()
+    backward_s = statistics.median(backward() for _ in range(repeats)) if differentiable else 0.0
+    return forward_s, backward_s, sum(saved.values())
+
+
+def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threads=1,
+            microbatches=1, name=None):
+    """Profiles `module` on `example_inputs` (a tensor or a tuple of them) and returns paraplan's
+    native model document (a dict). Each layer is a group of the module's nodes: the modules at
+    depth `granularity` of its hierarchy (1: its children). Times are medians of `repeats` runs
+    after `warmup`, at `threads` intra-op threads. When torch.fx cannot trace the module, the
+    groups come from module-level hooks instead, in the order the modules ran, and a warning
+    says so."""
+    if not isinstance(module, torch.nn.Module):
+        raise ProfileError(f"expected a torch.nn.Module, got {type(module).__name__}")
+    if granularity < 1:
+        raise ProfileError(f"granularity {granularity}: expected at least 1")
+    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        module.train()
+        try:
+            with torch.no_grad():
+                module(*inputs)
+        except Exception as error:
+            raise ProfileError(f"the module does not run on the example inputs "
+                               f"({', '.join(str(tuple(t.shape)) for t in _tensors(inputs))}): "
+                               f"{type(error).__name__}: {error}") from None
+        gm, failure = _trace(module, granularity)
+        if gm is None:
+            warnings.warn(f"torch.fx cannot trace {type(module).__name__} ({failure}); "
+                          f"profiling its modules at depth {granularity} with hooks instead")
+            parts, edges = _hooked_parts(module, inputs, granularity)
+            pass  # the warning says so
+        else:
+            parts, edges = _traced_parts(gm, module, inputs, granularity)
+
+        layers = []
+        for i, part in enumerate(parts):
+            forward_s, backward_s, saved = _measure(part["module"], part["args"], warmup, repeats)
+            param_bytes = sum(_bytes(p) for p in part["module"].parameters())
+            # Weights, their gradients and Adam's two moments (each the parameter's size).
+            fixed = 4 * param_bytes
+            vanilla = {"id": "vanilla", "compute_time_s": forward_s + backward_s,
+                       "parameter_bytes": param_bytes, "memory_per_inflight_bytes": saved,
+                       "memory_fixed_bytes": fixed}
+            # Recomputation keeps only the part's inputs and runs its forward twice.
+            kept = sum(_bytes(a) for a in part["args"])
+            options = [vanilla]
+            if kept < saved:
+                options.append({"id": "recompute", "compute_time_s": 2 * forward_s + backward_s,
+                                "parameter_bytes": param_bytes,
+                                "memory_per_inflight_bytes": kept, "memory_fixed_bytes": fixed})
+            layers.append({"id": i, "name": part["name"], "output_bytes": part["output_bytes"],
+                           "options": {"1": options}})
+        batch = _tensors(inputs)[0].shape[0] if _tensors(inputs) else 1
+        document = {"format": "paraplan-model", "version": 1,
+                    "name": name or type(module).__name__, "microbatches": microbatches,
+                    "profile_batch_size": int(batch), "layers": layers,
+                    "edges": [{"from": a, "to": b, "bytes": n}
+                              for (a, b), n in sorted(edges.items())]}
+        return document
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def _traced_parts(gm, module, inputs, depth):
+    ShapeProp(gm).propagate(*inputs)
+    group = _groups(gm.graph, depth)
+    ids = {}
+    for node in gm.graph.nodes:
+        if node in group:
+            ids.setdefault(group[node], len(ids))
+    split = split_module(gm, module, lambda node: ids[group[node]])
+    # Record every part's inputs and outputs on one forward pass.
+    recorded = {}
+
+    class Recorder(fx.Interpreter):
+        def call_module(self, target, args, kwargs):
+            out = super().call_module(target, args, kwargs)
+            if target.startswith("submod_"):
+                recorded[target] = (args, out)
+            return out
+
+    with torch.no_grad():
+        Recorder(split).run(*inputs)
+    names = {i: g for g, i in ids.items()}
+    parts, index, producer = [], {}, {}
+    for node in split.graph.nodes:
+        if node.op == "call_module" and str(node.target).startswith("submod_"):
+            args, out = recorded[node.target]
+            index[node] = len(parts)
+            number = int(str(node.target).split("_")[1])
+            parts.append({"name": names[number], "module": getattr(split, node.target),
+                          "args": args, "output_bytes": _bytes(out)})
+            producer[node] = node
+        elif node.op == "call_function" and node.all_input_nodes and \
+                node.all_input_nodes[0] in producer:  # getitem of a part's outputs
+            producer[node] = producer[node.all_input_nodes[0]]
+    edges = {}
+    values = {}
+
+    class Values(fx.Interpreter):
+        def run_node(self, n):
+            out = super().run_node(n)
+            values[n] = out
+            return out
+
+    with torch.no_grad():
+        Values(split).run(*inputs)
+    for node in split.graph.nodes:
+        if node not in index:
+            continue
+        for source in node.all_input_nodes:
+            if source in producer and producer[source] is not node:
+                key = (index[producer[source]], index[node])
+                edges[key] = edges.get(key, 0) + _bytes(values[source])
+    return parts, edges
+
+
+def _hooked_parts(module, inputs, depth):
+    """Modules at `depth` (or leaves above it) in the order they ran, as a chain."""
+    chosen = [(n, m) for n, m in module.named_modules()
+              if n and (n.count(".") + 1 == depth or
+                        (n.count(".") + 1 < depth and not list(m.children())))]
+    runs, hooks = [], []
+    for n, m in chosen:
+        def record(mod, args, out, n=n):
+            runs.append((n, mod, args, out))
+        hooks.append(m.register_forward_hook(record))
+    try:
+        with torch.no_grad():
+            module(*inputs)
+    finally:
+        for h in hooks:
+            h.remove()
+    if not runs:
+        raise ProfileError(f"{type(module).__name__} has no submodules at depth {depth} to "
+                           f"profile; try a smaller granularity")
+    parts, edges = [], {}
+    for i, (n, mod, args, out) in enumerate(runs):
+        parts.append({"name": n, "module": mod, "args": tuple(args), "output_bytes": _bytes(out)})
+        if i:
+            edges[(i - 1, i)] = _bytes(args)
+    return parts, edges

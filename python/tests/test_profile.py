@@ -1,0 +1,115 @@
+"""Profiles of real PyTorch models: their structure (layers, edges, parameter totals equal to
+sum(p.numel()) × bytes), the round trip to a plan, and the refusals."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import torchvision
+
+import paraplan
+from paraplan.models import gpt
+
+BINARY = os.environ["PARAPLAN_BINARY"]
+QUICK = {"warmup": 0, "repeats": 1}
+
+
+def parameter_bytes(document):
+    return sum(layer["options"]["1"][0]["parameter_bytes"] for layer in document["layers"])
+
+
+def module_bytes(module):
+    return sum(p.numel() * p.element_size() for p in module.parameters())
+
+
+def check_document(document, module):
+    ids = [layer["id"] for layer in document["layers"]]
+    assert ids == list(range(len(ids)))
+    for edge in document["edges"]:
+        assert edge["from"] < edge["to"] and edge["bytes"] > 0  # a DAG in profile order
+    assert parameter_bytes(document) == module_bytes(module)
+    for layer in document["layers"]:
+        for option in layer["options"]["1"]:
+            assert option["compute_time_s"] >= 0
+            assert option["memory_fixed_bytes"] == 4 * option["parameter_bytes"]
+
+
+@pytest.mark.parametrize("factory, shape, layers", [
+    (torchvision.models.resnet50, (2, 3, 64, 64), 22),   # stem 4, 16 bottlenecks, pool, fc
+    (torchvision.models.vgg16, (2, 3, 32, 32), 39),      # 31 features, pool, 7 classifier
+    (torchvision.models.mobilenet_v2, (2, 3, 64, 64), 21),  # 19 features, 2 classifier
+])
+def test_torchvision_models(factory, shape, layers):
+    torch.manual_seed(0)
+    module = factory()
+    document = paraplan.profile(module, torch.randn(shape), **QUICK)
+    assert len(document["layers"]) == layers
+    assert len(document["edges"]) == layers - 1  # grouped by block, the graph is a chain
+    assert document["profile_batch_size"] == shape[0]
+    check_document(document, module)
+
+
+def test_gpt_is_grouped_by_block():
+    module = gpt(layers=3, hidden=64, heads=4, seq_len=32, vocab=128)
+    document = paraplan.profile(module, torch.randint(0, 128, (2, 32)), **QUICK)
+    names = [layer["name"] for layer in document["layers"]]
+    for block in ("blocks.0", "blocks.1", "blocks.2", "embed", "head"):
+        assert block in names
+    check_document(document, module)
+    # A block keeps its attention scores and MLP activations: recomputing it saves memory.
+    block = document["layers"][names.index("blocks.1")]["options"]["1"]
+    assert [o["id"] for o in block] == ["vanilla", "recompute"]
+    assert block[1]["memory_per_inflight_bytes"] < block[0]["memory_per_inflight_bytes"]
+
+
+def test_profile_to_plan_round_trip(tmp_path):
+    path = tmp_path / "resnet50.json"
+    run = subprocess.run([sys.executable, "-m", "paraplan", "profile",
+                          "torchvision.models:resnet50", "--input-shape", "2,3,64,64",
+                          "--repeats", "1", "--warmup", "0", "-o", str(path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "22 layers" in run.stdout
+    cli = subprocess.run([BINARY, "plan", str(path), "--devices", "4", "--memory", "8GiB",
+                          "--json", "--quiet"], capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    plan = json.loads(cli.stdout)
+    assert plan["feasible"] and plan["planner"] == "pipeline"
+    assert paraplan.plan(input=str(path), devices=4, memory="8GiB")["objective"] == \
+        plan["objective"]
+
+
+def test_untraceable_module_falls_back_to_hooks_and_says_so():
+    class Branchy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Linear(8, 8)
+            self.b = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            if x.sum() > 0:  # data-dependent control flow: torch.fx cannot trace it
+                x = x * 2
+            return self.b(self.a(x))
+
+    with pytest.warns(UserWarning, match="torch.fx cannot trace Branchy"):
+        document = paraplan.profile(Branchy(), torch.randn(4, 8), granularity=1, **QUICK)
+    assert [layer["name"] for layer in document["layers"]] == ["a", "b"]
+    assert document["edges"] == [{"from": 0, "to": 1, "bytes": 4 * 8 * 4}]
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (["no_such_package.models:net", "--input-shape", "2,3"], 2, "cannot import"),
+    (["torchvision.models:no_such_net", "--input-shape", "2,3"], 2, "has no no_such_net"),
+    (["torchvision.models", "--input-shape", "2,3"], 2, "expected package.module:factory"),
+    (["torchvision.models:resnet18", "--input-shape", "2,x"], 2, "--input-shape 2,x"),
+    (["torchvision.models:resnet18", "--input-shape", "2,5"], 3,
+     "does not run on the example inputs ((2, 5))"),
+])
+def test_bad_input_gives_one_clear_message(args, code, message, tmp_path):
+    run = subprocess.run([sys.executable, "-m", "paraplan", "profile", *args, "-o",
+                          str(tmp_path / "m.json")], capture_output=True, text=True)
+    assert run.returncode == code
+    assert message in run.stderr
+    assert "Traceback" not in run.stderr
