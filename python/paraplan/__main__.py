@@ -78,12 +78,14 @@ def main(argv=None):
     p.add_argument("--repeats", type=int, default=5, help="timed runs, median (default 5)")
     p.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     p.add_argument("--microbatches", type=int, default=1, help="micro-batches per batch")
+    p.add_argument("--check", action="store_true",
+                   help="also time a whole forward and backward pass and compare")
     p.add_argument("-o", "--output", required=True, help="the paraplan model JSON to write")
     a = parser.parse_args(argv)
 
     import torch  # after the command line is checked: importing torch takes a while
 
-    from .profiler import ProfileError, profile
+    from .profiler import ProfileError, measure_step, profile
     try:
         shape = _shape(a.input_shape)
         module = load_module(a.module, a.arg)
@@ -113,6 +115,10 @@ def main(argv=None):
     total = sum(layer["options"]["1"][0]["compute_time_s"] for layer in document["layers"])
     print(f"{document['name']}: {len(document['layers'])} layers, {len(document['edges'])} edges, "
           f"forward + backward {total:.4f} s per batch of {shape[0]}; written to {a.output}")
+    if a.check:
+        step = measure_step(module, inputs, warmup=a.warmup, repeats=a.repeats, threads=a.threads)
+        print(f"check: the layers add up to {total:.4f} s, a whole forward and backward pass "
+              f"measures {step:.4f} s ({100 * (total / step - 1):+.1f} %)")
     return 0
 
 

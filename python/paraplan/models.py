@@ -23,8 +23,6 @@ class Block(nn.Module):
         self.fc1 = nn.Linear(hidden, 4 * hidden)
         self.act = nn.GELU()
         self.fc2 = nn.Linear(4 * hidden, hidden)
-        mask = torch.full((seq_len, seq_len), float("-inf")).triu(1)
-        self.register_buffer("mask", mask, persistent=False)
         self.scale = 1.0 / math.sqrt(self.head_dim)
 
     def forward(self, x):
@@ -32,7 +30,9 @@ class Block(nn.Module):
         qkv = self.qkv(self.norm1(x)).reshape(b, s, 3, self.heads, self.head_dim)
         qkv = qkv.permute(2, 0, 3, 1, 4)
         q, k, v = qkv[0], qkv[1], qkv[2]
-        scores = torch.matmul(q, k.transpose(-2, -1)) * self.scale + self.mask[:s, :s]
+        scores = torch.matmul(q, k.transpose(-2, -1)) * self.scale
+        causal = torch.ones_like(scores[0, 0]).triu(1).bool()  # (tensor methods: fx traces them)
+        scores = scores.masked_fill(causal, float("-inf"))
         attention = torch.matmul(scores.softmax(-1), v).transpose(1, 2).reshape(b, s, h)
         x = x + self.proj(attention)
         return x + self.fc2(self.act(self.fc1(self.norm2(x))))
@@ -49,10 +49,10 @@ class GPT(nn.Module):
         self.blocks = nn.Sequential(*[Block(hidden, heads, seq_len) for _ in range(layers)])
         self.norm = nn.LayerNorm(hidden)
         self.head = nn.Linear(hidden, vocab, bias=False)
-        self.register_buffer("positions", torch.arange(seq_len), persistent=False)
 
     def forward(self, tokens):
-        x = self.embed(tokens) + self.position(self.positions[: tokens.shape[1]])
+        positions = torch.ones_like(tokens[0]).cumsum(0) - 1  # 0 .. s - 1
+        x = self.embed(tokens) + self.position(positions)
         return self.head(self.norm(self.blocks(x)))
 
 

@@ -191,6 +191,27 @@ def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threa
         torch.set_num_threads(previous_threads)
 
 
+def measure_step(module, example_inputs, *, warmup=2, repeats=5, threads=1):
+    """Median seconds of one forward and backward pass of the whole module (the loss: the sum of
+    its outputs), at `threads` intra-op threads: what the layers' times of a profile should add
+    up to."""
+    inputs = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        module.train()
+
+        def step():
+            for p in module.parameters():
+                p.grad = None
+            outputs = [t for t in _tensors(module(*inputs)) if t.requires_grad]
+            torch.autograd.backward([t.float().sum() for t in outputs])
+
+        return _median_time(step, warmup, repeats)
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
 def _traced_parts(gm, module, inputs, depth):
     ShapeProp(gm).propagate(*inputs)
     group = _groups(gm.graph, depth)
