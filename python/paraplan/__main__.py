@@ -1,4 +1,5 @@
 """python3 -m paraplan profile MODULE --input-shape N,C,H,W -o model.json
+python3 -m paraplan probe --nproc N -o cluster.json
 
 MODULE is ``package.module:factory`` (``torchvision.models:resnet50``, ``paraplan.models:gpt``)
 or ``path/to/file.py:factory``; the factory is called with the ``--arg key=value`` pairs
@@ -81,7 +82,16 @@ def main(argv=None):
     p.add_argument("--check", action="store_true",
                    help="also time a whole forward and backward pass and compare")
     p.add_argument("-o", "--output", required=True, help="the paraplan model JSON to write")
+    q = commands.add_parser("probe", help="measure this machine's ranks into a cluster file")
+    q.add_argument("--nproc", type=int, default=2, help="ranks (processes) to measure (default 2)")
+    q.add_argument("--sizes", default="4096,65536,1048576,4194304",
+                   help="message sizes in bytes, comma-separated")
+    q.add_argument("--repeats", type=int, default=5, help="timed runs per size, median")
+    q.add_argument("--threads", type=int, default=1, help="intra-op threads per rank")
+    q.add_argument("-o", "--output", required=True, help="the paraplan cluster JSON to write")
     a = parser.parse_args(argv)
+    if a.command == "probe":
+        return probe_main(a)
 
     import torch  # after the command line is checked: importing torch takes a while
 
@@ -119,6 +129,39 @@ def main(argv=None):
         step = measure_step(module, inputs, warmup=a.warmup, repeats=a.repeats, threads=a.threads)
         print(f"check: the layers add up to {total:.4f} s, a whole forward and backward pass "
               f"measures {step:.4f} s ({100 * (total / step - 1):+.1f} %)")
+    return 0
+
+
+def probe_main(a):
+    try:
+        sizes = [int(x) for x in a.sizes.split(",")]
+    except ValueError:
+        print(f"paraplan probe: --sizes {a.sizes}: expected byte counts separated by commas",
+              file=sys.stderr)
+        return 2
+    from .probe import ProbeError, probe
+    try:
+        document, measured = probe(nproc=a.nproc, sizes=sizes, repeats=a.repeats,
+                                   threads=a.threads)
+    except ProbeError as error:
+        print(f"paraplan probe: {error}", file=sys.stderr)
+        return 2 if "nproc" in str(error) or "sizes" in str(error) else 3
+    try:
+        with open(a.output, "w", encoding="utf-8") as out:
+            json.dump(document, out, indent=2)
+            out.write("\n")
+    except OSError as error:
+        print(f"paraplan probe: {a.output}: {error.strerror}", file=sys.stderr)
+        return 5
+    print(f"{a.nproc} ranks of {document['device_types'][0]['name']}: "
+          f"{document['device_types'][0]['peak_flops_per_s'] / 1e9:.1f} GFLOP/s each (matmul)")
+    print(f"{'bytes':>10} {'p2p one way (s)':>16} {'all-reduce (s)':>15}")
+    for size in sizes:
+        print(f"{size:>10} {measured['p2p_one_way_s'][size]:>16.6f} "
+              f"{measured['allreduce_s'][size]:>15.6f}")
+    fit = measured["fit"]
+    print(f"fitted link: {fit['bandwidth_bytes_per_s'] / 1e9:.3f} GB/s, latency "
+          f"{fit['latency_s'] * 1e6:.1f} us; written to {a.output}")
     return 0
 
 
