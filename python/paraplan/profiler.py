@@ -158,13 +158,14 @@ def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threa
             warnings.warn(f"torch.fx cannot trace {type(module).__name__} ({failure}); "
                           f"profiling its modules at depth {granularity} with hooks instead")
             parts, edges = _hooked_parts(module, inputs, granularity)
-            pass  # the warning says so
+            measured = [_measure(p["module"], p["args"], warmup, repeats) for p in parts]
         else:
-            parts, edges = _traced_parts(gm, module, inputs, granularity)
+            parts, edges, split = _traced_parts(gm, module, inputs, granularity)
+            measured = list(zip(*_in_graph_times(split, inputs, parts, warmup, max(1, repeats))))
 
         layers = []
         for i, part in enumerate(parts):
-            forward_s, backward_s, saved = _measure(part["module"], part["args"], warmup, repeats)
+            forward_s, backward_s, saved = measured[i]
             param_bytes = sum(_bytes(p) for p in part["module"].parameters())
             # Weights, their gradients and Adam's two moments (each the parameter's size).
             fixed = 4 * param_bytes
@@ -240,7 +241,7 @@ def _traced_parts(gm, module, inputs, depth):
             index[node] = len(parts)
             number = int(str(node.target).split("_")[1])
             parts.append({"name": names[number], "module": getattr(split, node.target),
-                          "args": args, "output_bytes": _bytes(out)})
+                          "args": args, "output_bytes": _bytes(out), "number": number})
             producer[node] = node
         elif node.op == "call_function" and node.all_input_nodes and \
                 node.all_input_nodes[0] in producer:  # getitem of a part's outputs
@@ -263,7 +264,82 @@ def _traced_parts(gm, module, inputs, depth):
             if source in producer and producer[source] is not node:
                 key = (index[producer[source]], index[node])
                 edges[key] = edges.get(key, 0) + _bytes(values[source])
-    return parts, edges
+    return parts, edges, split
+
+
+def _in_graph_times(split, inputs, parts, warmup, repeats):
+    """Every part's forward and backward seconds and saved-activation bytes measured inside
+    whole training passes of the split module (so each part runs with the caches, allocator and
+    autograd engine of a real pass): forward between the part's call and return, backward from
+    the moment the first gradient of its outputs is ready to the moment the last gradient of its
+    inputs is (the end of the whole backward for parts fed only by the graph's inputs)."""
+    count = len(parts)
+    index = {part["number"]: i for i, part in enumerate(parts)}  # split_module's numbering
+    forward = [[] for _ in range(count)]
+    backward = [[] for _ in range(count)]
+    saved = [0] * count
+    params = {p.data_ptr() for p in split.parameters()}
+
+    def one_pass(record):
+        starts, ends = {}, {}
+        current = [None]
+        packed = {}
+
+        def pack(tensor):
+            if current[0] is not None and tensor.data_ptr() not in params:
+                packed[(current[0], tensor.data_ptr(), tensor.storage_offset(),
+                        tensor.numel())] = _bytes(tensor)
+            return tensor
+
+        def stamp(table, part, reduce):
+            def hook(grad):
+                now = time.perf_counter()
+                table[part] = reduce(table.get(part, now), now)
+                return grad
+            return hook
+
+        class Timed(fx.Interpreter):
+            def call_module(self, target, args, kwargs):
+                if not str(target).startswith("submod_"):
+                    return super().call_module(target, args, kwargs)
+                part = index[int(str(target).split("_")[1])]
+                current[0] = part
+                start = time.perf_counter()
+                out = super().call_module(target, args, kwargs)
+                if record:
+                    forward[part].append(time.perf_counter() - start)
+                current[0] = None
+                for t in _tensors(out):
+                    if t.requires_grad:
+                        t.register_hook(stamp(starts, part, min))
+                for t in _tensors(args):
+                    if t.requires_grad:
+                        t.register_hook(stamp(ends, part, max))
+                return out
+
+        for p in split.parameters():
+            p.grad = None
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            out = Timed(split).run(*inputs)
+        outputs = [t.float().sum() for t in _tensors(out) if t.requires_grad]
+        torch.autograd.backward(outputs)
+        finished = time.perf_counter()
+        if record:
+            for part in range(count):
+                if part in starts:
+                    backward[part].append(ends.get(part, finished) - starts[part])
+                else:
+                    backward[part].append(0.0)
+            saved[:] = [0] * count
+            for (part, *_), n in packed.items():
+                saved[part] += n
+
+    for _ in range(warmup):
+        one_pass(False)
+    for _ in range(repeats):
+        one_pass(True)
+    return ([statistics.median(f) for f in forward], [statistics.median(b) for b in backward],
+            list(saved))
 
 
 def _hooked_parts(module, inputs, depth):
