@@ -9,13 +9,13 @@ The ranks here share one machine, so the document has one machine and one link t
 import os
 import platform
 import socket
-import statistics
 import tempfile
-import time
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
+from .profiler import _median_time
 
 
 class ProbeError(RuntimeError):
@@ -29,12 +29,7 @@ def _free_port():
 
 
 def _median(function, repeats):
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return _median_time(function, 0, repeats)  # the callers warm up themselves
 
 
 def _worker(rank, nproc, port, sizes, repeats, matmul_size, threads, out_dir):
