@@ -53,6 +53,18 @@ def load_module(spec, args=()):
     return getattr(source, factory)(**keywords)
 
 
+def _write_json(path, document, command):
+    """Writes `document` to `path`; False (and one message) when the file cannot be written."""
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            json.dump(document, out, indent=2)
+            out.write("\n")
+    except OSError as error:
+        print(f"paraplan {command}: {path}: {error.strerror}", file=sys.stderr)
+        return False
+    return True
+
+
 def _shape(text):
     try:
         shape = tuple(int(x) for x in text.split(","))
@@ -115,12 +127,7 @@ def main(argv=None):
     except ProfileError as error:
         print(f"paraplan profile: {a.module}: {error}", file=sys.stderr)
         return 3
-    try:
-        with open(a.output, "w", encoding="utf-8") as out:
-            json.dump(document, out, indent=2)
-            out.write("\n")
-    except OSError as error:
-        print(f"paraplan profile: {a.output}: {error.strerror}", file=sys.stderr)
+    if not _write_json(a.output, document, "profile"):
         return 5
     total = sum(layer["options"]["1"][0]["compute_time_s"] for layer in document["layers"])
     print(f"{document['name']}: {len(document['layers'])} layers, {len(document['edges'])} edges, "
@@ -146,12 +153,7 @@ def probe_main(a):
     except ProbeError as error:
         print(f"paraplan probe: {error}", file=sys.stderr)
         return 2 if "nproc" in str(error) or "sizes" in str(error) else 3
-    try:
-        with open(a.output, "w", encoding="utf-8") as out:
-            json.dump(document, out, indent=2)
-            out.write("\n")
-    except OSError as error:
-        print(f"paraplan probe: {a.output}: {error.strerror}", file=sys.stderr)
+    if not _write_json(a.output, document, "probe"):
         return 5
     print(f"{a.nproc} ranks of {document['device_types'][0]['name']}: "
           f"{document['device_types'][0]['peak_flops_per_s'] / 1e9:.1f} GFLOP/s each (matmul)")

@@ -221,32 +221,7 @@ def _traced_parts(gm, module, inputs, depth):
         if node in group:
             ids.setdefault(group[node], len(ids))
     split = split_module(gm, module, lambda node: ids[group[node]])
-    # Record every part's inputs and outputs on one forward pass.
-    recorded = {}
-
-    class Recorder(fx.Interpreter):
-        def call_module(self, target, args, kwargs):
-            out = super().call_module(target, args, kwargs)
-            if target.startswith("submod_"):
-                recorded[target] = (args, out)
-            return out
-
-    with torch.no_grad():
-        Recorder(split).run(*inputs)
-    names = {i: g for g, i in ids.items()}
-    parts, index, producer = [], {}, {}
-    for node in split.graph.nodes:
-        if node.op == "call_module" and str(node.target).startswith("submod_"):
-            args, out = recorded[node.target]
-            index[node] = len(parts)
-            number = int(str(node.target).split("_")[1])
-            parts.append({"name": names[number], "module": getattr(split, node.target),
-                          "args": args, "output_bytes": _bytes(out), "number": number})
-            producer[node] = node
-        elif node.op == "call_function" and node.all_input_nodes and \
-                node.all_input_nodes[0] in producer:  # getitem of a part's outputs
-            producer[node] = producer[node.all_input_nodes[0]]
-    edges = {}
+    # Every node's value on one forward pass: the parts' inputs and outputs, the edges' tensors.
     values = {}
 
     class Values(fx.Interpreter):
@@ -257,6 +232,20 @@ def _traced_parts(gm, module, inputs, depth):
 
     with torch.no_grad():
         Values(split).run(*inputs)
+    names = {i: g for g, i in ids.items()}
+    parts, index, producer = [], {}, {}
+    for node in split.graph.nodes:
+        if node.op == "call_module" and str(node.target).startswith("submod_"):
+            args, out = fx.node.map_arg(node.args, lambda n: values[n]), values[node]
+            index[node] = len(parts)
+            number = int(str(node.target).split("_")[1])
+            parts.append({"name": names[number], "module": getattr(split, node.target),
+                          "args": args, "output_bytes": _bytes(out), "number": number})
+            producer[node] = node
+        elif node.op == "call_function" and node.all_input_nodes and \
+                node.all_input_nodes[0] in producer:  # getitem of a part's outputs
+            producer[node] = producer[node.all_input_nodes[0]]
+    edges = {}
     for node in split.graph.nodes:
         if node not in index:
             continue
