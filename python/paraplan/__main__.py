@@ -55,10 +55,14 @@ def load_module(spec, args=()):
 
 def _write_json(path, document, command):
     """Writes `document` to `path`; False (and one message) when the file cannot be written."""
+    return _write_text(path, json.dumps(document, indent=2) + "\n", command)
+
+
+def _write_text(path, text, command):
+    """Writes `text` to `path`; False (and one message) when the file cannot be written."""
     try:
         with open(path, "w", encoding="utf-8") as out:
-            json.dump(document, out, indent=2)
-            out.write("\n")
+            out.write(text)
     except OSError as error:
         print(f"paraplan {command}: {path}: {error.strerror}", file=sys.stderr)
         return False
@@ -94,6 +98,8 @@ def main(argv=None):
     p.add_argument("--check", action="store_true",
                    help="also time a whole forward and backward pass and compare")
     p.add_argument("-o", "--output", required=True, help="the paraplan model JSON to write")
+    p.add_argument("--pipedream", metavar="FILE",
+                   help="also write the profile as PipeDream's torch-graph text (DAPPLE reads it)")
     q = commands.add_parser("probe", help="measure this machine's ranks into a cluster file")
     q.add_argument("--nproc", type=int, default=2, help="ranks (processes) to measure (default 2)")
     q.add_argument("--sizes", default="4096,65536,1048576,4194304",
@@ -107,7 +113,7 @@ def main(argv=None):
 
     import torch  # after the command line is checked: importing torch takes a while
 
-    from .profiler import ProfileError, measure_step, profile
+    from .profiler import ProfileError, pipedream_text, profile_and_check
     try:
         shape = _shape(a.input_shape)
         module = load_module(a.module, a.arg)
@@ -121,19 +127,21 @@ def main(argv=None):
     torch.manual_seed(0)
     inputs = (torch.randint(0, a.tokens, shape) if a.tokens > 0 else torch.randn(shape))
     try:
-        document = profile(module, inputs, granularity=a.granularity, warmup=a.warmup,
-                           repeats=a.repeats, threads=a.threads, microbatches=a.microbatches,
-                           name=a.module.rsplit(":", 1)[1])
+        document, step = profile_and_check(
+            module, inputs, granularity=a.granularity, warmup=a.warmup, repeats=a.repeats,
+            threads=a.threads, microbatches=a.microbatches, name=a.module.rsplit(":", 1)[1],
+            check=a.check)
     except ProfileError as error:
         print(f"paraplan profile: {a.module}: {error}", file=sys.stderr)
         return 3
     if not _write_json(a.output, document, "profile"):
         return 5
+    if a.pipedream and not _write_text(a.pipedream, pipedream_text(document), "profile"):
+        return 5
     total = sum(layer["options"]["1"][0]["compute_time_s"] for layer in document["layers"])
     print(f"{document['name']}: {len(document['layers'])} layers, {len(document['edges'])} edges, "
           f"forward + backward {total:.4f} s per batch of {shape[0]}; written to {a.output}")
     if a.check:
-        step = measure_step(module, inputs, warmup=a.warmup, repeats=a.repeats, threads=a.threads)
         print(f"check: the layers add up to {total:.4f} s, a whole forward and backward pass "
               f"measures {step:.4f} s ({100 * (total / step - 1):+.1f} %)")
     return 0

@@ -137,6 +137,17 @@ def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threa
     after `warmup`, at `threads` intra-op threads. When torch.fx cannot trace the module, the
     groups come from module-level hooks instead, in the order the modules ran, and a warning
     says so."""
+    return profile_and_check(module, example_inputs, granularity=granularity, warmup=warmup,
+                             repeats=repeats, threads=threads, microbatches=microbatches,
+                             name=name, check=False)[0]
+
+
+def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threads=1,
+                      microbatches=1, name=None, check=True):
+    """:func:`profile`, and with `check` the median seconds of a whole forward and backward pass
+    of the unsplit module (loss: the sum of its outputs) timed between the profile's own passes,
+    so both medians see the same machine (a VM's speed drifts by tens of percent over a minute);
+    what the layers' times should add up to. Returns (document, seconds or None)."""
     if not isinstance(module, torch.nn.Module):
         raise ProfileError(f"expected a torch.nn.Module, got {type(module).__name__}")
     if granularity < 1:
@@ -159,9 +170,13 @@ def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threa
                           f"profiling its modules at depth {granularity} with hooks instead")
             parts, edges = _hooked_parts(module, inputs, granularity)
             measured = [_measure(p["module"], p["args"], warmup, repeats) for p in parts]
+            step_s = measure_step(module, inputs, warmup=warmup, repeats=repeats,
+                                  threads=threads) if check else None
         else:
             parts, edges, split = _traced_parts(gm, module, inputs, granularity)
-            measured = list(zip(*_in_graph_times(split, inputs, parts, warmup, max(1, repeats))))
+            *times, step_s = _in_graph_times(split, inputs, parts, warmup, max(1, repeats),
+                                             module if check else None)
+            measured = list(zip(*times))
 
         layers = []
         for i, part in enumerate(parts):
@@ -170,14 +185,14 @@ def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threa
             # Weights, their gradients and Adam's two moments (each the parameter's size).
             fixed = 4 * param_bytes
             vanilla = {"id": "vanilla", "compute_time_s": forward_s + backward_s,
-                       "parameter_bytes": param_bytes, "memory_per_inflight_bytes": saved,
-                       "memory_fixed_bytes": fixed}
+                       "forward_time_s": forward_s, "parameter_bytes": param_bytes,
+                       "memory_per_inflight_bytes": saved, "memory_fixed_bytes": fixed}
             # Recomputation keeps only the part's inputs and runs its forward twice.
             kept = sum(_bytes(a) for a in part["args"])
             options = [vanilla]
             if kept < saved:
                 options.append({"id": "recompute", "compute_time_s": 2 * forward_s + backward_s,
-                                "parameter_bytes": param_bytes,
+                                "forward_time_s": forward_s, "parameter_bytes": param_bytes,
                                 "memory_per_inflight_bytes": kept, "memory_fixed_bytes": fixed})
             layers.append({"id": i, "name": part["name"], "output_bytes": part["output_bytes"],
                            "options": {"1": options}})
@@ -187,7 +202,7 @@ def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threa
                     "profile_batch_size": int(batch), "layers": layers,
                     "edges": [{"from": a, "to": b, "bytes": n}
                               for (a, b), n in sorted(edges.items())]}
-        return document
+        return document, step_s
     finally:
         torch.set_num_threads(previous_threads)
 
@@ -201,16 +216,16 @@ def measure_step(module, example_inputs, *, warmup=2, repeats=5, threads=1):
     torch.set_num_threads(threads)
     try:
         module.train()
-
-        def step():
-            for p in module.parameters():
-                p.grad = None
-            outputs = [t for t in _tensors(module(*inputs)) if t.requires_grad]
-            torch.autograd.backward([t.float().sum() for t in outputs])
-
-        return _median_time(step, warmup, repeats)
+        return _median_time(lambda: _whole_step(module, inputs), warmup, repeats)
     finally:
         torch.set_num_threads(previous_threads)
+
+
+def _whole_step(module, inputs):
+    for p in module.parameters():
+        p.grad = None
+    outputs = [t for t in _tensors(module(*inputs)) if t.requires_grad]
+    torch.autograd.backward([t.float().sum() for t in outputs])
 
 
 def _traced_parts(gm, module, inputs, depth):
@@ -256,7 +271,7 @@ def _traced_parts(gm, module, inputs, depth):
     return parts, edges, split
 
 
-def _in_graph_times(split, inputs, parts, warmup, repeats):
+def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None):
     """Every part's forward and backward seconds and saved-activation bytes measured inside
     whole training passes of the split module (so each part runs with the caches, allocator and
     autograd engine of a real pass): forward between the part's call and return, backward from
@@ -323,12 +338,19 @@ def _in_graph_times(split, inputs, parts, warmup, repeats):
             for (part, *_), n in packed.items():
                 saved[part] += n
 
+    steps = []
     for _ in range(warmup):
         one_pass(False)
+        if whole is not None:
+            _whole_step(whole, inputs)
     for _ in range(repeats):
         one_pass(True)
+        if whole is not None:
+            start = time.perf_counter()
+            _whole_step(whole, inputs)
+            steps.append(time.perf_counter() - start)
     return ([statistics.median(f) for f in forward], [statistics.median(b) for b in backward],
-            list(saved))
+            list(saved), statistics.median(steps) if steps else None)
 
 
 def _hooked_parts(module, inputs, depth):
@@ -356,3 +378,26 @@ def _hooked_parts(module, inputs, depth):
         if i:
             edges[(i - 1, i)] = _bytes(args)
     return parts, edges
+
+
+def pipedream_text(document):
+    """The profile as PipeDream's torch-graph text (the format DAPPLE's planner and
+    ``paraplan plan`` read): one line per layer, ``node<i> -- <name> -- forward_compute_time=<ms>,
+    backward_compute_time=<ms>, activation_size=<bytes>, parameter_size=<bytes>``, then one
+    indented ``node<a> -- node<b>`` line per edge. Times are milliseconds for the whole profile
+    batch; PipeDream has no options, so only each layer's plain one (no recomputation) is
+    written."""
+    lines = []
+    for layer in document["layers"]:
+        plain = layer["options"]["1"][0]
+        forward_ms = 1000 * plain["forward_time_s"]
+        backward_ms = 1000 * plain["compute_time_s"] - forward_ms
+        name = str(layer["name"]).replace(" -- ", " - ") or f"layer{layer['id']}"
+        lines.append(f"node{layer['id'] + 1} -- {name} -- "
+                     f"forward_compute_time={forward_ms:.6f}, "
+                     f"backward_compute_time={backward_ms:.6f}, "
+                     f"activation_size={float(layer['output_bytes']):.1f}, "
+                     f"parameter_size={float(plain['parameter_bytes']):.1f}")
+    for edge in document["edges"]:
+        lines.append(f"\tnode{edge['from'] + 1} -- node{edge['to'] + 1}")
+    return "\n".join(lines) + "\n"

@@ -33,7 +33,7 @@ def check_document(document, module):
     assert parameter_bytes(document) == module_bytes(module)
     for layer in document["layers"]:
         for option in layer["options"]["1"]:
-            assert option["compute_time_s"] >= 0
+            assert 0 <= option["forward_time_s"] <= option["compute_time_s"]
             assert option["memory_fixed_bytes"] == 4 * option["parameter_bytes"]
 
 
@@ -82,6 +82,32 @@ def test_profile_to_plan_round_trip(tmp_path):
     assert plan["feasible"] and plan["planner"] == "pipeline"
     assert paraplan.plan(input=str(path), devices=4, memory="8GiB")["objective"] == \
         plan["objective"]
+
+
+def test_pipedream_text_and_check(tmp_path):
+    """The GPT's profile as PipeDream text, read back by DAPPLE's planner; --check times whole
+    passes of the unsplit module between the profile's own."""
+    model, text = tmp_path / "gpt.json", tmp_path / "gpt.txt"
+    run = subprocess.run([sys.executable, "-m", "paraplan", "profile", "paraplan.models:gpt",
+                          "--arg", "layers=2", "--arg", "hidden=64", "--arg", "seq_len=32",
+                          "--arg", "vocab=128", "--input-shape", "4,32", "--tokens", "128",
+                          "--repeats", "1", "--warmup", "0", "--check", "-o", str(model),
+                          "--pipedream", str(text)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "a whole forward and backward pass measures" in run.stdout
+    document = json.loads(model.read_text())
+    lines = text.read_text().splitlines()
+    nodes = [line for line in lines if not line.startswith("\t")]
+    assert len(nodes) == len(document["layers"])
+    assert len(lines) - len(nodes) == len(document["edges"])
+    first = document["layers"][0]["options"]["1"][0]
+    assert nodes[0].startswith(f"node1 -- {document['layers'][0]['name']} -- "
+                               f"forward_compute_time={1000 * first['forward_time_s']:.6f}, ")
+    cli = subprocess.run([BINARY, "plan", str(text), "--machines", "1x2", "--batch", "8",
+                          "--profile-batch", "4", "--json", "--quiet"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0, cli.stderr
+    assert json.loads(cli.stdout)["cost_model"] == "dapple"
 
 
 def test_untraceable_module_falls_back_to_hooks_and_says_so():

@@ -45,13 +45,15 @@ Json model_to_json(const Model& model) {
         for (std::size_t i = 0; i < model.out_edge_ids[v].size(); ++i)
           out[std::to_string(model.layers[model.edges[model.out_edge_ids[v][i]].to].id)] =
               o.sync_out_bytes[i];
-        list.push_back({{"id", o.id},
-                        {"compute_time_s", o.compute_time_s},
-                        {"parameter_bytes", o.parameter_bytes},
-                        {"memory_per_inflight_bytes", o.memory_per_inflight_bytes},
-                        {"memory_fixed_bytes", o.memory_fixed_bytes},
-                        {"sync_in_bytes", in},
-                        {"sync_out_bytes", out}});
+        Json option = {{"id", o.id},
+                       {"compute_time_s", o.compute_time_s},
+                       {"parameter_bytes", o.parameter_bytes},
+                       {"memory_per_inflight_bytes", o.memory_per_inflight_bytes},
+                       {"memory_fixed_bytes", o.memory_fixed_bytes},
+                       {"sync_in_bytes", in},
+                       {"sync_out_bytes", out}};
+        if (o.forward_time_s > 0) option["forward_time_s"] = o.forward_time_s;
+        list.push_back(std::move(option));
       }
       options[std::to_string(deg.degree)] = list;
     }
@@ -122,11 +124,19 @@ Model model_from_json(const Json& doc, const std::string& source) {
       const Json& arr = options.array(key);
       for (std::size_t j = 0; j < arr.size(); ++j) {
         JsonObject o = options.element(key, j);
-        o.only({"id", "compute_time_s", "parameter_bytes", "memory_per_inflight_bytes",
-                "memory_fixed_bytes", "sync_in_bytes", "sync_out_bytes"});
+        o.only({"id", "compute_time_s", "forward_time_s", "parameter_bytes",
+                "memory_per_inflight_bytes", "memory_fixed_bytes", "sync_in_bytes",
+                "sync_out_bytes"});
         LayerOption opt;
         opt.id = o.string("id");
         opt.compute_time_s = o.number("compute_time_s");
+        if (o.has("forward_time_s")) {
+          opt.forward_time_s = o.number("forward_time_s");
+          if (opt.forward_time_s > opt.compute_time_s)
+            o.fail("forward_time_s", fmt::format("{} s is more than compute_time_s ({} s), "
+                                                 "which includes it",
+                                                 opt.forward_time_s, opt.compute_time_s));
+        }
         opt.parameter_bytes = o.number("parameter_bytes");
         opt.memory_per_inflight_bytes = o.number("memory_per_inflight_bytes");
         opt.memory_fixed_bytes = o.number("memory_fixed_bytes");

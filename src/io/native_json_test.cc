@@ -22,6 +22,25 @@ TEST(NativeJson, ModelRoundTripsExactly) {
             in.model.layers[5].by_degree[2].options[1].memory_fixed_bytes);
 }
 
+TEST(NativeJson, ForwardTimeIsOptionalAndChecked) {
+  Json doc = model_to_json(zoo::transformer_stack({}));
+  EXPECT_FALSE(doc["layers"][0]["options"]["1"][0].contains("forward_time_s"));
+  Json& option = doc["layers"][0]["options"]["1"][0];
+  const double compute = option["compute_time_s"].get<double>();
+  option["forward_time_s"] = compute / 4;
+  Model back = model_from_json(doc, "m.json");
+  EXPECT_EQ(back.layers[0].by_degree[0].options[0].forward_time_s, compute / 4);
+  EXPECT_EQ(model_to_json(back).dump(), doc.dump());
+  option["forward_time_s"] = compute * 2;
+  try {
+    model_from_json(doc, "m.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("forward_time_s: "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than compute_time_s"), std::string::npos);
+  }
+}
+
 TEST(NativeJson, ClusterRoundTrips) {
   Cluster c = zoo::default_cluster();
   c.links.push_back({0, 9, 1e9, 2e-6});

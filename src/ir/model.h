@@ -14,8 +14,10 @@ namespace paraplan {
 
 /// One way to run a layer on t devices (Piper's "TMPC"): per-device costs for one micro-batch.
 struct LayerOption {
-  std::string id;              ///< e.g. "vanilla", "activation recomp"
-  double compute_time_s = 0;   ///< forward + backward time of one micro-batch (profile unit)
+  std::string id;             ///< e.g. "vanilla", "activation recomp"
+  double compute_time_s = 0;  ///< forward + backward time of one micro-batch (profile unit)
+  /// The forward part of compute_time_s when measured (profiles); 0: unknown, taken as a third.
+  double forward_time_s = 0;
   double parameter_bytes = 0;  ///< per-device weights, used for the data-parallel all-reduce
   double memory_per_inflight_bytes =
       0;                          ///< a: memory per micro-batch in flight (stashed activations)

@@ -144,18 +144,26 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
     r.replicas = st.data_parallel;
     r.inflight = st.inflight_microbatches;
     const double d = st.data_parallel;
-    r.forward_s = st.compute_time * d / 3;
-    r.backward_s = st.compute_time * d * 2 / 3;
-    r.traffic_s = st.communication_time * d / 2;  // Piper's edge traffic, half after each pass
-    r.traffic_blocks = true;
-    r.allreduce_s = st.allreduce_time * n;  // Piper charges it per micro-batch ÷ N
+    // Forward's share of the stage's compute: measured where every layer's option says (a
+    // profile), else a third.
+    double forward = 0, compute = 0;
+    bool measured = true;
     for (std::size_t k = 0; k < st.layers.size(); ++k) {
       const auto* opts =
           model.layers.at(static_cast<std::size_t>(st.layers[k])).options_for(st.tensor_parallel);
       const LayerOption& o = opts->at(static_cast<std::size_t>(st.option_index[k]));
       r.fixed_bytes += o.memory_fixed_bytes;
       r.activation_bytes += o.memory_per_inflight_bytes;
+      measured = measured && o.forward_time_s > 0;
+      forward += o.forward_time_s;
+      compute += o.compute_time_s;
     }
+    const double share = measured && compute > 0 ? forward / compute : 1.0 / 3;
+    r.forward_s = st.compute_time * d * share;
+    r.backward_s = st.compute_time * d * (1 - share);
+    r.traffic_s = st.communication_time * d / 2;  // Piper's edge traffic, half after each pass
+    r.traffic_blocks = true;
+    r.allreduce_s = st.allreduce_time * n;  // Piper charges it per micro-batch ÷ N
     stages.push_back(r);
   }
   return staged_program(stages, n);

@@ -2,8 +2,9 @@
 // data-parallel replica of every stage is a device (its t tensor-parallel devices act as one),
 // micro-batch j runs on replica j mod d of each stage, each replica runs its micro-batches
 // 1F1B with at most Piper's in-flight count y, pays its stage's edge traffic after each pass and
-// the data-parallel all-reduce once at the end. Forward is one third of Piper's per-micro-batch
-// compute (its profiles give forward + backward together), backward two thirds.
+// the data-parallel all-reduce once at the end. Forward is the stage's measured forward share
+// when every layer's option has one (paraplan's profiler), else one third of Piper's
+// per-micro-batch compute (its profiles give forward + backward together), backward the rest.
 #pragma once
 
 #include <string>
