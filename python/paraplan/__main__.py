@@ -1,5 +1,6 @@
 """python3 -m paraplan profile MODULE --input-shape N,C,H,W -o model.json
 python3 -m paraplan probe --nproc N -o cluster.json
+python3 -m paraplan run PLAN.json --model MODULE --input-shape N,... [--compare]
 
 MODULE is ``package.module:factory`` (``torchvision.models:resnet50``, ``paraplan.models:gpt``)
 or ``path/to/file.py:factory``; the factory is called with the ``--arg key=value`` pairs
@@ -107,9 +108,12 @@ def main(argv=None):
     q.add_argument("--repeats", type=int, default=5, help="timed runs per size, median")
     q.add_argument("--threads", type=int, default=1, help="intra-op threads per rank")
     q.add_argument("-o", "--output", required=True, help="the paraplan cluster JSON to write")
+    _run_arguments(commands)
     a = parser.parse_args(argv)
     if a.command == "probe":
         return probe_main(a)
+    if a.command == "run":
+        return run_main(a)
 
     import torch  # after the command line is checked: importing torch takes a while
 
@@ -144,6 +148,116 @@ def main(argv=None):
     if a.check:
         print(f"check: the layers add up to {total:.4f} s, a whole forward and backward pass "
               f"measures {step:.4f} s ({100 * (total / step - 1):+.1f} %)")
+    return 0
+
+
+def _run_arguments(commands):
+    r = commands.add_parser("run", help="train a model with a pipeline plan on torch.distributed")
+    r.add_argument("plan", help="a plan file written by paraplan plan PROFILE -o PLAN")
+    r.add_argument("--model", required=True, help="package.module:factory or file.py:factory")
+    r.add_argument("--arg", action="append", default=[], help="factory argument key=value")
+    r.add_argument("--input-shape", required=True,
+                   help="one micro-batch's input, the batch first (as profiled), e.g. 4,128")
+    r.add_argument("--tokens", type=int, default=0,
+                   help="integer inputs in [0, TOKENS) (token ids) instead of random floats")
+    r.add_argument("--granularity", type=int, default=2, help="as profiled (default 2)")
+    r.add_argument("--steps", type=int, default=5, help="iterations (default 5)")
+    r.add_argument("--schedule", choices=["1f1b", "gpipe"],
+                   help="micro-batch order (default: the plan's)")
+    r.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
+    r.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 0.001)")
+    r.add_argument("--seed", type=int, default=0, help="model initialisation and data seed")
+    r.add_argument("--threads", type=int, default=1, help="intra-op threads per rank")
+    r.add_argument("--timeout", type=float, default=60,
+                   help="seconds a rank waits for a peer before it gives up (default 60)")
+    r.add_argument("--checkpoint", metavar="DIR", help="where checkpoints go")
+    r.add_argument("--save-every", type=int, default=0, help="checkpoint every K iterations")
+    r.add_argument("--resume", action="store_true", help="continue from DIR's latest checkpoint")
+    r.add_argument("--metrics", metavar="FILE", help="write what was measured (JSON)")
+    r.add_argument("--trace", metavar="FILE", help="write the last iteration as a Chrome trace")
+    r.add_argument("--compare", action="store_true",
+                   help="print measured against the plan's prediction per stage")
+    r.add_argument("--die", metavar="RANK:STEP",
+                   help="fault injection for tests: RANK exits at the start of STEP")
+    r.add_argument("--quiet", action="store_true", help="no per-step lines")
+
+
+def run_main(a):
+    """python3 -m paraplan run: exit 0 trained; 2 a bad command line or plan file; 3 a plan that
+    does not match the model or the launch (refused before training); 4 a rank that failed or
+    lost its peers; 5 an output file that cannot be written."""
+    try:
+        with open(a.plan, encoding="utf-8") as f:
+            plan = json.load(f)
+    except OSError as error:
+        print(f"paraplan run: {a.plan}: {error.strerror}", file=sys.stderr)
+        return 2
+    except json.JSONDecodeError as error:
+        print(f"paraplan run: {a.plan}: line {error.lineno}: not JSON ({error.msg})",
+              file=sys.stderr)
+        return 2
+    if not isinstance(plan, dict) or plan.get("format") != "paraplan-plan" or \
+            plan.get("planner") != "pipeline" or "model_config" not in plan:
+        print(f"paraplan run: {a.plan}: not a pipeline plan of a profiled model (write one with "
+              f"paraplan plan PROFILE.json -o PLAN.json)", file=sys.stderr)
+        return 2
+    try:
+        shape = _shape(a.input_shape)
+        die = tuple(int(x) for x in a.die.split(":")) if a.die else None
+        if die is not None and len(die) != 2:
+            raise ValueError
+    except ValueError as error:
+        print(f"paraplan run: {error if str(error) else '--die: expected RANK:STEP'}",
+              file=sys.stderr)
+        return 2
+    if a.steps < 1 or (a.resume and not a.checkpoint) or (a.save_every and not a.checkpoint):
+        print("paraplan run: --steps must be at least 1, and --resume and --save-every need "
+              "--checkpoint DIR", file=sys.stderr)
+        return 2
+    microbatches = int(plan.get("microbatches") or 1)
+    schedule = a.schedule or ("gpipe" if str(plan.get("schedule", "")).lower() == "gpipe"
+                              else "1f1b")
+    options = {"steps": a.steps, "schedule": schedule, "optimizer": a.optimizer, "lr": a.lr,
+               "seed": a.seed, "threads": a.threads, "timeout": a.timeout,
+               "tokens": a.tokens, "granularity": a.granularity, "microbatches": microbatches,
+               "micro_batch": shape[0], "micro_shape": shape,
+               "batch_shape": (shape[0] * microbatches,) + shape[1:],
+               "checkpoint": a.checkpoint, "save_every": a.save_every, "resume": a.resume,
+               "die": die, "verbose": not a.quiet}
+    config = {"plan": plan, "options": options, "module": a.model, "args": a.arg}
+    from . import Error, run_report, runtime, simulate
+    simulation = None
+    if a.compare:  # before training: a plan the simulator cannot replay is refused at once
+        try:
+            simulation = simulate(a.plan, schedule=schedule)
+        except Error as error:
+            print(f"paraplan run: --compare: {error}", file=sys.stderr)
+            return 2
+    try:
+        import torch
+        module = load_module(a.model, a.arg)
+        torch.manual_seed(a.seed)
+        example, _ = runtime.make_batch(0, shape, a.tokens, (1, 1), a.seed)
+        runtime.Partition(module, plan, runtime.Layout(plan), a.granularity, example)
+        summary = runtime.launch(config)
+    except ValueError as error:  # RunError included; a rank's failure carries its exit code
+        print(f"paraplan run: {error}", file=sys.stderr)
+        return getattr(error, "code", 3 if isinstance(error, runtime.RunError) else 2)
+    if summary is None:  # a torchrun rank other than 0
+        return 0
+    prediction = run_report.prediction_of(plan, simulation) if simulation else None
+    document = run_report.metrics(summary, plan, prediction)
+    if a.metrics and not _write_json(a.metrics, document, "run"):
+        return 5
+    if a.trace and not _write_json(a.trace, run_report.chrome_trace(summary, plan), "run"):
+        return 5
+    losses = ", ".join(f"{x:.6f}" for x in document["losses"])
+    print(f"trained {len(document['losses'])} iterations of {microbatches} micro-batches "
+          f"({schedule}) on {len(document['ranks'])} ranks: losses {losses}; iteration "
+          f"{document['iteration_time_s']:.4f} s (median), bubble "
+          f"{100 * document['bubble_fraction']:.1f} %")
+    if a.compare:
+        print(run_report.comparison_table(document))
     return 0
 
 

@@ -1,0 +1,158 @@
+"""The runtime trains exactly what single-process training trains: on a fixed seed, the losses
+and final parameters of every plan shape equal those of plain training of the same model on the
+same micro-batches; checkpoints resume to the same losses; a dead rank stops the run with a clear
+error; mismatched plans are refused before training."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+import paraplan
+from paraplan import runtime
+from paraplan.__main__ import load_module
+
+GPT = ["--model", "paraplan.models:gpt", "--arg", "layers=4", "--arg", "hidden=32",
+       "--arg", "heads=4", "--arg", "seq_len=16", "--arg", "vocab=64"]
+MICRO_SHAPE = (2, 16)
+MICROBATCHES = 4
+STEPS = 5
+
+
+@pytest.fixture(scope="module")
+def profile(tmp_path_factory):
+    path = tmp_path_factory.mktemp("profile") / "gpt.json"
+    run = subprocess.run([sys.executable, "-m", "paraplan", "profile", GPT[1], *GPT[2:],
+                          "--input-shape", "2,16", "--tokens", "64", "--microbatches",
+                          str(MICROBATCHES), "--repeats", "1", "--warmup", "0", "-o", str(path)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return json.loads(path.read_text())
+
+
+def make_plan(profile, stages, schedule="1F1B"):
+    """A pipeline plan of the profile with the given stages: (layer names, d, t, recompute)."""
+    by_name = {layer["name"]: layer["id"] for layer in profile["layers"]}
+    out = []
+    for s, (names, d, t, recompute) in enumerate(stages):
+        out.append({"layers": [by_name[n] for n in names],
+                    "options": ["recompute" if recompute else "vanilla"] * len(names),
+                    "data_parallel": d, "tensor_parallel": t,
+                    "inflight_microbatches": len(stages) - s})
+    return {"format": "paraplan-plan", "version": 1, "planner": "pipeline", "model": "gpt",
+            "schedule": schedule, "microbatches": MICROBATCHES, "stages": out,
+            "model_config": profile}
+
+
+def reference(optimizer):
+    options = {"threads": 1, "micro_shape": MICRO_SHAPE, "tokens": 64, "seed": 0,
+               "optimizer": optimizer, "lr": 0.01 if optimizer == "sgd" else 1e-3,
+               "micro_batch": MICRO_SHAPE[0], "microbatches": MICROBATCHES, "steps": STEPS,
+               "batch_shape": (MICRO_SHAPE[0] * MICROBATCHES, MICRO_SHAPE[1])}
+    torch.manual_seed(0)
+    return runtime.reference(load_module(GPT[1], GPT[3::2]), options)
+
+
+def run(plan, tmp_path, *extra, steps=STEPS):
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    checkpoint = tmp_path / "checkpoint"
+    result = subprocess.run([sys.executable, "-m", "paraplan", "run", str(path), *GPT,
+                             "--input-shape", "2,16", "--tokens", "64", "--steps", str(steps),
+                             "--checkpoint", str(checkpoint), "--save-every", str(steps),
+                             "--metrics", str(tmp_path / "metrics.json"), "--quiet", *extra],
+                            capture_output=True, text=True, timeout=300)
+    return result
+
+
+def final_state(tmp_path, steps=STEPS):
+    folder = tmp_path / "checkpoint" / f"step-{steps}"
+    state = {}
+    for entry in sorted(os.listdir(folder)):
+        state.update(torch.load(folder / entry)["state"])
+    return state
+
+
+BLOCKS = [f"blocks.{i}" for i in range(4)]
+SHAPES = {
+    "2 stages, 1F1B": ([(["position", "embed", "blocks.0", "blocks.1"], 1, 1, False),
+                        (["blocks.2", "blocks.3", "norm", "head"], 1, 1, False)], "1F1B"),
+    "4 stages, GPipe": ([(["position", "embed", "blocks.0"], 1, 1, False),
+                         (["blocks.1"], 1, 1, False), (["blocks.2"], 1, 1, False),
+                         (["blocks.3", "norm", "head"], 1, 1, False)], "GPipe"),
+    "2 stages x 2 replicas": ([(["position", "embed", "blocks.0", "blocks.1"], 2, 1, False),
+                               (["blocks.2", "blocks.3", "norm", "head"], 2, 1, False)],
+                              "1F1B"),
+    "recomputation": ([(["position", "embed", "blocks.0", "blocks.1"], 1, 1, True),
+                       (["blocks.2", "blocks.3", "norm", "head"], 1, 1, True)], "1F1B"),
+    "tensor parallel 2": ([(["position", "embed"], 1, 1, False), (BLOCKS, 1, 2, False),
+                           (["norm", "head"], 1, 1, False)], "1F1B"),
+}
+
+
+# Every shape with SGD; Adam (its state) on the shapes that reduce across ranks.
+@pytest.mark.parametrize("shape, optimizer", [(shape, "sgd") for shape in SHAPES] +
+                         [("2 stages x 2 replicas", "adam"), ("tensor parallel 2", "adam")])
+def test_same_training_as_one_process(shape, optimizer, profile, tmp_path):
+    stages, schedule = SHAPES[shape]
+    lr = "0.01" if optimizer == "sgd" else "0.001"
+    result = run(make_plan(profile, stages, schedule), tmp_path, "--optimizer", optimizer,
+                 "--lr", lr)
+    assert result.returncode == 0, result.stderr
+    losses, state = reference(optimizer)
+    measured = json.loads((tmp_path / "metrics.json").read_text())
+    assert measured["losses"] == pytest.approx(losses, rel=1e-5, abs=1e-6)
+    trained = final_state(tmp_path)
+    assert sorted(trained) == sorted(state)
+    # Adam divides by the gradient's root mean square: where the gradient is zero in exact
+    # arithmetic (the key bias: softmax ignores a shift of every score), it turns rounding
+    # noise into steps of up to lr, so those entries can differ by lr per step.
+    atol = 1e-5 if optimizer == "sgd" else 1e-3 * STEPS
+    for name, tensor in state.items():
+        assert torch.allclose(trained[name], tensor, rtol=1e-4, atol=atol), name
+
+
+def test_resume_continues_with_the_same_losses(profile, tmp_path):
+    plan = make_plan(profile, SHAPES["2 stages, 1F1B"][0])
+    (tmp_path / "whole").mkdir()
+    whole = run(plan, tmp_path / "whole")
+    assert whole.returncode == 0, whole.stderr
+    expected = json.loads((tmp_path / "whole" / "metrics.json").read_text())["losses"]
+    first = run(plan, tmp_path, steps=2)
+    assert first.returncode == 0, first.stderr
+    second = run(plan, tmp_path, "--resume", steps=STEPS)
+    assert second.returncode == 0, second.stderr
+    resumed = json.loads((tmp_path / "metrics.json").read_text())
+    assert resumed["first_step"] == 2
+    assert resumed["losses"] == pytest.approx(expected[2:], rel=1e-6)
+
+
+def test_a_dead_rank_stops_the_run(profile, tmp_path):
+    plan = make_plan(profile, SHAPES["2 stages, 1F1B"][0])
+    start = time.monotonic()
+    result = run(plan, tmp_path, "--die", "1:2", "--timeout", "20")
+    assert result.returncode == 4
+    assert "rank 1 exited with code 17" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert time.monotonic() - start < 60
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda p: p["stages"][0]["layers"].pop(), "leave layers"),
+    (lambda p: p["stages"][1].update(tensor_parallel=2),
+     "has parameters outside the GPT's attention and MLP blocks"),
+    (lambda p: p["stages"].reverse(), "stages must follow the graph's order"),
+    (lambda p: p["model_config"]["layers"][0].update(name="renamed"),
+     "but the module, grouped at granularity 2"),
+])
+def test_mismatched_plans_are_refused_before_training(change, message, profile, tmp_path):
+    plan = make_plan(profile, SHAPES["2 stages, 1F1B"][0])
+    change(plan)
+    result = run(plan, tmp_path)
+    assert result.returncode == 3, result.stderr
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "metrics.json").exists()
