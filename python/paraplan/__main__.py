@@ -103,7 +103,7 @@ def main(argv=None):
                    help="also write the profile as PipeDream's torch-graph text (DAPPLE reads it)")
     q = commands.add_parser("probe", help="measure this machine's ranks into a cluster file")
     q.add_argument("--nproc", type=int, default=2, help="ranks (processes) to measure (default 2)")
-    q.add_argument("--sizes", default="4096,65536,1048576,4194304",
+    q.add_argument("--sizes", default="4096,65536,1048576,4194304,16777216,67108864",
                    help="message sizes in bytes, comma-separated")
     q.add_argument("--repeats", type=int, default=5, help="timed runs per size, median")
     q.add_argument("--threads", type=int, default=1, help="intra-op threads per rank")
@@ -285,7 +285,8 @@ def probe_main(a):
               f"{measured['allreduce_s'][size]:>15.6f}")
     fit = measured["fit"]
     print(f"fitted link: {fit['bandwidth_bytes_per_s'] / 1e9:.3f} GB/s, latency "
-          f"{fit['latency_s'] * 1e6:.1f} us; written to {a.output}")
+          f"{fit['latency_s'] * 1e6:.1f} us; all-reduce priced at "
+          f"{fit['allreduce_bandwidth_bytes_per_s'] / 1e9:.3f} GB/s; written to {a.output}")
     return 0
 
 

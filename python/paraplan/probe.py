@@ -3,7 +3,9 @@ time between ranks over message sizes (torch.distributed: gloo on CPU, NCCL when
 present), each device's matmul rate, written as a paraplan cluster document.
 
 The ranks here share one machine, so the document has one machine and one link tier, fitted as
-``time = latency + bytes / bandwidth`` to the one-way point-to-point times.
+``time = latency + bytes / bandwidth`` to the one-way point-to-point times, with the bandwidth
+that prices the measured all-reduce times in the cost models' formula
+(``allreduce_bandwidth_bytes_per_s``).
 """
 
 import os
@@ -87,7 +89,7 @@ def _worker(rank, nproc, port, sizes, repeats, matmul_size, threads, out_dir):
     dist.destroy_process_group()
 
 
-def _fit(times):
+def _fit(times, what="point-to-point"):
     """Least squares of time = latency + bytes / bandwidth; latency clamped at 0."""
     xs, ys = zip(*sorted(times.items()))
     n = len(xs)
@@ -95,8 +97,8 @@ def _fit(times):
     sxx = sum((x - mx) ** 2 for x in xs)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx > 0 else 0.0
     if slope <= 0:
-        raise ProbeError("the point-to-point times do not grow with the message size; "
-                         "use larger --sizes")
+        raise ProbeError(f"the {what} times do not grow with the message size; "
+                         f"use larger --sizes")
     return max(0.0, my - slope * mx), 1.0 / slope
 
 
@@ -111,7 +113,8 @@ def _memory_bytes():
     return 0
 
 
-def probe(nproc=2, sizes=(1 << 12, 1 << 16, 1 << 20, 1 << 22), repeats=5, matmul_size=512,
+def probe(nproc=2, sizes=(1 << 12, 1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26), repeats=5,
+          matmul_size=512,
           threads=1):
     """Measures `nproc` ranks on this machine; returns (cluster document, measurements)."""
     if nproc < 2:
@@ -127,6 +130,11 @@ def probe(nproc=2, sizes=(1 << 12, 1 << 16, 1 << 20, 1 << 22), repeats=5, matmul
         ranks = [torch.load(os.path.join(out_dir, f"rank{r}.pt")) for r in range(nproc)]
     p2p = ranks[0]["p2p"]
     latency, bandwidth = _fit(p2p)
+    # The all-reduce as the cost models price it: 4 (n - 1) / n x bytes / bandwidth (Piper's
+    # formula); the slope over the sizes gives the bandwidth that makes it match.
+    share = 4.0 * (nproc - 1) / nproc
+    _, allreduce_bandwidth = _fit({share * size: t for size, t in ranks[0]["allreduce"].items()},
+                                  "all-reduce")
     cuda = "device" in ranks[0]
     device = ranks[0]["device"] if cuda else f"cpu ({platform.processor() or platform.machine()})"
     memory = ranks[0]["memory_bytes"] if cuda else _memory_bytes() // nproc
@@ -137,9 +145,11 @@ def probe(nproc=2, sizes=(1 << 12, 1 << 16, 1 << 20, 1 << 22), repeats=5, matmul
         "device_types": [{"name": device, "memory_bytes": memory, "peak_flops_per_s": flops}],
         "machines": [{"devices": nproc, "device_type": device}],
         "tiers": [{"name": "nccl" if cuda else "gloo (same machine)",
-                   "bandwidth_bytes_per_s": bandwidth, "latency_s": latency}],
+                   "bandwidth_bytes_per_s": bandwidth, "latency_s": latency,
+                   "allreduce_bandwidth_bytes_per_s": allreduce_bandwidth}],
         "links": []}
     measurements = {"p2p_one_way_s": p2p, "allreduce_s": ranks[0]["allreduce"],
                     "matmul_flops_per_s": [r["flops_per_s"] for r in ranks],
-                    "fit": {"latency_s": latency, "bandwidth_bytes_per_s": bandwidth}}
+                    "fit": {"latency_s": latency, "bandwidth_bytes_per_s": bandwidth,
+                            "allreduce_bandwidth_bytes_per_s": allreduce_bandwidth}}
     return document, measurements

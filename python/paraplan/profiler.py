@@ -91,6 +91,19 @@ def _median_time(function, warmup, repeats):
     return statistics.median(times)
 
 
+def _optimizer_seconds(parameters, warmup, repeats):
+    """Median seconds of an Adam step over copies of `parameters` (with gradients): the
+    optimizer's share of an iteration for them, on this machine."""
+    if not parameters:
+        return 0.0
+    copies = [p.detach().clone().requires_grad_() for p in parameters]
+    generator = torch.Generator().manual_seed(0)
+    for c in copies:
+        c.grad = torch.randn(c.shape, generator=generator, dtype=c.dtype) * 1e-3
+    optimizer = torch.optim.Adam(copies, lr=1e-3)
+    return _median_time(optimizer.step, max(1, warmup), max(1, repeats))
+
+
 def _measure(sub, args, warmup, repeats):
     """Forward and backward seconds of one part run alone on its recorded inputs, and the bytes
     of the activations its backward keeps (saved tensors that are not its parameters)."""
@@ -182,18 +195,21 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
         for i, part in enumerate(parts):
             forward_s, backward_s, saved = measured[i]
             param_bytes = sum(_bytes(p) for p in part["module"].parameters())
+            optimizer_s = _optimizer_seconds(list(part["module"].parameters()), warmup, repeats)
             # Weights, their gradients and Adam's two moments (each the parameter's size).
             fixed = 4 * param_bytes
             vanilla = {"id": "vanilla", "compute_time_s": forward_s + backward_s,
                        "forward_time_s": forward_s, "parameter_bytes": param_bytes,
                        "memory_per_inflight_bytes": saved, "memory_fixed_bytes": fixed}
+            if optimizer_s > 0:
+                vanilla["optimizer_time_s"] = optimizer_s
             # Recomputation keeps only the part's inputs and runs its forward twice.
             kept = sum(_bytes(a) for a in part["args"])
             options = [vanilla]
             if kept < saved:
-                options.append({"id": "recompute", "compute_time_s": 2 * forward_s + backward_s,
-                                "forward_time_s": forward_s, "parameter_bytes": param_bytes,
-                                "memory_per_inflight_bytes": kept, "memory_fixed_bytes": fixed})
+                options.append(dict(vanilla, id="recompute",
+                                    compute_time_s=2 * forward_s + backward_s,
+                                    memory_per_inflight_bytes=kept))
             layers.append({"id": i, "name": part["name"], "output_bytes": part["output_bytes"],
                            "options": {"1": options}})
         batch = _tensors(inputs)[0].shape[0] if _tensors(inputs) else 1

@@ -21,11 +21,10 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch import fx
-from torch.fx.passes.shape_prop import ShapeProp
 from torch.fx.passes.split_module import split_module
 from torch.utils.checkpoint import checkpoint
 
-from .profiler import _bytes, _groups, _tensors, _trace
+from .profiler import _bytes, _groups, _trace
 from . import tensor_parallel
 
 
@@ -277,6 +276,22 @@ class Stage:
                 if id(p) not in seen:
                     seen.add(id(p))
                     self.parameters.append(p)
+        # One gradient buffer for the stage, allocated once, for the data-parallel all-reduce:
+        # gradients are copied in, reduced in place, copied back (fresh 100 MB buffers every
+        # iteration cost more in page faults than the all-reduce itself; letting autograd
+        # accumulate into views of it made the backward twice as slow here).
+        if len({p.dtype for p in self.parameters}) > 1:
+            raise RunError(f"stage {self.stage} mixes parameter dtypes "
+                           f"({sorted({str(p.dtype) for p in self.parameters})}); the runtime "
+                           f"keeps one gradient buffer per stage")
+        self.gradients = torch.zeros(sum(p.numel() for p in self.parameters),
+                                     dtype=self.parameters[0].dtype if self.parameters
+                                     else torch.float32, device=device)
+        self.gradient_views, offset = [], 0
+        for p in self.parameters:
+            self.gradient_views.append(self.gradients[offset:offset + p.numel()].view_as(p))
+            offset += p.numel()
+        self.weight_pointers = {p.data_ptr() for p in self.parameters}
         self.optimizer = _optimizer(self.parameters, options)
         inflight = int(plan["stages"][self.stage].get("inflight_microbatches") or 1)
         if options["schedule"] == "1f1b" and options.get("inflight"):
@@ -337,10 +352,13 @@ class Stage:
             env[value] = tensor
         env[self.partition.input] = inputs
         start = time.perf_counter()
-        saved = [0]
+        packed = {}
+        weights = self.weight_pointers
 
-        def pack(tensor):
-            saved[0] += _bytes(tensor)
+        def pack(tensor):  # what autograd keeps for the backward, weights and repeats excluded
+            if tensor.data_ptr() not in weights:
+                packed[(tensor.data_ptr(), tensor.storage_offset(), tensor.numel())] = \
+                    _bytes(tensor)
             return tensor
 
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
@@ -355,6 +373,7 @@ class Stage:
                 else:
                     env[node] = node.target(*args)
         self.record(f"F mb {microbatch}", "forward", 0, start, microbatch)
+        saved = [sum(packed.values())]
         self.saved_bytes += saved[0]
         self.peak_saved_bytes = max(self.peak_saved_bytes, self.saved_bytes)
         if self.tp_index == 0:  # every tensor-parallel rank holds the same outputs
@@ -405,7 +424,7 @@ class Stage:
         size = options["micro_batch"]
         pending, stash, losses = [], {}, []
         for p in self.parameters:
-            p.grad = None
+            p.grad = None  # the first micro-batch's gradient is taken as is, not added to zeros
         for kind, j in self.order:
             chunk = slice(j * size, (j + 1) * size)
             if kind == "F":
@@ -419,12 +438,25 @@ class Stage:
         self.record("wait for sends", "send", 1, start)
         if self.dp_group is not None:
             start = time.perf_counter()
-            _all_reduce_gradients(self.parameters, self.dp_group)
+            self._all_reduce_gradients()
             self.record("all-reduce", "gradient sync", 2, start)
         start = time.perf_counter()
         self.optimizer.step()
         self.record("optimizer", "optimizer", 0, start)
         return sum(losses)
+
+    def _all_reduce_gradients(self):
+        for p, view in zip(self.parameters, self.gradient_views):
+            if p.grad is None:
+                view.zero_()
+            else:
+                view.copy_(p.grad)
+        dist.all_reduce(self.gradients, group=self.dp_group)
+        for p, view in zip(self.parameters, self.gradient_views):
+            if p.grad is None:
+                p.grad = view.clone()
+            else:
+                p.grad.copy_(view)
 
     def fixed_bytes(self):
         state = sum(_bytes(v) for s in self.optimizer.state.values() for v in s.values())
@@ -444,19 +476,6 @@ def _make_groups(layout):
             for k in range(t):
                 groups["dp"][(s, k)] = dist.new_group([layout.of[(s, r, k)] for r in range(d)])
     return groups
-
-
-def _all_reduce_gradients(parameters, group):
-    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
-    if not grads:
-        return
-    flat = torch.cat([g.reshape(-1) for g in grads])
-    dist.all_reduce(flat, group=group)
-    offset = 0
-    for p, g in zip(parameters, grads):
-        n = g.numel()
-        p.grad = flat[offset:offset + n].view_as(p).clone()
-        offset += n
 
 
 def _optimizer(parameters, options):

@@ -11,7 +11,6 @@ import time
 import pytest
 import torch
 
-import paraplan
 from paraplan import runtime
 from paraplan.__main__ import load_module
 

@@ -38,6 +38,7 @@ void use_cluster(Workload& w, Cluster cluster) {
   w.devices = w.cluster.device_count();
   w.memory_per_device_bytes = w.cluster.min_device_memory_bytes();
   w.bandwidth_bytes_per_s = w.cluster.flat_bandwidth_bytes_per_s();
+  w.allreduce_bandwidth_bytes_per_s = w.cluster.flat_allreduce_bandwidth_bytes_per_s();
 }
 
 }  // namespace

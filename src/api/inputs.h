@@ -29,6 +29,7 @@ struct Workload {
   int devices = 0;
   double memory_per_device_bytes = 0;
   double bandwidth_bytes_per_s = 0;
+  double allreduce_bandwidth_bytes_per_s = 0;  ///< the cluster's, when a probe measured it
 };
 
 /// Reads the input once; FieldError("format") for a bad format, reader errors otherwise.

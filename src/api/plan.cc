@@ -24,6 +24,9 @@ PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes
   s.memory_per_device_bytes = memory_bytes > 0 ? memory_bytes : w.memory_per_device_bytes;
   s.bandwidth_bytes_per_s =
       bandwidth_bytes_per_s > 0 ? bandwidth_bytes_per_s : w.bandwidth_bytes_per_s;
+  // A bandwidth given on its own prices the all-reduce too; a cluster's measured one stays.
+  if (!(bandwidth_bytes_per_s > 0))
+    s.allreduce_bandwidth_bytes_per_s = w.allreduce_bandwidth_bytes_per_s;
   s.microbatches = microbatches > 0 ? microbatches : w.model.microbatches;
   return s;
 }

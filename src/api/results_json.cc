@@ -98,6 +98,9 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
                            {"memory_per_device_bytes", settings.memory_per_device_bytes},
                            {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
                            {"microbatches", settings.microbatches}};
+    if (settings.allreduce_bandwidth_bytes_per_s > 0)
+      j["piper_settings"]["allreduce_bandwidth_bytes_per_s"] =
+          settings.allreduce_bandwidth_bytes_per_s;
   }
   return j;
 }

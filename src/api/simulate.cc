@@ -42,6 +42,9 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   settings.memory_per_device_bytes = ps.positive_number("memory_per_device_bytes");
   settings.bandwidth_bytes_per_s = ps.positive_number("bandwidth_bytes_per_s");
   settings.microbatches = static_cast<int>(ps.integer("microbatches", 1, 1 << 30));
+  if (ps.has("allreduce_bandwidth_bytes_per_s"))
+    settings.allreduce_bandwidth_bytes_per_s =
+        ps.positive_number("allreduce_bandwidth_bytes_per_s");
   io::Json plan_part = doc;  // the plan without what `plan` added beside it
   for (const char* extra :
        {"model_config", "piper_settings", "bandwidth_bytes_per_s", "max_devices",

@@ -68,7 +68,7 @@ class PiperCursor : public StageCursor {
   double contribution(int layer, int ti, int l, int d) const {
     const auto& o = (*options(layer, ti))[l];
     return alpha_[alpha_offset_[layer * degree_count_ + ti] + l] / d +
-           gamma_[d] * o.parameter_bytes;
+           gamma_[d] * o.parameter_bytes + o.optimizer_time_s * inverse_n_;
   }
   int fastest(int layer, int ti, int d) const;
   // Adds (sign = +1) or subtracts (-1) layer x's share to every shape's sums.
@@ -98,6 +98,7 @@ class PiperCursor : public StageCursor {
   std::vector<Frame> frames_;
   // Knapsack results per (shape, y), valid while the stamp matches: an exact value, or a lower
   // bound (negative-encoded as -(bound) - 1 would be obscure, so a parallel flag array).
+  double inverse_n_ = 1;  // the optimizer step is paid once per N micro-batches
   std::vector<std::vector<double>> cache_;
   std::vector<std::vector<char>> cache_exact_;
   std::vector<std::vector<unsigned>> cache_stamp_;
@@ -124,8 +125,9 @@ PiperCursor::PiperCursor(const PiperCostModel& m)
   int max_d = 1;
   for (const auto& s : m_.shapes_) max_d = std::max(max_d, s.data_parallel);
   gamma_.assign(max_d + 1, 0.0);
-  const double n = m_.settings_.microbatches, b = m_.settings_.bandwidth_bytes_per_s;
+  const double n = m_.settings_.microbatches, b = m_.settings_.allreduce_bandwidth();
   for (int d = 1; d <= max_d; ++d) gamma_[d] = 4.0 * (d - 1) / d / n / b;
+  inverse_n_ = 1.0 / n;
   position_.assign(model.size(), -1);
   missing_.assign(degree_count_, 0);
   sum_time_.assign(m_.shapes_.size(), 0.0);
@@ -465,7 +467,7 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
     suffix -= d;
     if (st.option_index.size() != st.layers.size())
       throw Error(ErrorKind::kInput, "plan", fmt::format("stage {}: one option per layer", i));
-    double compute = 0, edge_bytes = 0, dp_bytes = 0, memory = 0;
+    double compute = 0, edge_bytes = 0, dp_bytes = 0, memory = 0, optimizer = 0;
     for (std::size_t j = 0; j < st.layers.size(); ++j) {
       int v = st.layers[j];
       const auto* opts = model.layers[v].options_for(st.tensor_parallel);
@@ -486,12 +488,18 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
         if (stage_of[e.to] != i) edge_bytes += 2 * (e.bytes + o.sync_out_bytes[k]);
       }
       dp_bytes += 4.0 * (d - 1) * o.parameter_bytes / d / n;
+      optimizer += o.optimizer_time_s / n;
       memory += o.memory_per_inflight_bytes * st.inflight_microbatches + o.memory_fixed_bytes;
     }
     st.compute_time = compute / d;
     st.communication_time = edge_bytes / d / b;
-    st.allreduce_time = dp_bytes / b;
-    st.time = (edge_bytes / d + dp_bytes) / b + compute / d;
+    st.allreduce_time = dp_bytes / settings_.allreduce_bandwidth();
+    st.optimizer_time = optimizer;
+    // Piper's expression, bit for bit, when no all-reduce bandwidth of its own is given.
+    st.time =
+        (settings_.allreduce_bandwidth_bytes_per_s > 0 ? edge_bytes / d / b + st.allreduce_time
+                                                       : (edge_bytes / d + dp_bytes) / b) +
+        compute / d + optimizer;
     st.memory_bytes = memory;
     // A relative slack of 1e-12 absorbs the rounding of the planner's incremental sums.
     if (memory > settings_.memory_per_device_bytes * (1 + 1e-12)) plan.feasible = false;

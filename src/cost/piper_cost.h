@@ -16,6 +16,12 @@ struct PiperSettings {
   /// kMemory prices a stage by its smallest possible memory per device instead of its time,
   /// with no memory limit: the planner then finds the smallest memory any plan needs.
   enum class Objective { kTimePerSample, kMemory } objective = Objective::kTimePerSample;
+  /// The bandwidth that prices the data-parallel all-reduce (a probe's measurement; 0: B).
+  double allreduce_bandwidth_bytes_per_s = 0;
+  double allreduce_bandwidth() const {
+    return allreduce_bandwidth_bytes_per_s > 0 ? allreduce_bandwidth_bytes_per_s
+                                               : bandwidth_bytes_per_s;
+  }
 };
 
 class PiperCostModel : public PipelineCostModel {

@@ -53,6 +53,7 @@ Json model_to_json(const Model& model) {
                        {"sync_in_bytes", in},
                        {"sync_out_bytes", out}};
         if (o.forward_time_s > 0) option["forward_time_s"] = o.forward_time_s;
+        if (o.optimizer_time_s > 0) option["optimizer_time_s"] = o.optimizer_time_s;
         list.push_back(std::move(option));
       }
       options[std::to_string(deg.degree)] = list;
@@ -124,7 +125,7 @@ Model model_from_json(const Json& doc, const std::string& source) {
       const Json& arr = options.array(key);
       for (std::size_t j = 0; j < arr.size(); ++j) {
         JsonObject o = options.element(key, j);
-        o.only({"id", "compute_time_s", "forward_time_s", "parameter_bytes",
+        o.only({"id", "compute_time_s", "forward_time_s", "optimizer_time_s", "parameter_bytes",
                 "memory_per_inflight_bytes", "memory_fixed_bytes", "sync_in_bytes",
                 "sync_out_bytes"});
         LayerOption opt;
@@ -137,6 +138,7 @@ Model model_from_json(const Json& doc, const std::string& source) {
                                                  "which includes it",
                                                  opt.forward_time_s, opt.compute_time_s));
         }
+        if (o.has("optimizer_time_s")) opt.optimizer_time_s = o.number("optimizer_time_s");
         opt.parameter_bytes = o.number("parameter_bytes");
         opt.memory_per_inflight_bytes = o.number("memory_per_inflight_bytes");
         opt.memory_fixed_bytes = o.number("memory_fixed_bytes");
@@ -186,10 +188,14 @@ Json cluster_to_json(const Cluster& c) {
     machines.push_back({{"devices", c.machine_sizes[m]},
                         {"device_type", c.device_types[c.machine_device_type[m]].name}});
   Json tiers = Json::array();
-  for (const auto& t : c.tiers)
-    tiers.push_back({{"name", t.name},
-                     {"bandwidth_bytes_per_s", t.bandwidth_bytes_per_s},
-                     {"latency_s", t.latency_s}});
+  for (const auto& t : c.tiers) {
+    Json tier = {{"name", t.name},
+                 {"bandwidth_bytes_per_s", t.bandwidth_bytes_per_s},
+                 {"latency_s", t.latency_s}};
+    if (t.allreduce_bandwidth_bytes_per_s > 0)
+      tier["allreduce_bandwidth_bytes_per_s"] = t.allreduce_bandwidth_bytes_per_s;
+    tiers.push_back(std::move(tier));
+  }
   Json links = Json::array();
   for (const auto& l : c.links)
     links.push_back({{"from", l.from},
@@ -245,9 +251,12 @@ Cluster cluster_from_json(const Json& doc, const std::string& source) {
   if (tiers.empty()) top.fail("tiers", "needs at least one link tier");
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     JsonObject t = top.element("tiers", i);
-    t.only({"name", "bandwidth_bytes_per_s", "latency_s"});
+    t.only({"name", "bandwidth_bytes_per_s", "latency_s", "allreduce_bandwidth_bytes_per_s"});
     c.tiers.push_back({t.string("name"), t.positive_number("bandwidth_bytes_per_s"),
-                       t.has("latency_s") ? t.number("latency_s") : 0.0});
+                       t.has("latency_s") ? t.number("latency_s") : 0.0,
+                       t.has("allreduce_bandwidth_bytes_per_s")
+                           ? t.positive_number("allreduce_bandwidth_bytes_per_s")
+                           : 0.0});
   }
   if (top.has("links")) {
     const Json& links = top.array("links");
@@ -278,18 +287,20 @@ Json plan_to_json(const Plan& plan, const Model& model) {
       const auto* opts = layer.options_for(st.tensor_parallel);
       options.push_back(opts ? Json((*opts)[st.option_index[j]].id) : Json(nullptr));
     }
-    stages.push_back({{"layers", layers},
-                      {"options", options},
-                      {"data_parallel", st.data_parallel},
-                      {"tensor_parallel", st.tensor_parallel},
-                      {"devices", st.devices()},
-                      {"device_ids", st.device_ids},
-                      {"inflight_microbatches", st.inflight_microbatches},
-                      {"time", finite_or_null(st.time)},
-                      {"compute_time", st.compute_time},
-                      {"communication_time", st.communication_time},
-                      {"allreduce_time", st.allreduce_time},
-                      {"memory_bytes", st.memory_bytes}});
+    Json stage = {{"layers", layers},
+                  {"options", options},
+                  {"data_parallel", st.data_parallel},
+                  {"tensor_parallel", st.tensor_parallel},
+                  {"devices", st.devices()},
+                  {"device_ids", st.device_ids},
+                  {"inflight_microbatches", st.inflight_microbatches},
+                  {"time", finite_or_null(st.time)},
+                  {"compute_time", st.compute_time},
+                  {"communication_time", st.communication_time},
+                  {"allreduce_time", st.allreduce_time},
+                  {"memory_bytes", st.memory_bytes}};
+    if (st.optimizer_time > 0) stage["optimizer_time"] = st.optimizer_time;
+    stages.push_back(std::move(stage));
   }
   Json out{{"format", "paraplan-plan"},
            {"version", kFormatVersion},
@@ -408,6 +419,7 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
     st.compute_time = s.number("compute_time");
     st.communication_time = s.number("communication_time");
     st.allreduce_time = s.number("allreduce_time");
+    if (s.has("optimizer_time")) st.optimizer_time = s.number("optimizer_time");
     st.memory_bytes = s.number("memory_bytes");
     plan.stages.push_back(std::move(st));
   }

@@ -59,6 +59,10 @@ double Cluster::flat_bandwidth_bytes_per_s() const {
   return tiers.empty() ? 0 : tiers.back().bandwidth_bytes_per_s;
 }
 
+double Cluster::flat_allreduce_bandwidth_bytes_per_s() const {
+  return tiers.empty() ? 0 : tiers.back().allreduce_bandwidth_bytes_per_s;
+}
+
 Cluster Cluster::flat(int count, double memory_bytes, double bandwidth_bytes_per_s) {
   Cluster c;
   c.name = "flat";

@@ -20,6 +20,9 @@ struct LinkTier {
   std::string name;
   double bandwidth_bytes_per_s = 0;
   double latency_s = 0;
+  /// What an all-reduce across this tier achieves, as the bandwidth that prices it in the cost
+  /// models' formulas (measured by a probe; 0: bandwidth_bytes_per_s).
+  double allreduce_bandwidth_bytes_per_s = 0;
 };
 
 /// An explicit point-to-point link, for topologies that are not a clean hierarchy.
@@ -49,6 +52,8 @@ struct Cluster {
   double min_device_memory_bytes() const;
   /// Bandwidth of the outermost tier (the one a flat model uses).
   double flat_bandwidth_bytes_per_s() const;
+  /// The outermost tier's all-reduce bandwidth (0: none measured; use the bandwidth).
+  double flat_allreduce_bandwidth_bytes_per_s() const;
 
   /// A cluster of `count` identical devices on one flat network.
   static Cluster flat(int count, double memory_bytes, double bandwidth_bytes_per_s);

@@ -18,6 +18,9 @@ struct LayerOption {
   double compute_time_s = 0;  ///< forward + backward time of one micro-batch (profile unit)
   /// The forward part of compute_time_s when measured (profiles); 0: unknown, taken as a third.
   double forward_time_s = 0;
+  /// The optimizer's step for this layer's parameters on one device, once per iteration
+  /// (profiles measure it; 0: not modelled).
+  double optimizer_time_s = 0;
   double parameter_bytes = 0;  ///< per-device weights, used for the data-parallel all-reduce
   double memory_per_inflight_bytes =
       0;                          ///< a: memory per micro-batch in flight (stashed activations)

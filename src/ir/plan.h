@@ -22,6 +22,7 @@ struct Stage {
   double compute_time = 0;
   double communication_time = 0;  ///< activation transfers on cut edges
   double allreduce_time = 0;      ///< data-parallel gradient all-reduce share
+  double optimizer_time = 0;      ///< the optimizer step's share (same units)
   double memory_bytes = 0;        ///< per device
 
   int devices() const { return data_parallel * tensor_parallel; }

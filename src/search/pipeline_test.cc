@@ -149,7 +149,7 @@ double brute_force(const Model& m, const PiperSettings& s) {
               pick[j] = static_cast<int>(o), opt(j + 1);
             return;
           }
-          double compute = 0, edge = 0, dp = 0, mem = 0;
+          double compute = 0, edge = 0, dp = 0, mem = 0, step = 0;
           for (std::size_t j2 = 0; j2 < layers.size(); ++j2) {
             int v2 = layers[j2];
             const LayerOption& o = (*m.layers[v2].options_for(t[i2]))[pick[j2]];
@@ -163,10 +163,16 @@ double brute_force(const Model& m, const PiperSettings& s) {
               if (stage[e.to] != i2) edge += 2 * (e.bytes + o.sync_out_bytes[q]);
             }
             dp += 4.0 * (d[i2] - 1) * o.parameter_bytes / d[i2] / s.microbatches;
+            step += o.optimizer_time_s / s.microbatches;
             mem += o.memory_per_inflight_bytes * y + o.memory_fixed_bytes;
           }
           if (mem > s.memory_per_device_bytes) return;
-          double tps = (edge / d[i2] + dp) / s.bandwidth_bytes_per_s + compute / d[i2];
+          // The all-reduce at its own bandwidth when given, the optimizer step once per batch.
+          const double all_reduce = s.allreduce_bandwidth_bytes_per_s > 0
+                                        ? s.allreduce_bandwidth_bytes_per_s
+                                        : s.bandwidth_bytes_per_s;
+          double tps =
+              edge / d[i2] / s.bandwidth_bytes_per_s + dp / all_reduce + compute / d[i2] + step;
           stage_best = std::min(stage_best, tps);
         };
         opt(0);
@@ -220,18 +226,24 @@ int rc_pick(int lo, int hi) { return *rc::gen::inRange(lo, hi); }
 RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   const int n = *rc::gen::inRange(1, 6);
   Model m = random_model(n, *rc::gen::inRange(1, 3), rc_pick);
+  // Profiles' terms: an optimizer step per option, a measured all-reduce bandwidth (0: none).
+  for (auto& layer : m.layers)
+    for (auto& degree : layer.by_degree)
+      for (auto& option : degree.options) option.optimizer_time_s = *rc::gen::inRange(0, 4);
   PiperSettings s;
   s.max_devices = *rc::gen::inRange(1, 5);
   s.microbatches = *rc::gen::inRange(1, 5);
   s.memory_per_device_bytes = *rc::gen::inRange(4, 30);
   s.bandwidth_bytes_per_s = *rc::gen::inRange(1, 3);
+  s.allreduce_bandwidth_bytes_per_s = *rc::gen::inRange(0, 3);
   PiperCostModel cost(m, s);
   Plan plan = search_pipeline(m, cost).plan;
   double expected = brute_force(m, s);
   RC_TAG(std::isfinite(expected), plan.stages.size());
   RC_LOG() << io::model_to_json(m).dump() << "\nK=" << s.max_devices << " N=" << s.microbatches
            << " M=" << s.memory_per_device_bytes << " B=" << s.bandwidth_bytes_per_s
-           << " planner=" << plan.objective << " brute=" << expected << "\n"
+           << " B_ar=" << s.allreduce_bandwidth_bytes_per_s << " planner=" << plan.objective
+           << " brute=" << expected << "\n"
            << io::plan_to_json(plan, m).dump() << "\n";
   if (!std::isfinite(expected)) {
     RC_ASSERT(!plan.feasible);

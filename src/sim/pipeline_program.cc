@@ -118,18 +118,31 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
   });
   for (int s = 0; s < count; ++s) {
     const ReplayStage& st = stages[static_cast<std::size_t>(s)];
-    if (!(st.allreduce_s > 0)) continue;
     for (int r = 0; r < st.replicas; ++r) {
       const int dev = first_device[static_cast<std::size_t>(s)] + r;
-      Task sync;
-      sync.device = dev;
-      sync.stream = kDataParallel;
-      sync.after = {last[static_cast<std::size_t>(dev)]};
-      sync.duration_s = st.allreduce_s;
-      sync.name = "all-reduce";
-      sync.phase = "gradient sync";
-      sync.stage = s;
-      prog.add(sync);
+      int tail = last[static_cast<std::size_t>(dev)];
+      if (st.allreduce_s > 0) {
+        Task sync;
+        sync.device = dev;
+        sync.stream = kDataParallel;
+        sync.after = {tail};
+        sync.duration_s = st.allreduce_s;
+        sync.name = "all-reduce";
+        sync.phase = "gradient sync";
+        sync.stage = s;
+        tail = prog.add(sync);
+      }
+      if (st.optimizer_s > 0) {
+        Task step;
+        step.device = dev;
+        step.stream = kCompute;
+        step.after = {tail};
+        step.duration_s = st.optimizer_s;
+        step.name = "optimizer";
+        step.phase = "optimizer";
+        step.stage = s;
+        prog.add(step);
+      }
     }
   }
   return prog;
@@ -164,6 +177,7 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
     r.traffic_s = st.communication_time * d / 2;  // Piper's edge traffic, half after each pass
     r.traffic_blocks = true;
     r.allreduce_s = st.allreduce_time * n;  // Piper charges it per micro-batch ÷ N
+    r.optimizer_s = st.optimizer_time * n;  // likewise
     stages.push_back(r);
   }
   return staged_program(stages, n);

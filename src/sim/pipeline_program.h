@@ -1,8 +1,9 @@
 // One iteration of a pipeline planner's plan (Piper's cost model) as a simulator program: every
 // data-parallel replica of every stage is a device (its t tensor-parallel devices act as one),
 // micro-batch j runs on replica j mod d of each stage, each replica runs its micro-batches
-// 1F1B with at most Piper's in-flight count y, pays its stage's edge traffic after each pass and
-// the data-parallel all-reduce once at the end. Forward is the stage's measured forward share
+// 1F1B with at most Piper's in-flight count y, pays its stage's edge traffic after each pass,
+// the data-parallel all-reduce once at the end and then the optimizer step (where the model's
+// options carry one). Forward is the stage's measured forward share
 // when every layer's option has one (paraplan's profiler), else one third of Piper's
 // per-micro-batch compute (its profiles give forward + backward together), backward the rest.
 #pragma once
@@ -25,6 +26,7 @@ struct ReplayStage {
   double traffic_s = 0;        ///< after each pass, on the pipeline stream
   bool traffic_blocks = true;  ///< the next pass waits for it (else only the receiver does)
   double allreduce_s = 0;      ///< once, after the last pass
+  double optimizer_s = 0;      ///< once, after the all-reduce (on the compute stream)
   double fixed_bytes = 0, activation_bytes = 0;  ///< held throughout; per micro-batch in flight
 };
 Program staged_program(const std::vector<ReplayStage>& stages, int microbatches);

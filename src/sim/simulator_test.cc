@@ -233,5 +233,58 @@ TEST(PipelineSimulation, PiperPlansReplayAboveTheirBound) {
   }
 }
 
+// A profile's terms: each layer's measured forward share places forward and backward, the
+// optimizer step runs once after the all-reduce, and the all-reduce is priced at the cluster's
+// all-reduce bandwidth; a one-stage plan still replays exactly at N x its time per micro-batch.
+TEST(PipelineSimulation, ProfiledForwardShareOptimizerAndAllReduceBandwidth) {
+  Model m;
+  m.name = "profiled";
+  for (int v = 0; v < 3; ++v) {
+    LayerOption o;
+    o.id = "vanilla";
+    o.compute_time_s = 0.3;
+    o.forward_time_s = 0.1 * (v + 1) / 2;
+    o.optimizer_time_s = 0.02;
+    o.parameter_bytes = 1e6;
+    m.layers.push_back(Layer{v, "l" + std::to_string(v), {{1, {o}}}, 0, {}});
+  }
+  for (int v = 0; v + 1 < 3; ++v) m.edges.push_back({v, v + 1, 0.0});
+  m.index();
+  for (std::size_t v = 0; v < m.layers.size(); ++v) {
+    auto& o = m.layers[v].by_degree[0].options[0];
+    o.sync_in_bytes.assign(m.in_edge_ids[v].size(), 0.0);
+    o.sync_out_bytes.assign(m.out_edge_ids[v].size(), 0.0);
+  }
+  PiperSettings settings{2, 1e12, 1e9, 4};
+  settings.allreduce_bandwidth_bytes_per_s = 1e8;
+  Plan plan;
+  Stage st;
+  st.layers = {0, 1, 2};
+  st.option_index = {0, 0, 0};
+  st.data_parallel = 2;
+  plan.stages.push_back(st);
+  plan = PiperCostModel(m, settings).evaluate(plan);
+  const Stage& priced = plan.stages[0];
+  EXPECT_NEAR(priced.allreduce_time, 4.0 * 1 / 2 * 3e6 / 4 / 1e8, 1e-15);
+  EXPECT_NEAR(priced.optimizer_time, 0.06 / 4, 1e-15);
+  EXPECT_NEAR(priced.time, 0.9 / 2 + priced.allreduce_time + priced.optimizer_time, 1e-15);
+  const auto s = simulate_pipeline_plan(m, plan, settings.microbatches);
+  EXPECT_NEAR(s.makespan_s, s.bound_s, 1e-12);
+  int optimizer_steps = 0;
+  for (const auto& e : s.result.timeline.events) {
+    if (e.phase == "optimizer") {
+      ++optimizer_steps;
+      EXPECT_NEAR(e.end_s - e.start_s, 0.06, 1e-15);
+    }
+    if (e.phase == "forward") {
+      EXPECT_NEAR(e.end_s - e.start_s, 0.3, 1e-12);  // 0.05 + 0.1 + 0.15
+    }
+    if (e.phase == "backward") {
+      EXPECT_NEAR(e.end_s - e.start_s, 0.6, 1e-12);
+    }
+  }
+  EXPECT_EQ(optimizer_steps, 2);  // once per replica
+}
+
 }  // namespace
 }  // namespace paraplan::sim
