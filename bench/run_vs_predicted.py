@@ -4,7 +4,7 @@ same profile, in rounds (a profile and the runs right after it, so both see the 
 same state). Prints every round and the median error per case; exit 1 when a median error is
 above 15 %.
 
-    ./dev py bench/run_vs_predicted.py [--rounds 3] [--steps 5] [--quick]
+    ./dev py bench/run_vs_predicted.py [--rounds 3] [--steps N] [--quick]
 """
 
 import argparse
@@ -21,15 +21,15 @@ BINARY = os.environ.get("PARAPLAN_BINARY",
 
 CASES = {
     "gpt": {"model": ["--model", "paraplan.models:gpt", "--arg", "layers=6"],
-            "shape": "2,128", "tokens": "1024", "microbatches": 8},
+            "shape": "2,128", "tokens": "1024", "microbatches": 8, "steps": 8},
     "resnet18": {"model": ["--model", "torchvision.models:resnet18"],
-                 "shape": "4,3,64,64", "tokens": None, "microbatches": 4},
+                 "shape": "4,3,64,64", "tokens": None, "microbatches": 4, "steps": 30},
 }
 QUICK = {
     "gpt": {"model": ["--model", "paraplan.models:gpt", "--arg", "layers=4", "--arg",
                       "hidden=128", "--arg", "seq_len=64"],
-            "shape": "2,64", "tokens": "1024", "microbatches": 4},
-    "resnet18": dict(CASES["resnet18"], shape="2,3,32,32"),
+            "shape": "2,64", "tokens": "1024", "microbatches": 4, "steps": 4},
+    "resnet18": dict(CASES["resnet18"], shape="2,3,32,32", steps=4),
 }
 
 
@@ -65,7 +65,7 @@ def two_stages(plan):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--steps", type=int, default=5)
+    parser.add_argument("--steps", type=int, help="iterations per run (default: per model)")
     parser.add_argument("--quick", action="store_true", help="small models (a smoke test)")
     a = parser.parse_args()
     cases = QUICK if a.quick else CASES
@@ -95,7 +95,8 @@ def main():
             for path in (best, pipeline):
                 metrics = os.path.join(work, "metrics.json")
                 python("run", path, *case["model"], "--input-shape", case["shape"], *tokens,
-                       "--steps", str(a.steps), "--compare", "--quiet", "--metrics", metrics)
+                       "--steps", str(a.steps or case["steps"]), "--compare", "--quiet",
+                       "--metrics", metrics)
                 with open(metrics, encoding="utf-8") as f:
                     measured = json.load(f)
                 it = measured["iteration_time_s"]

@@ -94,6 +94,8 @@ def main(argv=None):
                    help="group the graph by module at this depth (default 2)")
     p.add_argument("--warmup", type=int, default=2, help="runs before timing (default 2)")
     p.add_argument("--repeats", type=int, default=5, help="timed runs, median (default 5)")
+    p.add_argument("--min-seconds", type=float, default=5.0,
+                   help="time at least this long (more repeats for fast models; default 5)")
     p.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
     p.add_argument("--microbatches", type=int, default=1, help="micro-batches per batch")
     p.add_argument("--check", action="store_true",
@@ -134,7 +136,7 @@ def main(argv=None):
         document, step = profile_and_check(
             module, inputs, granularity=a.granularity, warmup=a.warmup, repeats=a.repeats,
             threads=a.threads, microbatches=a.microbatches, name=a.module.rsplit(":", 1)[1],
-            check=a.check)
+            check=a.check, min_seconds=a.min_seconds)
     except ProfileError as error:
         print(f"paraplan profile: {a.module}: {error}", file=sys.stderr)
         return 3

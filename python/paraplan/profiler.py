@@ -143,20 +143,22 @@ def _measure(sub, args, warmup, repeats):
 
 
 def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threads=1,
-            microbatches=1, name=None):
+            microbatches=1, name=None, min_seconds=5.0):
     """Profiles `module` on `example_inputs` (a tensor or a tuple of them) and returns paraplan's
     native model document (a dict). Each layer is a group of the module's nodes: the modules at
     depth `granularity` of its hierarchy (1: its children). Times are medians of `repeats` runs
-    after `warmup`, at `threads` intra-op threads. When torch.fx cannot trace the module, the
-    groups come from module-level hooks instead, in the order the modules ran, and a warning
-    says so."""
+    after `warmup`, at `threads` intra-op threads, and at least `min_seconds` of timed passes
+    (more repeats for fast models: a VM's speed swings by a quarter from one second to the
+    next, so a median needs minutes' worth of samples, not a second's). When torch.fx cannot
+    trace the module, the groups come from module-level hooks instead, in the order the modules
+    ran, and a warning says so."""
     return profile_and_check(module, example_inputs, granularity=granularity, warmup=warmup,
                              repeats=repeats, threads=threads, microbatches=microbatches,
-                             name=name, check=False)[0]
+                             name=name, check=False, min_seconds=min_seconds)[0]
 
 
 def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threads=1,
-                      microbatches=1, name=None, check=True):
+                      microbatches=1, name=None, check=True, min_seconds=5.0):
     """:func:`profile`, and with `check` the median seconds of a whole forward and backward pass
     of the unsplit module (loss: the sum of its outputs) timed between the profile's own passes,
     so both medians see the same machine (a VM's speed drifts by tens of percent over a minute);
@@ -188,7 +190,7 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
         else:
             parts, edges, split = _traced_parts(gm, module, inputs, granularity)
             *times, step_s = _in_graph_times(split, inputs, parts, warmup, max(1, repeats),
-                                             module if check else None)
+                                             module if check else None, min_seconds)
             measured = list(zip(*times))
 
         layers = []
@@ -287,12 +289,14 @@ def _traced_parts(gm, module, inputs, depth):
     return parts, edges, split
 
 
-def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None):
+def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None, min_seconds=0.0):
     """Every part's forward and backward seconds and saved-activation bytes measured inside
     whole training passes of the split module (so each part runs with the caches, allocator and
     autograd engine of a real pass): forward between the part's call and return, backward from
     the moment the first gradient of its outputs is ready to the moment the last gradient of its
-    inputs is (the end of the whole backward for parts fed only by the graph's inputs)."""
+    inputs is (the end of the whole backward for parts fed only by the graph's inputs). With
+    `whole` (the unsplit module), also the median seconds of its whole passes, one after each of
+    ours. At least `repeats` passes and `min_seconds` of them (at most 200)."""
     count = len(parts)
     index = {part["number"]: i for i, part in enumerate(parts)}  # split_module's numbering
     forward = [[] for _ in range(count)]
@@ -359,7 +363,9 @@ def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None):
         one_pass(False)
         if whole is not None:
             _whole_step(whole, inputs)
-    for _ in range(repeats):
+    begin, done = time.perf_counter(), 0
+    while done < repeats or (time.perf_counter() - begin < min_seconds and done < 200):
+        done += 1
         one_pass(True)
         if whole is not None:
             start = time.perf_counter()

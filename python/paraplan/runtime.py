@@ -337,9 +337,10 @@ class Stage:
 
     def send(self, tensor, value, stage, microbatch, backward, pending):
         start = time.perf_counter()
-        for peer in self.peers(stage, microbatch):
-            pending.append(dist.isend(tensor.contiguous(), peer,
-                                      tag=self.tag(value, microbatch, backward)))
+        tensor = tensor.contiguous()
+        for peer in self.peers(stage, microbatch):  # the tensor is kept until the send is done
+            pending.append((dist.isend(tensor, peer, tag=self.tag(value, microbatch, backward)),
+                            tensor))
         self.record(f"send {'gradient' if backward else 'activation'} mb {microbatch}", "send",
                     1, start, microbatch)
 
@@ -433,7 +434,7 @@ class Stage:
                 losses.append(self.backward(j, targets[chunk].to(self.device), pending, stash,
                                             options["microbatches"]))
         start = time.perf_counter()
-        for work in pending:
+        for work, _ in pending:
             work.wait()
         self.record("wait for sends", "send", 1, start)
         if self.dp_group is not None:
@@ -604,7 +605,8 @@ def _loop(stage, start_step, options, names, signature):
         stage.events = []
         origin = time.perf_counter()
         loss = stage.step(number, options)
-        total = torch.tensor([loss if is_loss_rank else 0.0], dtype=torch.float64)
+        total = torch.tensor([loss if is_loss_rank else 0.0], dtype=torch.float64,
+                             device=stage.device)  # NCCL reduces device tensors only
         dist.all_reduce(total)
         step_times.append(time.perf_counter() - origin)
         losses.append(total.item())

@@ -14,7 +14,7 @@ import paraplan
 from paraplan.models import gpt
 
 BINARY = os.environ["PARAPLAN_BINARY"]
-QUICK = {"warmup": 0, "repeats": 1}
+QUICK = {"warmup": 0, "repeats": 1, "min_seconds": 0}
 
 
 def parameter_bytes(document):
@@ -71,7 +71,8 @@ def test_profile_to_plan_round_trip(tmp_path):
     path = tmp_path / "resnet50.json"
     run = subprocess.run([sys.executable, "-m", "paraplan", "profile",
                           "torchvision.models:resnet50", "--input-shape", "2,3,64,64",
-                          "--repeats", "1", "--warmup", "0", "-o", str(path)],
+                          "--repeats", "1", "--warmup", "0", "--min-seconds", "0",
+                          "-o", str(path)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "22 layers" in run.stdout
@@ -91,7 +92,8 @@ def test_pipedream_text_and_check(tmp_path):
     run = subprocess.run([sys.executable, "-m", "paraplan", "profile", "paraplan.models:gpt",
                           "--arg", "layers=2", "--arg", "hidden=64", "--arg", "seq_len=32",
                           "--arg", "vocab=128", "--input-shape", "4,32", "--tokens", "128",
-                          "--repeats", "1", "--warmup", "0", "--check", "-o", str(model),
+                          "--repeats", "1", "--warmup", "0", "--min-seconds", "0", "--check",
+                          "-o", str(model),
                           "--pipedream", str(text)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "a whole forward and backward pass measures" in run.stdout

@@ -26,7 +26,8 @@ def profile(tmp_path_factory):
     path = tmp_path_factory.mktemp("profile") / "gpt.json"
     run = subprocess.run([sys.executable, "-m", "paraplan", "profile", GPT[1], *GPT[2:],
                           "--input-shape", "2,16", "--tokens", "64", "--microbatches",
-                          str(MICROBATCHES), "--repeats", "1", "--warmup", "0", "-o", str(path)],
+                          str(MICROBATCHES), "--repeats", "1", "--warmup", "0",
+                          "--min-seconds", "0", "-o", str(path)],
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     return json.loads(path.read_text())
@@ -155,3 +156,25 @@ def test_mismatched_plans_are_refused_before_training(change, message, profile, 
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "metrics.json").exists()
+
+
+def test_torchrun_launches_the_same_training(profile, tmp_path):
+    """Under torchrun every rank runs its part (WORLD_SIZE must be the plan's device count);
+    the result is the same training as the ranks the command starts itself."""
+    plan = make_plan(profile, SHAPES["2 stages, 1F1B"][0])
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    common = [*GPT, "--input-shape", "2,16", "--tokens", "64", "--steps", "3", "--quiet",
+              "--optimizer", "sgd", "--lr", "0.01"]
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+    wrong = subprocess.run([*launcher, "--nproc-per-node", "3", "-m", "paraplan", "run",
+                            str(path), *common], capture_output=True, text=True, timeout=300)
+    assert wrong.returncode != 0
+    assert "torchrun started 3 ranks but the plan needs 2" in wrong.stderr
+    right = subprocess.run([*launcher, "--nproc-per-node", "2", "-m", "paraplan", "run",
+                            str(path), *common, "--metrics", str(tmp_path / "m.json")],
+                           capture_output=True, text=True, timeout=300)
+    assert right.returncode == 0, right.stderr
+    losses, _ = reference("sgd")
+    measured = json.loads((tmp_path / "m.json").read_text())["losses"]
+    assert measured == pytest.approx(losses[:3], rel=1e-5, abs=1e-6)
