@@ -197,7 +197,12 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
         for i, part in enumerate(parts):
             forward_s, backward_s, saved = measured[i]
             param_bytes = sum(_bytes(p) for p in part["module"].parameters())
-            optimizer_s = _optimizer_seconds(list(part["module"].parameters()), warmup, repeats)
+            # A few steps suffice: an optimizer step is memory-bound and steady, and one step
+            # over a large layer (VGG's classifier: 120 M parameters) takes seconds here.
+            params = list(part["module"].parameters())
+            large = sum(p.numel() for p in params) > 4_000_000
+            optimizer_s = _optimizer_seconds(params, min(warmup, 1), 1 if large else
+                                             min(repeats, 3))
             # Weights, their gradients and Adam's two moments (each the parameter's size).
             fixed = 4 * param_bytes
             vanilla = {"id": "vanilla", "compute_time_s": forward_s + backward_s,

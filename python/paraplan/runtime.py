@@ -612,7 +612,9 @@ def _loop(stage, start_step, options, names, signature):
         losses.append(total.item())
         busy.append(sum(end - start for _, category, _, start, end, _ in stage.events
                         if category in ("forward", "backward", "optimizer")))
-        peaks.append(stage.fixed_bytes() + stage.peak_saved_bytes)
+        peaks.append(torch.cuda.max_memory_allocated(stage.device)
+                     if stage.device.type == "cuda"
+                     else stage.fixed_bytes() + stage.peak_saved_bytes)
         last_events = [(n, c, s, a - origin, b - origin, j) for n, c, s, a, b, j in stage.events]
         if stage.rank == 0 and options.get("verbose"):
             print(f"step {number}: loss {losses[-1]:.6f}, {step_times[-1]:.4f} s", flush=True)

@@ -166,12 +166,16 @@ def test_torchrun_launches_the_same_training(profile, tmp_path):
     path.write_text(json.dumps(plan))
     common = [*GPT, "--input-shape", "2,16", "--tokens", "64", "--steps", "3", "--quiet",
               "--optimizer", "sgd", "--lr", "0.01"]
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
-    wrong = subprocess.run([*launcher, "--nproc-per-node", "3", "-m", "paraplan", "run",
+    # torchrun of Debian's torch 1.13 under Python 3.11 fails on its default "--redirects 0"
+    # (Std.from_str cannot find the zero flag); redirecting stderr to its log and teeing it back
+    # works around it.
+    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--redirects", "2",
+                "--tee", "2"]
+    wrong = subprocess.run([*launcher, "--nproc_per_node", "3", "-m", "paraplan", "run",
                             str(path), *common], capture_output=True, text=True, timeout=300)
     assert wrong.returncode != 0
     assert "torchrun started 3 ranks but the plan needs 2" in wrong.stderr
-    right = subprocess.run([*launcher, "--nproc-per-node", "2", "-m", "paraplan", "run",
+    right = subprocess.run([*launcher, "--nproc_per_node", "2", "-m", "paraplan", "run",
                             str(path), *common, "--metrics", str(tmp_path / "m.json")],
                            capture_output=True, text=True, timeout=300)
     assert right.returncode == 0, right.stderr
