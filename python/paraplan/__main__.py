@@ -167,6 +167,10 @@ def _run_arguments(commands):
     r.add_argument("--schedule", choices=["1f1b", "gpipe"],
                    help="micro-batch order (default: the plan's)")
     r.add_argument("--optimizer", choices=["adam", "sgd"], default="adam")
+    r.add_argument("--overlap-grad-reduce", action="store_true",
+                   help="all-reduce gradient buckets during the last backward pass")
+    r.add_argument("--bucket-mib", type=float, default=25,
+                   help="gradient bucket size for --overlap-grad-reduce (default 25 MiB)")
     r.add_argument("--lr", type=float, default=1e-3, help="learning rate (default 0.001)")
     r.add_argument("--seed", type=int, default=0, help="model initialisation and data seed")
     r.add_argument("--threads", type=int, default=1, help="intra-op threads per rank")
@@ -225,7 +229,8 @@ def run_main(a):
                "micro_batch": shape[0], "micro_shape": shape,
                "batch_shape": (shape[0] * microbatches,) + shape[1:],
                "checkpoint": a.checkpoint, "save_every": a.save_every, "resume": a.resume,
-               "die": die, "verbose": not a.quiet}
+               "die": die, "verbose": not a.quiet, "overlap": a.overlap_grad_reduce,
+               "bucket_mib": a.bucket_mib}
     config = {"plan": plan, "options": options, "module": a.model, "args": a.arg}
     from . import Error, run_report, runtime, simulate
     simulation = None

@@ -292,6 +292,8 @@ class Stage:
             self.gradient_views.append(self.gradients[offset:offset + p.numel()].view_as(p))
             offset += p.numel()
         self.weight_pointers = {p.data_ptr() for p in self.parameters}
+        self.overlap = (_OverlappedReduce(self, options.get("bucket_mib", 25) * 2**20)
+                        if options.get("overlap") and self.dp_group is not None else None)
         self.optimizer = _optimizer(self.parameters, options)
         inflight = int(plan["stages"][self.stage].get("inflight_microbatches") or 1)
         if options["schedule"] == "1f1b" and options.get("inflight"):
@@ -426,18 +428,27 @@ class Stage:
         pending, stash, losses = [], {}, []
         for p in self.parameters:
             p.grad = None  # the first micro-batch's gradient is taken as is, not added to zeros
-        for kind, j in self.order:
+        overlap = self.overlap if self.dp_group is not None else None
+        for position, (kind, j) in enumerate(self.order):
             chunk = slice(j * size, (j + 1) * size)
             if kind == "F":
                 self.forward(j, inputs[chunk].to(self.device), pending, stash)
             else:
+                if overlap is not None and position == len(self.order) - 1:
+                    overlap.arm()  # the last backward: reduce buckets as they are final
                 losses.append(self.backward(j, targets[chunk].to(self.device), pending, stash,
                                             options["microbatches"]))
         start = time.perf_counter()
         for work, _ in pending:
             work.wait()
         self.record("wait for sends", "send", 1, start)
-        if self.dp_group is not None:
+        if overlap is not None:
+            start = time.perf_counter()
+            overlap.finish()
+            self.record(f"all-reduce (what the backward did not hide; {overlap.left} of "
+                        f"{len(overlap.buckets)} buckets started after it)", "gradient sync", 2,
+                        start)
+        elif self.dp_group is not None:
             start = time.perf_counter()
             self._all_reduce_gradients()
             self.record("all-reduce", "gradient sync", 2, start)
@@ -463,6 +474,81 @@ class Stage:
         state = sum(_bytes(v) for s in self.optimizer.state.values() for v in s.values())
         params = sum(_bytes(p) for p in self.parameters)
         return 2 * params + state  # weights, gradients, optimizer state
+
+
+class _OverlappedReduce:
+    """The stage's gradient all-reduce overlapped with its last backward pass, as DDP does it:
+    the gradient buffer cut into buckets (`bucket_mib`, default 25 MiB) in reverse parameter
+    order (the backward
+    reaches the last layers first), each bucket all-reduced asynchronously once every gradient in
+    it is final, the buckets launched strictly in order so every replica issues the same
+    collectives in the same order."""
+
+    def __init__(self, stage, bucket_bytes):
+        self.stage = stage
+        self.buckets, current, size = [], [], 0
+        for index in reversed(range(len(stage.parameters))):
+            current.append(index)
+            size += _bytes(stage.parameters[index])
+            if size >= bucket_bytes:
+                self.buckets.append(current)
+                current, size = [], 0
+        if current:
+            self.buckets.append(current)
+        self.bucket_of = {i: b for b, members in enumerate(self.buckets) for i in members}
+        self.hooks, self.works = [], []
+
+    def _slice(self, bucket):
+        members = self.buckets[bucket]  # consecutive indices, descending
+        views = self.stage.gradient_views
+        start = views[members[-1]].data_ptr() - self.stage.gradients.data_ptr()
+        end = views[members[0]].data_ptr() - self.stage.gradients.data_ptr() + \
+            views[members[0]].numel() * views[members[0]].element_size()
+        size = self.stage.gradients.element_size()
+        return self.stage.gradients[start // size:end // size]
+
+    def arm(self):
+        self.missing = [len(members) for members in self.buckets]
+        self.done = [False] * len(self.stage.parameters)
+        self.next, self.works = 0, []
+        for index, p in enumerate(self.stage.parameters):
+            self.hooks.append(p.register_hook(self._hook(index)))
+
+    def _hook(self, index):
+        def hook(grad):  # the whole gradient of this backward, before it is accumulated
+            p, view = self.stage.parameters[index], self.stage.gradient_views[index]
+            view.copy_(grad)
+            if p.grad is not None:
+                view.add_(p.grad)
+            self.done[index] = True
+            self.missing[self.bucket_of[index]] -= 1
+            self._launch(False)
+            return grad
+        return hook
+
+    def _launch(self, everything):
+        while self.next < len(self.buckets) and (everything or self.missing[self.next] == 0):
+            self.works.append(dist.all_reduce(self._slice(self.next),
+                                              group=self.stage.dp_group, async_op=True))
+            self.next += 1
+
+    def finish(self):
+        for handle in self.hooks:
+            handle.remove()
+        self.hooks = []
+        for index, p in enumerate(self.stage.parameters):  # no gradient in the last backward
+            if not self.done[index]:
+                view = self.stage.gradient_views[index]
+                view.copy_(p.grad) if p.grad is not None else view.zero_()
+        self.left = len(self.buckets) - self.next  # buckets the backward did not start
+        self._launch(True)
+        for work in self.works:
+            work.wait()
+        for p, view in zip(self.stage.parameters, self.stage.gradient_views):
+            if p.grad is None:
+                p.grad = view.clone()
+            else:
+                p.grad.copy_(view)
 
 
 def _make_groups(layout):

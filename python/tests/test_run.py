@@ -86,6 +86,9 @@ SHAPES = {
     "2 stages x 2 replicas": ([(["position", "embed", "blocks.0", "blocks.1"], 2, 1, False),
                                (["blocks.2", "blocks.3", "norm", "head"], 2, 1, False)],
                               "1F1B"),
+    "2 stages x 2 replicas, all-reduce overlapped": (
+        [(["position", "embed", "blocks.0", "blocks.1"], 2, 1, False),
+         (["blocks.2", "blocks.3", "norm", "head"], 2, 1, False)], "1F1B"),
     "recomputation": ([(["position", "embed", "blocks.0", "blocks.1"], 1, 1, True),
                        (["blocks.2", "blocks.3", "norm", "head"], 1, 1, True)], "1F1B"),
     "tensor parallel 2": ([(["position", "embed"], 1, 1, False), (BLOCKS, 1, 2, False),
@@ -99,8 +102,11 @@ SHAPES = {
 def test_same_training_as_one_process(shape, optimizer, profile, tmp_path):
     stages, schedule = SHAPES[shape]
     lr = "0.01" if optimizer == "sgd" else "0.001"
+    # Buckets of 16 KiB: the small model's gradients go in several all-reduces.
+    overlap = ["--overlap-grad-reduce", "--bucket-mib", "0.015625"] if "overlapped" in shape \
+        else []
     result = run(make_plan(profile, stages, schedule), tmp_path, "--optimizer", optimizer,
-                 "--lr", lr)
+                 "--lr", lr, *overlap)
     assert result.returncode == 0, result.stderr
     losses, state = reference(optimizer)
     measured = json.loads((tmp_path / "metrics.json").read_text())
