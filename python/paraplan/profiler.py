@@ -251,15 +251,21 @@ def _whole_step(module, inputs):
     torch.autograd.backward([t.float().sum() for t in outputs])
 
 
-def _traced_parts(gm, module, inputs, depth):
-    ShapeProp(gm).propagate(*inputs)
+def split_by_group(gm, module, depth):
+    """The traced module cut into one part per group (``split_module``, parts numbered by the
+    group's first node) and the group names by part number: the cut the profiler measures and
+    the runtime runs."""
     group = _groups(gm.graph, depth)
     ids = {}
     for node in gm.graph.nodes:
         if node in group:
             ids.setdefault(group[node], len(ids))
-    split = split_module(gm, module, lambda node: ids[group[node]])
-    # Every node's value on one forward pass: the parts' inputs and outputs, the edges' tensors.
+    return split_module(gm, module, lambda node: ids[group[node]]), ids
+
+
+def node_values(graph_module, *inputs):
+    """Every node's value on one forward pass of `graph_module` (gradients as the caller's
+    grad mode says)."""
     values = {}
 
     class Values(fx.Interpreter):
@@ -268,8 +274,16 @@ def _traced_parts(gm, module, inputs, depth):
             values[n] = out
             return out
 
+    Values(graph_module).run(*inputs)
+    return values
+
+
+def _traced_parts(gm, module, inputs, depth):
+    ShapeProp(gm).propagate(*inputs)
+    split, ids = split_by_group(gm, module, depth)
+    # Every node's value on one forward pass: the parts' inputs and outputs, the edges' tensors.
     with torch.no_grad():
-        Values(split).run(*inputs)
+        values = node_values(split, *inputs)
     names = {i: g for g, i in ids.items()}
     parts, index, producer = [], {}, {}
     for node in split.graph.nodes:

@@ -21,10 +21,9 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch import fx
-from torch.fx.passes.split_module import split_module
 from torch.utils.checkpoint import checkpoint
 
-from .profiler import _bytes, _groups, _trace
+from .profiler import _bytes, _trace, node_values, split_by_group
 from . import tensor_parallel
 
 
@@ -84,11 +83,7 @@ class Partition:
         if gm is None:
             raise RunError(f"torch.fx cannot trace {type(module).__name__} ({failure}); the "
                            f"runtime needs its graph to cut it into stages")
-        group = _groups(gm.graph, granularity)
-        ids = {}
-        for node in gm.graph.nodes:
-            if node in group:
-                ids.setdefault(group[node], len(ids))
+        split, ids = split_by_group(gm, module, granularity)
         # The plan's layers are the profile's: groups by name (ids are the profile's order).
         layer_name = {layer["id"]: layer.get("name", "")
                       for layer in (plan.get("model_config") or {}).get("layers") or []}
@@ -112,7 +107,7 @@ class Partition:
         names = list(ids)  # by partition number
         self.stage_count = len(plan["stages"])
         self.module_names = {id(m): n for n, m in module.named_modules()}
-        self.split = split_module(gm, module, lambda node: ids[group[node]])
+        self.split = split
         self.group_names = names
         self.nodes = list(self.split.graph.nodes)
         self.owner = {}
@@ -164,15 +159,7 @@ class Partition:
     def _describe(self, example):
         """Shape, dtype and whether a gradient flows back, per crossing value, for one
         micro-batch (one pass with gradients on every rank, before training)."""
-        values = {}
-
-        class Values(fx.Interpreter):
-            def run_node(self, n):
-                out = super().run_node(n)
-                values[n] = out
-                return out
-
-        Values(self.split).run(example)
+        values = node_values(self.split, example)
         self.meta = {}
         for source, _, _ in self.crossings:
             value = values[source]

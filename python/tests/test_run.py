@@ -177,9 +177,14 @@ def test_torchrun_launches_the_same_training(profile, tmp_path):
     # works around it.
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--redirects", "2",
                 "--tee", "2"]
-    wrong = subprocess.run([*launcher, "--nproc_per_node", "3", "-m", "paraplan", "run",
-                            str(path), *common], capture_output=True, text=True, timeout=300)
-    assert wrong.returncode != 0
+    # A world of another size is refused by every rank before it joins the others (checked here
+    # on one rank with torchrun's environment: torchrun's own log tailing may drop the lines of
+    # ranks it stops).
+    wrong = subprocess.run([sys.executable, "-m", "paraplan", "run", str(path), *common],
+                           capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, RANK="0", WORLD_SIZE="3", LOCAL_RANK="0",
+                                    MASTER_ADDR="127.0.0.1", MASTER_PORT="1"))
+    assert wrong.returncode == 3, wrong.stderr
     assert "torchrun started 3 ranks but the plan needs 2" in wrong.stderr
     right = subprocess.run([*launcher, "--nproc_per_node", "2", "-m", "paraplan", "run",
                             str(path), *common, "--metrics", str(tmp_path / "m.json")],
