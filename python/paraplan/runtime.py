@@ -319,7 +319,8 @@ class Stage:
         source = self.peers(source_stage, microbatch)[0]
         buffer = torch.empty(shape, dtype=dtype, device=self.device)
         start = time.perf_counter()
-        dist.recv(buffer, source, tag=self.tag(value, microbatch, backward))
+        dist.recv(buffer, source, tag=self.tag(value, microbatch, backward),
+                  group=self.groups["backward" if backward else "forward"])
         self.record(f"recv {'gradient' if backward else 'activation'} mb {microbatch}",
                     "receive", 1, start, microbatch)
         return buffer
@@ -328,7 +329,8 @@ class Stage:
         start = time.perf_counter()
         tensor = tensor.contiguous()
         for peer in self.peers(stage, microbatch):  # the tensor is kept until the send is done
-            pending.append((dist.isend(tensor, peer, tag=self.tag(value, microbatch, backward)),
+            pending.append((dist.isend(tensor, peer, tag=self.tag(value, microbatch, backward),
+                                       group=self.groups["backward" if backward else "forward"]),
                             tensor))
         self.record(f"send {'gradient' if backward else 'activation'} mb {microbatch}", "send",
                     1, start, microbatch)
@@ -540,8 +542,15 @@ class _OverlappedReduce:
 
 def _make_groups(layout):
     """Every tensor-parallel group (per stage replica) and data-parallel group (per stage and
-    tensor-parallel index) of more than one rank, created in the same order on every rank."""
-    groups = {"tp": {}, "dp": {}}
+    tensor-parallel index) of more than one rank, created in the same order on every rank, and
+    one group of all ranks per direction for the point-to-point traffic: under NCCL a pair of
+    ranks shares one stream per group, and in 1F1B's steady state a stage sends an activation
+    forward while its successor sends a gradient back; on one stream each send would wait behind
+    the other's receive (Megatron pairs them in one NCCL group call; separate communicators per
+    direction do the same here)."""
+    everyone = list(range(layout.world))
+    groups = {"tp": {}, "dp": {}, "forward": dist.new_group(everyone),
+              "backward": dist.new_group(everyone)}
     for s, (d, t) in enumerate(layout.stages):
         if t > 1:
             for r in range(d):

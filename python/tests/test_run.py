@@ -2,6 +2,7 @@
 and final parameters of every plan shape equal those of plain training of the same model on the
 same micro-batches; checkpoints resume to the same losses; a dead rank stops the run with a clear
 error; mismatched plans are refused before training."""
+import copy
 import json
 import os
 import subprocess
@@ -44,7 +45,7 @@ def make_plan(profile, stages, schedule="1F1B"):
                     "inflight_microbatches": len(stages) - s})
     return {"format": "paraplan-plan", "version": 1, "planner": "pipeline", "model": "gpt",
             "schedule": schedule, "microbatches": MICROBATCHES, "stages": out,
-            "model_config": profile}
+            "model_config": copy.deepcopy(profile)}  # tests change plans, not the profile
 
 
 def reference(optimizer):
