@@ -116,33 +116,26 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
     last[static_cast<std::size_t>(dev)] = st.traffic_blocks ? traffic_id : pass_id;
     return true;
   });
+  // Once per replica after its last pass: the all-reduce, then the optimizer step.
   for (int s = 0; s < count; ++s) {
     const ReplayStage& st = stages[static_cast<std::size_t>(s)];
     for (int r = 0; r < st.replicas; ++r) {
       const int dev = first_device[static_cast<std::size_t>(s)] + r;
       int tail = last[static_cast<std::size_t>(dev)];
-      if (st.allreduce_s > 0) {
-        Task sync;
-        sync.device = dev;
-        sync.stream = kDataParallel;
-        sync.after = {tail};
-        sync.duration_s = st.allreduce_s;
-        sync.name = "all-reduce";
-        sync.phase = "gradient sync";
-        sync.stage = s;
-        tail = prog.add(sync);
-      }
-      if (st.optimizer_s > 0) {
-        Task step;
-        step.device = dev;
-        step.stream = kCompute;
-        step.after = {tail};
-        step.duration_s = st.optimizer_s;
-        step.name = "optimizer";
-        step.phase = "optimizer";
-        step.stage = s;
-        prog.add(step);
-      }
+      const auto then = [&](int stream, double duration_s, const char* name, const char* phase) {
+        if (!(duration_s > 0)) return;
+        Task task;
+        task.device = dev;
+        task.stream = stream;
+        task.after = {tail};
+        task.duration_s = duration_s;
+        task.name = name;
+        task.phase = phase;
+        task.stage = s;
+        tail = prog.add(task);
+      };
+      then(kDataParallel, st.allreduce_s, "all-reduce", "gradient sync");
+      then(kCompute, st.optimizer_s, "optimizer", "optimizer");
     }
   }
   return prog;
