@@ -194,3 +194,20 @@ def test_torchrun_launches_the_same_training(profile, tmp_path):
     losses, _ = reference("sgd")
     measured = json.loads((tmp_path / "m.json").read_text())["losses"]
     assert measured == pytest.approx(losses[:3], rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "line 1: not JSON"),
+    ('{"format": "paraplan-plan", "planner": "llm"}', "not a pipeline plan of a profiled model"),
+])
+def test_a_file_that_is_not_a_pipeline_plan_is_refused(text, message, tmp_path):
+    path = tmp_path / "plan.json"
+    path.write_text(text)
+    result = subprocess.run([sys.executable, "-m", "paraplan", "run", str(path), *GPT,
+                             "--input-shape", "2,16"], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    missing = subprocess.run([sys.executable, "-m", "paraplan", "run", str(tmp_path / "no.json"),
+                              *GPT, "--input-shape", "2,16"], capture_output=True, text=True)
+    assert missing.returncode == 2 and "no.json: No such file or directory" in missing.stderr
