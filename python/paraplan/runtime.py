@@ -172,16 +172,6 @@ class Partition:
     def stage_nodes(self, stage):
         return [n for n in self.nodes if self.owner.get(n) == stage]
 
-    def stage_parameters(self, stage):
-        seen, out = set(), []
-        for node in self.stage_nodes(stage):
-            if node.op == "call_module":
-                for p in getattr(self.split, node.target).parameters():
-                    if id(p) not in seen:
-                        seen.add(id(p))
-                        out.append(p)
-        return out
-
 
 def _short(items, limit=8):
     items = [str(i) for i in items]
@@ -237,9 +227,8 @@ class Stage:
     def __init__(self, rank, layout, partition, plan, options, device):
         self.rank, self.layout, self.partition = rank, layout, partition
         self.stage, self.replica, self.tp_index = layout.at[rank]
-        self.d, self.t = layout.stages[self.stage]
+        self.t = layout.stages[self.stage][1]
         self.device = device
-        self.options = options
         self.nodes = partition.stage_nodes(self.stage)
         self.groups = _make_groups(layout)
         self.tp_group = self.groups["tp"].get((self.stage, self.replica))
@@ -283,8 +272,6 @@ class Stage:
                         if options.get("overlap") and self.dp_group is not None else None)
         self.optimizer = _optimizer(self.parameters, options)
         inflight = int(plan["stages"][self.stage].get("inflight_microbatches") or 1)
-        if options["schedule"] == "1f1b" and options.get("inflight"):
-            inflight = options["inflight"]
         mine = [j for j in range(options["microbatches"]) if layout.replica(self.stage, j) ==
                 self.replica]
         self.order = schedule_order(mine, inflight, options["schedule"])
