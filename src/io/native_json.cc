@@ -9,6 +9,7 @@
 
 #include "io/model_checks.h"
 #include "io/yaml_json.h"
+#include "ir/topology.h"
 
 namespace paraplan::io {
 namespace {
@@ -196,24 +197,26 @@ Json cluster_to_json(const Cluster& c) {
       tier["allreduce_bandwidth_bytes_per_s"] = t.allreduce_bandwidth_bytes_per_s;
     tiers.push_back(std::move(tier));
   }
+  const int devices = c.device_count();
+  const auto node = [&](int id) {
+    return id < devices ? Json(id) : Json(c.switches.at(static_cast<std::size_t>(id - devices)));
+  };
   Json links = Json::array();
   for (const auto& l : c.links)
-    links.push_back({{"from", l.from},
-                     {"to", l.to},
+    links.push_back({{"from", node(l.from)},
+                     {"to", node(l.to)},
                      {"bandwidth_bytes_per_s", l.bandwidth_bytes_per_s},
                      {"latency_s", l.latency_s}});
-  return Json{{"format", "paraplan-cluster"},
-              {"version", kFormatVersion},
-              {"name", c.name},
-              {"device_types", types},
-              {"machines", machines},
-              {"tiers", tiers},
-              {"links", links}};
+  Json doc{{"format", "paraplan-cluster"}, {"version", kFormatVersion}, {"name", c.name},
+           {"device_types", types},        {"machines", machines},      {"tiers", tiers}};
+  if (!c.switches.empty()) doc["switches"] = c.switches;
+  if (!c.links.empty()) doc["links"] = links;
+  return doc;
 }
 
 Cluster cluster_from_json(const Json& doc, const std::string& source) {
   JsonObject top(doc, source, "");
-  top.only({"format", "version", "name", "device_types", "machines", "tiers", "links"});
+  top.only({"format", "version", "name", "device_types", "machines", "tiers", "switches", "links"});
   check_header(top, "paraplan-cluster");
   Cluster c;
   if (top.has("name")) c.name = top.string("name");
@@ -247,8 +250,11 @@ Cluster cluster_from_json(const Json& doc, const std::string& source) {
       c.machine_device_type.push_back(it->second);
     }
   }
-  const Json& tiers = top.array("tiers");
-  if (tiers.empty()) top.fail("tiers", "needs at least one link tier");
+  // An empty /links (what earlier versions wrote) means no network graph.
+  const bool graph = top.has("links") && !top.array("links").empty();
+  const Json& tiers = graph && !top.has("tiers") ? Json::array() : top.array("tiers");
+  if (tiers.empty() && !graph)
+    top.fail("tiers", "needs at least one link tier (or a network of switches and links)");
   for (std::size_t i = 0; i < tiers.size(); ++i) {
     JsonObject t = top.element("tiers", i);
     t.only({"name", "bandwidth_bytes_per_s", "latency_s", "allreduce_bandwidth_bytes_per_s"});
@@ -258,17 +264,49 @@ Cluster cluster_from_json(const Json& doc, const std::string& source) {
                            ? t.positive_number("allreduce_bandwidth_bytes_per_s")
                            : 0.0});
   }
-  if (top.has("links")) {
+  // The network as a graph: switches by name, links between devices (ids) and switches (names).
+  const int n = c.device_count();
+  std::map<std::string, int> switch_index;
+  if (top.has("switches")) {
+    if (!graph) top.fail("switches", "switches need /links that join them to the devices");
+    const Json& switches = top.array("switches");
+    for (std::size_t i = 0; i < switches.size(); ++i) {
+      const std::string place = "switches/" + std::to_string(i);
+      if (!switches[i].is_string() || switches[i].get<std::string>().empty())
+        top.fail(place, "must be a switch's name (a non-empty string)");
+      const std::string name = switches[i].get<std::string>();
+      if (!switch_index.emplace(name, n + static_cast<int>(i)).second)
+        top.fail(place, "duplicate switch name \"" + name + "\"");
+      c.switches.push_back(name);
+    }
+  }
+  if (graph) {
     const Json& links = top.array("links");
-    int n = c.device_count();
+    if (links.empty())
+      top.fail("links", "needs at least one link (or leave it out and give tiers)");
     for (std::size_t i = 0; i < links.size(); ++i) {
       JsonObject l = top.element("links", i);
       l.only({"from", "to", "bandwidth_bytes_per_s", "latency_s"});
-      c.links.push_back({static_cast<int>(l.integer("from", 0, n - 1)),
-                         static_cast<int>(l.integer("to", 0, n - 1)),
-                         l.positive_number("bandwidth_bytes_per_s"),
+      const auto end = [&](const char* key) {
+        const Json& v = l.field(key);
+        if (v.is_string()) {
+          auto it = switch_index.find(v.get<std::string>());
+          if (it == switch_index.end())
+            l.fail(key, "no switch is named \"" + v.get<std::string>() + "\" in /switches");
+          return it->second;
+        }
+        if (!v.is_number_integer())
+          l.fail(key, "must be a device id (0 .. " + std::to_string(n - 1) +
+                          ") or a switch's name from /switches");
+        return static_cast<int>(l.integer(key, 0, n - 1));
+      };
+      const int from = end("from"), to = end("to");
+      c.links.push_back({from, to, l.positive_number("bandwidth_bytes_per_s"),
                          l.has("latency_s") ? l.number("latency_s") : 0.0});
     }
+    // Routes exist between every pair (or the message names the pair); flat models get tiers.
+    const Topology topology = cluster_topology(c, source);
+    if (c.tiers.empty()) c.tiers = tiers_of(c, topology);
   }
   return c;
 }

@@ -6,6 +6,7 @@
 #include "cost/piper_cost.h"
 #include "io/piper_reader.h"
 #include "search/pipeline.h"
+#include "zoo/cluster_presets.h"
 #include "zoo/transformer_stack.h"
 
 namespace paraplan::io {
@@ -42,12 +43,51 @@ TEST(NativeJson, ForwardTimeIsOptionalAndChecked) {
 }
 
 TEST(NativeJson, ClusterRoundTrips) {
-  Cluster c = zoo::default_cluster();
-  c.links.push_back({0, 9, 1e9, 2e-6});
-  Json first = cluster_to_json(c);
-  Cluster back = cluster_from_json(parse_json_text(first.dump(), "c.json"), "c.json");
-  EXPECT_EQ(cluster_to_json(back).dump(), first.dump());
-  EXPECT_EQ(back.device_count(), 16);
+  for (const Cluster& c : {zoo::default_cluster(), *zoo::cluster_preset("pcie-2socket", 8),
+                           *zoo::cluster_preset("mixed-a100-h100", 32)}) {
+    Json first = cluster_to_json(c);
+    Cluster back = cluster_from_json(parse_json_text(first.dump(), "c.json"), "c.json");
+    EXPECT_EQ(cluster_to_json(back).dump(), first.dump());
+    EXPECT_EQ(back.device_count(), c.device_count());
+    EXPECT_EQ(back.links.size(), c.links.size());
+  }
+}
+
+TEST(NativeJson, ClusterNetworkNamesSwitchesAndDerivesTiers) {
+  const char* text = R"({"format": "paraplan-cluster", "version": 1,
+    "device_types": [{"name": "gpu", "memory_bytes": 1e9}],
+    "machines": [{"devices": 2, "device_type": "gpu", "count": 2}],
+    "switches": ["a", "b"],
+    "links": [{"from": 0, "to": "a", "bandwidth_bytes_per_s": 4e9},
+              {"from": 1, "to": "a", "bandwidth_bytes_per_s": 4e9},
+              {"from": 2, "to": "b", "bandwidth_bytes_per_s": 4e9},
+              {"from": 3, "to": "b", "bandwidth_bytes_per_s": 4e9},
+              {"from": "a", "to": "b", "bandwidth_bytes_per_s": 1e9, "latency_s": 3e-6}]})";
+  const Cluster c = cluster_from_json(parse_json_text(text, "c.json"), "c.json");
+  ASSERT_EQ(c.tiers.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.tiers[0].bandwidth_bytes_per_s, 4e9);
+  EXPECT_DOUBLE_EQ(c.tiers[1].bandwidth_bytes_per_s, 1e9);
+  EXPECT_DOUBLE_EQ(c.tiers[1].latency_s, 3e-6);
+  const auto message = [&](const std::string& from, const std::string& to) {
+    Json doc = parse_json_text(text, "c.json");
+    doc["links"][4]["from"] = Json::parse(from);
+    doc["links"][4]["to"] = Json::parse(to);
+    try {
+      cluster_from_json(doc, "c.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message("\"c\"", "\"b\""),
+            "c.json: /links/4/from: no switch is named \"c\" in /switches");
+  EXPECT_EQ(message("4", "\"b\""), "c.json: /links/4/from: must be an integer in [0, 3], got 4");
+  EXPECT_EQ(
+      message("1.5", "\"b\""),
+      "c.json: /links/4/from: must be a device id (0 .. 3) or a switch's name from /switches");
+  EXPECT_EQ(message("\"a\"", "\"a\""), "c.json: /links/4: joins a to itself");
+  EXPECT_EQ(message("0", "1"),
+            "c.json: /links: device 2 cannot reach device 0 (no path of links between them)");
 }
 
 TEST(NativeJson, PlanRoundTrips) {

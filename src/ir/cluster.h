@@ -25,7 +25,8 @@ struct LinkTier {
   double allreduce_bandwidth_bytes_per_s = 0;
 };
 
-/// An explicit point-to-point link, for topologies that are not a clean hierarchy.
+/// A link of the cluster's network (ir/topology.h): between nodes, which are the devices
+/// (0 .. devices − 1) and then the cluster's switches.
 struct Link {
   int from = 0;
   int to = 0;
@@ -42,7 +43,10 @@ struct Cluster {
   /// Device type of each machine (index into device_types); all machines hold one type.
   std::vector<int> machine_device_type;
   std::vector<LinkTier> tiers;  ///< innermost first
-  std::vector<Link> links;      ///< optional; empty means "use the tiers"
+  /// The network as a graph (optional; empty links: the tiers describe it): switches, NICs,
+  /// sockets (nodes after the devices) and the links between any nodes.
+  std::vector<std::string> switches;
+  std::vector<Link> links;
 
   int device_count() const;
   int machine_count() const { return static_cast<int>(machine_sizes.size()); }

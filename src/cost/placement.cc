@@ -1,0 +1,162 @@
+#include "cost/placement.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "ir/error.h"
+
+namespace paraplan {
+
+PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
+                                       const Topology& topology, int microbatches)
+    : topology_(topology), stages_(static_cast<int>(plan.stages.size())), n_(microbatches) {
+  if (microbatches < 1) throw Error(ErrorKind::kInput, "plan", "needs at least one micro-batch");
+  std::vector<int> first_slot;
+  std::vector<int> stage_of(static_cast<std::size_t>(model.size()), -1);
+  for (int s = 0; s < stages_; ++s) {
+    const Stage& st = plan.stages[static_cast<std::size_t>(s)];
+    first_slot.push_back(slot_count());
+    for (int r = 0; r < st.data_parallel; ++r)
+      for (int k = 0; k < st.tensor_parallel; ++k) slots_.push_back({s, r, k});
+    for (int v : st.layers) stage_of.at(static_cast<std::size_t>(v)) = s;
+    base_.push_back(st.compute_time + st.optimizer_time);
+  }
+  if (slot_count() > topology.device_count())
+    throw Error(ErrorKind::kInput, "plan",
+                fmt::format("the plan needs {} devices; the cluster has {}", slot_count(),
+                            topology.device_count()));
+  const auto slot = [&](int s, int r, int k) {
+    const Stage& st = plan.stages[static_cast<std::size_t>(s)];
+    return first_slot[static_cast<std::size_t>(s)] + r * st.tensor_parallel + k;
+  };
+  // Pipeline traffic: bytes per micro-batch per ordered stage pair, in stage order.
+  std::map<std::pair<int, int>, double> cut;
+  for (const Edge& e : model.edges) {
+    const int a = stage_of.at(static_cast<std::size_t>(e.from));
+    const int b = stage_of.at(static_cast<std::size_t>(e.to));
+    if (a >= 0 && b >= 0 && a != b) cut[{a, b}] += e.bytes;
+  }
+  for (const auto& [pair, bytes] : cut) {
+    const auto [a, b] = pair;
+    const Stage& sa = plan.stages[static_cast<std::size_t>(a)];
+    const Stage& sb = plan.stages[static_cast<std::size_t>(b)];
+    std::map<std::pair<int, int>, int> count;  // (replica of a, replica of b) → micro-batches
+    for (int j = 0; j < microbatches; ++j) ++count[{j % sa.data_parallel, j % sb.data_parallel}];
+    const int ranks = std::max(sa.tensor_parallel, sb.tensor_parallel);
+    for (const auto& [replicas, m] : count)
+      for (int k = 0; k < ranks; ++k) {
+        const int from = slot(a, replicas.first, k % sa.tensor_parallel);
+        const int to = slot(b, replicas.second, k % sb.tensor_parallel);
+        const double flow_bytes = m * bytes / ranks;
+        flows_.push_back({from, to, flow_bytes, m, false, a, b});  // activations
+        flows_.push_back({to, from, flow_bytes, m, false, a, b});  // their gradients
+      }
+  }
+  // Each stage's ring all-reduce, per rank.
+  for (int s = 0; s < stages_; ++s) {
+    const Stage& st = plan.stages[static_cast<std::size_t>(s)];
+    const int d = st.data_parallel;
+    if (d < 2) continue;
+    double weights = 0;  // gradient bytes per device
+    for (std::size_t j = 0; j < st.layers.size(); ++j) {
+      const auto* opts =
+          model.layers.at(static_cast<std::size_t>(st.layers[j])).options_for(st.tensor_parallel);
+      if (opts) weights += opts->at(static_cast<std::size_t>(st.option_index.at(j))).parameter_bytes;
+    }
+    if (!(weights > 0)) continue;
+    for (int k = 0; k < st.tensor_parallel; ++k)
+      for (int r = 0; r < d; ++r)
+        flows_.push_back({slot(s, r, k), slot(s, (r + 1) % d, k), 2.0 * (d - 1) / d * weights,
+                          2 * (d - 1), true, s, -1});
+  }
+  flows_of_slot_.assign(slots_.size(), {});
+  for (int f = 0; f < static_cast<int>(flows_.size()); ++f) {
+    flows_of_slot_[static_cast<std::size_t>(flows_[f].from)].push_back(f);
+    flows_of_slot_[static_cast<std::size_t>(flows_[f].to)].push_back(f);
+  }
+}
+
+std::vector<PlacementCostModel::StageCost> PlacementCostModel::stage_costs(
+    const std::vector<int>& device_of_slot) const {
+  const int channels = topology_.channel_count();
+  std::vector<double> load(2 * static_cast<std::size_t>(channels), 0.0);  // pipeline, all-reduce
+  const auto placed = [&](const Flow& f) {
+    return device_of_slot[static_cast<std::size_t>(f.from)] >= 0 &&
+           device_of_slot[static_cast<std::size_t>(f.to)] >= 0;
+  };
+  for (const Flow& f : flows_) {
+    if (!placed(f)) continue;
+    double* l = load.data() + (f.allreduce ? channels : 0);
+    topology_.for_each_channel(device_of_slot[static_cast<std::size_t>(f.from)],
+                               device_of_slot[static_cast<std::size_t>(f.to)],
+                               [&](int c) { l[c] += f.bytes; });
+  }
+  std::vector<StageCost> out(static_cast<std::size_t>(stages_));
+  std::vector<double> bandwidth_s(static_cast<std::size_t>(stages_) * 2, 0.0);
+  std::vector<double> latency_s(static_cast<std::size_t>(stages_) * 2, 0.0);
+  for (const Flow& f : flows_) {
+    if (!placed(f)) continue;
+    const int from = device_of_slot[static_cast<std::size_t>(f.from)];
+    const int to = device_of_slot[static_cast<std::size_t>(f.to)];
+    const double* l = load.data() + (f.allreduce ? channels : 0);
+    double busiest = 0, latency = 0;
+    topology_.for_each_channel(from, to, [&](int c) {
+      busiest = std::max(busiest, l[c] / topology_.channel_bandwidth(c));
+      latency += topology_.edges()[static_cast<std::size_t>(c / 2)].latency_s;
+    });
+    for (int s : {f.stage, f.other_stage}) {
+      if (s < 0) continue;
+      const std::size_t i = static_cast<std::size_t>(s) * 2 + (f.allreduce ? 1 : 0);
+      bandwidth_s[i] = std::max(bandwidth_s[i], busiest);
+      latency_s[i] = std::max(latency_s[i], f.messages * latency);
+    }
+  }
+  for (int s = 0; s < stages_; ++s) {
+    StageCost& c = out[static_cast<std::size_t>(s)];
+    c.base_s = base_[static_cast<std::size_t>(s)];
+    c.pipeline_s = (bandwidth_s[2 * s] + latency_s[2 * s]) / n_;
+    c.allreduce_s = (bandwidth_s[2 * s + 1] + latency_s[2 * s + 1]) / n_;
+  }
+  return out;
+}
+
+double PlacementCostModel::cost(const std::vector<int>& device_of_slot) const {
+  double worst = 0;
+  for (const StageCost& c : stage_costs(device_of_slot)) worst = std::max(worst, c.total());
+  return worst;
+}
+
+double PlacementCostModel::lower_bound() const {
+  std::vector<double> pipeline(static_cast<std::size_t>(stages_), 0.0), ring = pipeline;
+  const double widest = topology_.max_bandwidth_bytes_per_s();
+  for (const Flow& f : flows_) {
+    auto& term = f.allreduce ? ring : pipeline;
+    for (int s : {f.stage, f.other_stage})
+      if (s >= 0)
+        term[static_cast<std::size_t>(s)] =
+            std::max(term[static_cast<std::size_t>(s)], f.bytes / widest);
+  }
+  double bound = 0;
+  for (int s = 0; s < stages_; ++s)
+    bound = std::max(bound, base_[static_cast<std::size_t>(s)] +
+                                (pipeline[static_cast<std::size_t>(s)] +
+                                 ring[static_cast<std::size_t>(s)]) /
+                                    n_);
+  return bound;
+}
+
+std::vector<int> PlacementCostModel::rank_order() const {
+  std::vector<int> order(slots_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  return order;
+}
+
+void PlacementCostModel::apply(const std::vector<int>& device_of_slot, Plan& plan) const {
+  for (auto& st : plan.stages) st.device_ids.clear();
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    plan.stages[static_cast<std::size_t>(slots_[i].stage)].device_ids.push_back(device_of_slot[i]);
+}
+
+}  // namespace paraplan

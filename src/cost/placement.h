@@ -1,0 +1,85 @@
+// What a placement costs: the devices of every stage replica's tensor-parallel ranks, priced on
+// the links their traffic crosses. A pipeline plan (its stage figures from the Piper cost model,
+// time per micro-batch) becomes slots — (stage, replica, rank) — and flows between slots per
+// iteration: each cut edge's activation forward and its gradient back (micro-batch j goes from
+// replica j mod d of one stage to replica j mod d' of the next; rank k to rank k, the bytes split
+// over the ranks) and each stage's ring all-reduce over its replicas (replica r sends
+// 2(d − 1)/d of its gradient bytes to replica r + 1 mod d, per rank). Links are full duplex; the
+// flows crossing a link direction share it.
+//
+// A stage's time per micro-batch under a placement is its compute and optimizer share plus
+// - pipeline traffic: the busiest link direction any flow to or from the stage crosses, at the
+//   load of every pipeline flow on it (all stages send at once in the steady state), plus each
+//   flow's latency per message;
+// - the all-reduce: likewise over its ring's flows, at the load of every stage's ring (they all
+//   run at the end of the iteration), plus 2(d − 1) latencies.
+// The placement's cost is the slowest stage's (Piper's bottleneck objective, on real links).
+// Only flows between placed slots count, so a partial placement's cost never exceeds any of its
+// completions' (what makes branch and bound exact).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/model.h"
+#include "ir/plan.h"
+#include "ir/topology.h"
+
+namespace paraplan {
+
+class PlacementCostModel {
+ public:
+  struct Slot {
+    int stage = 0, replica = 0, rank = 0;
+  };
+  struct Flow {
+    int from = 0, to = 0;  ///< slots
+    double bytes = 0;      ///< per iteration
+    int messages = 0;      ///< per iteration (each pays the route's latency)
+    bool allreduce = false;
+    int stage = 0;         ///< the stage that pays it (both ends of a pipeline flow do)
+    int other_stage = -1;  ///< pipeline flows: the other end's stage
+  };
+
+  /// `plan`: stages with their layers, options, d, t and Piper's figures (compute_time,
+  /// optimizer_time per micro-batch); `microbatches`: N. Error(kInput) if the plan needs more
+  /// devices than the topology has.
+  PlacementCostModel(const Model& model, const Plan& plan, const Topology& topology,
+                     int microbatches);
+
+  int slot_count() const { return static_cast<int>(slots_.size()); }
+  int device_count() const { return topology_.device_count(); }
+  const std::vector<Slot>& slots() const { return slots_; }
+  const std::vector<Flow>& flows() const { return flows_; }
+  /// Flows with an end at each slot.
+  const std::vector<std::vector<int>>& flows_of_slot() const { return flows_of_slot_; }
+  const Topology& topology() const { return topology_; }
+
+  /// The slowest stage's time per micro-batch; device_of_slot[s] < 0: not placed (its flows do
+  /// not count).
+  double cost(const std::vector<int>& device_of_slot) const;
+  /// Per stage, the same figures (seconds per micro-batch): compute + optimizer, pipeline
+  /// traffic, all-reduce.
+  struct StageCost {
+    double base_s = 0, pipeline_s = 0, allreduce_s = 0;
+    double total() const { return base_s + pipeline_s + allreduce_s; }
+  };
+  std::vector<StageCost> stage_costs(const std::vector<int>& device_of_slot) const;
+  /// A bound no placement beats: each stage's compute and its largest flow at the widest link.
+  double lower_bound() const;
+  /// Slots on devices 0, 1, 2, ... in slot order (stage, then replica, then rank).
+  std::vector<int> rank_order() const;
+  /// Writes the placement into the plan's stages' device_ids (replica-major, t per replica).
+  void apply(const std::vector<int>& device_of_slot, Plan& plan) const;
+
+ private:
+  const Topology& topology_;
+  int stages_ = 0;
+  double n_ = 1;
+  std::vector<Slot> slots_;
+  std::vector<Flow> flows_;
+  std::vector<std::vector<int>> flows_of_slot_;
+  std::vector<double> base_;  ///< per stage: compute + optimizer per micro-batch
+};
+
+}  // namespace paraplan
