@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include "api/evaluate.h"
 #include "api/inputs.h"
@@ -72,6 +74,63 @@ TransformerPlanRequest small_transformer() {
   r.settings.seq_len = 2048;
   r.settings.top_k = 6;
   return r;
+}
+
+// A profile on the PCIe server: the placer keeps replicas that talk on shared PCIe switches
+// and beats rank order in simulation; every stage names its devices.
+PipelinePlanRequest placed_request(const std::string& profile, const std::string& cluster,
+                                   int devices) {
+  Workload w = load_workload(
+      {std::string(PARAPLAN_DATA) + "/dapple/" + profile, "auto", cluster, 0, devices});
+  PipelinePlanRequest r;
+  r.model = w.model;
+  r.settings = piper_settings(w, devices, 0, 0, 32);
+  r.cluster = w.cluster;
+  r.cluster_name = cluster;
+  return r;
+}
+
+TEST(ApiPlanPipeline, PlacesStageReplicasOnTheClusterNetwork) {
+  PipelinePlanRequest r = placed_request("amoeba-18-pbs-8.txt", "pcie-2socket", 8);
+  const PipelinePlanResult placed = plan_pipeline(r);
+  ASSERT_TRUE(placed.plan.placement);
+  std::set<int> used;
+  for (const Stage& st : placed.plan.stages) {
+    EXPECT_EQ(static_cast<int>(st.device_ids.size()), st.devices());
+    for (int id : st.device_ids) EXPECT_TRUE(used.insert(id).second) << id;
+  }
+  const PlacementFigures& p = *placed.plan.placement;
+  EXPECT_EQ(p.cluster, "pcie-2socket");
+  EXPECT_LT(p.cost_s, p.rank_order_cost_s);
+  EXPECT_TRUE(p.exact);
+  ASSERT_TRUE(placed.placed_simulated_s && placed.rank_order_simulated_s);
+  EXPECT_LT(*placed.placed_simulated_s, 0.95 * *placed.rank_order_simulated_s);
+  // Rank order on request: consecutive devices, priced the same as the placer's start.
+  r.rank_order = true;
+  const PipelinePlanResult ranked = plan_pipeline(r);
+  int next = 0;
+  for (const Stage& st : ranked.plan.stages)
+    for (int id : st.device_ids) EXPECT_EQ(id, next++);
+  EXPECT_DOUBLE_EQ(ranked.plan.placement->cost_s, p.rank_order_cost_s);
+  // The plan file keeps the placement.
+  const io::Json doc = io::plan_to_json(placed.plan, r.model);
+  const Plan back = io::plan_from_json(doc, r.model, "p.json");
+  EXPECT_EQ(back.stages[0].device_ids, placed.plan.stages[0].device_ids);
+  EXPECT_EQ(io::plan_to_json(back, r.model).dump(), doc.dump());
+}
+
+TEST(ApiPlanPipeline, PlacementNeverLosesToRankOrderInSimulation) {
+  for (const auto& [profile, cluster, devices] :
+       std::vector<std::tuple<std::string, std::string, int>>{
+           {"vgg-19-pbs-32.txt", "dgx-a100-rails", 32},
+           {"bert-24-pbs-6.txt", "dgx-a100-rails", 32},
+           {"amoeba-18-pbs-8.txt", "oversubscribed-2to1", 32},
+           {"bert-24-pbs-6.txt", "pcie-2socket", 8}}) {
+    const PipelinePlanResult out = plan_pipeline(placed_request(profile, cluster, devices));
+    ASSERT_TRUE(out.placed_simulated_s) << profile << " " << cluster;
+    EXPECT_LE(*out.placed_simulated_s, *out.rank_order_simulated_s) << profile << " " << cluster;
+    EXPECT_LE(out.plan.placement->cost_s, out.plan.placement->rank_order_cost_s);
+  }
 }
 
 TEST(ApiPlanTransformer, ResimulationRanksTheFirstKBySimulatedTime) {

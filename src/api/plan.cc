@@ -8,11 +8,14 @@
 #include <cmath>
 
 #include "cost/dapple_states.h"
+#include "cost/placement.h"
 #include "io/graph_svg.h"
 #include "ir/error.h"
+#include "ir/topology.h"
 #include "ir/units.h"
 #include "report/plan_report.h"
 #include "search/dapple_search.h"
+#include "search/placement.h"
 #include "sim/intra_op_program.h"
 
 namespace paraplan::api {
@@ -30,6 +33,59 @@ PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes
   s.microbatches = microbatches > 0 ? microbatches : w.model.microbatches;
   return s;
 }
+
+namespace {
+
+// Device ids for every stage: rank order, then (on a cluster with a network) the placer's.
+void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
+                std::optional<Topology>& topology) {
+  Plan& plan = out.plan;
+  int next = 0;
+  for (auto& st : plan.stages) {
+    st.device_ids.clear();
+    for (int k = 0; k < st.devices(); ++k) st.device_ids.push_back(next++);
+  }
+  if (!request.cluster) return;
+  const Cluster& c = *request.cluster;
+  if (c.links.empty() && c.machine_count() == 1) return;
+  topology.emplace(cluster_topology(c, request.cluster_name));
+  const PlacementCostModel cost(request.model, plan, *topology, request.settings.microbatches);
+  PlacementResult placed;
+  if (request.rank_order) {
+    placed.device_of_slot = cost.rank_order();
+    placed.cost_s = placed.rank_order_cost_s = cost.cost(placed.device_of_slot);
+    placed.lower_bound_s = std::min(placed.cost_s, cost.lower_bound());
+  } else {
+    // Budgets in flow visits, so large plans stay within seconds.
+    const long long flows = std::max<long long>(1, static_cast<long long>(cost.flows().size()));
+    PlacementOptions options;
+    options.evaluation_limit = std::max<long long>(200, 20000000 / flows / 8);
+    options.node_limit = std::max<long long>(1000, 20000000 / flows / 8);
+    placed = place(cost, options);
+    out.placement_nodes = placed.nodes;
+  }
+  cost.apply(placed.device_of_slot, plan);
+  plan.placement = PlacementFigures{request.cluster_name, placed.cost_s, placed.rank_order_cost_s,
+                                    placed.lower_bound_s, placed.exact};
+  const int n = request.settings.microbatches;
+  out.placed_simulated_s =
+      sim::simulate_pipeline_plan(request.model, plan, n, &*topology).makespan_s;
+  Plan ranked = plan;
+  cost.apply(cost.rank_order(), ranked);
+  out.rank_order_simulated_s =
+      sim::simulate_pipeline_plan(request.model, ranked, n, &*topology).makespan_s;
+  // The cost model is a bottleneck bound; the simulator has the last word: a placement it
+  // finds slower than rank order is not kept.
+  if (*out.placed_simulated_s > *out.rank_order_simulated_s) {
+    cost.apply(cost.rank_order(), plan);
+    plan.placement->cost_s = placed.rank_order_cost_s;
+    plan.placement->exact = false;
+    plan.placement->lower_bound_s = std::min(placed.lower_bound_s, placed.rank_order_cost_s);
+    out.placed_simulated_s = out.rank_order_simulated_s;
+  }
+}
+
+}  // namespace
 
 PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   const PiperSettings& settings = request.settings;
@@ -56,8 +112,11 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     out.plan.microbatches = settings.microbatches;
     return out;
   }
+  std::optional<Topology> topology;
+  place_plan(request, out, topology);
   if (request.products.simulation || request.products.report)
-    out.simulation = sim::simulate_pipeline_plan(request.model, out.plan, settings.microbatches);
+    out.simulation = sim::simulate_pipeline_plan(request.model, out.plan, settings.microbatches,
+                                                 topology ? &*topology : nullptr);
   if (request.products.report)
     out.report_html = report::pipeline_report(request.model, out.plan, settings, *out.simulation,
                                               {}, request.progress);

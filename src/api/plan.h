@@ -43,6 +43,12 @@ struct PipelinePlanRequest {
   PiperSettings settings;
   Products products;
   ProgressSink* progress = nullptr;
+  /// The cluster to place the plan on (search/placement.h), by its network (links, or tiers as
+  /// a graph). None, or one machine of identical links (where every placement prices the same):
+  /// stages on devices 0, 1, 2, ... in order.
+  std::optional<Cluster> cluster;
+  std::string cluster_name;  ///< as the plan file and report name it
+  bool rank_order = false;   ///< keep rank order on the cluster (priced, not searched)
 };
 
 struct PipelinePlanResult {
@@ -52,6 +58,10 @@ struct PipelinePlanResult {
   std::optional<double> smallest_memory_per_device_bytes;
   std::optional<sim::PipelineSimulation> simulation;  ///< feasible plans, if asked
   std::string report_html;                            ///< feasible plans, if asked
+  /// Placed plans: the simulated iteration (seconds) on the cluster's links, as placed and in
+  /// rank order.
+  std::optional<double> placed_simulated_s, rank_order_simulated_s;
+  long long placement_nodes = 0;  ///< branch and bound nodes the placer visited
 };
 
 /// Piper's settings for a workload: its devices, memory and bandwidth unless given (0: not

@@ -1,5 +1,6 @@
 // The pipeline path of `paraplan plan`: a layer model or profile, Piper's or DAPPLE's cost model.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 
@@ -28,6 +29,29 @@ void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std:
     std::cout << plan_table(plan, model, unit);
 }
 
+// Where each stage runs and, on a cluster's network, what the placement gains.
+std::string placement_lines(const Plan& plan, const api::PipelinePlanResult& result) {
+  std::string out = "devices:";
+  for (std::size_t s = 0; s < plan.stages.size(); ++s)
+    out +=
+        fmt::format("{} stage {} [{}]", s ? ";" : "", s, fmt::join(plan.stages[s].device_ids, " "));
+  out += "\n";
+  if (!plan.placement) return out;
+  const PlacementFigures& p = *plan.placement;
+  out += fmt::format(
+      "placement on {}: {:.6g} s per micro-batch on its links (rank order {:.6g} s, {:+.1f} %); "
+      "{}\n",
+      p.cluster, p.cost_s, p.rank_order_cost_s, 100 * (p.cost_s / p.rank_order_cost_s - 1),
+      p.exact ? "optimal"
+              : fmt::format("within {:.1f} % of a lower bound",
+                            100 * (p.cost_s / p.lower_bound_s - 1)));
+  if (result.placed_simulated_s && result.rank_order_simulated_s)
+    out += fmt::format("simulated iteration: {:.6g} s placed, {:.6g} s in rank order ({:+.1f} %)\n",
+                       *result.placed_simulated_s, *result.rank_order_simulated_s,
+                       100 * (*result.placed_simulated_s / *result.rank_order_simulated_s - 1));
+  return out;
+}
+
 int run_piper(const PlanArgs& args, api::Workload& w) {
   api::PipelinePlanRequest request;
   request.settings = api::piper_settings(
@@ -37,11 +61,15 @@ int run_piper(const PlanArgs& args, api::Workload& w) {
   request.model = w.model;
   request.products = {!args.trace.empty(), !args.report.empty()};
   request.progress = args.progress;
+  request.cluster = w.cluster;
+  request.cluster_name = args.cluster_file.empty() ? w.cluster.name : args.cluster_file;
+  request.rank_order = args.placement == "rank-order";
   const api::PipelinePlanResult result = api::plan_pipeline(request);
   const io::Json json = api::pipeline_plan_json(request, result, false);
   if (result.plan.feasible) {
     emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", json,
          api::pipeline_plan_json(request, result, true));
+    if (!args.json) std::cout << placement_lines(result.plan, result);
     if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->result.timeline);
     if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
     return 0;

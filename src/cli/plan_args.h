@@ -19,6 +19,7 @@ struct PlanArgs {
   std::string bandwidth;
   int microbatches = 0;
   std::string machines;
+  std::string placement = "search";  ///< the pipeline planner on a cluster: search or rank-order
   int batch = 0;
   int microbatch_size = 0;
   int profile_batch = 0;
@@ -51,8 +52,8 @@ struct PlanArgs {
 inline const std::vector<std::string> kOutputFlags = {"--json", "--output", "--quiet", "--report",
                                                       "--trace"};
 inline const std::vector<std::string> kPiperFlags = {
-    "INPUT",     "--format", "--cost-model", "--planner",      "--cluster",
-    "--devices", "--memory", "--bandwidth",  "--microbatches", "--profile-batch"};
+    "INPUT",    "--format",    "--cost-model",   "--planner",       "--cluster",  "--devices",
+    "--memory", "--bandwidth", "--microbatches", "--profile-batch", "--placement"};
 inline const std::vector<std::string> kDappleFlags = {
     "INPUT",      "--format", "--cost-model",      "--planner",
     "--machines", "--batch",  "--microbatch-size", "--profile-batch"};

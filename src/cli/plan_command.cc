@@ -129,8 +129,14 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "piper (time per sample), dapple (iteration latency) or pase (intra-op); "
                   "default: by input");
   cmd->add_option("--cluster", args->cluster_file,
-                  "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; the pipeline planner: "
-                  "one node, or --devices) or a paraplan cluster file (JSON or YAML)");
+                  "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; with a network graph: "
+                  "dgx-a100-rails, dgx-h100-rails, pcie-2socket, oversubscribed-2to1, "
+                  "mixed-a100-h100; the pipeline planner: one node, or --devices) or a paraplan "
+                  "cluster file (JSON or YAML)");
+  cmd->add_option("--placement", args->placement,
+                  "Pipeline planner on a cluster: search (place stage replicas on the network's "
+                  "links, default) or rank-order (stages on consecutive devices, priced)")
+      ->check(CLI::IsMember({"search", "rank-order"}));
   cmd->add_option("--devices", args->devices, "Number of devices K (overrides the input)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--memory", args->memory,

@@ -63,7 +63,8 @@ PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
     for (std::size_t j = 0; j < st.layers.size(); ++j) {
       const auto* opts =
           model.layers.at(static_cast<std::size_t>(st.layers[j])).options_for(st.tensor_parallel);
-      if (opts) weights += opts->at(static_cast<std::size_t>(st.option_index.at(j))).parameter_bytes;
+      if (opts)
+        weights += opts->at(static_cast<std::size_t>(st.option_index.at(j))).parameter_bytes;
     }
     if (!(weights > 0)) continue;
     for (int k = 0; k < st.tensor_parallel; ++k)
@@ -140,10 +141,10 @@ double PlacementCostModel::lower_bound() const {
   }
   double bound = 0;
   for (int s = 0; s < stages_; ++s)
-    bound = std::max(bound, base_[static_cast<std::size_t>(s)] +
-                                (pipeline[static_cast<std::size_t>(s)] +
-                                 ring[static_cast<std::size_t>(s)]) /
-                                    n_);
+    bound = std::max(
+        bound,
+        base_[static_cast<std::size_t>(s)] +
+            (pipeline[static_cast<std::size_t>(s)] + ring[static_cast<std::size_t>(s)]) / n_);
   return bound;
 }
 

@@ -354,6 +354,12 @@ Json plan_to_json(const Plan& plan, const Model& model) {
   out["devices_used"] = plan.devices_used;
   out["stages"] = stages;
   if (plan.step_time_s) out["step_time_s"] = *plan.step_time_s;
+  if (plan.placement)
+    out["placement"] = {{"cluster", plan.placement->cluster},
+                        {"cost_s", plan.placement->cost_s},
+                        {"rank_order_cost_s", plan.placement->rank_order_cost_s},
+                        {"lower_bound_s", plan.placement->lower_bound_s},
+                        {"exact", plan.placement->exact}};
   if (!plan.layer_splits.empty()) {
     Json splits = Json::array();
     for (const auto& ls : plan.layer_splits) {
@@ -390,7 +396,7 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
   JsonObject top(doc, source, "");
   top.only({"format", "version", "model", "planner", "cost_model", "feasible", "objective",
             "speedup", "schedule", "microbatches", "pipeline_replicas", "devices_used", "stages",
-            "step_time_s", "layer_splits"});
+            "step_time_s", "layer_splits", "placement"});
   check_header(top, "paraplan-plan");
   Plan plan;
   plan.cost_model = top.string("cost_model");
@@ -450,6 +456,11 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
                              describe(ids[j])));
         st.device_ids.push_back(static_cast<int>(ids[j].get<long long>()));
       }
+      if (!st.device_ids.empty() && static_cast<int>(st.device_ids.size()) != st.devices())
+        s.fail("device_ids",
+               fmt::format("names {} devices; the stage has {} (d × t: replica-major, t per "
+                           "replica) or none",
+                           st.device_ids.size(), st.devices()));
     }
     for (const char* key : {"compute_time", "communication_time", "allreduce_time", "memory_bytes"})
       if (!s.has(key)) s.fail(key, "missing required field");
@@ -462,6 +473,14 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
     plan.stages.push_back(std::move(st));
   }
   if (top.has("step_time_s")) plan.step_time_s = top.number("step_time_s");
+  if (top.has("placement")) {
+    JsonObject p = top.object("placement");
+    p.only({"cluster", "cost_s", "rank_order_cost_s", "lower_bound_s", "exact"});
+    if (!p.field("exact").is_boolean()) p.fail("exact", "must be true or false");
+    plan.placement =
+        PlacementFigures{p.string("cluster"), p.number("cost_s"), p.number("rank_order_cost_s"),
+                         p.number("lower_bound_s"), p.field("exact").get<bool>()};
+  }
   if (top.has("layer_splits")) {
     const Json& splits = top.array("layer_splits");
     for (std::size_t i = 0; i < splits.size(); ++i) {

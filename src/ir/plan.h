@@ -64,6 +64,16 @@ struct TrainingPlan {
   double pipeline_s = 0, bubble_s = 0, dp_allreduce_s = 0, optimizer_s = 0;
 };
 
+/// Where a pipeline plan's stages run (their device_ids) and what that placement costs on the
+/// cluster's links (cost/placement.h: the slowest stage per micro-batch, seconds).
+struct PlacementFigures {
+  std::string cluster;           ///< the cluster (preset or file name) it was placed on
+  double cost_s = 0;             ///< the chosen placement
+  double rank_order_cost_s = 0;  ///< stages on consecutive devices
+  double lower_bound_s = 0;      ///< = cost_s when exact
+  bool exact = false;            ///< no placement is better (branch and bound finished)
+};
+
 /// A complete parallelisation of one model on one cluster, whichever planner made it: the
 /// stages and their device groups, degrees, per-layer choices, schedule and predicted figures,
 /// plus the planner's own detail in a typed extension (DAPPLE's `speedup` and
@@ -88,6 +98,8 @@ struct Plan {
   /// (the stage spans tp × cp × dp devices) and, as inflight_microbatches, the micro-batches
   /// (interleaved: micro-batch chunks) whose activations it holds at once.
   std::optional<TrainingPlan> training;
+  /// Pipeline plans placed on a cluster's network: the placement's figures.
+  std::optional<PlacementFigures> placement;
 };
 
 }  // namespace paraplan

@@ -128,7 +128,8 @@ Topology cluster_topology(const Cluster& c, const std::string& source) {
   const int devices = c.device_count();
   if (!c.links.empty()) {
     std::vector<Topology::Edge> edges;
-    for (const Link& l : c.links) edges.push_back({l.from, l.to, l.bandwidth_bytes_per_s, l.latency_s});
+    for (const Link& l : c.links)
+      edges.push_back({l.from, l.to, l.bandwidth_bytes_per_s, l.latency_s});
     return Topology(devices, c.switches, std::move(edges), source);
   }
   if (c.tiers.empty())
@@ -176,7 +177,8 @@ std::vector<LinkTier> tiers_of(const Cluster& c, const Topology& t) {
       }
     }
   std::vector<LinkTier> tiers;
-  if (inner || !outer) tiers.push_back({"inside a machine", inner ? inner_bw : outer_bw, inner_lat});
+  if (inner || !outer)
+    tiers.push_back({"inside a machine", inner ? inner_bw : outer_bw, inner_lat});
   if (outer) tiers.push_back({"between machines", outer_bw, outer_lat});
   return tiers;
 }

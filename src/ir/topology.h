@@ -40,8 +40,8 @@ class Topology {
   std::string channel_name(int channel) const;
 
   /// The channels from device `from` to device `to` in order (empty when equal), through
-  /// switches only (devices do not forward). The widest route (largest bottleneck bandwidth), then the fewest hops, then the smallest latency, then
-  /// the smallest node indices.
+  /// switches only (devices do not forward). The widest route (largest bottleneck bandwidth), then
+  /// the fewest hops, then the smallest latency, then the smallest node indices.
   std::vector<int> route(int from, int to) const;
   /// Calls f(channel) for each channel of the route, last first (no allocation).
   template <class F>

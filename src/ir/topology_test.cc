@@ -33,7 +33,8 @@ TEST(Topology, TiersBecomeMachineSwitchesAndOneNicPerDevice) {
 
 TEST(Topology, RoutesAreWidestThenShortestAndNeverThroughADevice) {
   // 0 - 1 directly at 1 GB/s; 0 - s - 1 at 5 GB/s; device 2 hangs off device 1 only.
-  Topology t(3, {"s"}, {{0, 1, 1e9, 0}, {0, 3, 5e9, 0}, {3, 1, 5e9, 0}, {1, 2, 9e9, 0}, {3, 2, 2e9, 0}});
+  Topology t(3, {"s"},
+             {{0, 1, 1e9, 0}, {0, 3, 5e9, 0}, {3, 1, 5e9, 0}, {1, 2, 9e9, 0}, {3, 2, 2e9, 0}});
   EXPECT_EQ(t.route(0, 1).size(), 2u);  // wider through the switch
   EXPECT_DOUBLE_EQ(t.route_bandwidth_bytes_per_s(0, 1), 5e9);
   // 0 → 2: through device 1 would be 5 GB/s, but devices do not forward: the switch's 2 GB/s.
@@ -49,14 +50,17 @@ TEST(Topology, RefusesUnreachableDevicesSelfLinksAndRepeatedPairs) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(message([] { Topology(3, {}, {{0, 1, 1e9, 0}}, "c.json"); })
-                .find("c.json: /links: device 2 cannot reach device 0"),
+  EXPECT_NE(message([] {
+              Topology(3, {}, {{0, 1, 1e9, 0}}, "c.json");
+            }).find("c.json: /links: device 2 cannot reach device 0"),
             std::string::npos);
-  EXPECT_NE(message([] { Topology(2, {}, {{0, 1, 1e9, 0}, {1, 1, 1e9, 0}}, "c.json"); })
-                .find("c.json: /links/1: joins device 1 to itself"),
+  EXPECT_NE(message([] {
+              Topology(2, {}, {{0, 1, 1e9, 0}, {1, 1, 1e9, 0}}, "c.json");
+            }).find("c.json: /links/1: joins device 1 to itself"),
             std::string::npos);
-  EXPECT_NE(message([] { Topology(2, {}, {{0, 1, 1e9, 0}, {1, 0, 2e9, 0}}, "c.json"); })
-                .find("/links/1: a second link between device 1 and device 0"),
+  EXPECT_NE(message([] {
+              Topology(2, {}, {{0, 1, 1e9, 0}, {1, 0, 2e9, 0}}, "c.json");
+            }).find("/links/1: a second link between device 1 and device 0"),
             std::string::npos);
 }
 

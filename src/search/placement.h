@@ -18,7 +18,7 @@
 namespace paraplan {
 
 struct PlacementOptions {
-  long long node_limit = 200000;         ///< branch and bound nodes (0: skip it)
+  long long node_limit = 200000;       ///< branch and bound nodes (0: skip it)
   long long evaluation_limit = 20000;  ///< local search cost evaluations
 };
 

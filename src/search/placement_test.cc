@@ -118,8 +118,8 @@ RC_GTEST_PROP(PlacementTwin, EqualsBruteForceOnRandomSmallNetworks, ()) {
   const PlacementResult placed = place(cost);
   const PlacementResult brute = place_brute_force(cost);
   RC_TAG(cost.slot_count(), placed.cost_s < placed.rank_order_cost_s * (1 - 1e-9));
-  RC_LOG() << "devices " << devices << " slots " << cost.slot_count() << " placed "
-           << placed.cost_s << " brute " << brute.cost_s << "\n";
+  RC_LOG() << "devices " << devices << " slots " << cost.slot_count() << " placed " << placed.cost_s
+           << " brute " << brute.cost_s << "\n";
   RC_ASSERT(placed.exact);
   RC_ASSERT(std::fabs(placed.cost_s - brute.cost_s) <= 1e-12 * brute.cost_s);
   RC_ASSERT(placed.cost_s <= placed.rank_order_cost_s);

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 #include "ir/error.h"
 #include "sim/pass_order.h"
@@ -14,10 +16,29 @@ enum Stream { kCompute = 0, kPipeline = 1, kDataParallel = 2 };
 
 }  // namespace
 
-Program staged_program(const std::vector<ReplayStage>& stages, int n) {
+Program staged_program(const std::vector<ReplayStage>& stages, int n, const Topology* topology) {
   Program prog;
   prog.streams = {"compute", "pipeline", "data parallel"};
   const int count = static_cast<int>(stages.size());
+  // On a network, every stage names its replicas' devices.
+  bool placed = topology != nullptr;
+  for (const auto& st : stages)
+    placed = placed && static_cast<int>(st.devices.size()) == st.replicas;
+  if (topology != nullptr && !placed)
+    throw Error(ErrorKind::kInput, "simulation",
+                "replaying a plan on a network needs every stage's device ids (a placed plan)");
+  if (placed)
+    for (int c = 0; c < topology->channel_count(); ++c)
+      prog.links.push_back({topology->channel_name(c), topology->channel_bandwidth(c)});
+  // A transfer on the route between two devices (the first link, the rest as its route).
+  const auto transfer = [&](Task task, int from, int to, double bytes) {
+    const std::vector<int> route = topology->route(from, to);
+    task.link = route.front();
+    task.route.assign(route.begin() + 1, route.end());
+    task.bytes = bytes;
+    task.duration_s += topology->route_latency_s(from, to);
+    return prog.add(std::move(task));
+  };
   // Blocking edge traffic is the device's own work; overlapped traffic runs beside it.
   prog.busy_streams = 1;
   for (const auto& st : stages)
@@ -33,7 +54,9 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
           fmt::format("stage {}: {} replicas must divide the {} micro-batches", s, st.replicas, n));
     first_device[static_cast<std::size_t>(s)] = static_cast<int>(prog.devices.size());
     for (int r = 0; r < st.replicas; ++r) {
-      prog.devices.push_back(st.replicas > 1 ? fmt::format("{} replica {}", st.name, r) : st.name);
+      std::string name = st.replicas > 1 ? fmt::format("{} replica {}", st.name, r) : st.name;
+      if (placed) name += fmt::format(" (device {})", st.devices[static_cast<std::size_t>(r)]);
+      prog.devices.push_back(std::move(name));
       prog.static_bytes.push_back(st.fixed_bytes);
     }
   }
@@ -104,44 +127,81 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n) {
     traffic.device = dev;
     traffic.stream = kPipeline;
     traffic.after = {pass_id};
-    traffic.duration_s = st.traffic_s;
+    traffic.duration_s = placed ? 0 : st.traffic_s;
     traffic.name =
         fmt::format("{} traffic mb {}", op.forward ? "activation" : "gradient", op.microbatch);
     traffic.phase = "send";
     traffic.stage = s;
     traffic.microbatch = op.microbatch;
-    const int traffic_id = prog.add(traffic);
+    int traffic_id = -1;
+    if (placed) {  // one transfer per stage it sends to, one after the other
+      const int from = st.devices[static_cast<std::size_t>(dev - first_device[s])];
+      for (const auto& [other, bytes] : op.forward ? st.sends : st.receives) {
+        const ReplayStage& to = stages[static_cast<std::size_t>(other)];
+        traffic.after = {traffic_id < 0 ? pass_id : traffic_id};
+        traffic_id = transfer(traffic, from,
+                              to.devices[static_cast<std::size_t>(op.microbatch % to.replicas)],
+                              bytes / std::max(st.tensor_parallel, to.tensor_parallel));
+      }
+    }
+    if (traffic_id < 0) traffic_id = prog.add(traffic);
     finished[{s, op.microbatch, op.forward}] = traffic_id;
     // Blocking traffic holds the next pass; overlapped traffic only its receiver.
     last[static_cast<std::size_t>(dev)] = st.traffic_blocks ? traffic_id : pass_id;
     return true;
   });
-  // Once per replica after its last pass: the all-reduce, then the optimizer step.
+  // Once per replica after its last pass: the all-reduce, then the optimizer step. On a
+  // network the all-reduce is each replica's ring send to the next, and every replica's
+  // optimizer step waits for the whole ring.
   for (int s = 0; s < count; ++s) {
     const ReplayStage& st = stages[static_cast<std::size_t>(s)];
+    std::vector<int> ring;
+    if (placed && st.replicas > 1 && st.ring_bytes > 0)
+      for (int r = 0; r < st.replicas; ++r) {
+        const int dev = first_device[static_cast<std::size_t>(s)] + r;
+        Task send;
+        send.device = dev;
+        send.stream = kDataParallel;
+        send.after = {last[static_cast<std::size_t>(dev)]};
+        send.name = "all-reduce";
+        send.phase = "gradient sync";
+        send.stage = s;
+        const int from = st.devices[static_cast<std::size_t>(r)];
+        const int to = st.devices[static_cast<std::size_t>((r + 1) % st.replicas)];
+        // 2(d − 1) ring steps, each paying the route's latency.
+        send.duration_s = (2 * (st.replicas - 1) - 1) * topology->route_latency_s(from, to);
+        ring.push_back(transfer(send, from, to, st.ring_bytes / st.tensor_parallel));
+      }
     for (int r = 0; r < st.replicas; ++r) {
       const int dev = first_device[static_cast<std::size_t>(s)] + r;
       int tail = last[static_cast<std::size_t>(dev)];
-      const auto then = [&](int stream, double duration_s, const char* name, const char* phase) {
+      const auto then = [&](int stream, double duration_s, const char* name, const char* phase,
+                            std::vector<int> after) {
         if (!(duration_s > 0)) return;
         Task task;
         task.device = dev;
         task.stream = stream;
-        task.after = {tail};
+        task.after = std::move(after);
         task.duration_s = duration_s;
         task.name = name;
         task.phase = phase;
         task.stage = s;
         tail = prog.add(task);
       };
-      then(kDataParallel, st.allreduce_s, "all-reduce", "gradient sync");
-      then(kCompute, st.optimizer_s, "optimizer", "optimizer");
+      if (!placed) then(kDataParallel, st.allreduce_s, "all-reduce", "gradient sync", {tail});
+      std::vector<int> after = ring;
+      after.push_back(tail);
+      then(kCompute, st.optimizer_s, "optimizer", "optimizer", after);
     }
   }
   return prog;
 }
 
-Program pipeline_program(const Model& model, const Plan& plan, int n) {
+Program pipeline_program(const Model& model, const Plan& plan, int n, const Topology* topology) {
+  std::vector<int> stage_of(static_cast<std::size_t>(model.size()), -1);
+  for (std::size_t s = 0; s < plan.stages.size(); ++s)
+    for (int v : plan.stages[s].layers)
+      stage_of.at(static_cast<std::size_t>(v)) = static_cast<int>(s);
   std::vector<ReplayStage> stages;
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
     const Stage& st = plan.stages[s];
@@ -171,9 +231,48 @@ Program pipeline_program(const Model& model, const Plan& plan, int n) {
     r.traffic_blocks = true;
     r.allreduce_s = st.allreduce_time * n;  // Piper charges it per micro-batch ÷ N
     r.optimizer_s = st.optimizer_time * n;  // likewise
+    if (topology != nullptr) {
+      if (static_cast<int>(st.device_ids.size()) != st.devices())
+        throw Error(ErrorKind::kInput, "simulation",
+                    fmt::format("stage {} names {} device ids; a placed stage names d × t = {}", s,
+                                st.device_ids.size(), st.devices()));
+      for (int k = 0; k < st.data_parallel; ++k)
+        r.devices.push_back(st.device_ids[static_cast<std::size_t>(k * st.tensor_parallel)]);
+      for (int id : st.device_ids)
+        if (id < 0 || id >= topology->device_count())
+          throw Error(ErrorKind::kInput, "simulation",
+                      fmt::format("stage {} names device {}; the cluster has {}", s, id,
+                                  topology->device_count()));
+      r.tensor_parallel = st.tensor_parallel;
+      double weights = 0;
+      for (std::size_t k = 0; k < st.layers.size(); ++k)
+        weights += model.layers[static_cast<std::size_t>(st.layers[k])]
+                       .options_for(st.tensor_parallel)
+                       ->at(static_cast<std::size_t>(st.option_index[k]))
+                       .parameter_bytes;
+      r.ring_bytes = 2.0 * (d - 1) / d * weights * st.tensor_parallel;
+    }
     stages.push_back(r);
   }
-  return staged_program(stages, n);
+  if (topology != nullptr) {  // cut edges: sends forward, gradients back
+    std::map<std::pair<int, int>, double> cut;
+    for (const Edge& e : model.edges) {
+      const int a = stage_of.at(static_cast<std::size_t>(e.from));
+      const int b = stage_of.at(static_cast<std::size_t>(e.to));
+      if (a >= 0 && b >= 0 && a != b) cut[{a, b}] += e.bytes;
+    }
+    for (const auto& [pair, bytes] : cut) {
+      stages[static_cast<std::size_t>(pair.first)].sends.push_back({pair.second, bytes});
+      stages[static_cast<std::size_t>(pair.second)].receives.push_back({pair.first, bytes});
+    }
+    std::set<int> seen;
+    for (const auto& st : plan.stages)
+      for (int id : st.device_ids)
+        if (!seen.insert(id).second)
+          throw Error(ErrorKind::kInput, "simulation",
+                      fmt::format("device {} runs two stage replicas", id));
+  }
+  return staged_program(stages, n, topology);
 }
 
 Program dapple_program(const Plan& plan) {
@@ -196,9 +295,10 @@ Program dapple_program(const Plan& plan) {
   return staged_program(stages, m);
 }
 
-PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, int microbatches) {
+PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, int microbatches,
+                                          const Topology* topology) {
   PipelineSimulation s;
-  s.result = simulate(pipeline_program(model, plan, microbatches));
+  s.result = simulate(pipeline_program(model, plan, microbatches, topology));
   s.makespan_s = s.result.makespan_s;
   s.bound_s = plan.objective * microbatches;
   s.difference = s.bound_s > 0 ? s.makespan_s / s.bound_s - 1 : 0;

@@ -13,6 +13,7 @@
 
 #include "ir/model.h"
 #include "ir/plan.h"
+#include "ir/topology.h"
 #include "sim/simulator.h"
 
 namespace paraplan::sim {
@@ -28,11 +29,24 @@ struct ReplayStage {
   double allreduce_s = 0;      ///< once, after the last pass
   double optimizer_s = 0;      ///< once, after the all-reduce (on the compute stream)
   double fixed_bytes = 0, activation_bytes = 0;  ///< held throughout; per micro-batch in flight
+  // On a network (staged_program's topology): traffic as bytes on the routes between devices
+  // instead of traffic_s and allreduce_s. A tensor-parallel group's traffic goes over its rank
+  // 0's route, its bytes divided by t (each rank moves its share on its own route).
+  std::vector<int> devices;  ///< per replica: its rank 0's device
+  int tensor_parallel = 1;
+  std::vector<std::pair<int, double>> sends;     ///< (later stage, activation bytes) per pass
+  std::vector<std::pair<int, double>> receives;  ///< (earlier stage, bytes): gradients back
+  double ring_bytes = 0;  ///< each replica's ring all-reduce send, 2(d − 1)/d × gradient bytes
 };
-Program staged_program(const std::vector<ReplayStage>& stages, int microbatches);
+/// With a topology, transfers cross its links (channel c is link c) and share them.
+Program staged_program(const std::vector<ReplayStage>& stages, int microbatches,
+                       const Topology* topology = nullptr);
 
-/// `plan` as evaluated by the Piper cost model (stage times filled), with N micro-batches.
-Program pipeline_program(const Model& model, const Plan& plan, int microbatches);
+/// `plan` as evaluated by the Piper cost model (stage times filled), with N micro-batches. With
+/// a topology and device ids on every stage (a placed plan): activations, gradients and the
+/// ring all-reduce as transfers on the routes between the devices, sharing their links.
+Program pipeline_program(const Model& model, const Plan& plan, int microbatches,
+                         const Topology* topology = nullptr);
 /// A DAPPLE plan (stage figures as its cost model fills them): one device group per stage,
 /// each micro-batch split across the group's GPUs, forward a third of the stage's time per
 /// micro-batch, the activation hop overlapped with compute (DAPPLE takes their maximum). The
@@ -45,6 +59,7 @@ struct PipelineSimulation {
   double bound_s = 0;     ///< N × the plan's objective: Piper's throughput, no fill or drain
   double difference = 0;  ///< makespan / bound − 1 (≥ 0: the bound has no bubble)
 };
-PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, int microbatches);
+PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, int microbatches,
+                                          const Topology* topology = nullptr);
 
 }  // namespace paraplan::sim

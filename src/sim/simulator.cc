@@ -31,6 +31,9 @@ void check(const Program& p) {
                       t.device, t.stream));
     if (t.link >= static_cast<int>(p.links.size()) || (t.bytes > 0 && t.link < 0))
       bad(fmt::format("task {} ({}) moves bytes without a valid link", i, t.name));
+    for (int l : t.route)
+      if (l < 0 || l >= static_cast<int>(p.links.size()) || t.link < 0)
+        bad(fmt::format("task {} ({}) routes over link {}, which does not exist", i, t.name, l));
     if (!(t.duration_s >= 0) || !(t.bytes >= 0))
       bad(fmt::format("task {} ({}) has a negative size", i, t.name));
     for (int d : t.after)
@@ -55,6 +58,9 @@ class Engine {
   double next_event();
   /// Drains the links up to `next`, then finishes what ends there.
   void advance_to(double next);
+  /// A transfer's rate now: its slowest link's share.
+  double rate(const Task& t) const;
+  void join_links(const Task& t, int delta);
 
   const Program& p;
   const int n, devices, streams;
@@ -113,6 +119,20 @@ Engine::Engine(const Program& program)
   }
 }
 
+double Engine::rate(const Task& t) const {
+  double r = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
+             on_link[static_cast<std::size_t>(t.link)];
+  for (int l : t.route)
+    r = std::min(r, p.links[static_cast<std::size_t>(l)].bandwidth_bytes_per_s /
+                        on_link[static_cast<std::size_t>(l)]);
+  return r;
+}
+
+void Engine::join_links(const Task& t, int delta) {
+  on_link[static_cast<std::size_t>(t.link)] += delta;
+  for (int l : t.route) on_link[static_cast<std::size_t>(l)] += delta;
+}
+
 void Engine::memory_change(int device, double delta, double at) {
   auto& h = held[static_cast<std::size_t>(device)];
   h += delta;
@@ -167,16 +187,14 @@ double Engine::next_event() {
     const Task& t = p.tasks[static_cast<std::size_t>(i)];
     if (s == State::kLatency && end[static_cast<std::size_t>(i)] <= now) {
       state[static_cast<std::size_t>(i)] = State::kOnLink;
-      ++on_link[static_cast<std::size_t>(t.link)];
+      join_links(t, +1);
     }
   }
   for (int i : running) {
     const auto s = state[static_cast<std::size_t>(i)];
     const Task& t = p.tasks[static_cast<std::size_t>(i)];
     if (s == State::kOnLink) {
-      const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
-                          on_link[static_cast<std::size_t>(t.link)];
-      next = std::min(next, now + remaining[static_cast<std::size_t>(i)] / rate);
+      next = std::min(next, now + remaining[static_cast<std::size_t>(i)] / rate(t));
     } else {
       next = std::min(next, end[static_cast<std::size_t>(i)]);
     }
@@ -191,11 +209,10 @@ void Engine::advance_to(double next) {
     const Task& t = p.tasks[static_cast<std::size_t>(i)];
     auto& s = state[static_cast<std::size_t>(i)];
     if (s == State::kOnLink) {
-      const double rate = p.links[static_cast<std::size_t>(t.link)].bandwidth_bytes_per_s /
-                          on_link[static_cast<std::size_t>(t.link)];
+      const double share = rate(t);
       double& left = remaining[static_cast<std::size_t>(i)];
-      const bool ends = now + left / rate <= next;  // this transfer drains by `next`
-      left -= rate * dt;
+      const bool ends = now + left / share <= next;  // this transfer drains by `next`
+      left -= share * dt;
       if (ends || left <= 1e-9 * t.bytes) finished.push_back(i);
     } else if (s != State::kLatency && end[static_cast<std::size_t>(i)] <= next) {
       finished.push_back(i);
@@ -204,8 +221,7 @@ void Engine::advance_to(double next) {
   now = next;
   for (int i : finished) {
     const Task& t = p.tasks[static_cast<std::size_t>(i)];
-    if (state[static_cast<std::size_t>(i)] == State::kOnLink)
-      --on_link[static_cast<std::size_t>(t.link)];
+    if (state[static_cast<std::size_t>(i)] == State::kOnLink) join_links(t, -1);
     state[static_cast<std::size_t>(i)] = State::kDone;
     end[static_cast<std::size_t>(i)] = now;
     ++done;

@@ -1,8 +1,9 @@
 // A discrete-event simulator of one training iteration. A program is a set of tasks, each
 // running on one stream of one device; a stream runs its tasks one at a time in program order,
 // a task starts when its stream is free and the tasks it depends on have finished. A transfer
-// moves bytes over a link whose bandwidth is shared equally by the transfers on it at that
-// moment (a fluid model: rates change whenever a transfer starts or ends). Tasks may allocate
+// moves bytes over one link or a route of links; each link's bandwidth is shared equally by the
+// transfers on it at that moment, and a transfer moves at its slowest link's share (a fluid
+// model: rates change whenever a transfer starts or ends). Tasks may allocate
 // memory on their device when they start and free memory when they end.
 #pragma once
 
@@ -23,7 +24,8 @@ struct Task {
   int stream = 0;             ///< index into Program::streams
   double duration_s = 0;      ///< fixed time (compute, or a transfer's latency)
   int link = -1;              ///< transfers: index into Program::links
-  double bytes = 0;           ///< transfers: bytes over the link after duration_s
+  std::vector<int> route;     ///< transfers over several links: the others it crosses
+  double bytes = 0;           ///< transfers: bytes over the link(s) after duration_s
   std::vector<int> after;     ///< tasks that must finish first
   double allocate_bytes = 0;  ///< on start, on `device`
   double free_bytes = 0;      ///< on end

@@ -56,6 +56,30 @@ TEST(Simulator, ConcurrentTransfersShareALink) {
   EXPECT_NEAR(r.makespan_s, 1.5, 1e-12);
 }
 
+TEST(Simulator, RoutesMoveAtTheirSlowestLinksShare) {
+  Program p;
+  p.devices = {"a", "b"};
+  p.streams = {"s"};
+  p.links = {{"a up", 100.0}, {"spine", 100.0}, {"b up", 40.0}};
+  Task t = fixed(0, 0, 0.0);
+  t.link = 0;
+  t.route = {1};
+  t.bytes = 100;  // a up + spine, shared on the spine with the next: 50 B/s while both run
+  const int first = p.add(t);
+  t.device = 1;
+  t.link = 2;
+  t.route = {1};
+  t.bytes = 40;  // b up (40 B/s) + spine (50 B/s shared): 40 B/s, ends at 1 s
+  p.add(t);
+  const Result r = simulate(p);
+  // The first moved 50 B by 1 s (its spine share 50 B/s), then 50 B alone at 100 B/s.
+  EXPECT_NEAR(r.timeline.events[0].end_s, 1.5, 1e-12);
+  EXPECT_EQ(r.timeline.events[0].device, p.tasks[first].device);
+  t.route = {7};
+  p.tasks.push_back(t);
+  EXPECT_THROW(simulate(p), Error);
+}
+
 TEST(Simulator, MemoryAndDeadlocks) {
   Program p;
   p.devices = {"a"};

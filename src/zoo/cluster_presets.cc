@@ -89,7 +89,8 @@ Cluster fabric(const std::string& name, const std::vector<Gpu>& types, std::vect
 Cluster pcie_server(int devices) {
   Cluster c;
   c.name = "pcie-2socket";
-  c.device_types = {{"A100-PCIe", 80 * kGiB, 312e12}};
+  c.device_types = {
+      {"A100", 80 * kGiB, 312e12}};  // PCIe cards: the SXM part's peak, its calibration
   c.machine_sizes = {devices};
   c.machine_device_type = {0};
   const double pcie = 25e9, upi = 12e9;  // x16 Gen4 per direction; GPU peer traffic over UPI
