@@ -101,6 +101,13 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
     if (settings.allreduce_bandwidth_bytes_per_s > 0)
       j["piper_settings"]["allreduce_bandwidth_bytes_per_s"] =
           settings.allreduce_bandwidth_bytes_per_s;
+    // A placed plan replays on its cluster's links.
+    if (result.plan.placement && request.cluster)
+      j["cluster_config"] = io::cluster_to_json(*request.cluster);
+  }
+  if (result.placed_simulated_s && result.rank_order_simulated_s) {
+    j["placed_simulated_s"] = *result.placed_simulated_s;
+    j["rank_order_simulated_s"] = *result.rank_order_simulated_s;
   }
   return j;
 }

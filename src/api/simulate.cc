@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "cost/analytic.h"
@@ -13,6 +14,7 @@
 #include "io/native_json.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
+#include "ir/topology.h"
 #include "ir/training_rules.h"
 #include "ir/units.h"
 #include "report/plan_report.h"
@@ -48,8 +50,16 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   io::Json plan_part = doc;  // the plan without what `plan` added beside it
   for (const char* extra :
        {"model_config", "piper_settings", "bandwidth_bytes_per_s", "max_devices",
-        "memory_per_device_bytes", "smallest_memory_per_device_bytes"})
+        "memory_per_device_bytes", "smallest_memory_per_device_bytes", "cluster_config",
+        "placed_simulated_s", "rank_order_simulated_s"})
     plan_part.erase(extra);
+  // A placed plan replays on its cluster's links (the devices its stages name).
+  std::optional<Topology> topology;
+  if (top.has("cluster_config")) {
+    const std::string where = path + " (cluster_config)";
+    const Cluster cluster = io::cluster_from_json(top.field("cluster_config"), where);
+    topology.emplace(cluster_topology(cluster, where));
+  }
   const Plan read = io::plan_from_json(plan_part, model, path);
   PiperCostModel cost(model, settings);
   const Plan plan = cost.evaluate(read);  // refuses layers, options or degrees the model lacks
@@ -58,7 +68,8 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
                 fmt::format("the plan does not fit in {} per device",
                             format_bytes(settings.memory_per_device_bytes)));
   only_schedule(r, "1f1b", ": pipeline plans replay under 1f1b (Piper's in-flight count)");
-  const sim::PipelineSimulation s = sim::simulate_pipeline_plan(model, plan, settings.microbatches);
+  const sim::PipelineSimulation s = sim::simulate_pipeline_plan(model, plan, settings.microbatches,
+                                                                topology ? &*topology : nullptr);
   SimulateResult out;
   out.planner = "pipeline";
   out.cost_model = "piper";
