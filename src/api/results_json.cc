@@ -163,6 +163,7 @@ io::Json simulation_json(const SimulateResult& s) {
             {"iteration_time", s.iteration_time_s},
             {"bound", s.reference_s},
             {"difference", s.difference},
+            {"on_network", s.on_network},
             {"bubble_fraction", r.bubble_fraction},
             {"events", r.timeline.events.size()},
             {"devices", devices_json(r)}};

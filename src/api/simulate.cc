@@ -78,6 +78,7 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   out.iteration_time_s = s.makespan_s;
   out.reference_s = s.bound_s;
   out.difference = s.difference;
+  out.on_network = topology.has_value();
   out.stages = static_cast<int>(plan.stages.size());
   out.microbatches = settings.microbatches;
   if (r.report) out.report_html = report::pipeline_report(model, plan, settings, s);

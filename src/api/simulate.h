@@ -28,6 +28,9 @@ struct SimulateResult {
   /// The planner's own figure for the same plan: the analytic iteration time, Piper's bound
   /// N × objective, DAPPLE's latency, the intra-op plan's step time.
   double reference_s = 0;
+  /// Pipeline plans: replayed on their cluster's links (the reference is then N × the
+  /// placement's cost, seconds).
+  bool on_network = false;
   double difference = 0;           ///< simulated / reference − 1
   int stages = 0;                  ///< pipeline stages (1 for intra-op plans)
   int microbatches = 0;            ///< per pipeline per iteration (0 for intra-op plans)

@@ -33,9 +33,13 @@ std::string result_text(const api::SimulateResult& s) {
         fmt::format("{}: {} stage(s), {} replicas, {} micro-batches, {} events simulated (1f1b)\n",
                     s.model, s.stages, devices.size(), s.microbatches, r.timeline.events.size());
     out += fmt::format(
-        "iteration (profile time units): simulated {:.6g}, Piper's bound N × objective "
-        "{:.6g} ({:+.2f}%: fill, drain and the all-reduce); bubble {:.1f}%\n",
-        s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
+        "iteration (profile time units): simulated {:.6g}, {} {:.6g} ({:+.2f}%: fill, drain and "
+        "the all-reduce{}); bubble {:.1f}%\n",
+        s.iteration_time_s,
+        s.on_network ? "on the cluster's links; the placement's bound N × slowest stage"
+                     : "Piper's bound N × objective",
+        s.reference_s, 100 * s.difference,
+        s.on_network ? ", and contention that comes and goes" : "", 100 * r.bubble_fraction);
     for (std::size_t i = 0; i < devices.size() && i < 64; ++i)
       out += fmt::format("  {:<32} busy {:.6g}   peak memory {}\n", devices[i], r.devices[i].busy_s,
                          format_bytes(r.devices[i].peak_bytes));

@@ -56,7 +56,9 @@ Program dapple_program(const Plan& plan);
 struct PipelineSimulation {
   Result result;
   double makespan_s = 0;
-  double bound_s = 0;     ///< N × the plan's objective: Piper's throughput, no fill or drain
+  /// N × the plan's objective (Piper's throughput, no fill or drain); on a network, N × the
+  /// placement's cost (its slowest stage on the links)
+  double bound_s = 0;
   double difference = 0;  ///< makespan / bound − 1 (≥ 0: the bound has no bubble)
 };
 PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, int microbatches,
