@@ -49,7 +49,16 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
   const Cluster& c = *request.cluster;
   if (c.links.empty() && c.machine_count() == 1) return;
   topology.emplace(cluster_topology(c, request.cluster_name));
-  const PlacementCostModel cost(request.model, plan, *topology, request.settings.microbatches);
+  // Tensor-parallel groups stay inside a machine, unless one is larger than every machine.
+  std::vector<int> machine_of_device;
+  int largest_group = 1;
+  for (const auto& st : plan.stages) largest_group = std::max(largest_group, st.tensor_parallel);
+  if (largest_group <= *std::max_element(c.machine_sizes.begin(), c.machine_sizes.end()))
+    for (int m = 0; m < c.machine_count(); ++m)
+      machine_of_device.insert(machine_of_device.end(),
+                               static_cast<std::size_t>(c.machine_sizes[m]), m);
+  const PlacementCostModel cost(request.model, plan, *topology, request.settings.microbatches,
+                                machine_of_device);
   PlacementResult placed;
   if (request.rank_order) {
     placed.device_of_slot = cost.rank_order();

@@ -3,15 +3,26 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 #include "ir/error.h"
 
 namespace paraplan {
+namespace {
+constexpr double kUnplaceable = std::numeric_limits<double>::infinity();
+}  // namespace
 
 PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
-                                       const Topology& topology, int microbatches)
-    : topology_(topology), stages_(static_cast<int>(plan.stages.size())), n_(microbatches) {
+                                       const Topology& topology, int microbatches,
+                                       std::vector<int> machine_of_device)
+    : topology_(topology),
+      stages_(static_cast<int>(plan.stages.size())),
+      n_(microbatches),
+      machine_of_device_(std::move(machine_of_device)) {
+  if (!machine_of_device_.empty() &&
+      static_cast<int>(machine_of_device_.size()) != topology.device_count())
+    throw Error(ErrorKind::kInternal, "placement", "one machine per device");
   if (microbatches < 1) throw Error(ErrorKind::kInput, "plan", "needs at least one micro-batch");
   std::vector<int> first_slot;
   std::vector<int> stage_of(static_cast<std::size_t>(model.size()), -1);
@@ -19,7 +30,10 @@ PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
     const Stage& st = plan.stages[static_cast<std::size_t>(s)];
     first_slot.push_back(slot_count());
     for (int r = 0; r < st.data_parallel; ++r)
-      for (int k = 0; k < st.tensor_parallel; ++k) slots_.push_back({s, r, k});
+      for (int k = 0; k < st.tensor_parallel; ++k) {
+        group_head_.push_back(slot_count() - k);
+        slots_.push_back({s, r, k});
+      }
     for (int v : st.layers) stage_of.at(static_cast<std::size_t>(v)) = s;
     base_.push_back(st.compute_time + st.optimizer_time);
   }
@@ -95,6 +109,16 @@ std::vector<PlacementCostModel::StageCost> PlacementCostModel::stage_costs(
                                [&](int c) { l[c] += f.bytes; });
   }
   std::vector<StageCost> out(static_cast<std::size_t>(stages_));
+  // A tensor-parallel group split across machines: infinitely slow.
+  if (!machine_of_device_.empty())
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      const int head = group_head_[i];
+      const int a = device_of_slot[i], b = device_of_slot[static_cast<std::size_t>(head)];
+      if (a >= 0 && b >= 0 &&
+          machine_of_device_[static_cast<std::size_t>(a)] !=
+              machine_of_device_[static_cast<std::size_t>(b)])
+        out[static_cast<std::size_t>(slots_[i].stage)].base_s = kUnplaceable;
+    }
   std::vector<double> bandwidth_s(static_cast<std::size_t>(stages_) * 2, 0.0);
   std::vector<double> latency_s(static_cast<std::size_t>(stages_) * 2, 0.0);
   for (const Flow& f : flows_) {
@@ -116,7 +140,7 @@ std::vector<PlacementCostModel::StageCost> PlacementCostModel::stage_costs(
   }
   for (int s = 0; s < stages_; ++s) {
     StageCost& c = out[static_cast<std::size_t>(s)];
-    c.base_s = base_[static_cast<std::size_t>(s)];
+    c.base_s = c.base_s == kUnplaceable ? kUnplaceable : base_[static_cast<std::size_t>(s)];
     c.pipeline_s = (bandwidth_s[2 * s] + latency_s[2 * s]) / n_;
     c.allreduce_s = (bandwidth_s[2 * s + 1] + latency_s[2 * s + 1]) / n_;
   }

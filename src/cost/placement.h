@@ -42,10 +42,12 @@ class PlacementCostModel {
   };
 
   /// `plan`: stages with their layers, options, d, t and Piper's figures (compute_time,
-  /// optimizer_time per micro-batch); `microbatches`: N. Error(kInput) if the plan needs more
-  /// devices than the topology has.
+  /// optimizer_time per micro-batch); `microbatches`: N. `machine_of_device` (optional): a
+  /// tensor-parallel group must stay inside one machine — its options were priced on the
+  /// machine's links, and its traffic is not among the flows —, so a placement that splits one
+  /// costs infinity. Error(kInput) if the plan needs more devices than the topology has.
   PlacementCostModel(const Model& model, const Plan& plan, const Topology& topology,
-                     int microbatches);
+                     int microbatches, std::vector<int> machine_of_device = {});
 
   int slot_count() const { return static_cast<int>(slots_.size()); }
   int device_count() const { return topology_.device_count(); }
@@ -80,6 +82,8 @@ class PlacementCostModel {
   std::vector<Flow> flows_;
   std::vector<std::vector<int>> flows_of_slot_;
   std::vector<double> base_;  ///< per stage: compute + optimizer per micro-batch
+  std::vector<int> machine_of_device_;
+  std::vector<int> group_head_;  ///< per slot: the slot of its replica's rank 0
 };
 
 }  // namespace paraplan

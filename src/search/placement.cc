@@ -19,7 +19,7 @@ std::pair<double, double> score(const PlacementCostModel& cost, const std::vecto
 bool better(std::pair<double, double> a, std::pair<double, double> b) {
   const double eps = 1e-12;
   if (a.first < b.first * (1 - eps)) return true;
-  if (a.first > b.first * (1 + eps)) return false;
+  if (a.first > b.first) return false;  // the slowest stage never gets slower
   return a.second < b.second * (1 - eps);
 }
 

@@ -114,16 +114,29 @@ RC_GTEST_PROP(PlacementTwin, EqualsBruteForceOnRandomSmallNetworks, ()) {
   }
   Case k = chain(shapes, edge_bytes, weights, compute);
   const int microbatches = 4;
-  PlacementCostModel cost(k.model, k.plan, t, microbatches);
+  // Machines: contiguous blocks of devices (tensor-parallel groups must stay inside one).
+  std::vector<int> machine_of_device;
+  const int per_machine = *rc::gen::inRange(2, devices + 1);
+  for (int d = 0; d < devices; ++d) machine_of_device.push_back(d / per_machine);
+  PlacementCostModel cost(k.model, k.plan, t, microbatches, machine_of_device);
   const PlacementResult placed = place(cost);
   const PlacementResult brute = place_brute_force(cost);
   RC_TAG(cost.slot_count(), placed.cost_s < placed.rank_order_cost_s * (1 - 1e-9));
   RC_LOG() << "devices " << devices << " slots " << cost.slot_count() << " placed " << placed.cost_s
            << " brute " << brute.cost_s << "\n";
   RC_ASSERT(placed.exact);
-  RC_ASSERT(std::fabs(placed.cost_s - brute.cost_s) <= 1e-12 * brute.cost_s);
+  RC_ASSERT(placed.cost_s == brute.cost_s ||
+            std::fabs(placed.cost_s - brute.cost_s) <= 1e-12 * brute.cost_s);
   RC_ASSERT(placed.cost_s <= placed.rank_order_cost_s);
-  RC_ASSERT(std::fabs(cost.cost(placed.device_of_slot) - placed.cost_s) <= 1e-15);
+  RC_ASSERT(cost.cost(placed.device_of_slot) == placed.cost_s);
+  // Every tensor-parallel group on one machine, whenever some placement allows it.
+  if (std::isfinite(brute.cost_s))
+    for (int i = 0; i < cost.slot_count(); ++i) {
+      const auto& slot = cost.slots()[static_cast<std::size_t>(i)];
+      const int head = i - slot.rank;
+      RC_ASSERT(machine_of_device[placed.device_of_slot[i]] ==
+                machine_of_device[placed.device_of_slot[head]]);
+    }
   RC_ASSERT(cost.lower_bound() <= brute.cost_s * (1 + 1e-12));
 }
 
