@@ -69,7 +69,7 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
     const long long flows = std::max<long long>(1, static_cast<long long>(cost.flows().size()));
     PlacementOptions options;
     options.evaluation_limit = std::max<long long>(200, 20000000 / flows / 8);
-    options.node_limit = std::max<long long>(1000, 20000000 / flows / 8);
+    options.node_limit = std::max<long long>(50000, 30000000 / flows);
     placed = place(cost, options);
     out.placement_nodes = placed.nodes;
   }

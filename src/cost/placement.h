@@ -56,6 +56,7 @@ class PlacementCostModel {
   /// Flows with an end at each slot.
   const std::vector<std::vector<int>>& flows_of_slot() const { return flows_of_slot_; }
   const Topology& topology() const { return topology_; }
+  const std::vector<int>& machine_of_device() const { return machine_of_device_; }
 
   /// The slowest stage's time per micro-batch; device_of_slot[s] < 0: not placed (its flows do
   /// not count).

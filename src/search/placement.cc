@@ -1,6 +1,8 @@
 #include "search/placement.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <utility>
 
 namespace paraplan {
@@ -23,6 +25,57 @@ bool better(std::pair<double, double> a, std::pair<double, double> b) {
   return a.second < b.second * (1 - eps);
 }
 
+// Twins: devices joined to the same switches by equal links, in the same machine, whose routes
+// to and from every other device differ only in their own first or last link. Swapping two free
+// twins maps every completion of a partial placement to one of equal cost, so branch and bound
+// tries one free device per class.
+std::vector<int> twin_classes(const PlacementCostModel& cost) {
+  const Topology& t = cost.topology();
+  const int devices = t.device_count();
+  using Neighbours = std::vector<std::tuple<int, double, double>>;
+  std::vector<Neighbours> around(static_cast<std::size_t>(devices));
+  std::vector<bool> plain(static_cast<std::size_t>(devices), true);  // joined to switches only
+  for (const auto& e : t.edges())
+    for (auto [self, other] : {std::pair{e.a, e.b}, std::pair{e.b, e.a}})
+      if (self < devices) {
+        around[static_cast<std::size_t>(self)].push_back(
+            {other, e.bandwidth_bytes_per_s, e.latency_s});
+        if (other < devices) plain[static_cast<std::size_t>(self)] = false;
+      }
+  const auto& machine = cost.machine_of_device();
+  const auto symmetric = [&](int a, int b) {
+    for (int x = 0; x < devices; ++x) {
+      if (x == a || x == b) continue;
+      auto out_a = t.route(a, x), out_b = t.route(b, x);
+      auto in_a = t.route(x, a), in_b = t.route(x, b);
+      if (out_a.size() != out_b.size() || in_a.size() != in_b.size() ||
+          !std::equal(out_a.begin() + 1, out_a.end(), out_b.begin() + 1) ||
+          !std::equal(in_a.begin(), in_a.end() - 1, in_b.begin()))
+        return false;
+    }
+    return true;
+  };
+  std::map<std::pair<Neighbours, int>, std::vector<int>> groups;  // → class representatives
+  std::vector<int> cls(static_cast<std::size_t>(devices));
+  int classes = 0;
+  for (int d = 0; d < devices; ++d) {
+    Neighbours n = around[static_cast<std::size_t>(d)];
+    std::sort(n.begin(), n.end());
+    cls[static_cast<std::size_t>(d)] = -1;
+    if (plain[static_cast<std::size_t>(d)]) {
+      auto& reps = groups[{n, machine.empty() ? 0 : machine[static_cast<std::size_t>(d)]}];
+      for (int rep : reps)
+        if (symmetric(rep, d)) {
+          cls[static_cast<std::size_t>(d)] = cls[static_cast<std::size_t>(rep)];
+          break;
+        }
+      if (cls[static_cast<std::size_t>(d)] < 0) reps.push_back(d);
+    }
+    if (cls[static_cast<std::size_t>(d)] < 0) cls[static_cast<std::size_t>(d)] = classes++;
+  }
+  return cls;
+}
+
 class BranchAndBound {
  public:
   BranchAndBound(const PlacementCostModel& cost, long long limit, std::vector<int> incumbent,
@@ -32,7 +85,8 @@ class BranchAndBound {
         best_(std::move(incumbent)),
         best_cost_(incumbent_cost),
         place_(static_cast<std::size_t>(cost.slot_count()), -1),
-        used_(static_cast<std::size_t>(cost.device_count()), false) {}
+        used_(static_cast<std::size_t>(cost.device_count()), false),
+        twin_(twin_classes(cost)) {}
 
   bool run() {
     visit(0);
@@ -53,8 +107,12 @@ class BranchAndBound {
       }
       return;
     }
+    std::vector<int> tried;  // twin classes tried at this slot
     for (int device = 0; device < cost_.device_count(); ++device) {
       if (used_[static_cast<std::size_t>(device)]) continue;
+      const int cls = twin_[static_cast<std::size_t>(device)];
+      if (std::find(tried.begin(), tried.end(), cls) != tried.end()) continue;
+      tried.push_back(cls);
       if (++nodes_ > limit_) {
         stopped_ = true;
         return;
@@ -75,6 +133,7 @@ class BranchAndBound {
   double best_cost_;
   std::vector<int> place_;
   std::vector<bool> used_;
+  std::vector<int> twin_;
 };
 
 }  // namespace

@@ -5,10 +5,11 @@
 //    move a slot to a free device or swap two slots' devices, first improvement in a fixed
 //    order, comparing (slowest stage, sum over stages) so that plateaus of the maximum are left
 //    by lowering the other stages; until no move improves or the evaluation budget is spent.
-// 2. Branch and bound: slots in order, devices in order, a partial placement pruned when its
-//    cost (which only grows as slots are placed) reaches the incumbent's. When it finishes
-//    within its node budget the result is optimal (`exact`); otherwise the result reports its
-//    gap to the cost model's lower bound.
+// 2. Branch and bound: slots in order, devices in order (one per class of free twins: devices
+//    on the same switches by equal links whose routes mirror each other), a partial placement
+//    pruned when its cost (which only grows as slots are placed) reaches the incumbent's. When it
+//    finishes within its node budget the result is optimal (`exact`); otherwise the result reports
+//    its gap to the cost model's lower bound.
 #pragma once
 
 #include <vector>
