@@ -65,7 +65,8 @@ TEST(CliSimulate, TraceHasOneRowPerDeviceAndStreamAndNoOverlaps) {
     EXPECT_GE(e["ts"].get<double>(), until - 1e-6) << e.dump();
     until = e["ts"].get<double>() + e["dur"].get<double>();
   }
-  EXPECT_EQ(processes.size(), 4u);
+  EXPECT_EQ(processes.size(), 5u);  // 4 devices and the links' traffic
+  EXPECT_EQ(processes[5], "network links (GB/s)");
   EXPECT_EQ(threads.size(), 16u);  // 4 devices × compute, collectives, pipeline, data parallel
   EXPECT_EQ((threads[std::pair{1, 0}]), "compute");
   EXPECT_EQ(complete, s["events"].get<int>());

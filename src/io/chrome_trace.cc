@@ -44,6 +44,28 @@ Json chrome_trace(const Timeline& t) {
                         {"tid", 0},
                         {"ts", m.time_s * 1e6},
                         {"args", {{"GiB", m.bytes / 1073741824.0}}}});
+  // Link traffic: one process of counters, a counter per link direction that carried any.
+  if (!t.links.empty()) {
+    const int pid = static_cast<int>(t.devices.size()) + 1;
+    events.push_back({{"ph", "M"},
+                      {"name", "process_name"},
+                      {"pid", pid},
+                      {"tid", 0},
+                      {"args", {{"name", "network links (GB/s)"}}}});
+    events.push_back({{"ph", "M"},
+                      {"name", "process_sort_index"},
+                      {"pid", pid},
+                      {"tid", 0},
+                      {"args", {{"sort_index", pid}}}});
+    for (std::size_t l = 0; l < t.links.size(); ++l)
+      for (const LinkSample& sample : t.link_traffic[l])
+        events.push_back({{"ph", "C"},
+                          {"name", t.links[l]},
+                          {"pid", pid},
+                          {"tid", 0},
+                          {"ts", sample.time_s * 1e6},
+                          {"args", {{"GB/s", sample.bytes_per_s / 1e9}}}});
+  }
   return Json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
 }
 

@@ -25,11 +25,20 @@ struct MemorySample {
   double bytes = 0;
 };
 
+/// Bytes per second moving over one link from `time_s` on (a step function).
+struct LinkSample {
+  double time_s = 0;
+  double bytes_per_s = 0;
+};
+
 struct Timeline {
   std::vector<std::string> devices;   ///< e.g. "stage 0 (GPU 0)"
   std::vector<std::string> streams;   ///< e.g. "compute", "collectives", "p2p", "data parallel"
   std::vector<TimelineEvent> events;  ///< in start order (ties: device, stream)
   std::vector<std::vector<MemorySample>> memory;  ///< per device
+  /// Traffic on each link that carried any (a network's link directions, by name).
+  std::vector<std::string> links;
+  std::vector<std::vector<LinkSample>> link_traffic;  ///< per entry of `links`
 };
 
 }  // namespace paraplan

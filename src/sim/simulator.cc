@@ -61,6 +61,8 @@ class Engine {
   /// A transfer's rate now: its slowest link's share.
   double rate(const Task& t) const;
   void join_links(const Task& t, int delta);
+  /// Samples each link's throughput from `now` on, where it changed.
+  void record_traffic();
 
   const Program& p;
   const int n, devices, streams;
@@ -73,6 +75,8 @@ class Engine {
   std::vector<std::vector<int>> dependents;
   std::vector<int> on_link;
   std::vector<double> held;
+  std::vector<double> traffic;  // per link: bytes per second of the last sample
+  std::vector<std::vector<LinkSample>> link_samples;
   std::vector<int> running;  // task ids, kept sorted for determinism
   int done = 0;
   double now = 0;
@@ -94,7 +98,9 @@ Engine::Engine(const Program& program)
       waiting_on(static_cast<std::size_t>(n), 0),
       dependents(static_cast<std::size_t>(n)),
       on_link(program.links.size(), 0),
-      held(static_cast<std::size_t>(devices), 0) {
+      held(static_cast<std::size_t>(devices), 0),
+      traffic(program.links.size(), 0.0),
+      link_samples(program.links.size()) {
   // Program order per (device, stream).
   for (int i = 0; i < n; ++i) {
     const Task& t = p.tasks[static_cast<std::size_t>(i)];
@@ -131,6 +137,26 @@ double Engine::rate(const Task& t) const {
 void Engine::join_links(const Task& t, int delta) {
   on_link[static_cast<std::size_t>(t.link)] += delta;
   for (int l : t.route) on_link[static_cast<std::size_t>(l)] += delta;
+}
+
+void Engine::record_traffic() {
+  std::vector<double> rates(p.links.size(), 0.0);
+  for (int i : running) {
+    if (state[static_cast<std::size_t>(i)] != State::kOnLink) continue;
+    const Task& t = p.tasks[static_cast<std::size_t>(i)];
+    const double r = rate(t);
+    rates[static_cast<std::size_t>(t.link)] += r;
+    for (int l : t.route) rates[static_cast<std::size_t>(l)] += r;
+  }
+  for (std::size_t l = 0; l < rates.size(); ++l) {
+    if (rates[l] == traffic[l]) continue;
+    auto& samples = link_samples[l];
+    if (!samples.empty() && samples.back().time_s == now)
+      samples.back().bytes_per_s = rates[l];
+    else
+      samples.push_back({now, rates[l]});
+    traffic[l] = rates[l];
+  }
 }
 
 void Engine::memory_change(int device, double delta, double at) {
@@ -204,6 +230,7 @@ double Engine::next_event() {
 
 void Engine::advance_to(double next) {
   const double dt = next - now;
+  record_traffic();
   std::vector<int> finished;
   for (int i : running) {
     const Task& t = p.tasks[static_cast<std::size_t>(i)];
@@ -249,6 +276,12 @@ Result Engine::run() {
     advance_to(next_event());
   }
   r.makespan_s = now;
+  for (std::size_t l = 0; l < link_samples.size(); ++l) {
+    if (link_samples[l].empty()) continue;
+    if (traffic[l] != 0) link_samples[l].push_back({now, 0});
+    r.timeline.links.push_back(p.links[l].name);
+    r.timeline.link_traffic.push_back(std::move(link_samples[l]));
+  }
   std::stable_sort(
       r.timeline.events.begin(), r.timeline.events.end(), [](const auto& a, const auto& b) {
         return std::tie(a.start_s, a.device, a.stream) < std::tie(b.start_s, b.device, b.stream);

@@ -75,6 +75,15 @@ TEST(Simulator, RoutesMoveAtTheirSlowestLinksShare) {
   // The first moved 50 B by 1 s (its spine share 50 B/s), then 50 B alone at 100 B/s.
   EXPECT_NEAR(r.timeline.events[0].end_s, 1.5, 1e-12);
   EXPECT_EQ(r.timeline.events[0].device, p.tasks[first].device);
+  // Each link's traffic over time: the spine carries 50 + 40 B/s, then 100 B/s, then nothing.
+  ASSERT_EQ(r.timeline.links, (std::vector<std::string>{"a up", "spine", "b up"}));
+  const auto& spine = r.timeline.link_traffic[1];
+  ASSERT_EQ(spine.size(), 3u);
+  EXPECT_DOUBLE_EQ(spine[0].bytes_per_s, 90);
+  EXPECT_NEAR(spine[1].time_s, 1.0, 1e-12);
+  EXPECT_DOUBLE_EQ(spine[1].bytes_per_s, 100);
+  EXPECT_NEAR(spine[2].time_s, 1.5, 1e-12);
+  EXPECT_EQ(spine[2].bytes_per_s, 0);
   t.route = {7};
   p.tasks.push_back(t);
   EXPECT_THROW(simulate(p), Error);
