@@ -92,7 +92,15 @@ PipelinePlanRequest placed_request(const std::string& profile, const std::string
 
 TEST(ApiPlanPipeline, PlacesStageReplicasOnTheClusterNetwork) {
   PipelinePlanRequest r = placed_request("amoeba-18-pbs-8.txt", "pcie-2socket", 8);
+  r.products.report = true;
   const PipelinePlanResult placed = plan_pipeline(r);
+  // The report draws the placement on the network: every device with its stage/replica/rank.
+  EXPECT_NE(placed.report_html.find("Placement on the network"), std::string::npos);
+  EXPECT_NE(placed.report_html.find("socket 0 – socket 1"), std::string::npos);
+  for (const Stage& st : placed.plan.stages)
+    for (int id : st.device_ids)
+      EXPECT_NE(placed.report_html.find(fmt::format("<title>device {}: ", id)), std::string::npos);
+  r.products.report = false;
   ASSERT_TRUE(placed.plan.placement);
   std::set<int> used;
   for (const Stage& st : placed.plan.stages) {

@@ -127,8 +127,9 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     out.simulation = sim::simulate_pipeline_plan(request.model, out.plan, settings.microbatches,
                                                  topology ? &*topology : nullptr);
   if (request.products.report)
-    out.report_html = report::pipeline_report(request.model, out.plan, settings, *out.simulation,
-                                              {}, request.progress);
+    out.report_html =
+        report::pipeline_report(request.model, out.plan, settings, *out.simulation, {},
+                                request.progress, topology ? &*topology : nullptr);
   return out;
 }
 

@@ -81,7 +81,9 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   out.on_network = topology.has_value();
   out.stages = static_cast<int>(plan.stages.size());
   out.microbatches = settings.microbatches;
-  if (r.report) out.report_html = report::pipeline_report(model, plan, settings, s);
+  if (r.report)
+    out.report_html = report::pipeline_report(model, plan, settings, s, {}, nullptr,
+                                              topology ? &*topology : nullptr);
   out.result = s.result;
   return out;
 }

@@ -184,4 +184,38 @@ void PlacementCostModel::apply(const std::vector<int>& device_of_slot, Plan& pla
     plan.stages[static_cast<std::size_t>(slots_[i].stage)].device_ids.push_back(device_of_slot[i]);
 }
 
+std::vector<int> PlacementCostModel::read(const Plan& plan) const {
+  std::vector<int> place;
+  for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+    const Stage& st = plan.stages[s];
+    if (static_cast<int>(st.device_ids.size()) != st.devices())
+      throw Error(ErrorKind::kInput, "plan",
+                  fmt::format("stage {} names {} devices; it needs d × t = {}", s,
+                              st.device_ids.size(), st.devices()));
+    for (int id : st.device_ids) {
+      if (id < 0 || id >= device_count())
+        throw Error(
+            ErrorKind::kInput, "plan",
+            fmt::format("stage {} names device {}; the cluster has {}", s, id, device_count()));
+      place.push_back(id);
+    }
+  }
+  if (static_cast<int>(place.size()) != slot_count())
+    throw Error(ErrorKind::kInternal, "plan", "the plan does not match its placement model");
+  return place;
+}
+
+std::vector<double> PlacementCostModel::channel_bytes(
+    const std::vector<int>& device_of_slot) const {
+  std::vector<double> bytes(static_cast<std::size_t>(topology_.channel_count()), 0.0);
+  for (const Flow& f : flows_) {
+    const int from = device_of_slot[static_cast<std::size_t>(f.from)];
+    const int to = device_of_slot[static_cast<std::size_t>(f.to)];
+    if (from >= 0 && to >= 0)
+      topology_.for_each_channel(from, to,
+                                 [&](int c) { bytes[static_cast<std::size_t>(c)] += f.bytes; });
+  }
+  return bytes;
+}
+
 }  // namespace paraplan

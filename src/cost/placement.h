@@ -74,6 +74,10 @@ class PlacementCostModel {
   std::vector<int> rank_order() const;
   /// Writes the placement into the plan's stages' device_ids (replica-major, t per replica).
   void apply(const std::vector<int>& device_of_slot, Plan& plan) const;
+  /// The placement a plan's device_ids give (Error(kInput) unless each stage names d × t).
+  std::vector<int> read(const Plan& plan) const;
+  /// Bytes per iteration on each channel (pipeline and all-reduce flows together).
+  std::vector<double> channel_bytes(const std::vector<int>& device_of_slot) const;
 
  private:
   const Topology& topology_;

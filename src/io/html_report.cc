@@ -144,6 +144,10 @@ th {{ background: #eef2f7; }} td:first-child, th:first-child {{ text-align: left
     h += "</table></div>\n";
   }
   if (d.timeline) h += "<h2>Timeline (simulated iteration)</h2>\n" + timeline_svg(*d.timeline);
+  if (!d.network_svg.empty())
+    h += "<h2>Placement on the network (which device runs which stage, how busy each link "
+         "is)</h2>\n<div class=\"figure\">" +
+         d.network_svg + "</div>\n";
   if (!d.graph_svg.empty())
     h += "<h2>Operator graph (each layer's split)</h2>\n<div class=\"figure\">" + d.graph_svg +
          "</div>\n";

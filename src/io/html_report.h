@@ -21,8 +21,9 @@ struct ReportData {
   std::vector<Bar> memory;             ///< per device, GiB, with the device's capacity
   std::vector<PlotSeries> frontier;    ///< optional
   std::string frontier_y_title = "iteration time (s)";
-  std::string graph_svg;  ///< optional: the operator graph (io::operator_graph_svg)
-  std::string notes;      ///< a closing paragraph
+  std::string graph_svg;    ///< optional: the operator graph (io::operator_graph_svg)
+  std::string network_svg;  ///< optional: the placement on the network (io::network_svg)
+  std::string notes;        ///< a closing paragraph
 };
 
 std::string html_report(const ReportData& data);

@@ -1,11 +1,15 @@
 #include "report/plan_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
+#include "cost/placement.h"
 #include "io/html_report.h"
+#include "io/network_svg.h"
 #include "io/transformer_json.h"
 #include "ir/units.h"
 #include "search/llm_frontier.h"
@@ -102,7 +106,7 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
 
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
                             const sim::PipelineSimulation& s, const SummaryRows& extra,
-                            ProgressSink* progress) {
+                            ProgressSink* progress, const Topology* topology) {
   io::ReportData d;
   d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(),
                         plan.devices_used);
@@ -119,15 +123,49 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
                                                    s.makespan_s, s.bound_s, 100 * s.difference)},
                {"bubble (simulated)",
                 fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)}};
+  if (plan.placement) {
+    const PlacementFigures& p = *plan.placement;
+    d.summary.push_back(
+        {"placement",
+         fmt::format("on {}: slowest stage {:.6g} s per micro-batch on its links, rank order "
+                     "{:.6g} s ({:+.1f} %); {}",
+                     p.cluster, p.cost_s, p.rank_order_cost_s,
+                     100 * (p.cost_s / p.rank_order_cost_s - 1),
+                     p.exact ? "optimal"
+                             : fmt::format("within {:.1f} % of a lower bound",
+                                           100 * (p.cost_s / p.lower_bound_s - 1)))});
+  }
   d.summary.insert(d.summary.end(), extra.begin(), extra.end());
+  if (topology != nullptr) {
+    const PlacementCostModel cost(model, plan, *topology, settings.microbatches);
+    const std::vector<int> place = cost.read(plan);
+    const std::vector<double> bytes = cost.channel_bytes(place);
+    io::NetworkFigure figure;
+    figure.device_labels.assign(static_cast<std::size_t>(topology->device_count()), "");
+    figure.device_groups.assign(static_cast<std::size_t>(topology->device_count()), -1);
+    for (int i = 0; i < cost.slot_count(); ++i) {
+      const auto& slot = cost.slots()[static_cast<std::size_t>(i)];
+      const auto device = static_cast<std::size_t>(place[static_cast<std::size_t>(i)]);
+      figure.device_groups[device] = slot.stage;
+      figure.device_labels[device] = fmt::format("{}/{}/{}", slot.stage, slot.replica, slot.rank);
+    }
+    for (int e = 0; e * 2 < topology->channel_count(); ++e)
+      figure.link_busy_s.push_back(
+          std::max(bytes[static_cast<std::size_t>(2 * e)],
+                   bytes[static_cast<std::size_t>(2 * e + 1)]) /
+          topology->edges()[static_cast<std::size_t>(e)].bandwidth_bytes_per_s);
+    d.network_svg = io::network_svg(*topology, figure);
+  }
   d.stage_header = {
-      "stage", "layers", "d", "t", "in flight", "time per sample", "memory per device (GiB)"};
+      "stage",  "layers", "d", "t", "in flight", "time per sample", "memory per device (GiB)",
+      "devices"};
   for (std::size_t i = 0; i < plan.stages.size(); ++i) {
     const Stage& st = plan.stages[i];
+    const std::string ids = fmt::format("{}", fmt::join(st.device_ids, " "));
     d.stage_rows.push_back(
         {std::to_string(i), std::to_string(st.layers.size()), std::to_string(st.data_parallel),
          std::to_string(st.tensor_parallel), std::to_string(st.inflight_microbatches),
-         fmt::format("{:.6g}", st.time), fmt::format("{:.3f}", st.memory_bytes / kGiB)});
+         fmt::format("{:.6g}", st.time), fmt::format("{:.3f}", st.memory_bytes / kGiB), ids});
   }
   d.timeline = &s.result.timeline;
   for (std::size_t i = 0; i < s.result.devices.size(); ++i)

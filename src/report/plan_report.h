@@ -13,6 +13,7 @@
 #include "io/svg_plot.h"
 #include "ir/model.h"
 #include "ir/plan.h"
+#include "ir/topology.h"
 #include "search/llm.h"
 #include "sim/pipeline_program.h"
 #include "sim/simulator.h"
@@ -34,9 +35,11 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
                                const LlmSearchSettings& frontier_settings);
 
 /// A pipeline planner's plan under Piper's cost model (as `PiperCostModel::evaluate` fills it).
+/// With the topology it was placed on: its placement drawn on the network, links by load.
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
                             const sim::PipelineSimulation& simulation,
-                            const SummaryRows& extra = {}, ProgressSink* progress = nullptr);
+                            const SummaryRows& extra = {}, ProgressSink* progress = nullptr,
+                            const Topology* topology = nullptr);
 
 /// A DAPPLE plan from its stage figures; `title` names the model.
 std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& simulation,
