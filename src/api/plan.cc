@@ -14,6 +14,7 @@
 #include "ir/topology.h"
 #include "ir/units.h"
 #include "report/plan_report.h"
+#include "search/coarsen.h"
 #include "search/dapple_search.h"
 #include "search/placement.h"
 #include "sim/intra_op_program.h"
@@ -35,6 +36,8 @@ PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes
 }
 
 namespace {
+
+constexpr int kFallbackSuperNodes = 64;
 
 // Device ids for every stage: rank order, then (on a cluster with a network) the placer's.
 void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
@@ -102,7 +105,30 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   PipelineSearchOptions search;
   search.progress = request.progress;
   PipelinePlanResult out;
-  out.plan = search_pipeline(request.model, cost, search).plan;
+  const auto coarsened = [&](int nodes, const std::string& reason) {
+    const CoarsePlanResult c = plan_coarsened(request.model, settings, nodes, search);
+    out.coarsening = PipelinePlanResult::Coarsening{c.super_nodes, c.coarse_objective,
+                                                    c.uncoarsened_objective, c.moves, reason};
+    return c.plan;
+  };
+  if (request.coarsen > 0) {
+    out.plan = coarsened(request.coarsen, "asked for");
+  } else {
+    try {
+      out.plan = search_pipeline(request.model, cost, search).plan;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kLimit) throw;
+      out.plan = coarsened(kFallbackSuperNodes, "too large for the exact search");
+    }
+  }
+  if (!out.plan.feasible && out.coarsening) {
+    out.plan = Plan{};
+    out.plan.planner = "pipeline";
+    out.plan.cost_model = cost.name();
+    out.plan.objective = kInfinity;
+    out.plan.microbatches = settings.microbatches;
+    return out;  // no smallest-memory search on a graph this large
+  }
   if (!out.plan.feasible) {
     // Nothing fits: the memory-objective plan's largest stage memory is the smallest limit any
     // plan fits in.

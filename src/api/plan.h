@@ -49,6 +49,9 @@ struct PipelinePlanRequest {
   std::optional<Cluster> cluster;
   std::string cluster_name;  ///< as the plan file and report name it
   bool rank_order = false;   ///< keep rank order on the cluster (priced, not searched)
+  /// Coarsen the layer graph to this many super-nodes first (search/coarsen.h); 0: the exact
+  /// search, falling back to 64 super-nodes when the graph is too large for it.
+  int coarsen = 0;
 };
 
 struct PipelinePlanResult {
@@ -62,6 +65,14 @@ struct PipelinePlanResult {
   /// rank order.
   std::optional<double> placed_simulated_s, rank_order_simulated_s;
   long long placement_nodes = 0;  ///< branch and bound nodes the placer visited
+  /// When the graph was coarsened: super-nodes, the coarse optimum, layers refinement moved.
+  struct Coarsening {
+    int super_nodes = 0;
+    double coarse_objective = 0, uncoarsened_objective = 0;
+    int moves = 0;
+    std::string reason;  ///< asked for, or why the exact search could not run
+  };
+  std::optional<Coarsening> coarsening;
 };
 
 /// Piper's settings for a workload: its devices, memory and bandwidth unless given (0: not

@@ -105,6 +105,12 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
     if (result.plan.placement && request.cluster)
       j["cluster_config"] = io::cluster_to_json(*request.cluster);
   }
+  if (result.coarsening)
+    j["coarsening"] = {{"super_nodes", result.coarsening->super_nodes},
+                       {"coarse_objective", result.coarsening->coarse_objective},
+                       {"uncoarsened_objective", result.coarsening->uncoarsened_objective},
+                       {"refinement_moves", result.coarsening->moves},
+                       {"reason", result.coarsening->reason}};
   if (result.placed_simulated_s && result.rank_order_simulated_s) {
     j["placed_simulated_s"] = *result.placed_simulated_s;
     j["rank_order_simulated_s"] = *result.rank_order_simulated_s;

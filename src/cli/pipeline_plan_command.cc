@@ -64,12 +64,22 @@ int run_piper(const PlanArgs& args, api::Workload& w) {
   request.cluster = w.cluster;
   request.cluster_name = args.cluster_file.empty() ? w.cluster.name : args.cluster_file;
   request.rank_order = args.placement == "rank-order";
+  request.coarsen = args.coarsen;
   const api::PipelinePlanResult result = api::plan_pipeline(request);
   const io::Json json = api::pipeline_plan_json(request, result, false);
   if (result.plan.feasible) {
     emit(args, result.plan, w.model, "(time per micro-batch of the bottleneck stage)", json,
          api::pipeline_plan_json(request, result, true));
-    if (!args.json) std::cout << placement_lines(result.plan, result);
+    if (!args.json) {
+      if (result.coarsening)
+        std::cout << fmt::format(
+            "coarsened to {} super-nodes ({}): coarse optimum {:.9g}, uncoarsened {:.9g}, refined "
+            "by {} moves\n",
+            result.coarsening->super_nodes, result.coarsening->reason,
+            result.coarsening->coarse_objective, result.coarsening->uncoarsened_objective,
+            result.coarsening->moves);
+      std::cout << placement_lines(result.plan, result);
+    }
     if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->result.timeline);
     if (!args.report.empty()) io::write_text_file(args.report, result.report_html);
     return 0;

@@ -20,6 +20,7 @@ struct PlanArgs {
   int microbatches = 0;
   std::string machines;
   std::string placement = "search";  ///< the pipeline planner on a cluster: search or rank-order
+  int coarsen = 0;  ///< the pipeline planner: coarsen to this many super-nodes (0: exact)
   int batch = 0;
   int microbatch_size = 0;
   int profile_batch = 0;
@@ -52,8 +53,8 @@ struct PlanArgs {
 inline const std::vector<std::string> kOutputFlags = {"--json", "--output", "--quiet", "--report",
                                                       "--trace"};
 inline const std::vector<std::string> kPiperFlags = {
-    "INPUT",    "--format",    "--cost-model",   "--planner",       "--cluster",  "--devices",
-    "--memory", "--bandwidth", "--microbatches", "--profile-batch", "--placement"};
+    "INPUT",    "--format",    "--cost-model",   "--planner",       "--cluster",   "--devices",
+    "--memory", "--bandwidth", "--microbatches", "--profile-batch", "--placement", "--coarsen"};
 inline const std::vector<std::string> kDappleFlags = {
     "INPUT",      "--format", "--cost-model",      "--planner",
     "--machines", "--batch",  "--microbatch-size", "--profile-batch"};

@@ -137,6 +137,10 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Pipeline planner on a cluster: search (place stage replicas on the network's "
                   "links, default) or rank-order (stages on consecutive devices, priced)")
       ->check(CLI::IsMember({"search", "rank-order"}));
+  cmd->add_option("--coarsen", args->coarsen,
+                  "Pipeline planner: coarsen the layer graph to K super-nodes, solve exactly, "
+                  "refine (default: exact; graphs too large for it are coarsened to 64)")
+      ->check(CLI::Range(2, 100000));
   cmd->add_option("--devices", args->devices, "Number of devices K (overrides the input)")
       ->check(CLI::Range(1, 1000000));
   cmd->add_option("--memory", args->memory,

@@ -86,7 +86,8 @@ std::string network_svg(const Topology& t, const NetworkFigure& f) {
     const auto& l = t.edges()[e];
     const double busy = e < f.link_busy_s.size() ? f.link_busy_s[e] : 0;
     const double share = busiest > 0 ? busy / busiest : 0;
-    const int red = static_cast<int>(120 + 135 * share), other = static_cast<int>(160 * (1 - share));
+    const int red = static_cast<int>(120 + 135 * share),
+              other = static_cast<int>(160 * (1 - share));
     s += fmt::format(
         "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"rgb({},{},{})\" "
         "stroke-width=\"{:.2f}\"><title>{} – {}: {:.4g} GB/s per direction; busiest direction "
@@ -103,19 +104,19 @@ std::string network_svg(const Topology& t, const NetworkFigure& f) {
                           : -1;
     const double w = device ? box_w : 66;
     const std::string fill = device ? (group >= 0 ? kPalette[group % 10] : "#eeeeee") : "#dddddd";
-    const std::string label =
-        device ? (v < static_cast<int>(f.device_labels.size()) &&
-                          !f.device_labels[static_cast<std::size_t>(v)].empty()
-                      ? f.device_labels[static_cast<std::size_t>(v)]
-                      : std::to_string(v))
-               : t.nodes()[static_cast<std::size_t>(v)].name;
+    const std::string label = device
+                                  ? (v < static_cast<int>(f.device_labels.size()) &&
+                                             !f.device_labels[static_cast<std::size_t>(v)].empty()
+                                         ? f.device_labels[static_cast<std::size_t>(v)]
+                                         : std::to_string(v))
+                                  : t.nodes()[static_cast<std::size_t>(v)].name;
     s += fmt::format(
         "<g><title>{}{}</title><rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.0f}\" height=\"{:.0f}\" "
         "rx=\"3\" fill=\"{}\" stroke=\"#555\"/><text x=\"{:.1f}\" y=\"{:.1f}\" "
         "text-anchor=\"middle\">{}</text></g>\n",
         xml_escape(t.nodes()[static_cast<std::size_t>(v)].name),
-        device && !label.empty() ? ": " + xml_escape(label) : "", x(v) - w / 2, y(v) - box_h / 2,
-        w, box_h, fill, x(v), y(v) + 3.5,
+        device && !label.empty() ? ": " + xml_escape(label) : "", x(v) - w / 2, y(v) - box_h / 2, w,
+        box_h, fill, x(v), y(v) + 3.5,
         xml_escape(device ? std::to_string(v) : label.substr(0, 11)));
     if (device && group >= 0)
       s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x(v),

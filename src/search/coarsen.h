@@ -1,0 +1,43 @@
+// Parmesan's first phase for graphs too large for the exact pipeline search: coarsen the layer
+// graph to k super-nodes (contiguous segments of a topological order, so the quotient graph stays
+// acyclic), solve the coarse graph exactly, then uncoarsen (each stage's per-layer options chosen
+// by the exact knapsack on its real layers) and refine (move layers across stage boundaries while
+// the bottleneck, then the sum of stage times, falls). Under Piper's cost model.
+#pragma once
+
+#include <vector>
+
+#include "cost/piper_cost.h"
+#include "ir/model.h"
+#include "ir/plan.h"
+#include "search/pipeline.h"
+
+namespace paraplan {
+
+struct CoarseModel {
+  Model model;                            ///< one layer per super-node
+  std::vector<std::vector<int>> members;  ///< per super-node: its layers, ascending
+};
+
+/// At most `nodes` super-nodes (the model itself if it has no more layers): a topological order
+/// (smallest index first) cut into segments of balanced compute (each layer's fastest option at
+/// its smallest degree), each cut placed where the fewest bytes cross within a quarter segment
+/// of the balanced point. A super-node has the degrees all its layers have, each with two
+/// options: every layer's fastest, and every layer's leanest (smallest memory per micro-batch in
+/// flight); edges between segments are summed. Tensor-parallel sync bytes are not carried over
+/// (the uncoarsened plan is priced on the real layers).
+CoarseModel coarsen(const Model& model, int nodes);
+
+struct CoarsePlanResult {
+  Plan plan;                    ///< on the original model, scored by its Piper cost model
+  double coarse_objective = 0;  ///< the coarse graph's optimum
+  double uncoarsened_objective = 0;  ///< before refinement
+  int super_nodes = 0;
+  int moves = 0;  ///< layers moved by refinement
+};
+
+/// Error(kInfeasible)-free: plan.feasible is false when the coarse graph has no plan.
+CoarsePlanResult plan_coarsened(const Model& model, const PiperSettings& settings, int nodes,
+                                const PipelineSearchOptions& options = {});
+
+}  // namespace paraplan
