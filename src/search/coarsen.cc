@@ -49,10 +49,12 @@ CoarseModel coarsen(const Model& model, int nodes) {
   std::vector<int> position(static_cast<std::size_t>(n));
   for (int p = 0; p < n; ++p) position[static_cast<std::size_t>(order[p])] = p;
   // Prefix weights and the bytes crossing a cut after each position.
-  std::vector<double> weight(static_cast<std::size_t>(n) + 1, 0.0), crossing(static_cast<std::size_t>(n) + 1, 0.0);
+  std::vector<double> weight(static_cast<std::size_t>(n) + 1, 0.0),
+      crossing(static_cast<std::size_t>(n) + 1, 0.0);
   for (int p = 0; p < n; ++p) {
     const auto* d = smallest_degree(model.layers[static_cast<std::size_t>(order[p])]);
-    const double w = d ? d->options[static_cast<std::size_t>(pick(d->options, false))].compute_time_s : 0;
+    const double w =
+        d ? d->options[static_cast<std::size_t>(pick(d->options, false))].compute_time_s : 0;
     weight[static_cast<std::size_t>(p) + 1] = weight[static_cast<std::size_t>(p)] + w;
   }
   std::vector<double> delta(static_cast<std::size_t>(n) + 1, 0.0);
@@ -60,7 +62,9 @@ CoarseModel coarsen(const Model& model, int nodes) {
     delta[static_cast<std::size_t>(position[static_cast<std::size_t>(e.from)])] += e.bytes;
     delta[static_cast<std::size_t>(position[static_cast<std::size_t>(e.to)])] -= e.bytes;
   }
-  for (int p = 0; p < n; ++p) crossing[static_cast<std::size_t>(p)] = (p ? crossing[static_cast<std::size_t>(p) - 1] : 0) + delta[static_cast<std::size_t>(p)];
+  for (int p = 0; p < n; ++p)
+    crossing[static_cast<std::size_t>(p)] =
+        (p ? crossing[static_cast<std::size_t>(p) - 1] : 0) + delta[static_cast<std::size_t>(p)];
   // Segment ends (exclusive positions).
   const double total = weight[static_cast<std::size_t>(n)];
   std::vector<int> ends;
@@ -72,15 +76,20 @@ CoarseModel coarsen(const Model& model, int nodes) {
     for (int p = start + 1; p <= last; ++p) {  // cut between positions p-1 and p
       const double w = weight[static_cast<std::size_t>(p)];
       if (std::fabs(w - ideal) > slack) continue;
-      if (best < 0 || crossing[static_cast<std::size_t>(p) - 1] < crossing[static_cast<std::size_t>(best) - 1] ||
-          (crossing[static_cast<std::size_t>(p) - 1] == crossing[static_cast<std::size_t>(best) - 1] &&
+      if (best < 0 ||
+          crossing[static_cast<std::size_t>(p) - 1] <
+              crossing[static_cast<std::size_t>(best) - 1] ||
+          (crossing[static_cast<std::size_t>(p) - 1] ==
+               crossing[static_cast<std::size_t>(best) - 1] &&
            std::fabs(w - ideal) < std::fabs(weight[static_cast<std::size_t>(best)] - ideal)))
         best = p;
     }
     if (best < 0) {  // nothing near the balanced point: the closest cut
       best = start + 1;
       for (int p = start + 1; p <= last; ++p)
-        if (std::fabs(weight[static_cast<std::size_t>(p)] - ideal) < std::fabs(weight[static_cast<std::size_t>(best)] - ideal)) best = p;
+        if (std::fabs(weight[static_cast<std::size_t>(p)] - ideal) <
+            std::fabs(weight[static_cast<std::size_t>(best)] - ideal))
+          best = p;
     }
     ends.push_back(best);
     start = best;
@@ -97,7 +106,8 @@ CoarseModel coarsen(const Model& model, int nodes) {
   // Edges between segments, summed.
   std::map<std::pair<int, int>, double> edges;
   for (const Edge& e : model.edges) {
-    const int a = segment[static_cast<std::size_t>(e.from)], b = segment[static_cast<std::size_t>(e.to)];
+    const int a = segment[static_cast<std::size_t>(e.from)],
+              b = segment[static_cast<std::size_t>(e.to)];
     if (a != b) edges[{a, b}] += e.bytes;
   }
   Model& c = out.model;
@@ -110,8 +120,9 @@ CoarseModel coarsen(const Model& model, int nodes) {
   for (std::size_t j = 0; j < out.members.size(); ++j) {
     Layer& layer = c.layers[j];
     layer.id = static_cast<std::int64_t>(j);
-    layer.name = fmt::format("layers {}..{} ({})", model.layers[static_cast<std::size_t>(out.members[j].front())].id,
-                             model.layers[static_cast<std::size_t>(out.members[j].back())].id, out.members[j].size());
+    layer.name = fmt::format(
+        "layers {}..{} ({})", model.layers[static_cast<std::size_t>(out.members[j].front())].id,
+        model.layers[static_cast<std::size_t>(out.members[j].back())].id, out.members[j].size());
     // Degrees every member has.
     std::map<int, int> have;
     for (int v : out.members[j])

@@ -29,8 +29,8 @@ struct CoarseModel {
 CoarseModel coarsen(const Model& model, int nodes);
 
 struct CoarsePlanResult {
-  Plan plan;                    ///< on the original model, scored by its Piper cost model
-  double coarse_objective = 0;  ///< the coarse graph's optimum
+  Plan plan;                         ///< on the original model, scored by its Piper cost model
+  double coarse_objective = 0;       ///< the coarse graph's optimum
   double uncoarsened_objective = 0;  ///< before refinement
   int super_nodes = 0;
   int moves = 0;  ///< layers moved by refinement
