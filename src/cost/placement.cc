@@ -13,6 +13,30 @@ namespace {
 constexpr double kUnplaceable = std::numeric_limits<double>::infinity();
 }  // namespace
 
+std::map<std::pair<int, int>, double> stage_cut_bytes(const Model& model, const Plan& plan) {
+  std::vector<int> stage_of(static_cast<std::size_t>(model.size()), -1);
+  for (std::size_t s = 0; s < plan.stages.size(); ++s)
+    for (int v : plan.stages[s].layers)
+      stage_of.at(static_cast<std::size_t>(v)) = static_cast<int>(s);
+  std::map<std::pair<int, int>, double> cut;
+  for (const Edge& e : model.edges) {
+    const int a = stage_of.at(static_cast<std::size_t>(e.from));
+    const int b = stage_of.at(static_cast<std::size_t>(e.to));
+    if (a >= 0 && b >= 0 && a != b) cut[{a, b}] += e.bytes;
+  }
+  return cut;
+}
+
+double stage_gradient_bytes(const Model& model, const Stage& stage) {
+  double bytes = 0;
+  for (std::size_t j = 0; j < stage.layers.size(); ++j) {
+    const auto* opts = model.layers.at(static_cast<std::size_t>(stage.layers[j]))
+                           .options_for(stage.tensor_parallel);
+    if (opts) bytes += opts->at(static_cast<std::size_t>(stage.option_index.at(j))).parameter_bytes;
+  }
+  return bytes;
+}
+
 PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
                                        const Topology& topology, int microbatches,
                                        std::vector<int> machine_of_device)
@@ -25,7 +49,6 @@ PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
     throw Error(ErrorKind::kInternal, "placement", "one machine per device");
   if (microbatches < 1) throw Error(ErrorKind::kInput, "plan", "needs at least one micro-batch");
   std::vector<int> first_slot;
-  std::vector<int> stage_of(static_cast<std::size_t>(model.size()), -1);
   for (int s = 0; s < stages_; ++s) {
     const Stage& st = plan.stages[static_cast<std::size_t>(s)];
     first_slot.push_back(slot_count());
@@ -34,7 +57,6 @@ PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
         group_head_.push_back(slot_count() - k);
         slots_.push_back({s, r, k});
       }
-    for (int v : st.layers) stage_of.at(static_cast<std::size_t>(v)) = s;
     base_.push_back(st.compute_time + st.optimizer_time);
   }
   if (slot_count() > topology.device_count())
@@ -45,14 +67,8 @@ PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
     const Stage& st = plan.stages[static_cast<std::size_t>(s)];
     return first_slot[static_cast<std::size_t>(s)] + r * st.tensor_parallel + k;
   };
-  // Pipeline traffic: bytes per micro-batch per ordered stage pair, in stage order.
-  std::map<std::pair<int, int>, double> cut;
-  for (const Edge& e : model.edges) {
-    const int a = stage_of.at(static_cast<std::size_t>(e.from));
-    const int b = stage_of.at(static_cast<std::size_t>(e.to));
-    if (a >= 0 && b >= 0 && a != b) cut[{a, b}] += e.bytes;
-  }
-  for (const auto& [pair, bytes] : cut) {
+  // Pipeline traffic, per ordered stage pair in stage order.
+  for (const auto& [pair, bytes] : stage_cut_bytes(model, plan)) {
     const auto [a, b] = pair;
     const Stage& sa = plan.stages[static_cast<std::size_t>(a)];
     const Stage& sb = plan.stages[static_cast<std::size_t>(b)];
@@ -73,13 +89,7 @@ PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
     const Stage& st = plan.stages[static_cast<std::size_t>(s)];
     const int d = st.data_parallel;
     if (d < 2) continue;
-    double weights = 0;  // gradient bytes per device
-    for (std::size_t j = 0; j < st.layers.size(); ++j) {
-      const auto* opts =
-          model.layers.at(static_cast<std::size_t>(st.layers[j])).options_for(st.tensor_parallel);
-      if (opts)
-        weights += opts->at(static_cast<std::size_t>(st.option_index.at(j))).parameter_bytes;
-    }
+    const double weights = stage_gradient_bytes(model, st);
     if (!(weights > 0)) continue;
     for (int k = 0; k < st.tensor_parallel; ++k)
       for (int r = 0; r < d; ++r)

@@ -18,7 +18,9 @@
 // completions' (what makes branch and bound exact).
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/model.h"
@@ -26,6 +28,12 @@
 #include "ir/topology.h"
 
 namespace paraplan {
+
+/// Activation bytes per micro-batch between each ordered pair of a plan's stages (cut edges,
+/// summed; the gradients flow back with the same size).
+std::map<std::pair<int, int>, double> stage_cut_bytes(const Model& model, const Plan& plan);
+/// The gradient bytes one device of the stage all-reduces (its options' parameter bytes).
+double stage_gradient_bytes(const Model& model, const Stage& stage);
 
 class PlacementCostModel {
  public:

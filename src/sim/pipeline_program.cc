@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "cost/placement.h"
 #include "ir/error.h"
 #include "sim/pass_order.h"
 
@@ -198,10 +199,6 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n, const Topo
 }
 
 Program pipeline_program(const Model& model, const Plan& plan, int n, const Topology* topology) {
-  std::vector<int> stage_of(static_cast<std::size_t>(model.size()), -1);
-  for (std::size_t s = 0; s < plan.stages.size(); ++s)
-    for (int v : plan.stages[s].layers)
-      stage_of.at(static_cast<std::size_t>(v)) = static_cast<int>(s);
   std::vector<ReplayStage> stages;
   for (std::size_t s = 0; s < plan.stages.size(); ++s) {
     const Stage& st = plan.stages[s];
@@ -244,24 +241,13 @@ Program pipeline_program(const Model& model, const Plan& plan, int n, const Topo
                       fmt::format("stage {} names device {}; the cluster has {}", s, id,
                                   topology->device_count()));
       r.tensor_parallel = st.tensor_parallel;
-      double weights = 0;
-      for (std::size_t k = 0; k < st.layers.size(); ++k)
-        weights += model.layers[static_cast<std::size_t>(st.layers[k])]
-                       .options_for(st.tensor_parallel)
-                       ->at(static_cast<std::size_t>(st.option_index[k]))
-                       .parameter_bytes;
+      const double weights = stage_gradient_bytes(model, st);
       r.ring_bytes = 2.0 * (d - 1) / d * weights * st.tensor_parallel;
     }
     stages.push_back(r);
   }
   if (topology != nullptr) {  // cut edges: sends forward, gradients back
-    std::map<std::pair<int, int>, double> cut;
-    for (const Edge& e : model.edges) {
-      const int a = stage_of.at(static_cast<std::size_t>(e.from));
-      const int b = stage_of.at(static_cast<std::size_t>(e.to));
-      if (a >= 0 && b >= 0 && a != b) cut[{a, b}] += e.bytes;
-    }
-    for (const auto& [pair, bytes] : cut) {
+    for (const auto& [pair, bytes] : stage_cut_bytes(model, plan)) {
       stages[static_cast<std::size_t>(pair.first)].sends.push_back({pair.second, bytes});
       stages[static_cast<std::size_t>(pair.second)].receives.push_back({pair.first, bytes});
     }
