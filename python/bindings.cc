@@ -180,7 +180,7 @@ std::string pipeline_plan(const py::dict& kw) {
   const Keywords k(
       kw,
       {"input", "format", "cluster", "devices", "memory", "bandwidth", "microbatches", "cost_model",
-       "planner", "machines", "batch", "microbatch_size", "profile_batch"},
+       "planner", "machines", "batch", "microbatch_size", "profile_batch", "placement", "coarsen"},
       "the pipeline planner (input=)");
   const int devices = static_cast<int>(k.integer("devices", 0, 1, 1000000));
   const api::Workload w = api::load_workload(
@@ -194,6 +194,15 @@ std::string pipeline_plan(const py::dict& kw) {
         api::piper_settings(w, devices, k.bytes("memory"), k.rate("bandwidth", false),
                             static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30)));
     request.model = w.model;
+    // Placed on the cluster's network, as `paraplan plan` does.
+    request.cluster = w.cluster;
+    request.cluster_name = k.text("cluster").empty() ? w.cluster.name : k.text("cluster");
+    const std::string placement = k.text("placement", "search");
+    if (placement != "search" && placement != "rank-order")
+      throw FieldError("placement",
+                       " must be \"search\" or \"rank-order\" (got \"" + placement + "\")");
+    request.rank_order = placement == "rank-order";
+    request.coarsen = static_cast<int>(k.integer("coarsen", 0, 2, 100000));
     const api::PipelinePlanResult result = api::plan_pipeline(request);
     if (!result.plan.feasible) throw api::no_pipeline_plan(request, result, k.text("input"));
     return api::pipeline_plan_json(request, result, true).dump();

@@ -50,7 +50,9 @@ def plan(model=None, input=None, **keywords):
     the key ``"export"``). Pipeline keywords: ``format``, ``cluster``, ``devices``, ``memory``
     (bytes, or "16GiB"), ``bandwidth`` (bytes/s, or "25GB/s"), ``microbatches``,
     ``cost_model`` ("piper" or "dapple"), ``machines``, ``batch``, ``microbatch_size``,
-    ``profile_batch``. Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
+    ``profile_batch``, ``placement`` ("search" or "rank-order": on a cluster with a network, every
+    stage replica placed on its links, or stages on consecutive devices), ``coarsen`` (super-nodes
+    to coarsen the layer graph to; default: exact). Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
     "312TFLOP/s"), ``bandwidth``, ``min_block``, ``keep_all_flows``, ``powers_of_two``,
     ``all_devices``.
     """

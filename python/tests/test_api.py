@@ -68,6 +68,24 @@ def test_pipeline_plan_equals_the_cli_file(tmp_path):
     assert ours["planner"] == "pipeline" and ours["cost_model"] == "piper"
 
 
+def test_placed_and_coarsened_pipeline_plans_equal_the_cli(tmp_path):
+    path = os.path.join(DATA, "dapple", "amoeba-18-pbs-8.txt")
+    flags = ["--cost-model", "piper", "--cluster", "pcie-2socket", "--devices", "8",
+             "--microbatches", "32"]
+    for keywords, extra in [({}, []), ({"placement": "rank-order"}, ["--placement", "rank-order"]),
+                            ({"coarsen": 8}, ["--coarsen", "8"])]:
+        ours = paraplan.plan(input=path, cost_model="piper", cluster="pcie-2socket", devices=8,
+                             microbatches=32, **keywords)
+        out = tmp_path / "plan.json"
+        subprocess.run([BINARY, "plan", path, *flags, *extra, "-o", str(out), "--quiet"],
+                       check=True, capture_output=True)
+        assert ours == json.loads(out.read_text())
+        assert ours["placement"]["cluster"] == "pcie-2socket"
+        assert all(len(s["device_ids"]) == s["devices"] for s in ours["stages"])
+    with pytest.raises(paraplan.UsageError, match="placement must be"):
+        paraplan.plan(input=path, cost_model="piper", cluster="pcie-2socket", placement="best")
+
+
 def test_dapple_plan_equals_the_cli():
     path = os.path.join(DATA, "dapple", "bert-24-pbs-6.txt")
     ours = paraplan.plan(input=path, machines="2x8")
