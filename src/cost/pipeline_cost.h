@@ -14,10 +14,12 @@ namespace paraplan {
 
 inline constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-/// A stage shape: tensor-parallel degree t and data-parallel degree d (d·t devices).
+/// A stage shape: tensor-parallel degree t and data-parallel degree d (d·t devices of one
+/// device group).
 struct StageShape {
   int tensor_parallel = 1;
   int data_parallel = 1;
+  int device_type = 0;  ///< index into the cost model's device_budgets()
 };
 
 /// Prices one stage S as layers are removed from it. Not thread-safe; one per thread.
@@ -45,9 +47,12 @@ class PipelineCostModel {
  public:
   virtual ~PipelineCostModel() = default;
   virtual std::string name() const = 0;
-  virtual int max_devices() const = 0;                        ///< K: Σ d·t <= K
+  virtual int max_devices() const = 0;  ///< K: Σ d·t <= K
+  /// Devices of each group (Σ d·t over a group's stages <= its count); one group of K unless
+  /// the cluster mixes kinds of device.
+  virtual std::vector<int> device_budgets() const { return {max_devices()}; }
   virtual int max_data_parallel_sum() const = 0;              ///< Σ d <= this
-  virtual const std::vector<StageShape>& shapes() const = 0;  ///< ascending (t, d)
+  virtual const std::vector<StageShape>& shapes() const = 0;  ///< ascending (group, t, d)
   virtual std::unique_ptr<StageCursor> cursor() const = 0;
   /// Scores a plan from scratch: per-stage figures, memory, feasibility, objective.
   virtual Plan evaluate(const Plan& plan) const = 0;

@@ -14,21 +14,37 @@ namespace paraplan {
 
 PiperCostModel::PiperCostModel(const Model& model, PiperSettings settings)
     : model_(model), settings_(settings) {
+  groups_ = settings_.groups();
+  if (!settings_.device_groups.empty()) {
+    long long total = 0;
+    for (const auto& g : groups_) {
+      if (g.count < 1 || !(g.memory_bytes > 0) || !(g.time_factor > 0))
+        throw Error(ErrorKind::kInput, "cluster",
+                    fmt::format("device group {}: needs devices, memory and a positive time "
+                                "factor",
+                                g.name));
+      total += g.count;
+    }
+    if (total != settings_.max_devices)
+      throw Error(ErrorKind::kInternal, "cluster", "the device groups must sum to K");
+  }
   max_dp_sum_ = std::min(settings_.microbatches, settings_.max_devices);
   std::set<int> degrees;
   for (const auto& layer : model_.layers)
     for (const auto& d : layer.by_degree)
       if (!d.options.empty()) degrees.insert(d.degree);
   degrees_.assign(degrees.begin(), degrees.end());
-  for (int ti = 0; ti < static_cast<int>(degrees_.size()); ++ti) {
-    int t = degrees_[ti];
-    for (int d = 1; d <= max_dp_sum_ && static_cast<long long>(d) * t <= settings_.max_devices;
-         ++d) {
-      if (settings_.microbatches % d != 0) continue;
-      shapes_.push_back({t, d});
-      shape_degree_index_.push_back(ti);
+  for (int g = 0; g < static_cast<int>(groups_.size()); ++g)
+    for (int ti = 0; ti < static_cast<int>(degrees_.size()); ++ti) {
+      int t = degrees_[ti];
+      for (int d = 1; d <= max_dp_sum_ &&
+                      static_cast<long long>(d) * t <= groups_[static_cast<std::size_t>(g)].count;
+           ++d) {
+        if (settings_.microbatches % d != 0) continue;
+        shapes_.push_back({t, d, g});
+        shape_degree_index_.push_back(ti);
+      }
     }
-  }
   edge_out_pos_.assign(model_.edges.size(), 0);
   edge_in_pos_.assign(model_.edges.size(), 0);
   for (int v = 0; v < model_.size(); ++v) {
@@ -65,12 +81,16 @@ class PiperCursor : public StageCursor {
   const std::vector<LayerOption>* options(int layer, int ti) const {
     return layer_options_[layer * degree_count_ + ti];
   }
-  double contribution(int layer, int ti, int l, int d) const {
+  // alpha (per group g: time factor × compute + cut-edge bytes / B) over d, the all-reduce
+  // share and the optimizer's.
+  double contribution(int layer, int ti, int l, int d, int g) const {
     const auto& o = (*options(layer, ti))[l];
-    return alpha_[alpha_offset_[layer * degree_count_ + ti] + l] / d +
-           gamma_[d] * o.parameter_bytes + o.optimizer_time_s * inverse_n_;
+    return alpha_[static_cast<std::size_t>(g) * alpha_size_ +
+                  alpha_offset_[layer * degree_count_ + ti] + l] /
+               d +
+           gamma_[d] * o.parameter_bytes + factor_[g] * o.optimizer_time_s * inverse_n_;
   }
-  int fastest(int layer, int ti, int d) const;
+  int fastest(int layer, int ti, int d, int g) const;
   // Adds (sign = +1) or subtracts (-1) layer x's share to every shape's sums.
   void account(int layer, double sign);
   void add_cut_out_edge(int layer, int edge);
@@ -80,7 +100,9 @@ class PiperCursor : public StageCursor {
 
   const PiperCostModel& m_;
   int degree_count_;
-  double limit_;
+  std::vector<double> limit_;   // per group: memory per device
+  std::vector<double> factor_;  // per group: time factor
+  std::size_t alpha_size_ = 0;  // alphas per group
   bool memory_objective_;
   std::vector<const std::vector<LayerOption>*> layer_options_;
   std::vector<int> alpha_offset_;
@@ -94,7 +116,7 @@ class PiperCursor : public StageCursor {
   int max_y_;
   std::vector<double> min_memory_;
   std::vector<double> sum_stack_;
-  std::vector<std::pair<int, double>> alpha_stack_;
+  std::vector<std::pair<std::size_t, double>> alpha_stack_;
   std::vector<Frame> frames_;
   // Knapsack results per (shape, y), valid while the stamp matches: an exact value, or a lower
   // bound (negative-encoded as -(bound) - 1 would be obscure, so a parallel flag array).
@@ -108,8 +130,11 @@ class PiperCursor : public StageCursor {
 PiperCursor::PiperCursor(const PiperCostModel& m)
     : m_(m),
       degree_count_(static_cast<int>(m.degrees_.size())),
-      limit_(m.settings_.memory_per_device_bytes),
       memory_objective_(m.settings_.objective == PiperSettings::Objective::kMemory) {
+  for (const auto& g : m_.groups_) {
+    limit_.push_back(g.memory_bytes);
+    factor_.push_back(g.time_factor);
+  }
   const Model& model = m_.model_;
   layer_options_.assign(model.size() * degree_count_, nullptr);
   alpha_offset_.assign(model.size() * degree_count_, 0);
@@ -121,7 +146,8 @@ PiperCursor::PiperCursor(const PiperCostModel& m)
       alpha_offset_[v * degree_count_ + ti] = total;
       if (opts) total += static_cast<int>(opts->size());
     }
-  alpha_.assign(total, 0.0);
+  alpha_size_ = static_cast<std::size_t>(total);
+  alpha_.assign(alpha_size_ * m_.groups_.size(), 0.0);
   int max_d = 1;
   for (const auto& s : m_.shapes_) max_d = std::max(max_d, s.data_parallel);
   gamma_.assign(max_d + 1, 0.0);
@@ -146,12 +172,12 @@ PiperCursor::PiperCursor(const PiperCostModel& m)
   }
 }
 
-int PiperCursor::fastest(int layer, int ti, int d) const {
+int PiperCursor::fastest(int layer, int ti, int d, int g) const {
   const auto& opts = *options(layer, ti);
   int best = 0;
-  double best_c = contribution(layer, ti, 0, d);
+  double best_c = contribution(layer, ti, 0, d, g);
   for (int l = 1; l < static_cast<int>(opts.size()); ++l) {
-    double c = contribution(layer, ti, l, d);
+    double c = contribution(layer, ti, l, d, g);
     // Ties go to the smaller memory, then to the earlier option (Piper's array order).
     if (c < best_c ||
         (c == best_c &&
@@ -169,10 +195,10 @@ void PiperCursor::account(int layer, double sign) {
   for (std::size_t s = 0; s < m_.shapes_.size(); ++s) {
     int ti = m_.shape_degree_index_[s];
     if (!options(layer, ti)) continue;
-    int d = m_.shapes_[s].data_parallel;
-    int l = fastest(layer, ti, d);
+    int d = m_.shapes_[s].data_parallel, g = m_.shapes_[s].device_type;
+    int l = fastest(layer, ti, d, g);
     const auto& o = (*options(layer, ti))[l];
-    sum_time_[s] += sign * contribution(layer, ti, l, d);
+    sum_time_[s] += sign * contribution(layer, ti, l, d, g);
     sum_a_[s] += sign * o.memory_per_inflight_bytes;
     sum_b_[s] += sign * o.memory_fixed_bytes;
   }
@@ -209,7 +235,9 @@ void PiperCursor::reset(const std::vector<int>& layers) {
           const Edge& e = model.edges[in[i]];
           if (position_[e.from] < 0) bytes += 2 * (e.bytes + o.sync_in_bytes[i]);
         }
-        alpha_[alpha_offset_[v * degree_count_ + ti] + l] = o.compute_time_s + bytes / b;
+        for (std::size_t g = 0; g < factor_.size(); ++g)  // factor 1: p + bytes/B, as Piper
+          alpha_[g * alpha_size_ + alpha_offset_[v * degree_count_ + ti] + l] =
+              factor_[g] * o.compute_time_s + bytes / b;
       }
       if (memory_objective_) account_memory(v, ti, +1);
     }
@@ -234,11 +262,12 @@ void PiperCursor::add_cut_out_edge(int layer, int edge) {
   for (int ti = 0; ti < degree_count_; ++ti) {
     const auto* opts = options(layer, ti);
     if (!opts) continue;
-    for (int l = 0; l < static_cast<int>(opts->size()); ++l) {
-      int idx = alpha_offset_[layer * degree_count_ + ti] + l;
-      alpha_stack_.push_back({idx, alpha_[idx]});
-      alpha_[idx] += 2 * (e.bytes + (*opts)[l].sync_out_bytes[pos]) / b;
-    }
+    for (int l = 0; l < static_cast<int>(opts->size()); ++l)
+      for (std::size_t g = 0; g < factor_.size(); ++g) {
+        const std::size_t idx = g * alpha_size_ + alpha_offset_[layer * degree_count_ + ti] + l;
+        alpha_stack_.push_back({idx, alpha_[idx]});
+        alpha_[idx] += 2 * (e.bytes + (*opts)[l].sync_out_bytes[pos]) / b;
+      }
   }
 }
 
@@ -306,7 +335,7 @@ void PiperCursor::undo() {
 
 KnapsackResult PiperCursor::solve(int shape, int y, double cutoff) {
   int ti = m_.shape_degree_index_[shape];
-  int d = m_.shapes_[shape].data_parallel;
+  int d = m_.shapes_[shape].data_parallel, g = m_.shapes_[shape].device_type;
   std::vector<int> order = members_;
   std::sort(order.begin(), order.end());
   std::vector<std::vector<KnapsackOption>> items(order.size());
@@ -314,9 +343,9 @@ KnapsackResult PiperCursor::solve(int shape, int y, double cutoff) {
     const auto& opts = *options(order[i], ti);
     for (int l = 0; l < static_cast<int>(opts.size()); ++l)
       items[i].push_back({opts[l].memory_per_inflight_bytes * y + opts[l].memory_fixed_bytes,
-                          contribution(order[i], ti, l, d)});
+                          contribution(order[i], ti, l, d, g)});
   }
-  return solve_knapsack(items, limit_, cutoff);
+  return solve_knapsack(items, limit_[static_cast<std::size_t>(g)], cutoff);
 }
 
 double PiperCursor::lower_bound(int shape) {
@@ -330,7 +359,9 @@ double PiperCursor::cost(int shape, int y, double cutoff) {
   int ti = m_.shape_degree_index_[shape];
   if (missing_[ti] > 0 || members_.empty()) return kInfinity;
   if (memory_objective_) return min_memory_[ti * (max_y_ + 1) + std::min(y, max_y_)];
-  if (sum_a_[shape] * y + sum_b_[shape] <= limit_) return sum_time_[shape];
+  if (sum_a_[shape] * y + sum_b_[shape] <=
+      limit_[static_cast<std::size_t>(m_.shapes_[shape].device_type)])
+    return sum_time_[shape];
   if (sum_time_[shape] >= cutoff) return sum_time_[shape];
   auto& stamps = cache_stamp_[shape];
   const bool cacheable = y < static_cast<int>(stamps.size());
@@ -349,11 +380,12 @@ double PiperCursor::cost(int shape, int y, double cutoff) {
 
 std::vector<std::pair<int, int>> PiperCursor::choice(int shape, int y) {
   int ti = m_.shape_degree_index_[shape];
-  int d = m_.shapes_[shape].data_parallel;
+  int d = m_.shapes_[shape].data_parallel, g = m_.shapes_[shape].device_type;
   std::vector<int> order = members_;
   std::sort(order.begin(), order.end());
   std::vector<std::pair<int, int>> picks;
-  if (memory_objective_ || sum_a_[shape] * y + sum_b_[shape] <= limit_) {
+  if (memory_objective_ ||
+      sum_a_[shape] * y + sum_b_[shape] <= limit_[static_cast<std::size_t>(g)]) {
     for (int v : order) {
       int l = 0;
       if (memory_objective_) {
@@ -363,7 +395,7 @@ std::vector<std::pair<int, int>> PiperCursor::choice(int shape, int y) {
               opts[l].memory_per_inflight_bytes * y + opts[l].memory_fixed_bytes)
             l = k;
       } else {
-        l = fastest(v, ti, d);
+        l = fastest(v, ti, d, g);
       }
       picks.push_back({v, l});
     }
@@ -375,6 +407,12 @@ std::vector<std::pair<int, int>> PiperCursor::choice(int shape, int y) {
   return picks;
 }
 
+std::vector<int> PiperCostModel::device_budgets() const {
+  std::vector<int> counts;
+  for (const auto& g : groups_) counts.push_back(g.count);
+  return counts;
+}
+
 std::unique_ptr<StageCursor> PiperCostModel::cursor() const {
   return std::make_unique<PiperCursor>(*this);
 }
@@ -384,6 +422,8 @@ std::unique_ptr<StageCursor> PiperCostModel::cursor() const {
 // d <= min(N, K/t).
 double PiperCostModel::objective_lower_bound() const {
   if (settings_.objective == PiperSettings::Objective::kMemory) return 0;
+  double fastest_factor = kInfinity;  // the quickest group's (1 without groups)
+  for (const auto& g : groups_) fastest_factor = std::min(fastest_factor, g.time_factor);
   double total = 0, single = 0;
   for (const auto& layer : model_.layers) {
     double best_total = kInfinity, best_single = kInfinity;
@@ -391,8 +431,8 @@ double PiperCostModel::objective_lower_bound() const {
       int d_max = std::min(max_dp_sum_, settings_.max_devices / deg.degree);
       if (d_max < 1) continue;
       for (const auto& o : deg.options) {
-        best_total = std::min(best_total, deg.degree * o.compute_time_s);
-        best_single = std::min(best_single, o.compute_time_s / d_max);
+        best_total = std::min(best_total, deg.degree * o.compute_time_s * fastest_factor);
+        best_single = std::min(best_single, o.compute_time_s * fastest_factor / d_max);
       }
     }
     if (!(best_total < kInfinity)) return 0;
@@ -436,8 +476,15 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
                               model.layers[e.from].id, model.layers[e.to].id, stage_of[e.from],
                               stage_of[e.to]));
   long long dp_sum = 0, devices = 0;
+  std::vector<long long> group_devices(groups_.size(), 0);
   for (int i = 0; i < static_cast<int>(plan.stages.size()); ++i) {
     const Stage& st = plan.stages[i];
+    if (st.device_type < 0 || st.device_type >= static_cast<int>(groups_.size()))
+      throw Error(ErrorKind::kInput, "plan",
+                  fmt::format("stage {}: device group {} does not exist ({} group(s))", i,
+                              st.device_type, groups_.size()));
+    group_devices[static_cast<std::size_t>(st.device_type)] +=
+        static_cast<long long>(st.data_parallel) * st.tensor_parallel;
     if (st.data_parallel < 1 || settings_.microbatches % st.data_parallel != 0)
       throw Error(ErrorKind::kInput, "plan",
                   fmt::format("stage {}: data-parallel degree {} must divide the {} micro-batches",
@@ -456,6 +503,11 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
     throw Error(
         ErrorKind::kInput, "plan",
         fmt::format("the plan uses {} devices; {} are available", devices, settings_.max_devices));
+  for (std::size_t g = 0; g < groups_.size() && !settings_.device_groups.empty(); ++g)
+    if (group_devices[g] > groups_[g].count)
+      throw Error(ErrorKind::kInput, "plan",
+                  fmt::format("the plan uses {} devices of group {}; it has {}", group_devices[g],
+                              groups_[g].name, groups_[g].count));
   plan.devices_used = static_cast<int>(devices);
   plan.feasible = true;
   plan.objective = 0;
@@ -468,6 +520,8 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
     if (st.option_index.size() != st.layers.size())
       throw Error(ErrorKind::kInput, "plan", fmt::format("stage {}: one option per layer", i));
     double compute = 0, edge_bytes = 0, dp_bytes = 0, memory = 0, optimizer = 0;
+    const auto& group = groups_[static_cast<std::size_t>(st.device_type)];
+    const double factor = group.time_factor;
     for (std::size_t j = 0; j < st.layers.size(); ++j) {
       int v = st.layers[j];
       const auto* opts = model.layers[v].options_for(st.tensor_parallel);
@@ -476,7 +530,7 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
                     fmt::format("stage {}: layer {} has no option {} at tensor-parallel degree {}",
                                 i, model.layers[v].id, st.option_index[j], st.tensor_parallel));
       const LayerOption& o = (*opts)[st.option_index[j]];
-      compute += o.compute_time_s;
+      compute += factor * o.compute_time_s;
       const auto& in = model.in_edge_ids[v];
       for (std::size_t k = 0; k < in.size(); ++k) {
         const Edge& e = model.edges[in[k]];
@@ -488,7 +542,7 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
         if (stage_of[e.to] != i) edge_bytes += 2 * (e.bytes + o.sync_out_bytes[k]);
       }
       dp_bytes += 4.0 * (d - 1) * o.parameter_bytes / d / n;
-      optimizer += o.optimizer_time_s / n;
+      optimizer += factor * o.optimizer_time_s / n;
       memory += o.memory_per_inflight_bytes * st.inflight_microbatches + o.memory_fixed_bytes;
     }
     st.compute_time = compute / d;
@@ -502,7 +556,7 @@ Plan PiperCostModel::evaluate(const Plan& input) const {
         compute / d + optimizer;
     st.memory_bytes = memory;
     // A relative slack of 1e-12 absorbs the rounding of the planner's incremental sums.
-    if (memory > settings_.memory_per_device_bytes * (1 + 1e-12)) plan.feasible = false;
+    if (memory > group.memory_bytes * (1 + 1e-12)) plan.feasible = false;
     plan.objective = std::max(plan.objective, st.time);
   }
   if (!plan.feasible) plan.objective = kInfinity;

@@ -3,6 +3,9 @@
 // suffix sums of data-parallel degrees. Per-stage option choice is an exact knapsack.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "cost/pipeline_cost.h"
 #include "ir/model.h"
 
@@ -22,6 +25,22 @@ struct PiperSettings {
     return allreduce_bandwidth_bytes_per_s > 0 ? allreduce_bandwidth_bytes_per_s
                                                : bandwidth_bytes_per_s;
   }
+  /// Kinds of device in a mixed cluster (empty: K devices of M bytes that run the model's times
+  /// as given). A stage runs on one group: its compute and optimizer times × the group's
+  /// time_factor, its memory within the group's. Σ counts is K; the time-per-sample objective
+  /// only (the memory objective takes the homogeneous settings).
+  struct DeviceGroup {
+    std::string name;
+    int count = 0;
+    double memory_bytes = 0;
+    double time_factor = 1;  ///< its time for what the model's times measure (H100 vs A100: ~0.3)
+  };
+  std::vector<DeviceGroup> device_groups = {};
+  /// The groups, or one group of K devices of M bytes at factor 1.
+  std::vector<DeviceGroup> groups() const {
+    if (!device_groups.empty()) return device_groups;
+    return {{"device", max_devices, memory_per_device_bytes, 1.0}};
+  }
 };
 
 class PiperCostModel : public PipelineCostModel {
@@ -30,6 +49,7 @@ class PiperCostModel : public PipelineCostModel {
 
   std::string name() const override { return "piper"; }
   int max_devices() const override { return settings_.max_devices; }
+  std::vector<int> device_budgets() const override;
   int max_data_parallel_sum() const override { return max_dp_sum_; }
   const std::vector<StageShape>& shapes() const override { return shapes_; }
   std::unique_ptr<StageCursor> cursor() const override;
@@ -47,7 +67,8 @@ class PiperCostModel : public PipelineCostModel {
   int max_dp_sum_;
   std::vector<int> degrees_;  ///< every degree any layer has, ascending
   std::vector<StageShape> shapes_;
-  std::vector<int> shape_degree_index_;          ///< per shape: index into degrees_
+  std::vector<int> shape_degree_index_;  ///< per shape: index into degrees_
+  std::vector<PiperSettings::DeviceGroup> groups_;
   std::vector<int> edge_out_pos_, edge_in_pos_;  ///< an edge's position in its ends' lists
 };
 

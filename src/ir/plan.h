@@ -17,6 +17,9 @@ struct Stage {
   int tensor_parallel = 1;        ///< t
   std::vector<int> device_ids;    ///< explicit placement when the cost model needs one
   int inflight_microbatches = 1;  ///< y: micro-batches whose activations are held at once
+  /// The device group it runs on, when a cluster has several kinds of device (index into the
+  /// cost model's groups; 0 otherwise).
+  int device_type = 0;
   // Predicted figures (cost-model units; see docs/cost-models.md).
   double time = 0;  ///< the stage's cost (Piper: time per sample)
   double compute_time = 0;

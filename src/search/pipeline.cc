@@ -27,13 +27,17 @@ struct Table {
   std::vector<double> values;
 };
 
-// No plan uses more than Σd·max(t) devices, so a larger budget only costs time.
-int device_budget(const PipelineCostModel& cost) {
+// Device budgets per group: no plan uses more than Σd·max(t) devices of a group, so a larger
+// budget only costs time. The tables index budgets by one number k, a digit per group.
+std::vector<int> device_budgets(const PipelineCostModel& cost) {
   long long widest = 1;
   for (const auto& shape : cost.shapes())
     widest = std::max<long long>(widest, shape.tensor_parallel);
-  return static_cast<int>(
-      std::min<long long>(cost.max_devices(), widest * cost.max_data_parallel_sum()));
+  std::vector<int> budgets;
+  for (int count : cost.device_budgets())
+    budgets.push_back(
+        static_cast<int>(std::min<long long>(count, widest * cost.max_data_parallel_sum())));
+  return budgets;
 }
 
 class Search {
@@ -41,7 +45,8 @@ class Search {
   Search(const Model& model, const PipelineCostModel& cost, const PipelineSearchOptions& options)
       : cost_(cost),
         lattice_(IdealLattice::build(model, options.max_ideals)),
-        k_max_(device_budget(cost)),
+        budget_(device_budgets(cost)),
+        k_max_(flat_max(budget_, stride_)),
         s_max_(cost.max_data_parallel_sum()),
         width_(s_max_ + 1),
         progress_(options.progress),
@@ -83,8 +88,30 @@ class Search {
   bool reconstruct_walk(int ideal, int sub, int k, int s, double target, StageCursor& cursor,
                         Stage& stage, int& next_ideal, int& next_k, int& next_s);
 
+  // k's digit for group g, and k with n fewer devices of g (−1: not that many).
+  int digit(int k, int g) const { return k / stride_[g] % (budget_[g] + 1); }
+  int minus(int k, int g, int n) const { return digit(k, g) < n ? -1 : k - n * stride_[g]; }
+  int devices_of(int k) const {
+    int total = 0;
+    for (std::size_t g = 0; g < budget_.size(); ++g) total += digit(k, static_cast<int>(g));
+    return total;
+  }
+  static int flat_max(const std::vector<int>& budget, std::vector<int>& stride) {
+    long long size = 1;
+    stride.clear();
+    for (int b : budget) {
+      stride.push_back(static_cast<int>(size));
+      size *= b + 1;
+      if (size > (1 << 26))
+        throw Error(ErrorKind::kLimit, "", "too many device groups and devices for the search");
+    }
+    return static_cast<int>(size - 1);
+  }
+
   const PipelineCostModel& cost_;
   IdealLattice lattice_;
+  std::vector<int> stride_;  // before budget_: flat_max fills it
+  std::vector<int> budget_;
   int k_max_, s_max_, width_;
   std::vector<Table> tables_;
   std::uint64_t pairs_ = 0;
@@ -99,13 +126,14 @@ void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
   const auto& shapes = cost_.shapes();
   const Table& a = tables_[sub];
   for (int si = 0; si < static_cast<int>(shapes.size()); ++si) {
-    const int d = shapes[si].data_parallel;
+    const int d = shapes[si].data_parallel, g = shapes[si].device_type;
     const int td = d * shapes[si].tensor_parallel;
-    if (td > k_max_ || d > s_max_) continue;
+    if (td > budget_[g] || d > s_max_) continue;
     const double lower = cursor.lower_bound(si);
     if (!(lower <= bound_)) continue;  // a layer lacks degree t, or the stage is too slow
-    for (int k = td; k <= k_max_; ++k) {
-      const int kk = k - td;
+    for (int k = 0; k <= k_max_; ++k) {
+      const int kk = minus(k, g, td);
+      if (kk < 0) continue;
       const int* f = a.drops.data() + a.drop_offset[kk];
       int m = a.drop_offset[kk + 1] - a.drop_offset[kk];
       while (m > 0 && f[m - 1] + d > s_max_) --m;
@@ -148,11 +176,15 @@ void Search::finish(int ideal, std::vector<double>& out) {
   // Prefix minima make the table mean "at most k devices, at most s".
   for (int k = 0; k <= k_max_; ++k) {
     double* row = out.data() + static_cast<std::size_t>(k) * width_;
-    const double* prev = k > 0 ? row - width_ : nullptr;
     for (int s = 0; s <= s_max_; ++s) {
       if (row[s] > bound_) row[s] = kInfinity;
       if (s > 0) row[s] = std::min(row[s], row[s - 1]);
-      if (prev) row[s] = std::min(row[s], prev[s]);
+    }
+    for (int g = 0; g < static_cast<int>(budget_.size()); ++g) {  // one device fewer of g
+      const int fewer = minus(k, g, 1);
+      if (fewer < 0) continue;
+      const double* prev = out.data() + static_cast<std::size_t>(fewer) * width_;
+      for (int s = 0; s <= s_max_; ++s) row[s] = std::min(row[s], prev[s]);
     }
   }
   Table& t = tables_[ideal];
@@ -192,14 +224,16 @@ bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target, S
   const double above = std::nextafter(limit, kInfinity);
   for (int si = 0; si < static_cast<int>(shapes.size()); ++si) {
     const int d = shapes[si].data_parallel, t = shapes[si].tensor_parallel;
-    if (d * t > k || d > s) continue;
+    const int g = shapes[si].device_type, rest_k = minus(k, g, d * t);
+    if (rest_k < 0 || d > s) continue;
     for (int s2 = d; s2 <= s; ++s2) {
-      double rest = at(sub, k - d * t, s2 - d);
+      double rest = at(sub, rest_k, s2 - d);
       if (!(rest <= limit)) continue;
       int y = (s2 + d - 1) / d;
       if (!(cursor.cost(si, y, above) <= limit)) break;  // larger s2 only raises y
       stage.data_parallel = d;
       stage.tensor_parallel = t;
+      stage.device_type = g;
       stage.inflight_microbatches = y;
       stage.layers.clear();
       stage.option_index.clear();
@@ -208,7 +242,7 @@ bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target, S
         stage.option_index.push_back(option);
       }
       next_ideal = sub;
-      next_k = k - d * t;
+      next_k = rest_k;
       next_s = s2 - d;
       return true;
     }
@@ -286,13 +320,11 @@ PipelineSearchResult Search::extract() {
     result.plan = plan;
     return result;
   }
-  // The smallest budget reaching the optimum: fewest devices, then smallest Σd.
+  // The smallest budget reaching the optimum: fewest devices (then the smallest budget
+  // index), then smallest Σd.
   int k = k_max_, s = s_max_;
   for (int kk = 0; kk <= k_max_; ++kk)
-    if (at(full, kk, s_max_) <= best) {
-      k = kk;
-      break;
-    }
+    if (at(full, kk, s_max_) <= best && devices_of(kk) < devices_of(k)) k = kk;
   for (int ss = 0; ss <= s_max_; ++ss)
     if (at(full, k, ss) <= best) {
       s = ss;

@@ -116,20 +116,26 @@ double brute_force(const Model& m, const PiperSettings& s) {
       if (c == 0) return;
     for (const auto& e : m.edges)
       if (stage[e.from] > stage[e.to]) return;
-    std::vector<int> t(count), d(count);
+    std::vector<int> t(count), d(count), g(count);
+    const auto groups = s.groups();  // one group of K devices unless the settings give groups
     std::function<void(int)> shape = [&](int i) {
       if (i < count) {
-        for (int tt = 1; tt <= std::min(s.max_devices, 2); ++tt)
-          for (int dd = 1; dd <= s.max_devices; ++dd) {
-            if (s.microbatches % dd) continue;
-            t[i] = tt, d[i] = dd;
-            shape(i + 1);
-          }
+        for (int gg = 0; gg < static_cast<int>(groups.size()); ++gg)
+          for (int tt = 1; tt <= std::min(s.max_devices, 2); ++tt)
+            for (int dd = 1; dd <= s.max_devices; ++dd) {
+              if (s.microbatches % dd) continue;
+              t[i] = tt, d[i] = dd, g[i] = gg;
+              shape(i + 1);
+            }
         return;
       }
       long long devices = 0, dsum = 0;
-      for (int i2 = 0; i2 < count; ++i2) devices += t[i2] * d[i2], dsum += d[i2];
+      std::vector<long long> per_group(groups.size(), 0);
+      for (int i2 = 0; i2 < count; ++i2)
+        devices += t[i2] * d[i2], dsum += d[i2], per_group[g[i2]] += t[i2] * d[i2];
       if (devices > s.max_devices || dsum > s.microbatches) return;
+      for (std::size_t gg = 0; gg < groups.size(); ++gg)
+        if (per_group[gg] > groups[gg].count) return;
       double worst = 0;
       long long suffix = dsum;
       for (int i2 = 0; i2 < count; ++i2) {
@@ -153,7 +159,8 @@ double brute_force(const Model& m, const PiperSettings& s) {
           for (std::size_t j2 = 0; j2 < layers.size(); ++j2) {
             int v2 = layers[j2];
             const LayerOption& o = (*m.layers[v2].options_for(t[i2]))[pick[j2]];
-            compute += o.compute_time_s;
+            const double factor = groups[g[i2]].time_factor;  // the group's speed
+            compute += factor * o.compute_time_s;
             for (std::size_t q = 0; q < m.in_edge_ids[v2].size(); ++q) {
               const Edge& e = m.edges[m.in_edge_ids[v2][q]];
               if (stage[e.from] != i2) edge += 2 * (e.bytes + o.sync_in_bytes[q]);
@@ -163,10 +170,10 @@ double brute_force(const Model& m, const PiperSettings& s) {
               if (stage[e.to] != i2) edge += 2 * (e.bytes + o.sync_out_bytes[q]);
             }
             dp += 4.0 * (d[i2] - 1) * o.parameter_bytes / d[i2] / s.microbatches;
-            step += o.optimizer_time_s / s.microbatches;
+            step += factor * o.optimizer_time_s / s.microbatches;
             mem += o.memory_per_inflight_bytes * y + o.memory_fixed_bytes;
           }
-          if (mem > s.memory_per_device_bytes) return;
+          if (mem > groups[g[i2]].memory_bytes) return;
           // The all-reduce at its own bandwidth when given, the optimizer step once per batch.
           const double all_reduce = s.allreduce_bandwidth_bytes_per_s > 0
                                         ? s.allreduce_bandwidth_bytes_per_s
@@ -250,6 +257,39 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   } else {
     RC_ASSERT(plan.feasible);
     RC_ASSERT(std::fabs(plan.objective - expected) <= 1e-9 * std::max(1.0, expected));
+  }
+}
+
+// Mixed clusters: two device groups of different speed and memory; each stage on one group.
+RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceWithDeviceGroups, ()) {
+  const int n = *rc::gen::inRange(1, 5);
+  Model m = random_model(n, *rc::gen::inRange(1, 3), rc_pick);
+  PiperSettings s;
+  const int a = *rc::gen::inRange(1, 3), b = *rc::gen::inRange(1, 3);
+  s.max_devices = a + b;
+  s.microbatches = *rc::gen::inRange(1, 5);
+  s.memory_per_device_bytes = 30;
+  s.bandwidth_bytes_per_s = *rc::gen::inRange(1, 3);
+  s.device_groups = {{"slow", a, static_cast<double>(*rc::gen::inRange(6, 30)), 1.0},
+                     {"fast", b, static_cast<double>(*rc::gen::inRange(6, 30)),
+                      *rc::gen::element(0.25, 0.5, 2.0)}};
+  PiperCostModel cost(m, s);
+  Plan plan = search_pipeline(m, cost).plan;
+  double expected = brute_force(m, s);
+  RC_TAG(std::isfinite(expected), plan.stages.size());
+  RC_LOG() << io::model_to_json(m).dump() << "\ngroups " << a << " ("
+           << s.device_groups[0].memory_bytes << " B) + " << b << " ("
+           << s.device_groups[1].memory_bytes << " B, factor " << s.device_groups[1].time_factor
+           << ") N=" << s.microbatches << " planner=" << plan.objective << " brute=" << expected
+           << "\n";
+  if (!std::isfinite(expected)) {
+    RC_ASSERT(!plan.feasible);
+  } else {
+    RC_ASSERT(plan.feasible);
+    RC_ASSERT(std::fabs(plan.objective - expected) <= 1e-9 * std::max(1.0, expected));
+    std::vector<int> used(2, 0);
+    for (const auto& st : plan.stages) used[st.device_type] += st.devices();
+    RC_ASSERT(used[0] <= a && used[1] <= b);
   }
 }
 
