@@ -177,11 +177,11 @@ std::string transformer_plan(const py::dict& kw) {
 }
 
 std::string pipeline_plan(const py::dict& kw) {
-  const Keywords k(
-      kw,
-      {"input", "format", "cluster", "devices", "memory", "bandwidth", "microbatches", "cost_model",
-       "planner", "machines", "batch", "microbatch_size", "profile_batch", "placement", "coarsen"},
-      "the pipeline planner (input=)");
+  const Keywords k(kw,
+                   {"input", "format", "cluster", "devices", "memory", "bandwidth", "microbatches",
+                    "cost_model", "planner", "machines", "batch", "microbatch_size",
+                    "profile_batch", "placement", "coarsen", "model_device"},
+                   "the pipeline planner (input=)");
   const int devices = static_cast<int>(k.integer("devices", 0, 1, 1000000));
   const api::Workload w = api::load_workload(
       {k.text("input"), k.text("format", "auto"), k.text("cluster"),
@@ -190,9 +190,9 @@ std::string pipeline_plan(const py::dict& kw) {
   if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
   if (cost_model == "piper") {
     api::PipelinePlanRequest request;
-    request.settings =
-        api::piper_settings(w, devices, k.bytes("memory"), k.rate("bandwidth", false),
-                            static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30)));
+    request.settings = api::piper_settings(
+        w, devices, k.bytes("memory"), k.rate("bandwidth", false),
+        static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30)), k.text("model_device"));
     request.model = w.model;
     // Placed on the cluster's network, as `paraplan plan` does.
     request.cluster = w.cluster;

@@ -52,7 +52,8 @@ def plan(model=None, input=None, **keywords):
     ``cost_model`` ("piper" or "dapple"), ``machines``, ``batch``, ``microbatch_size``,
     ``profile_batch``, ``placement`` ("search" or "rank-order": on a cluster with a network, every
     stage replica placed on its links, or stages on consecutive devices), ``coarsen`` (super-nodes
-    to coarsen the layer graph to; default: exact). Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
+    to coarsen the layer graph to; default: exact), ``model_device`` (the device the model's
+    times were measured on; other device types in the cluster run them scaled by peak FLOP/s). Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
     "312TFLOP/s"), ``bandwidth``, ``min_block``, ``keep_all_flows``, ``powers_of_two``,
     ``all_devices``.
     """

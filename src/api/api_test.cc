@@ -11,6 +11,7 @@
 #include "api/evaluate.h"
 #include "api/inputs.h"
 #include "api/plan.h"
+#include "api/results_json.h"
 #include "api/simulate.h"
 #include "io/native_json.h"
 #include "io/transformer_json.h"
@@ -139,6 +140,46 @@ TEST(ApiPlanPipeline, PlacementNeverLosesToRankOrderInSimulation) {
     EXPECT_LE(*out.placed_simulated_s, *out.rank_order_simulated_s) << profile << " " << cluster;
     EXPECT_LE(out.plan.placement->cost_s, out.plan.placement->rank_order_cost_s);
   }
+}
+
+// 8 A100 + 8 H100 (the built-in layer model's times are A100 times): stages choose their
+// group, the split is uneven, and the plan beats the H100 alone and the plan made as if all
+// sixteen were A100s; the plan file replays with its groups.
+TEST(ApiPlanPipeline, MixedClustersGiveEachStageADeviceGroup) {
+  Workload w = load_workload({"", "auto", "mixed-a100-h100", 0, 16});
+  PipelinePlanRequest r;
+  r.model = w.model;
+  r.settings = piper_settings(w, 16, 0, 0, 0);
+  ASSERT_EQ(r.settings.device_groups.size(), 2u);
+  EXPECT_EQ(r.settings.device_groups[0].name, "A100");
+  EXPECT_EQ(r.settings.device_groups[1].count, 8);
+  EXPECT_NEAR(r.settings.device_groups[1].time_factor, 312.0 / 989.0, 1e-12);
+  r.cluster = w.cluster;
+  r.cluster_name = "mixed-a100-h100";
+  const PipelinePlanResult out = plan_pipeline(r);
+  ASSERT_TRUE(out.plan.feasible);
+  ASSERT_TRUE(out.mixed);
+  EXPECT_LT(out.plan.objective, out.mixed->fastest_alone);
+  EXPECT_LT(out.plan.objective, out.mixed->blind_on_cluster);
+  EXPECT_EQ(out.mixed->fastest_group, "H100");
+  std::set<int> groups;
+  for (const Stage& st : out.plan.stages) {
+    groups.insert(st.device_type);
+    for (int id : st.device_ids) EXPECT_EQ(id / 8, st.device_type) << id;  // A100 nodes first
+  }
+  EXPECT_EQ(groups.size(), 2u);
+  // The same model on the H100s alone, priced against the A100 it was measured on.
+  Workload h = load_workload({"", "auto", "dgx-h100", 0, 8});
+  const PiperSettings alone = piper_settings(h, 8, 0, 0, 0, "A100");
+  ASSERT_EQ(alone.device_groups.size(), 1u);
+  PiperCostModel alone_cost(h.model, alone);
+  EXPECT_DOUBLE_EQ(search_pipeline(h.model, alone_cost).plan.objective, out.mixed->fastest_alone);
+  EXPECT_THROW(piper_settings(h, 8, 0, 0, 0, "TPUv9"), FieldError);
+  // Written and replayed: the groups travel in piper_settings.
+  const std::string path = write_temp("mixed.json", pipeline_plan_json(r, out, true).dump());
+  const SimulateResult s = simulate_plan({path, "", false});
+  EXPECT_GT(s.iteration_time_s, 0);
+  EXPECT_TRUE(s.on_network);
 }
 
 TEST(ApiPlanTransformer, ResimulationRanksTheFirstKBySimulatedTime) {

@@ -18,11 +18,24 @@
 #include "search/dapple_search.h"
 #include "search/placement.h"
 #include "sim/intra_op_program.h"
+#include "zoo/cluster_presets.h"
 
 namespace paraplan::api {
 
+namespace {
+
+double known_peak_flops(const std::string& device) {
+  for (const char* preset : {"dgx-a100", "dgx-h100", "h200"})
+    if (auto c = zoo::cluster_preset(preset, 1); c && c->device_types[0].name == device)
+      return c->device_types[0].peak_flops_per_s;
+  return 0;
+}
+
+}  // namespace
+
 PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes,
-                             double bandwidth_bytes_per_s, int microbatches) {
+                             double bandwidth_bytes_per_s, int microbatches,
+                             const std::string& model_device) {
   PiperSettings s;
   s.max_devices = devices > 0 ? devices : w.devices;
   s.memory_per_device_bytes = memory_bytes > 0 ? memory_bytes : w.memory_per_device_bytes;
@@ -32,6 +45,43 @@ PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes
   if (!(bandwidth_bytes_per_s > 0))
     s.allreduce_bandwidth_bytes_per_s = w.allreduce_bandwidth_bytes_per_s;
   s.microbatches = microbatches > 0 ? microbatches : w.model.microbatches;
+  // Device groups: the types of the first K devices, machine by machine.
+  const Cluster& c = w.cluster;
+  if (c.machine_count() == 0) return s;
+  std::vector<int> count(c.device_types.size(), 0);
+  int left = s.max_devices;
+  for (int m = 0; m < c.machine_count() && left > 0; ++m) {
+    const int take = std::min(left, c.machine_sizes[m]);
+    count[static_cast<std::size_t>(c.machine_device_type[m])] += take;
+    left -= take;
+  }
+  const std::string& first =
+      c.device_types[static_cast<std::size_t>(c.machine_device_type[0])].name;
+  const std::string reference = model_device.empty() ? first : model_device;
+  int types = 0;
+  for (int n : count) types += n > 0;
+  if (types < 2 && reference == first) return s;
+  double reference_peak = known_peak_flops(reference);
+  for (const auto& t : c.device_types)
+    if (t.name == reference) reference_peak = t.peak_flops_per_s;
+  if (!(reference_peak > 0))
+    throw FieldError("model_device", " \"" + reference +
+                                         "\": not a device type of the cluster with a peak "
+                                         "FLOP/s, nor a known GPU (A100, H100, H200)");
+  for (std::size_t t = 0; t < count.size(); ++t) {
+    if (count[t] == 0) continue;
+    const DeviceType& type = c.device_types[t];
+    if (!(type.peak_flops_per_s > 0))
+      throw Error(ErrorKind::kInput, "cluster",
+                  "device type \"" + type.name +
+                      "\" needs its peak FLOP/s to be priced against \"" + reference + "\"");
+    s.device_groups.push_back({type.name, count[t],
+                               memory_bytes > 0 ? memory_bytes : type.memory_bytes,
+                               reference_peak / type.peak_flops_per_s});
+  }
+  if (s.device_groups.size() == 1 && s.device_groups[0].time_factor == 1 &&
+      s.device_groups[0].memory_bytes == s.memory_per_device_bytes)
+    s.device_groups.clear();  // the model's own device: the homogeneous search
   return s;
 }
 
@@ -50,7 +100,7 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
   }
   if (!request.cluster) return;
   const Cluster& c = *request.cluster;
-  if (c.links.empty() && c.machine_count() == 1) return;
+  if (c.links.empty() && c.machine_count() == 1 && request.settings.device_groups.empty()) return;
   topology.emplace(cluster_topology(c, request.cluster_name));
   // Tensor-parallel groups stay inside a machine, unless one is larger than every machine.
   std::vector<int> machine_of_device;
@@ -60,8 +110,21 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
     for (int m = 0; m < c.machine_count(); ++m)
       machine_of_device.insert(machine_of_device.end(),
                                static_cast<std::size_t>(c.machine_sizes[m]), m);
+  // Stages of a device group run on devices of that group's type.
+  std::vector<int> group_of_device;
+  if (!request.settings.device_groups.empty())
+    for (int m = 0; m < c.machine_count(); ++m) {
+      const std::string& type =
+          c.device_types[static_cast<std::size_t>(c.machine_device_type[m])].name;
+      int group = -1;
+      for (std::size_t g = 0; g < request.settings.device_groups.size(); ++g)
+        if (request.settings.device_groups[g].name == type) group = static_cast<int>(g);
+      group_of_device.insert(group_of_device.end(), static_cast<std::size_t>(c.machine_sizes[m]),
+                             group);
+    }
   const PlacementCostModel cost(request.model, plan, *topology, request.settings.microbatches,
-                                machine_of_device);
+                                machine_of_device, group_of_device);
+  cost.apply(cost.rank_order(), plan);
   PlacementResult placed;
   if (request.rank_order) {
     placed.device_of_slot = cost.rank_order();
@@ -95,6 +158,51 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
     plan.placement->lower_bound_s = std::min(placed.lower_bound_s, placed.rank_order_cost_s);
     out.placed_simulated_s = out.rank_order_simulated_s;
   }
+}
+
+// A mixed cluster's baselines: the plan made as if every device were the model's, priced on
+// this cluster (each stage at the slowest group its rank-order devices touch), and the best plan
+// on the fastest group alone.
+PipelinePlanResult::MixedBaselines mixed_baselines(const PipelinePlanRequest& request,
+                                                   const PipelineSearchOptions& search) {
+  const PiperSettings& settings = request.settings;
+  PipelinePlanResult::MixedBaselines b;
+  PiperSettings blind = settings;
+  blind.device_groups.clear();
+  blind.memory_per_device_bytes = kInfinity;
+  for (const auto& g : settings.device_groups)
+    blind.memory_per_device_bytes = std::min(blind.memory_per_device_bytes, g.memory_bytes);
+  const PiperCostModel blind_cost(request.model, blind);
+  const Plan planned = search_pipeline(request.model, blind_cost, search).plan;
+  b.blind_planned = planned.objective;
+  b.blind_on_cluster = planned.feasible ? 0 : kInfinity;
+  int next = 0;
+  for (const Stage& st : planned.stages) {
+    double factor = 0;  // the slowest group among devices [next, next + d·t)
+    for (int device = next, first = 0; device < next + st.devices(); ++device) {
+      int end = 0;
+      for (const auto& g : settings.device_groups) {
+        first = end;
+        end += g.count;
+        if (device >= first && device < end) factor = std::max(factor, g.time_factor);
+      }
+    }
+    next += st.devices();
+    b.blind_on_cluster =
+        std::max(b.blind_on_cluster, factor * (st.compute_time + st.optimizer_time) +
+                                         st.communication_time + st.allreduce_time);
+  }
+  const PiperSettings::DeviceGroup* fastest = &settings.device_groups.front();
+  for (const auto& g : settings.device_groups)
+    if (g.time_factor < fastest->time_factor) fastest = &g;
+  PiperSettings alone = settings;
+  alone.device_groups = {*fastest};
+  alone.max_devices = fastest->count;
+  alone.memory_per_device_bytes = fastest->memory_bytes;
+  const PiperCostModel alone_cost(request.model, alone);
+  b.fastest_group = fastest->name;
+  b.fastest_alone = search_pipeline(request.model, alone_cost, search).plan.objective;
+  return b;
 }
 
 }  // namespace
@@ -147,6 +255,7 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     out.plan.microbatches = settings.microbatches;
     return out;
   }
+  if (settings.device_groups.size() > 1) out.mixed = mixed_baselines(request, search);
   std::optional<Topology> topology;
   place_plan(request, out, topology);
   if (request.products.simulation || request.products.report)

@@ -65,6 +65,16 @@ struct PipelinePlanResult {
   /// rank order.
   std::optional<double> placed_simulated_s, rank_order_simulated_s;
   long long placement_nodes = 0;  ///< branch and bound nodes the placer visited
+  /// Mixed clusters (several device groups): what the plan is up against. A plan made as if
+  /// every device were the model's (one group, factor 1) — its objective as planned and on this
+  /// cluster (each stage at the slowest group its rank-order devices touch) —, and the best plan
+  /// on the fastest group alone.
+  struct MixedBaselines {
+    double blind_planned = 0, blind_on_cluster = 0;
+    std::string fastest_group;
+    double fastest_alone = 0;
+  };
+  std::optional<MixedBaselines> mixed;
   /// When the graph was coarsened: super-nodes, the coarse optimum, layers refinement moved.
   struct Coarsening {
     int super_nodes = 0;
@@ -76,9 +86,15 @@ struct PipelinePlanResult {
 };
 
 /// Piper's settings for a workload: its devices, memory and bandwidth unless given (0: not
-/// given), its micro-batches unless `microbatches` > 0.
+/// given), its micro-batches unless `microbatches` > 0. On a cluster of several device types
+/// (or when `model_device` names a device other than the cluster's), one device group per type
+/// among the first K devices, each with its memory (unless given) and the time factor
+/// peak(model_device) / peak(type): the model's times are taken as measured on `model_device`
+/// (default: the first machine's device type). FieldError("model_device") for a name that is
+/// neither in the cluster nor a known GPU (A100, H100, H200).
 PiperSettings piper_settings(const Workload& workload, int devices, double memory_bytes,
-                             double bandwidth_bytes_per_s, int microbatches);
+                             double bandwidth_bytes_per_s, int microbatches,
+                             const std::string& model_device = "");
 
 PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request);
 /// Error(kInfeasible) saying that nothing fits in the request's memory and what would.

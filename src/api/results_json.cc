@@ -101,10 +101,29 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
     if (settings.allreduce_bandwidth_bytes_per_s > 0)
       j["piper_settings"]["allreduce_bandwidth_bytes_per_s"] =
           settings.allreduce_bandwidth_bytes_per_s;
+    if (!settings.device_groups.empty()) {
+      io::Json groups = io::Json::array();
+      for (const auto& g : settings.device_groups)
+        groups.push_back({{"name", g.name},
+                          {"devices", g.count},
+                          {"memory_bytes", g.memory_bytes},
+                          {"time_factor", g.time_factor}});
+      j["piper_settings"]["device_groups"] = groups;
+    }
     // A placed plan replays on its cluster's links.
     if (result.plan.placement && request.cluster)
       j["cluster_config"] = io::cluster_to_json(*request.cluster);
   }
+  if (!settings.device_groups.empty()) {
+    io::Json names = io::Json::array();
+    for (const auto& g : settings.device_groups) names.push_back(g.name);
+    j["device_groups"] = names;  // stages[].device_type indexes these
+  }
+  if (result.mixed)
+    j["mixed_baselines"] = {{"blind_planned", result.mixed->blind_planned},
+                            {"blind_on_this_cluster", result.mixed->blind_on_cluster},
+                            {"fastest_group", result.mixed->fastest_group},
+                            {"fastest_group_alone", result.mixed->fastest_alone}};
   if (result.coarsening)
     j["coarsening"] = {{"super_nodes", result.coarsening->super_nodes},
                        {"coarse_objective", result.coarsening->coarse_objective},

@@ -47,11 +47,26 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   if (ps.has("allreduce_bandwidth_bytes_per_s"))
     settings.allreduce_bandwidth_bytes_per_s =
         ps.positive_number("allreduce_bandwidth_bytes_per_s");
+  if (ps.has("device_groups")) {
+    const io::Json& groups = ps.array("device_groups");
+    long long total = 0;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+      const io::JsonObject g = ps.element("device_groups", i);
+      g.only({"name", "devices", "memory_bytes", "time_factor"});
+      settings.device_groups.push_back(
+          {g.string("name"), static_cast<int>(g.integer("devices", 1, 1 << 24)),
+           g.positive_number("memory_bytes"), g.positive_number("time_factor")});
+      total += settings.device_groups.back().count;
+    }
+    if (total != settings.max_devices)
+      ps.fail("device_groups", "the groups' devices must add up to max_devices");
+  }
   io::Json plan_part = doc;  // the plan without what `plan` added beside it
   for (const char* extra :
        {"model_config", "piper_settings", "bandwidth_bytes_per_s", "max_devices",
         "memory_per_device_bytes", "smallest_memory_per_device_bytes", "cluster_config",
-        "placed_simulated_s", "rank_order_simulated_s"})
+        "placed_simulated_s", "rank_order_simulated_s", "coarsening", "device_groups",
+        "mixed_baselines"})
     plan_part.erase(extra);
   // A placed plan replays on its cluster's links (the devices its stages name).
   std::optional<Topology> topology;

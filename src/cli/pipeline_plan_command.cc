@@ -30,12 +30,26 @@ void emit(const PlanArgs& args, const Plan& plan, const Model& model, const std:
 }
 
 // Where each stage runs and, on a cluster's network, what the placement gains.
-std::string placement_lines(const Plan& plan, const api::PipelinePlanResult& result) {
+std::string placement_lines(const Plan& plan, const api::PipelinePlanResult& result,
+                            const PiperSettings& settings) {
   std::string out = "devices:";
-  for (std::size_t s = 0; s < plan.stages.size(); ++s)
-    out +=
-        fmt::format("{} stage {} [{}]", s ? ";" : "", s, fmt::join(plan.stages[s].device_ids, " "));
+  for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+    const Stage& st = plan.stages[s];
+    const std::string group =
+        settings.device_groups.empty()
+            ? ""
+            : " " + settings.device_groups[static_cast<std::size_t>(st.device_type)].name;
+    out += fmt::format("{} stage {}{} [{}]", s ? ";" : "", s, group, fmt::join(st.device_ids, " "));
+  }
   out += "\n";
+  if (result.mixed)
+    out += fmt::format(
+        "mixed devices: {:.9g} per micro-batch; planned as if all were the model's device: "
+        "{:.9g} as planned, {:.9g} on this cluster ({:+.1f} % against this plan); {} alone: "
+        "{:.9g} ({:+.1f} %)\n",
+        plan.objective, result.mixed->blind_planned, result.mixed->blind_on_cluster,
+        100 * (result.mixed->blind_on_cluster / plan.objective - 1), result.mixed->fastest_group,
+        result.mixed->fastest_alone, 100 * (result.mixed->fastest_alone / plan.objective - 1));
   if (!plan.placement) return out;
   const PlacementFigures& p = *plan.placement;
   out += fmt::format(
@@ -56,8 +70,8 @@ int run_piper(const PlanArgs& args, api::Workload& w) {
   api::PipelinePlanRequest request;
   request.settings = api::piper_settings(
       w, args.devices, args.memory.empty() ? 0 : bytes_flag("--memory", args.memory),
-      args.bandwidth.empty() ? 0 : bandwidth_flag("--bandwidth", args.bandwidth),
-      args.microbatches);
+      args.bandwidth.empty() ? 0 : bandwidth_flag("--bandwidth", args.bandwidth), args.microbatches,
+      args.model_device);
   request.model = w.model;
   request.products = {!args.trace.empty(), !args.report.empty()};
   request.progress = args.progress;
@@ -78,7 +92,7 @@ int run_piper(const PlanArgs& args, api::Workload& w) {
             result.coarsening->super_nodes, result.coarsening->reason,
             result.coarsening->coarse_objective, result.coarsening->uncoarsened_objective,
             result.coarsening->moves);
-      std::cout << placement_lines(result.plan, result);
+      std::cout << placement_lines(result.plan, result, request.settings);
     }
     if (!args.trace.empty()) io::write_chrome_trace(args.trace, result.simulation->result.timeline);
     if (!args.report.empty()) io::write_text_file(args.report, result.report_html);

@@ -20,7 +20,8 @@ struct PlanArgs {
   int microbatches = 0;
   std::string machines;
   std::string placement = "search";  ///< the pipeline planner on a cluster: search or rank-order
-  int coarsen = 0;  ///< the pipeline planner: coarsen to this many super-nodes (0: exact)
+  int coarsen = 0;           ///< the pipeline planner: coarsen to this many super-nodes (0: exact)
+  std::string model_device;  ///< the pipeline planner: the device the model's times are for
   int batch = 0;
   int microbatch_size = 0;
   int profile_batch = 0;
@@ -53,8 +54,9 @@ struct PlanArgs {
 inline const std::vector<std::string> kOutputFlags = {"--json", "--output", "--quiet", "--report",
                                                       "--trace"};
 inline const std::vector<std::string> kPiperFlags = {
-    "INPUT",    "--format",    "--cost-model",   "--planner",       "--cluster",   "--devices",
-    "--memory", "--bandwidth", "--microbatches", "--profile-batch", "--placement", "--coarsen"};
+    "INPUT",       "--format",  "--cost-model",  "--planner",      "--cluster",
+    "--devices",   "--memory",  "--bandwidth",   "--microbatches", "--profile-batch",
+    "--placement", "--coarsen", "--model-device"};
 inline const std::vector<std::string> kDappleFlags = {
     "INPUT",      "--format", "--cost-model",      "--planner",
     "--machines", "--batch",  "--microbatch-size", "--profile-batch"};

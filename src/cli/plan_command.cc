@@ -137,6 +137,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Pipeline planner on a cluster: search (place stage replicas on the network's "
                   "links, default) or rank-order (stages on consecutive devices, priced)")
       ->check(CLI::IsMember({"search", "rank-order"}));
+  cmd->add_option("--model-device", args->model_device,
+                  "Pipeline planner: the device the model's times were measured on (default: the "
+                  "cluster's first); other device types run them scaled by peak FLOP/s");
   cmd->add_option("--coarsen", args->coarsen,
                   "Pipeline planner: coarsen the layer graph to K super-nodes, solve exactly, "
                   "refine (default: exact; graphs too large for it are coarsened to 64)")

@@ -39,11 +39,17 @@ double stage_gradient_bytes(const Model& model, const Stage& stage) {
 
 PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
                                        const Topology& topology, int microbatches,
-                                       std::vector<int> machine_of_device)
+                                       std::vector<int> machine_of_device,
+                                       std::vector<int> group_of_device)
     : topology_(topology),
       stages_(static_cast<int>(plan.stages.size())),
       n_(microbatches),
-      machine_of_device_(std::move(machine_of_device)) {
+      machine_of_device_(std::move(machine_of_device)),
+      group_of_device_(std::move(group_of_device)) {
+  if (!group_of_device_.empty() &&
+      static_cast<int>(group_of_device_.size()) != topology.device_count())
+    throw Error(ErrorKind::kInternal, "placement", "one group per device");
+  for (const Stage& st : plan.stages) group_of_stage_.push_back(st.device_type);
   if (!machine_of_device_.empty() &&
       static_cast<int>(machine_of_device_.size()) != topology.device_count())
     throw Error(ErrorKind::kInternal, "placement", "one machine per device");
@@ -119,6 +125,15 @@ std::vector<PlacementCostModel::StageCost> PlacementCostModel::stage_costs(
                                [&](int c) { l[c] += f.bytes; });
   }
   std::vector<StageCost> out(static_cast<std::size_t>(stages_));
+  // A stage on a device of another group: infinitely slow.
+  if (!group_of_device_.empty())
+    for (std::size_t i = 0; i < slots_.size(); ++i) {
+      const int device = device_of_slot[i];
+      const int stage = slots_[i].stage;
+      if (device >= 0 && group_of_device_[static_cast<std::size_t>(device)] !=
+                             group_of_stage_[static_cast<std::size_t>(stage)])
+        out[static_cast<std::size_t>(stage)].base_s = kUnplaceable;
+    }
   // A tensor-parallel group split across machines: infinitely slow.
   if (!machine_of_device_.empty())
     for (std::size_t i = 0; i < slots_.size(); ++i) {
@@ -184,7 +199,24 @@ double PlacementCostModel::lower_bound() const {
 
 std::vector<int> PlacementCostModel::rank_order() const {
   std::vector<int> order(slots_.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  if (group_of_device_.empty()) {
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    return order;
+  }
+  std::vector<bool> used(group_of_device_.size(), false);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const int group = group_of_stage_[static_cast<std::size_t>(slots_[i].stage)];
+    int device = 0;
+    while (device < device_count() && (used[static_cast<std::size_t>(device)] ||
+                                       group_of_device_[static_cast<std::size_t>(device)] != group))
+      ++device;
+    if (device == device_count())
+      throw Error(ErrorKind::kInput, "plan",
+                  fmt::format("stage {} needs more devices of group {} than the cluster has",
+                              slots_[i].stage, group));
+    used[static_cast<std::size_t>(device)] = true;
+    order[i] = device;
+  }
   return order;
 }
 

@@ -54,8 +54,11 @@ class PlacementCostModel {
   /// tensor-parallel group must stay inside one machine — its options were priced on the
   /// machine's links, and its traffic is not among the flows —, so a placement that splits one
   /// costs infinity. Error(kInput) if the plan needs more devices than the topology has.
+  /// `group_of_device` (optional): the device group of each device (mixed clusters); a stage
+  /// runs on devices of its `device_type` group only, or costs infinity.
   PlacementCostModel(const Model& model, const Plan& plan, const Topology& topology,
-                     int microbatches, std::vector<int> machine_of_device = {});
+                     int microbatches, std::vector<int> machine_of_device = {},
+                     std::vector<int> group_of_device = {});
 
   int slot_count() const { return static_cast<int>(slots_.size()); }
   int device_count() const { return topology_.device_count(); }
@@ -65,6 +68,7 @@ class PlacementCostModel {
   const std::vector<std::vector<int>>& flows_of_slot() const { return flows_of_slot_; }
   const Topology& topology() const { return topology_; }
   const std::vector<int>& machine_of_device() const { return machine_of_device_; }
+  const std::vector<int>& group_of_device() const { return group_of_device_; }
 
   /// The slowest stage's time per micro-batch; device_of_slot[s] < 0: not placed (its flows do
   /// not count).
@@ -78,7 +82,8 @@ class PlacementCostModel {
   std::vector<StageCost> stage_costs(const std::vector<int>& device_of_slot) const;
   /// A bound no placement beats: each stage's compute and its largest flow at the widest link.
   double lower_bound() const;
-  /// Slots on devices 0, 1, 2, ... in slot order (stage, then replica, then rank).
+  /// Slots on devices 0, 1, 2, ... in slot order (stage, then replica, then rank); with device
+  /// groups, each slot on the next unused device of its stage's group.
   std::vector<int> rank_order() const;
   /// Writes the placement into the plan's stages' device_ids (replica-major, t per replica).
   void apply(const std::vector<int>& device_of_slot, Plan& plan) const;
@@ -96,6 +101,8 @@ class PlacementCostModel {
   std::vector<std::vector<int>> flows_of_slot_;
   std::vector<double> base_;  ///< per stage: compute + optimizer per micro-batch
   std::vector<int> machine_of_device_;
+  std::vector<int> group_of_device_;
+  std::vector<int> group_of_stage_;
   std::vector<int> group_head_;  ///< per slot: the slot of its replica's rank 0
 };
 

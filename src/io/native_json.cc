@@ -338,6 +338,7 @@ Json plan_to_json(const Plan& plan, const Model& model) {
                   {"allreduce_time", st.allreduce_time},
                   {"memory_bytes", st.memory_bytes}};
     if (st.optimizer_time > 0) stage["optimizer_time"] = st.optimizer_time;
+    if (st.device_type > 0) stage["device_type"] = st.device_type;
     stages.push_back(std::move(stage));
   }
   Json out{{"format", "paraplan-plan"},
@@ -469,6 +470,7 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
     st.communication_time = s.number("communication_time");
     st.allreduce_time = s.number("allreduce_time");
     if (s.has("optimizer_time")) st.optimizer_time = s.number("optimizer_time");
+    if (s.has("device_type")) st.device_type = static_cast<int>(s.integer("device_type", 0, 1000));
     st.memory_bytes = s.number("memory_bytes");
     plan.stages.push_back(std::move(st));
   }

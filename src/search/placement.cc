@@ -25,7 +25,8 @@ bool better(std::pair<double, double> a, std::pair<double, double> b) {
   return a.second < b.second * (1 - eps);
 }
 
-// Twins: devices joined to the same switches by equal links, in the same machine, whose routes
+// Twins: devices joined to the same switches by equal links, in the same machine and device
+// group, whose routes
 // to and from every other device differ only in their own first or last link. Swapping two free
 // twins maps every completion of a partial placement to one of equal cost, so branch and bound
 // tries one free device per class.
@@ -55,7 +56,9 @@ std::vector<int> twin_classes(const PlacementCostModel& cost) {
     }
     return true;
   };
-  std::map<std::pair<Neighbours, int>, std::vector<int>> groups;  // → class representatives
+  const auto& group = cost.group_of_device();
+  // (neighbours, machine, device group) → the class representatives
+  std::map<std::tuple<Neighbours, int, int>, std::vector<int>> groups;
   std::vector<int> cls(static_cast<std::size_t>(devices));
   int classes = 0;
   for (int d = 0; d < devices; ++d) {
@@ -63,7 +66,8 @@ std::vector<int> twin_classes(const PlacementCostModel& cost) {
     std::sort(n.begin(), n.end());
     cls[static_cast<std::size_t>(d)] = -1;
     if (plain[static_cast<std::size_t>(d)]) {
-      auto& reps = groups[{n, machine.empty() ? 0 : machine[static_cast<std::size_t>(d)]}];
+      auto& reps = groups[{n, machine.empty() ? 0 : machine[static_cast<std::size_t>(d)],
+                           group.empty() ? 0 : group[static_cast<std::size_t>(d)]}];
       for (int rep : reps)
         if (symmetric(rep, d)) {
           cls[static_cast<std::size_t>(d)] = cls[static_cast<std::size_t>(rep)];
