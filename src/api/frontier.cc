@@ -16,6 +16,11 @@ namespace paraplan::api {
 PipelineFrontierPlan pipeline_frontier(const PipelineFrontierRequest& request,
                                        const std::string& source) {
   const PiperSettings& settings = request.settings;
+  if (!settings.device_groups.empty())
+    throw FieldError("cluster",
+                     ": the pipeline frontier sweeps one device type's memory and "
+                     "count; a cluster of several device types (or --model-device) is "
+                     "planned with `paraplan plan`");
   std::vector<int> budgets;  // 1, 2, 4, ... and the most devices
   for (int k = 1; k < settings.max_devices; k *= 2) budgets.push_back(k);
   budgets.push_back(settings.max_devices);

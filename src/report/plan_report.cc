@@ -171,22 +171,24 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
   for (std::size_t i = 0; i < s.result.devices.size(); ++i)
     d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / kGiB,
                         settings.memory_per_device_bytes / kGiB});
-  auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
-    PiperSettings st = settings;
-    st.max_devices = devices;
-    st.memory_per_device_bytes = memory;
-    return std::make_unique<PiperCostModel>(model, st);
-  };
-  PipelineFrontierOptions options;
-  options.memory_step = 0.05;
-  options.time_limit_s = 20;
-  options.progress = progress;
-  const PipelineFrontierResult f = pipeline_frontier(model, factory, {settings.max_devices},
-                                                     settings.memory_per_device_bytes, options);
-  io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
-  for (const auto& p : f.points)
-    series.points.emplace_back(p.objectives.peak_bytes / kGiB, p.objectives.time_s);
-  d.frontier = {series};
+  if (settings.device_groups.empty()) {  // the frontier sweeps one device type's memory
+    auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
+      PiperSettings st = settings;
+      st.max_devices = devices;
+      st.memory_per_device_bytes = memory;
+      return std::make_unique<PiperCostModel>(model, st);
+    };
+    PipelineFrontierOptions options;
+    options.memory_step = 0.05;
+    options.time_limit_s = 20;
+    options.progress = progress;
+    const PipelineFrontierResult f = pipeline_frontier(model, factory, {settings.max_devices},
+                                                       settings.memory_per_device_bytes, options);
+    io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
+    for (const auto& p : f.points)
+      series.points.emplace_back(p.objectives.peak_bytes / kGiB, p.objectives.time_s);
+    d.frontier = {series};
+  }
   d.frontier_y_title = "time per sample (Piper's objective)";
   d.notes =
       "Every data-parallel replica of every stage is simulated; forward is one third of a "
