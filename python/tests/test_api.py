@@ -86,6 +86,21 @@ def test_placed_and_coarsened_pipeline_plans_equal_the_cli(tmp_path):
         paraplan.plan(input=path, cost_model="piper", cluster="pcie-2socket", placement="best")
 
 
+def test_mixed_cluster_plan_equals_the_cli(tmp_path):
+    model = tmp_path / "builtin.json"  # the built-in layer model (A100 times)
+    subprocess.run([BINARY, "convert", "-o", str(model)], check=True, capture_output=True)
+    ours = paraplan.plan(input=str(model), cluster="mixed-a100-h100", devices=16)
+    out = tmp_path / "plan.json"
+    subprocess.run([BINARY, "plan", str(model), "--cluster", "mixed-a100-h100", "--devices", "16",
+                    "-o", str(out), "--quiet"], check=True, capture_output=True)
+    assert ours == json.loads(out.read_text())
+    assert ours["device_groups"] == ["A100", "H100"]
+    baselines = ours["mixed_baselines"]
+    assert ours["objective"] < baselines["fastest_group_alone"] < baselines["blind_on_this_cluster"]
+    alone = paraplan.plan(input=str(model), cluster="dgx-h100", devices=8, model_device="A100")
+    assert alone["objective"] == baselines["fastest_group_alone"]
+
+
 def test_dapple_plan_equals_the_cli():
     path = os.path.join(DATA, "dapple", "bert-24-pbs-6.txt")
     ours = paraplan.plan(input=path, machines="2x8")
