@@ -117,6 +117,19 @@ CoarseModel coarsen(const Model& model, int nodes) {
   for (const auto& [pair, bytes] : edges) c.edges.push_back({pair.first, pair.second, bytes});
   c.layers.resize(out.members.size());
   c.index();
+  // Each coarse edge's position among its ends' in- and out-edges (for the sync bytes).
+  std::map<std::pair<int, int>, int> coarse_edge;
+  std::vector<int> in_pos(c.edges.size()), out_pos(c.edges.size());
+  for (std::size_t e = 0; e < c.edges.size(); ++e)
+    coarse_edge[{c.edges[e].from, c.edges[e].to}] = static_cast<int>(e);
+  for (int v = 0; v < c.size(); ++v) {
+    for (std::size_t q = 0; q < c.in_edge_ids[static_cast<std::size_t>(v)].size(); ++q)
+      in_pos[static_cast<std::size_t>(c.in_edge_ids[static_cast<std::size_t>(v)][q])] =
+          static_cast<int>(q);
+    for (std::size_t q = 0; q < c.out_edge_ids[static_cast<std::size_t>(v)].size(); ++q)
+      out_pos[static_cast<std::size_t>(c.out_edge_ids[static_cast<std::size_t>(v)][q])] =
+          static_cast<int>(q);
+  }
   for (std::size_t j = 0; j < out.members.size(); ++j) {
     Layer& layer = c.layers[j];
     layer.id = static_cast<std::int64_t>(j);
@@ -134,6 +147,8 @@ CoarseModel coarsen(const Model& model, int nodes) {
       for (bool lean : {false, true}) {
         LayerOption sum;
         sum.id = lean ? "leanest" : "fastest";
+        sum.sync_in_bytes.assign(c.in_edge_ids[j].size(), 0.0);
+        sum.sync_out_bytes.assign(c.out_edge_ids[j].size(), 0.0);
         bool forward = true;
         for (int v : out.members[j]) {
           const auto* opts = model.layers[static_cast<std::size_t>(v)].options_for(degree);
@@ -145,13 +160,32 @@ CoarseModel coarsen(const Model& model, int nodes) {
           sum.parameter_bytes += o.parameter_bytes;
           sum.memory_per_inflight_bytes += o.memory_per_inflight_bytes;
           sum.memory_fixed_bytes += o.memory_fixed_bytes;
+          // Its sync bytes on edges that leave the segment go to the coarse edge they join.
+          const auto& ins = model.in_edge_ids[static_cast<std::size_t>(v)];
+          for (std::size_t q = 0; q < ins.size() && q < o.sync_in_bytes.size(); ++q) {
+            const int from = segment[static_cast<std::size_t>(
+                model.edges[static_cast<std::size_t>(ins[q])].from)];
+            if (from != static_cast<int>(j))
+              sum.sync_in_bytes[static_cast<std::size_t>(
+                  in_pos[static_cast<std::size_t>(coarse_edge.at({from, static_cast<int>(j)}))])] +=
+                  o.sync_in_bytes[q];
+          }
+          const auto& outs = model.out_edge_ids[static_cast<std::size_t>(v)];
+          for (std::size_t q = 0; q < outs.size() && q < o.sync_out_bytes.size(); ++q) {
+            const int to = segment[static_cast<std::size_t>(
+                model.edges[static_cast<std::size_t>(outs[q])].to)];
+            if (to != static_cast<int>(j))
+              sum.sync_out_bytes[static_cast<std::size_t>(
+                  out_pos[static_cast<std::size_t>(coarse_edge.at({static_cast<int>(j), to}))])] +=
+                  o.sync_out_bytes[q];
+          }
         }
         if (!forward) sum.forward_time_s = 0;
-        sum.sync_in_bytes.assign(c.in_edge_ids[j].size(), 0.0);
-        sum.sync_out_bytes.assign(c.out_edge_ids[j].size(), 0.0);
         if (lean && group.options.size() == 1 &&
             group.options[0].compute_time_s == sum.compute_time_s &&
-            group.options[0].memory_per_inflight_bytes == sum.memory_per_inflight_bytes)
+            group.options[0].memory_per_inflight_bytes == sum.memory_per_inflight_bytes &&
+            group.options[0].sync_in_bytes == sum.sync_in_bytes &&
+            group.options[0].sync_out_bytes == sum.sync_out_bytes)
           continue;  // one option is both
         group.options.push_back(sum);
       }
@@ -174,7 +208,8 @@ Plan priced(const PiperCostModel& cost, StageCursor& cursor, std::vector<Stage> 
     int shape = -1;
     for (int s = 0; s < static_cast<int>(shapes.size()); ++s)
       if (shapes[static_cast<std::size_t>(s)].data_parallel == d &&
-          shapes[static_cast<std::size_t>(s)].tensor_parallel == st.tensor_parallel)
+          shapes[static_cast<std::size_t>(s)].tensor_parallel == st.tensor_parallel &&
+          shapes[static_cast<std::size_t>(s)].device_type == st.device_type)
         shape = s;
     const int y = static_cast<int>((suffix + d - 1) / d);
     suffix -= d;
@@ -221,6 +256,7 @@ CoarsePlanResult plan_coarsened(const Model& model, const PiperSettings& setting
     Stage st;
     st.data_parallel = cs.data_parallel;
     st.tensor_parallel = cs.tensor_parallel;
+    st.device_type = cs.device_type;
     for (int v : cs.layers)
       st.layers.insert(st.layers.end(), coarse.members[static_cast<std::size_t>(v)].begin(),
                        coarse.members[static_cast<std::size_t>(v)].end());

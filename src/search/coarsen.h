@@ -24,8 +24,9 @@ struct CoarseModel {
 /// its smallest degree), each cut placed where the fewest bytes cross within a quarter segment
 /// of the balanced point. A super-node has the degrees all its layers have, each with two
 /// options: every layer's fastest, and every layer's leanest (smallest memory per micro-batch in
-/// flight); edges between segments are summed. Tensor-parallel sync bytes are not carried over
-/// (the uncoarsened plan is priced on the real layers).
+/// flight), each with its layers' tensor-parallel sync bytes on the edges that leave the
+/// segment; edges between segments are summed. A coarse stage therefore prices as the same
+/// layers with those options, and the uncoarsened plan (exact options per stage) is no worse.
 CoarseModel coarsen(const Model& model, int nodes);
 
 struct CoarsePlanResult {

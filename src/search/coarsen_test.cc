@@ -13,7 +13,8 @@
 namespace paraplan {
 namespace {
 
-// A random DAG of n layers (edges forward in index order), one or two degrees, 1..3 options.
+// A random DAG of n layers (edges forward in index order), one or two degrees, 1..3 options,
+// tensor-parallel sync bytes on the edges of t = 2 options.
 Model random_dag(int n) {
   Model m;
   m.name = "random";
@@ -35,8 +36,10 @@ Model random_dag(int n) {
         opt.parameter_bytes = *rc::gen::inRange(0, 8);
         opt.memory_per_inflight_bytes = *rc::gen::inRange(0, 9);
         opt.memory_fixed_bytes = *rc::gen::inRange(0, 11);
-        opt.sync_in_bytes.assign(m.in_edge_ids[v].size(), 0);
-        opt.sync_out_bytes.assign(m.out_edge_ids[v].size(), 0);
+        for (std::size_t q = 0; q < m.in_edge_ids[v].size(); ++q)
+          opt.sync_in_bytes.push_back(t > 1 ? *rc::gen::inRange(0, 3) : 0);
+        for (std::size_t q = 0; q < m.out_edge_ids[v].size(); ++q)
+          opt.sync_out_bytes.push_back(t > 1 ? *rc::gen::inRange(0, 3) : 0);
         deg.options.push_back(opt);
       }
       m.layers[v].by_degree.push_back(deg);
