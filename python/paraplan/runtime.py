@@ -38,7 +38,9 @@ class RunError(ValueError):
 
 class Layout:
     """Ranks of the plan: stage s, replica r, tensor-parallel index k, in rank order (stage by
-    stage) unless the plan names the devices of a stage (``device_ids``)."""
+    stage) unless the plan names the devices of a stage (``device_ids``). A plan placed on some
+    devices of a larger cluster names cluster devices; rank i then runs what the i-th smallest
+    of them runs (``device_of_rank`` keeps the cluster device of each rank)."""
 
     def __init__(self, plan):
         stages = plan.get("stages") or []
@@ -60,9 +62,12 @@ class Layout:
                 self.of[(s, r, k)] = int(named[i]) if named else count + i
             count += d * t
         self.world = count
-        ranks = sorted(self.of.values())
-        if ranks != list(range(count)):
-            raise RunError(f"the plan's device_ids are not the devices 0..{count - 1} once each")
+        named = sorted(self.of.values())
+        if len(set(named)) != count or named[0] < 0:
+            raise RunError("the plan's device_ids name a device twice (or a negative one)")
+        self.device_of_rank = named
+        rank_of = {device: rank for rank, device in enumerate(named)}
+        self.of = {key: rank_of[device] for key, device in self.of.items()}
         self.at = {rank: key for key, rank in self.of.items()}
 
     def replica(self, stage, microbatch):
@@ -651,6 +656,10 @@ def worker(rank, world, config):
                 module.load_state_dict(state)
         names = _names(module)
         layout = Layout(plan)
+        if rank == 0 and options.get("verbose") and \
+                layout.device_of_rank != list(range(layout.world)):
+            print("placed on part of a cluster: rank i runs on cluster device " +
+                  ", ".join(f"{i} -> {d}" for i, d in enumerate(layout.device_of_rank)), flush=True)
         example, _ = make_batch(0, options["micro_shape"], options["tokens"], (1, 1),
                                 options["seed"])
         partition = Partition(module, plan, layout, options["granularity"], example)

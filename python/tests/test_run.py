@@ -211,3 +211,16 @@ def test_a_file_that_is_not_a_pipeline_plan_is_refused(text, message, tmp_path):
     missing = subprocess.run([sys.executable, "-m", "paraplan", "run", str(tmp_path / "no.json"),
                               *GPT, "--input-shape", "2,16"], capture_output=True, text=True)
     assert missing.returncode == 2 and "no.json: No such file or directory" in missing.stderr
+
+
+def test_a_plan_placed_on_part_of_a_cluster_runs_on_consecutive_ranks():
+    from paraplan.runtime import Layout, RunError
+    plan = {"stages": [{"data_parallel": 2, "tensor_parallel": 1, "device_ids": [6, 2]},
+                       {"data_parallel": 1, "tensor_parallel": 2, "device_ids": [0, 5]}]}
+    layout = Layout(plan)
+    assert layout.world == 4
+    assert layout.device_of_rank == [0, 2, 5, 6]
+    assert layout.of == {(0, 0, 0): 3, (0, 1, 0): 1, (1, 0, 0): 0, (1, 0, 1): 2}
+    plan["stages"][1]["device_ids"] = [0, 2]
+    with pytest.raises(RunError, match="twice"):
+        Layout(plan)
