@@ -137,7 +137,6 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
     options.evaluation_limit = std::max<long long>(200, 20000000 / flows / 8);
     options.node_limit = std::max<long long>(50000, 30000000 / flows);
     placed = place(cost, options);
-    out.placement_nodes = placed.nodes;
   }
   cost.apply(placed.device_of_slot, plan);
   plan.placement = PlacementFigures{request.cluster_name, placed.cost_s, placed.rank_order_cost_s,

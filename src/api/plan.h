@@ -64,7 +64,6 @@ struct PipelinePlanResult {
   /// Placed plans: the simulated iteration (seconds) on the cluster's links, as placed and in
   /// rank order.
   std::optional<double> placed_simulated_s, rank_order_simulated_s;
-  long long placement_nodes = 0;  ///< branch and bound nodes the placer visited
   /// Mixed clusters (several device groups): what the plan is up against. A plan made as if
   /// every device were the model's (one group, factor 1) — its objective as planned and on this
   /// cluster (each stage at the slowest group its rank-order devices touch) —, and the best plan

@@ -102,11 +102,6 @@ PlacementCostModel::PlacementCostModel(const Model& model, const Plan& plan,
         flows_.push_back({slot(s, r, k), slot(s, (r + 1) % d, k), 2.0 * (d - 1) / d * weights,
                           2 * (d - 1), true, s, -1});
   }
-  flows_of_slot_.assign(slots_.size(), {});
-  for (int f = 0; f < static_cast<int>(flows_.size()); ++f) {
-    flows_of_slot_[static_cast<std::size_t>(flows_[f].from)].push_back(f);
-    flows_of_slot_[static_cast<std::size_t>(flows_[f].to)].push_back(f);
-  }
 }
 
 std::vector<PlacementCostModel::StageCost> PlacementCostModel::stage_costs(

@@ -64,8 +64,6 @@ class PlacementCostModel {
   int device_count() const { return topology_.device_count(); }
   const std::vector<Slot>& slots() const { return slots_; }
   const std::vector<Flow>& flows() const { return flows_; }
-  /// Flows with an end at each slot.
-  const std::vector<std::vector<int>>& flows_of_slot() const { return flows_of_slot_; }
   const Topology& topology() const { return topology_; }
   const std::vector<int>& machine_of_device() const { return machine_of_device_; }
   const std::vector<int>& group_of_device() const { return group_of_device_; }
@@ -98,7 +96,6 @@ class PlacementCostModel {
   double n_ = 1;
   std::vector<Slot> slots_;
   std::vector<Flow> flows_;
-  std::vector<std::vector<int>> flows_of_slot_;
   std::vector<double> base_;  ///< per stage: compute + optimizer per micro-batch
   std::vector<int> machine_of_device_;
   std::vector<int> group_of_device_;

@@ -30,7 +30,6 @@ struct PlacementResult {
   double lower_bound_s = 0;      ///< the cost when exact; else the cost model's bound
   bool exact = false;            ///< branch and bound finished: no placement is better
   long long nodes = 0, evaluations = 0;
-  double gap() const { return lower_bound_s > 0 ? cost_s / lower_bound_s - 1 : 0; }
 };
 
 PlacementResult place(const PlacementCostModel& cost, const PlacementOptions& options = {});

@@ -171,7 +171,7 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n, const Topo
         const int to = st.devices[static_cast<std::size_t>((r + 1) % st.replicas)];
         // 2(d − 1) ring steps, each paying the route's latency.
         send.duration_s = (2 * (st.replicas - 1) - 1) * topology->route_latency_s(from, to);
-        ring.push_back(transfer(send, from, to, st.ring_bytes / st.tensor_parallel));
+        ring.push_back(transfer(send, from, to, st.ring_bytes));
       }
     for (int r = 0; r < st.replicas; ++r) {
       const int dev = first_device[static_cast<std::size_t>(s)] + r;
@@ -242,7 +242,7 @@ Program pipeline_program(const Model& model, const Plan& plan, int n, const Topo
                                   topology->device_count()));
       r.tensor_parallel = st.tensor_parallel;
       const double weights = stage_gradient_bytes(model, st);
-      r.ring_bytes = 2.0 * (d - 1) / d * weights * st.tensor_parallel;
+      r.ring_bytes = 2.0 * (d - 1) / d * weights;
     }
     stages.push_back(r);
   }

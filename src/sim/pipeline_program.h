@@ -36,7 +36,7 @@ struct ReplayStage {
   int tensor_parallel = 1;
   std::vector<std::pair<int, double>> sends;     ///< (later stage, activation bytes) per pass
   std::vector<std::pair<int, double>> receives;  ///< (earlier stage, bytes): gradients back
-  double ring_bytes = 0;  ///< each replica's ring all-reduce send, 2(d − 1)/d × gradient bytes
+  double ring_bytes = 0;  ///< a rank's ring all-reduce send: 2(d − 1)/d × its gradient bytes
 };
 /// With a topology, transfers cross its links (channel c is link c) and share them.
 Program staged_program(const std::vector<ReplayStage>& stages, int microbatches,
