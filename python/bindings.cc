@@ -14,6 +14,7 @@
 #include "api/inputs.h"
 #include "api/knobs.h"
 #include "api/plan.h"
+#include "api/plan_mixed.h"
 #include "api/results_json.h"
 #include "api/simulate.h"
 #include "io/json_fields.h"
@@ -151,7 +152,7 @@ std::string recompute_keyword(const py::dict& kw) {
 std::string transformer_plan(const py::dict& kw) {
   const Keywords k(kw,
                    with({"model", "cluster", "devices", "batch", "uniform_stages", "top",
-                         "resimulate", "time_limit", "export", "planner"},
+                         "resimulate", "time_limit", "export", "planner", "model_device"},
                         kKnobs),
                    "the transformer planner");
   api::TransformerPlanRequest request;
@@ -161,6 +162,21 @@ std::string transformer_plan(const py::dict& kw) {
   request.cluster = api::load_cluster(request.cluster_name, devices);
   api::TransformerKnobs t = knobs(k);
   t.recompute = recompute_keyword(kw);
+  if (api::device_types_used(request.cluster, devices) > 1) {  // the mixed planner
+    for (const char* other : {"uniform_stages", "resimulate", "time_limit", "export"})
+      if (k.has(other))
+        throw FieldError(other, ": not available for a cluster of several device types yet");
+    const api::MixedTransformerPlanRequest mixed = api::mixed_transformer_request(
+        request.model, request.cluster, request.cluster_name, devices, t,
+        k.integer("batch", 512, 1, 1000000000), static_cast<int>(k.integer("top", 5, 1, 1000)),
+        k.text("model_device"));
+    return api::mixed_transformer_plan_json(mixed, api::plan_mixed_transformer(mixed)).dump();
+  }
+  if (k.has("model_device"))
+    throw FieldError("model_device",
+                     ": the transformer planner takes it on a cluster of several "
+                     "device types only");
+  request.cluster = api::one_device_type(request.cluster, devices, "the transformer planner");
   request.settings = api::search_settings(t, devices, k.integer("batch", 512, 1, 1000000000),
                                           k.flag("uniform_stages"));
   request.settings.top_k = static_cast<int>(k.integer("top", 5, 1, 1000));
@@ -283,7 +299,8 @@ std::string evaluate(const py::dict& kw) {
   const TrainingConfig config = api::training_config(
       t, static_cast<int>(k.integer("devices", 0, 1, 1 << 20)), k.integer("batch", 0, 1, 1 << 30));
   const std::string cluster_name = k.text("cluster", "dgx-a100");
-  const Cluster cluster = api::load_cluster(cluster_name, config.devices());
+  const Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, config.devices()),
+                                               config.devices(), "evaluate");
   const AnalyticResult r =
       api::evaluate({model, cluster, api::load_calibration(t.calibration, cluster), config});
   io::Json j = api::priced_json(config, r, config.devices());
@@ -300,7 +317,8 @@ std::string frontier(const py::dict& kw) {
   const TransformerConfig model = api::load_transformer(k.text("model"));
   const std::string cluster_name = k.text("cluster", "dgx-a100");
   const int devices = static_cast<int>(k.integer("devices", 8, 1, 1 << 20));
-  const Cluster cluster = api::load_cluster(cluster_name, devices);
+  const Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, devices), devices,
+                                               "the transformer frontier");
   api::TransformerKnobs t = knobs(k);
   t.recompute = recompute_keyword(kw);
   const api::TransformerFrontierRequest request{

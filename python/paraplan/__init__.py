@@ -47,7 +47,11 @@ def plan(model=None, input=None, **keywords):
     layers), ``sequence_parallel``, ``zero``, ``overlap_grad_reduce``, ``attention``,
     ``moe_capacity_factor``), ``calibration``, ``uniform_stages``, ``top``, ``resimulate``,
     ``time_limit`` (seconds), ``export`` ("megatron" or "deepspeed": the configuration under
-    the key ``"export"``). Pipeline keywords: ``format``, ``cluster``, ``devices``, ``memory``
+    the key ``"export"``). On a cluster of several device types (``"mixed-a100-h100"`` or a
+    file with typed machines) the answer is the mixed planner's (``"planner": "llm-mixed"``: the
+    best pipeline over both types, each type alone, and the type-blind plan, whose type
+    ``model_device`` names); it searches every knob but ``seq_len`` and ``attention``. Pipeline
+    keywords: ``format``, ``cluster``, ``devices``, ``memory``
     (bytes, or "16GiB"), ``bandwidth`` (bytes/s, or "25GB/s"), ``microbatches``,
     ``cost_model`` ("piper" or "dapple"), ``machines``, ``batch``, ``microbatch_size``,
     ``profile_batch``, ``placement`` ("search" or "rank-order": on a cluster with a network, every

@@ -101,6 +101,26 @@ def test_mixed_cluster_plan_equals_the_cli(tmp_path):
     assert alone["objective"] == baselines["fastest_group_alone"]
 
 
+def test_mixed_transformer_plan_equals_the_cli():
+    ours = paraplan.plan(model="gpt-7.5b", cluster="mixed-a100-h100", devices=16)
+    theirs = cli("plan", "--model", "gpt-7.5b", "--cluster", "mixed-a100-h100", "--devices",
+                 "16", "--json", "--quiet")
+    assert answer(ours) == answer(theirs)
+    assert ours["planner"] == "llm-mixed" and ours["answer"] == "mixed"
+    types = {stage["device_type"] for stage in ours["mixed"]["stages"]}
+    assert types == {"A100", "H100"}
+    h100 = next(a for a in ours["alone"] if a["device_type"] == "H100")
+    assert ours["iteration_time_s"] < h100["plan"]["iteration_time_s"]
+    assert ours["iteration_time_s"] < ours["type_blind"]["iteration_time_s"]
+    # the H100 alone is the homogeneous planner's answer on a DGX H100 node (of the same fabric)
+    dgx = paraplan.plan(model="gpt-7.5b", cluster="dgx-h100-rails", devices=8, top=1)
+    assert h100["plan"]["iteration_time_s"] == dgx["iteration_time_s"]
+    with pytest.raises(paraplan.UsageError, match="tp: the planner of a cluster of several"):
+        paraplan.plan(model="gpt-7.5b", cluster="mixed-a100-h100", devices=16, tp=2)
+    with pytest.raises(paraplan.UsageError, match="model_device: the transformer planner takes"):
+        paraplan.plan(model="gpt-7.5b", cluster="dgx-h100", devices=8, model_device="A100")
+
+
 def test_dapple_plan_equals_the_cli():
     path = os.path.join(DATA, "dapple", "bert-24-pbs-6.txt")
     ours = paraplan.plan(input=path, machines="2x8")

@@ -1,7 +1,11 @@
 // Input loading shared by every job.
 #include "api/inputs.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "cost/analytic.h"
 #include "io/calibration_file.h"
@@ -148,12 +152,10 @@ Cluster load_cluster(const std::string& name, int devices) {
                                     joined(zoo::cluster_preset_names()) +
                                     ") nor a cluster file (.json, .yaml)");
   Cluster c = io::read_cluster_file(name);
-  if (c.device_types.size() != 1)
-    throw Error(ErrorKind::kInput, name + ": /device_types",
-                "the transformer planner needs exactly one device type");
-  if (c.device_types[0].peak_flops_per_s <= 0)
-    throw Error(ErrorKind::kInput, name + ": /device_types/0/peak_flops_per_s",
-                "the analytic cost model needs the device's peak FLOP/s");
+  for (std::size_t k = 0; k < c.device_types.size(); ++k)
+    if (c.device_types[k].peak_flops_per_s <= 0)
+      throw Error(ErrorKind::kInput, fmt::format("{}: /device_types/{}/peak_flops_per_s", name, k),
+                  "the analytic cost model needs the device's peak FLOP/s");
   if (c.device_count() < devices)
     throw FieldError("devices", " " + std::to_string(devices) + ": the cluster in " + name +
                                     " has only " + std::to_string(c.device_count()) + " devices");
@@ -163,8 +165,52 @@ Cluster load_cluster(const std::string& name, int devices) {
   return c;
 }
 
+int device_types_used(const Cluster& cluster, int devices) {
+  std::vector<bool> used(cluster.device_types.size(), false);
+  int id = 0;
+  for (int m = 0; m < cluster.machine_count() && id < devices; ++m) {
+    used[static_cast<std::size_t>(cluster.machine_device_type[static_cast<std::size_t>(m)])] = true;
+    id += cluster.machine_sizes[static_cast<std::size_t>(m)];
+  }
+  return static_cast<int>(std::count(used.begin(), used.end(), true));
+}
+
+Cluster one_device_type(Cluster cluster, int devices, const std::string& what) {
+  if (device_types_used(cluster, devices) > 1)
+    throw FieldError("cluster", ": " + cluster.name + " mixes device types among its first " +
+                                    std::to_string(devices) + " devices; " + what +
+                                    " prices one type (paraplan plan --model plans a cluster of "
+                                    "several)");
+  if (cluster.machine_count() == 0) return cluster;
+  // The analytic model reads the first device type: make it the one the devices are.
+  const int used = cluster.machine_device_type[0];
+  if (used != 0) {
+    std::swap(cluster.device_types[0], cluster.device_types[static_cast<std::size_t>(used)]);
+    for (int& t : cluster.machine_device_type) t = t == used ? 0 : t == 0 ? used : t;
+  }
+  return cluster;
+}
+
+std::vector<Calibration> load_calibrations(const std::string& file, const Cluster& cluster) {
+  std::vector<Calibration> out;
+  std::optional<Calibration> given;
+  if (!file.empty()) given = io::read_calibration_file(file);
+  for (const DeviceType& type : cluster.device_types) {
+    if (!type.calibration_file.empty())
+      out.push_back(io::read_calibration_file(type.calibration_file));
+    else if (given && given->device == type.name)
+      out.push_back(*given);
+    else
+      out.push_back(default_calibration(type.name));
+  }
+  return out;
+}
+
 Calibration load_calibration(const std::string& file, const Cluster& cluster) {
-  const std::string& device = cluster.device_types.at(0).name;
+  const DeviceType& type = cluster.device_types.at(0);
+  const std::string& device = type.name;
+  if (file.empty() && !type.calibration_file.empty())
+    return io::read_calibration_file(type.calibration_file);
   if (file.empty()) return default_calibration(device);
   Calibration c = io::read_calibration_file(file);
   if (c.device != device)

@@ -52,9 +52,19 @@ bool is_transformer_model(const std::string& model);
 /// A built-in name or a config.json; FieldError("model") listing the built-ins otherwise.
 TransformerConfig load_transformer(const std::string& name);
 /// A preset for `devices` GPUs, or a paraplan-cluster file (.json, .yaml, .yml) with at least
-/// `devices` devices of one type; FieldError("cluster" or "devices") otherwise.
+/// `devices` devices, each type with its peak FLOP/s; FieldError("cluster" or "devices")
+/// otherwise.
 Cluster load_cluster(const std::string& preset_or_file, int devices);
-/// The calibration file, or the shipped one for the cluster's device type.
+/// Device types among the cluster's first `devices` devices.
+int device_types_used(const Cluster& cluster, int devices);
+/// The cluster with the type of its first `devices` devices first (what the analytic model reads);
+/// FieldError("cluster") when they are of several types (`what` names the job refusing them).
+Cluster one_device_type(Cluster cluster, int devices, const std::string& what);
+/// The calibration of the cluster's first device type: the file given, else the type's own
+/// (`calibration` in the cluster file), else the shipped one for its name.
 Calibration load_calibration(const std::string& file, const Cluster& cluster);
+/// One calibration per device type: the type's own file, else the file given when it calibrates
+/// that type, else the shipped one (Error(kUsage) for a device without one).
+std::vector<Calibration> load_calibrations(const std::string& file, const Cluster& cluster);
 
 }  // namespace paraplan::api

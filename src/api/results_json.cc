@@ -1,6 +1,7 @@
 // The JSON documents of every job's result.
 #include "api/results_json.h"
 
+#include "api/knobs.h"
 #include "io/native_json.h"
 #include "io/transformer_json.h"
 
@@ -74,6 +75,92 @@ io::Json transformer_plan_json(const TransformerPlanRequest& request,
                  {"stage_splits_searched", r.balanced},
                  {"timed_out", r.timed_out}};
   return j;
+}
+
+io::Json mixed_priced_json(const Cluster& cluster, const MixedConfig& c, const MixedResult& r) {
+  TrainingConfig knobs;
+  knobs.recompute = c.recompute;
+  io::Json segments = io::Json::array(), stages = io::Json::array();
+  for (const MixedSegment& g : c.segments)
+    segments.push_back(
+        {{"device_type", cluster.device_types[static_cast<std::size_t>(g.device_type)].name},
+         {"tp", g.tp},
+         {"dp", g.dp},
+         {"pp", g.pp}});
+  for (const MixedStage& st : r.stages)
+    stages.push_back(
+        {{"device_type", cluster.device_types[static_cast<std::size_t>(st.device_type)].name},
+         {"tp", st.tp},
+         {"dp", st.dp},
+         {"first_layer", st.first_layer},
+         {"layers", st.layers},
+         {"time_per_microbatch_s", st.time_per_microbatch_s},
+         {"dp_sync_s", st.sync_s},
+         {"optimizer_s", st.optimizer_s},
+         {"peak_bytes", st.memory.peak_bytes},
+         {"memory_limit_bytes", st.memory_limit_bytes},
+         {"device_ids", st.device_ids}});
+  return {{"iteration_time_s", r.iteration_time_s},
+          {"tokens_per_s", r.tokens_per_s},
+          {"tflops_per_device", r.tflops_per_device},
+          {"mfu", r.mfu},
+          {"fits", r.fits},
+          {"breakdown",
+           {{"pipeline_s", r.pipeline_s},
+            {"bubble_s", r.bubble_s},
+            {"dp_allreduce_s", r.dp_allreduce_s},
+            {"optimizer_s", r.optimizer_s}}},
+          {"config",
+           {{"seq_len", c.seq_len},
+            {"global_batch", c.global_batch},
+            {"samples_per_microbatch", c.samples_per_microbatch},
+            {"microbatches", c.microbatches()},
+            {"recompute", recompute_text(knobs)},
+            {"sequence_parallel", c.sequence_parallel},
+            {"zero_stage", c.zero_stage},
+            {"overlap_grad_reduce", c.overlap_grad_reduce},
+            {"devices", c.devices()},
+            {"stage_layers", r.stage_layers},
+            {"segments", segments}}},
+          {"stages", stages}};
+}
+
+io::Json mixed_transformer_plan_json(const MixedTransformerPlanRequest& request,
+                                     const MixedTransformerPlanResult& result) {
+  const MixedSearchResult& r = result.search;
+  io::Json top = io::Json::array();
+  for (const MixedCandidate& c : r.top)
+    top.push_back(mixed_priced_json(request.cluster, c.config, c.result));
+  io::Json alone = io::Json::array();
+  for (const SingleTypePlan& a : result.alone)
+    alone.push_back({{"device_type", a.device_type},
+                     {"devices", a.devices},
+                     {"plan", a.best ? priced_json(a.best->config, a.best->result, a.devices)
+                                     : io::Json(nullptr)}});
+  const TypeBlindPlan& b = result.blind;
+  io::Json blind = {{"device_type", b.device_type}, {"plan", nullptr}};
+  if (b.plan) {
+    blind["plan"] = priced_json(b.plan->config, b.plan->result, request.devices);
+    blind["iteration_time_s"] = b.iteration_time_s;
+    blind["fits"] = b.fits;
+    blind["priced_as"] = b.priced_as;
+  }
+  return {{"model", request.model.name},
+          {"cluster", request.cluster_name},
+          {"devices", request.devices},
+          {"planner", "llm-mixed"},
+          {"cost_model", "analytic"},
+          {"answer", result.best_alone ? "alone" : "mixed"},
+          {"iteration_time_s", result.best_iteration_time_s},
+          {"mixed", top.empty() ? io::Json(nullptr) : top[0]},
+          {"top", top},
+          {"alone", alone},
+          {"type_blind", blind},
+          {"search",
+           {{"evaluated", r.evaluated},
+            {"pruned_by_bound", r.pruned},
+            {"rejected_out_of_memory", r.rejected_memory},
+            {"seconds", r.seconds}}}};
 }
 
 io::Json transformer_plan_file(const TransformerPlanRequest& request,

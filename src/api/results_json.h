@@ -7,6 +7,7 @@
 
 #include "api/frontier.h"
 #include "api/plan.h"
+#include "api/plan_mixed.h"
 #include "api/simulate.h"
 #include "io/json_fields.h"
 
@@ -24,6 +25,16 @@ io::Json transformer_plan_json(const TransformerPlanRequest& request,
 /// calibration embedded).
 io::Json transformer_plan_file(const TransformerPlanRequest& request,
                                const TransformerPlanResult& result);
+
+/// One mixed pipeline: iteration_time_s, tokens_per_s, tflops_per_device, mfu, fits,
+/// breakdown{...}, config{... segments[]}, stages[] (device type, widths, layers, devices).
+io::Json mixed_priced_json(const Cluster& cluster, const MixedConfig& config,
+                           const MixedResult& result);
+/// The transformer planner's answer on a cluster of several device types: the answer ("mixed" or
+/// "alone") and its iteration_time_s, the best mixed pipeline and the top, the best plan on each
+/// type alone, the type-blind plan priced on the real devices, and the search's figures.
+io::Json mixed_transformer_plan_json(const MixedTransformerPlanRequest& request,
+                                     const MixedTransformerPlanResult& result);
 
 /// The pipeline plan under Piper's cost model (paraplan-plan) with its settings and, when
 /// nothing fits, the smallest memory that does; `file`: with the model and settings `simulate`

@@ -32,7 +32,8 @@ int run(const EvaluateArgs& a) {
   const TransformerKnobs& k = a.knobs;
   const TrainingConfig t = api::training_config(k, a.devices, a.batch);
   const int devices = t.devices();
-  const Cluster cluster = api::load_cluster(a.cluster, devices);
+  const Cluster cluster =
+      api::one_device_type(api::load_cluster(a.cluster, devices), devices, "paraplan evaluate");
   const AnalyticResult r =
       api::evaluate({model, cluster, api::load_calibration(k.calibration, cluster), t});
   if (!a.export_to.empty()) {

@@ -113,7 +113,8 @@ int run(const FrontierArgs& a) {
                      "the transformer frontier (--model " + a.model + ")");
   const std::string cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
   const TransformerConfig model = api::load_transformer(a.model);
-  const Cluster cluster = api::load_cluster(cluster_name, a.devices);
+  const Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, a.devices),
+                                               a.devices, "the transformer frontier");
   const TransformerKnobs& k = a.knobs;
   LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
   TerminalProgress progress(a.quiet);

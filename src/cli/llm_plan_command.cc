@@ -8,6 +8,7 @@
 #include "api/evaluate.h"
 #include "api/inputs.h"
 #include "api/plan.h"
+#include "api/plan_mixed.h"
 #include "api/results_json.h"
 #include "cli/transformer_common.h"
 #include "io/chrome_trace.h"
@@ -143,6 +144,138 @@ void print_answer(const LlmPlanArgs& a, const api::TransformerPlanRequest& reque
            "(paraplan plan --help; a layer model or profile as INPUT for the pipeline planner)\n";
 }
 
+std::string mixed_knobs_in_words(const MixedConfig& c) {
+  TrainingConfig knobs;
+  knobs.recompute = c.recompute;
+  return fmt::format(
+      "micro-batch of {} sequences over each stage's replicas ({} per iteration), recompute {}{}, "
+      "ZeRO {}{}",
+      c.samples_per_microbatch, c.microbatches(), recompute_text(knobs),
+      c.sequence_parallel ? ", sequence parallel" : "", c.zero_stage,
+      c.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
+}
+
+std::string id_ranges(const std::vector<int>& ids) {  // {0,1,2,5} -> "0-2,5"
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") +
+           (j == i ? std::to_string(ids[i]) : fmt::format("{}-{}", ids[i], ids[j]));
+    i = j + 1;
+  }
+  return out;
+}
+
+// A cluster of several device types: the mixed pipelines against each type alone and the
+// type-blind plan.
+int run_mixed_llm_plan(const LlmPlanArgs& a, api::MixedTransformerPlanRequest request) {
+  const std::pair<bool, const char*> products[] = {
+      {!a.export_to.empty(), "export"},  {!a.output.empty(), "output"},
+      {!a.trace.empty(), "trace"},       {!a.report.empty(), "report"},
+      {a.resimulate > 0, "resimulate"},  {a.uniform_stages, "uniform-stages"},
+      {a.time_limit_s > 0, "time-limit"}};
+  for (const auto& [given, flag] : products)
+    if (given)
+      throw FieldError(flag,
+                       ": not available for a cluster of several device types yet (the "
+                       "answer, --json and the comparison with each type alone are)");
+  const api::MixedTransformerPlanResult r = api::plan_mixed_transformer(request);
+  if (a.json) {
+    std::cout << api::mixed_transformer_plan_json(request, r).dump(2) << "\n";
+    return 0;
+  }
+  const Cluster& cluster = request.cluster;
+  const MixedAnalyticModel mixed(request.model, cluster, request.calibrations, request.devices);
+  std::string devices;
+  for (std::size_t t = 0; t < cluster.device_types.size(); ++t) {
+    const std::size_t n = mixed.devices_of_type()[t].size();
+    if (n == 0) continue;
+    devices += fmt::format("{}{} × {} ({}, {:.0f} TFLOP/s)", devices.empty() ? "" : " + ", n,
+                           cluster.device_types[t].name,
+                           format_bytes(cluster.device_types[t].memory_bytes),
+                           cluster.device_types[t].peak_flops_per_s / 1e12);
+  }
+  const MixedSearchSettings& s = request.settings;
+  std::cout << fmt::format(
+      "{} ({:.1f} B parameters) on {} of {}, global batch {} sequences × {} tokens, {} "
+      "attention\n",
+      request.model.name, request.model.parameters() / 1e9, devices, request.cluster_name,
+      s.global_batch, s.seq_len, io::attention_text(s.attention));
+  std::cout << fmt::format(
+      "searched {} pipelines over both device types in {:.3f} s ({} skipped by a bound, {} do "
+      "not fit in memory)\n\n",
+      grouped(static_cast<double>(r.search.evaluated)), r.search.seconds,
+      grouped(static_cast<double>(r.search.pruned)),
+      grouped(static_cast<double>(r.search.rejected_memory)));
+  const double best = r.best_iteration_time_s;
+  const auto versus = [&](double t) { return fmt::format("{:+.1f} %", 100 * (t / best - 1)); };
+  if (r.best_alone) {
+    const api::SingleTypePlan& alone = r.alone[*r.best_alone];
+    std::cout << fmt::format(
+        "best plan: the {} {} alone (no pipeline over both types is faster): {}\n  iteration "
+        "time {:.3f} s predicted, layers per stage {}\n",
+        alone.devices, alone.device_type, plan_in_words(alone.best->config), best,
+        layer_split(alone.best->config));
+  } else {
+    const MixedCandidate& c = r.search.top[0];
+    std::cout << "best plan: one pipeline over both device types, "
+              << mixed_knobs_in_words(c.config) << "\n";
+    std::cout << fmt::format(
+        "  iteration time    {:.3f} s predicted\n  throughput        {} tokens/s\n  MFU        "
+        "       {:.1f} % of the devices' summed peak ({:.1f} TFLOP/s of model FLOPs per "
+        "device)\n",
+        c.result.iteration_time_s, grouped(c.result.tokens_per_s), 100 * c.result.mfu,
+        c.result.tflops_per_device);
+    std::cout << fmt::format("  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15}  {}\n", "stage",
+                             "device", "tp", "dp", "layers", "devices", "s/micro-batch",
+                             "memory per device");
+    for (std::size_t i = 0; i < c.result.stages.size(); ++i) {
+      const MixedStage& st = c.result.stages[i];
+      std::cout << fmt::format(
+          "  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15.5f}  {} of {}\n", i,
+          cluster.device_types[static_cast<std::size_t>(st.device_type)].name, st.tp, st.dp,
+          fmt::format("{}-{}", st.first_layer, st.first_layer + st.layers - 1),
+          id_ranges(st.device_ids), st.time_per_microbatch_s, format_bytes(st.memory.peak_bytes),
+          format_bytes(st.memory_limit_bytes));
+    }
+  }
+  std::cout << "\ncompared with:\n";
+  if (!r.search.top.empty() && r.best_alone)
+    std::cout << fmt::format("  the best pipeline over both types   {:.3f} s ({})\n",
+                             r.search.top[0].result.iteration_time_s,
+                             versus(r.search.top[0].result.iteration_time_s));
+  for (std::size_t i = 0; i < r.alone.size(); ++i) {
+    if (r.best_alone && *r.best_alone == i) continue;
+    const api::SingleTypePlan& alone = r.alone[i];
+    const std::string who = fmt::format("the {} {} alone", alone.devices, alone.device_type);
+    if (alone.best)
+      std::cout << fmt::format(
+          "  {:<35} {:.3f} s ({}): {}\n", who, alone.best->result.iteration_time_s,
+          versus(alone.best->result.iteration_time_s), plan_in_words(alone.best->config));
+    else
+      std::cout << fmt::format("  {:<35} no plan fits\n", who);
+  }
+  const api::TypeBlindPlan& b = r.blind;
+  const std::string who = fmt::format("all {} taken for {}", request.devices, b.device_type);
+  if (!b.plan)
+    std::cout << fmt::format("  {:<35} no plan fits\n", who);
+  else
+    std::cout << fmt::format(
+        "  {:<35} {:.3f} s on these devices ({}{}; it predicts {:.3f} s), priced {}: {}\n", who,
+        b.iteration_time_s, versus(b.iteration_time_s), b.fits ? "" : ", does not fit",
+        b.plan->result.iteration_time_s,
+        b.priced_as == "stages" ? "stage by stage on the types they land on"
+                                : "at the pace of the slowest type",
+        plan_in_words(b.plan->config));
+  if (!r.best_alone)
+    std::cout << "\nMegatron-LM and DeepSpeed give every stage the same data-parallel width; a "
+                 "pipeline whose widths differ by device type needs a runtime that splits each "
+                 "micro-batch over a stage's replicas (as `paraplan run` does for pipeline "
+                 "plans)\n";
+  return 0;
+}
+
 }  // namespace
 
 int run_llm_plan(const LlmPlanArgs& a) {
@@ -151,6 +284,17 @@ int run_llm_plan(const LlmPlanArgs& a) {
   request.cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
   const int devices = a.devices > 0 ? a.devices : 8;
   request.cluster = api::load_cluster(request.cluster_name, devices);
+  if (api::device_types_used(request.cluster, devices) > 1) {
+    return run_mixed_llm_plan(a, api::mixed_transformer_request(
+                                     request.model, request.cluster, request.cluster_name, devices,
+                                     a.knobs, a.batch > 0 ? a.batch : 512, a.top, a.model_device));
+  }
+  if (!a.model_device.empty())
+    throw FieldError("model-device",
+                     ": the transformer planner takes it on a cluster of several "
+                     "device types only (" +
+                         request.cluster_name + " has one)");
+  request.cluster = api::one_device_type(request.cluster, devices, "the transformer planner");
   request.settings =
       search_settings(a.knobs, devices, a.batch > 0 ? a.batch : 512, a.uniform_stages);
   request.settings.top_k = a.top;

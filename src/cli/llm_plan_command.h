@@ -24,7 +24,9 @@ struct LlmPlanArgs {
   std::string report;     ///< write the HTML report of the best plan here
   std::string trace;      ///< write the Chrome trace of the best plan's simulated iteration here
   ProgressSink* progress = nullptr;
-  bool showcase = false;  ///< the built-in example: end with how to plan one's own model
+  bool showcase = false;
+  /// A cluster of several device types: the type the type-blind comparison assumes.
+  std::string model_device;  ///< the built-in example: end with how to plan one's own model
 };
 
 int run_llm_plan(const LlmPlanArgs& args);

@@ -85,6 +85,7 @@ int run_llm_path(const PlanArgs& args, bool showcase = false) {
   a.json = args.json;
   a.output = args.output;
   a.export_to = args.export_to;
+  a.model_device = args.model_device;
   return run_llm_plan(a);
 }
 
@@ -139,7 +140,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"search", "rank-order"}));
   cmd->add_option("--model-device", args->model_device,
                   "Pipeline planner: the device the model's times were measured on (default: the "
-                  "cluster's first); other device types run them scaled by peak FLOP/s");
+                  "cluster's first); other device types run them scaled by peak FLOP/s. "
+                  "Transformer planner on several device types: the type the type-blind "
+                  "comparison takes every device for (default: the slowest)");
   cmd->add_option("--coarsen", args->coarsen,
                   "Pipeline planner: coarsen the layer graph to K super-nodes, solve exactly, "
                   "refine (default: exact; graphs too large for it are coarsened to 64)")

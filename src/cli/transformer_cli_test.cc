@@ -114,6 +114,69 @@ tiers:
   EXPECT_NE(bad.out.find("broken.json"), std::string::npos) << bad.out;
 }
 
+// A cluster of two generations: the mixed pipeline beats each type alone and the plan that takes
+// every device for the slower type; each type's calibration comes from the cluster file.
+TEST(CliTransformer, PlansAClusterOfTwoDeviceTypes) {
+  Outcome r = run("plan --model gpt-7.5b --cluster mixed-a100-h100 --devices 16 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["planner"], "llm-mixed");
+  ASSERT_EQ(j["answer"], "mixed");
+  const double mixed = j["iteration_time_s"].get<double>();
+  EXPECT_EQ(mixed, j["mixed"]["iteration_time_s"].get<double>());
+  for (const auto& alone : j["alone"])
+    EXPECT_LT(mixed, alone["plan"]["iteration_time_s"].get<double>()) << alone["device_type"];
+  EXPECT_EQ(j["type_blind"]["device_type"], "A100");
+  EXPECT_LT(mixed, j["type_blind"]["iteration_time_s"].get<double>());
+  std::set<int> devices;
+  int layers = 0;
+  for (const auto& stage : j["mixed"]["stages"]) {
+    layers += stage["layers"].get<int>();
+    for (const auto& d : stage["device_ids"]) EXPECT_TRUE(devices.insert(d.get<int>()).second);
+  }
+  EXPECT_EQ(layers, 36);
+  EXPECT_EQ(devices.size(), 16u);
+
+  // The same devices described in a file, the H100 with a calibration of half the GEMM speed.
+  std::ifstream in(std::string(PARAPLAN_CALIBRATION_DIR) + "/h100.json");
+  auto slow = nlohmann::json::parse(in);
+  slow["gemm_efficiency"] = slow["gemm_efficiency"].get<double>() / 2;
+  const std::string calibration = write_temp("slow-h100.json", slow.dump());
+  const std::string cluster_text = R"(format: paraplan-cluster
+version: 1
+device_types:
+  - {name: A100, memory_bytes: 85899345920, peak_flops_per_s: 312e12}
+  - {name: H100, memory_bytes: 85899345920, peak_flops_per_s: 989e12CALIBRATION}
+machines: [{devices: 8, device_type: A100}, {devices: 8, device_type: H100}]
+tiers:
+  - {name: NVLink, bandwidth_bytes_per_s: 300e9}
+  - {name: InfiniBand, bandwidth_bytes_per_s: 25e9}
+)";
+  const auto cluster_with = [&](const std::string& name, const std::string& extra) {
+    std::string text = cluster_text;
+    text.replace(text.find("CALIBRATION"), 11, extra);
+    return write_temp(name, text);
+  };
+  const std::string plain = cluster_with("two-types.yaml", "");
+  const std::string calibrated =
+      cluster_with("two-types-calibrated.yaml", ", calibration: " + calibration);
+  const auto time_on = [&](const std::string& cluster) {
+    Outcome o = run("plan --model gpt-7.5b --devices 16 --json --cluster " + cluster);
+    EXPECT_EQ(o.exit_code, 0) << o.out;
+    return o.exit_code == 0 ? nlohmann::json::parse(o.out)["iteration_time_s"].get<double>() : 0.0;
+  };
+  EXPECT_LT(time_on(plain) * 1.05, time_on(calibrated));
+
+  expect_usage("plan --model gpt-1.7b --cluster mixed-a100-h100 --devices 16 --export megatron",
+               "--export: not available for a cluster of several device types");
+  expect_usage("plan --model gpt-1.7b --cluster mixed-a100-h100 --devices 16 --model-device B200",
+               "--model-device \"B200\": not a device type");
+  expect_usage("plan --model mixtral-8x7b --cluster mixed-a100-h100 --devices 16",
+               "is a mixture of experts");
+  expect_usage("plan --model gpt-1.7b --cluster dgx-a100 --devices 8 --model-device A100",
+               "--model-device: the transformer planner takes it on a cluster of several");
+}
+
 TEST(CliTransformer, ExportsTheSearchedPlan) {
   Outcome r =
       run("plan --model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 4096 "

@@ -5,6 +5,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <map>
 
 #include "io/model_checks.h"
@@ -180,10 +181,12 @@ Model read_native_model(const std::string& path) {
 
 Json cluster_to_json(const Cluster& c) {
   Json types = Json::array();
-  for (const auto& t : c.device_types)
+  for (const auto& t : c.device_types) {
     types.push_back({{"name", t.name},
                      {"memory_bytes", t.memory_bytes},
                      {"peak_flops_per_s", t.peak_flops_per_s}});
+    if (!t.calibration_file.empty()) types.back()["calibration"] = t.calibration_file;
+  }
   Json machines = Json::array();
   for (int m = 0; m < c.machine_count(); ++m)
     machines.push_back({{"devices", c.machine_sizes[m]},
@@ -224,9 +227,18 @@ Cluster cluster_from_json(const Json& doc, const std::string& source) {
   const Json& types = top.array("device_types");
   for (std::size_t i = 0; i < types.size(); ++i) {
     JsonObject t = top.element("device_types", i);
-    t.only({"name", "memory_bytes", "peak_flops_per_s"});
+    t.only({"name", "memory_bytes", "peak_flops_per_s", "calibration"});
     DeviceType dt{t.string("name"), t.positive_number("memory_bytes"),
                   t.has("peak_flops_per_s") ? t.number("peak_flops_per_s") : 0.0};
+    if (t.has("calibration")) {  // relative to the cluster file
+      std::filesystem::path file = t.string("calibration");
+      if (file.is_relative()) file = std::filesystem::path(source).parent_path() / file;
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(file, ec))
+        t.fail("calibration", "no calibration file " + file.string() +
+                                  " (a path to a paraplan-calibration file, relative to this one)");
+      dt.calibration_file = std::filesystem::absolute(file).lexically_normal().string();
+    }
     if (!type_index.emplace(dt.name, static_cast<int>(i)).second)
       t.fail("name", "duplicate device type name \"" + dt.name + "\"");
     c.device_types.push_back(dt);

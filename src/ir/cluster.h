@@ -13,6 +13,8 @@ struct DeviceType {
   std::string name = "device";
   double memory_bytes = 0;
   double peak_flops_per_s = 0;  ///< 0 when unknown (measured-cost models do not need it)
+  /// A paraplan-calibration file for the analytic model (empty: the shipped one for `name`).
+  std::string calibration_file = {};
 };
 
 /// One level of the link hierarchy. Tier 0 connects devices inside a machine, tier 1 machines.

@@ -17,6 +17,7 @@
 #include "ir/error.h"
 #include "ir/training_rules.h"
 #include "search/frontier.h"
+#include "search/stage_split.h"
 
 namespace paraplan {
 namespace {
@@ -127,58 +128,10 @@ Plan llm_plan(const LlmCandidate& c) {
 std::optional<std::vector<int>> balance_stages(const AnalyticCostModel& cost,
                                                const TrainingConfig& config) {
   const AnalyticStagePricer pricer(cost, config);
-  const int n = pricer.layers(), p = config.pp;
-  const double inf = std::numeric_limits<double>::infinity();
-  // best[r][i]: the fastest slowest stage for layers i.. in exactly r stages; end[r][i]: where
-  // the first of them ends (exclusive).
-  std::vector<std::vector<double>> best(static_cast<std::size_t>(p + 1),
-                                        std::vector<double>(static_cast<std::size_t>(n + 1), inf));
-  std::vector<std::vector<int>> end(best.size(),
-                                    std::vector<int>(static_cast<std::size_t>(n + 1), -1));
-  best[0][static_cast<std::size_t>(n)] = 0;
-  for (int r = 1; r <= p; ++r) {
-    const auto& rest = best[static_cast<std::size_t>(r - 1)];
-    for (int i = (r == p ? 0 : 1); i + r <= n; ++i) {
-      // The first stage is [i, j): its time rises with j, rest[j] falls; the optimum is at the
-      // first j where the stage is at least the rest, or just before it.
-      const int lo_j = i + 1, hi_j = n - (r - 1);
-      if (r == 1) {
-        best[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] =
-            pricer.stage_time(i, n - 1, r);
-        end[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = n;
-        continue;
-      }
-      int lo = lo_j, hi = hi_j;
-      while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (pricer.stage_time(i, mid - 1, r) >= rest[static_cast<std::size_t>(mid)])
-          hi = mid;
-        else
-          lo = mid + 1;
-      }
-      double value = inf;
-      int chosen = -1;
-      for (int j : {lo - 1, lo}) {
-        if (j < lo_j || j > hi_j) continue;
-        const double v =
-            std::max(pricer.stage_time(i, j - 1, r), rest[static_cast<std::size_t>(j)]);
-        if (v < value) {
-          value = v;
-          chosen = j;
-        }
-      }
-      best[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = value;
-      end[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)] = chosen;
-    }
-  }
-  if (!(best[static_cast<std::size_t>(p)][0] < inf)) return std::nullopt;
-  std::vector<int> split;
-  for (int r = p, i = 0; r >= 1; --r) {
-    const int j = end[static_cast<std::size_t>(r)][static_cast<std::size_t>(i)];
-    split.push_back(j - i);
-    i = j;
-  }
-  return split;
+  const int p = config.pp;
+  return min_max_split(pricer.layers(), p, [&](int stage, int first, int last) {
+    return pricer.stage_time(first, last, p - stage);
+  });
 }
 
 namespace {
