@@ -3,13 +3,16 @@
 // scored with the full latency formula, and the best layout wins. A bounds the all-reduce tail
 // from above (the formula subtracts s·β of slack). Not exact: a cell keeps at most 12 labels
 // (past that the one with the worst latency estimate goes), and the bound on the tail can rank
-// two labels wrongly, so the best layout can be missed. It is checked against DAPPLE's own
-// plans on the shipped profiles (bench section 2), not against a brute-force twin.
+// two labels wrongly, so the best layout can be missed. Every candidate DAPPLE's planner
+// generates is scored too (search/dapple_candidates), so the plan is never worse than DAPPLE's
+// on the same model (tested on every profile, layout and micro-batch size).
 #include "search/dapple_search.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+
+#include "search/dapple_candidates.h"
 
 namespace paraplan {
 namespace {
@@ -54,6 +57,10 @@ class Searcher {
     two_stages();
     if (n_ <= max_dp_states_)
       for (int rp = gpus_; rp >= 1; --rp) label_dp(rp);
+    // Every candidate DAPPLE's own planner generates (its straight pipelines, whose GPUs follow
+    // its allocator, and bipartitions with GPUs from every machine): the plan is never worse.
+    for_each_dapple_candidate(
+        cost_, [&](const DappleCandidate& c) { consider(c.layout); }, max_dp_states_);
     result.layout = best_;
     result.plan = cost_.to_plan(best_);
     result.layouts_scored = scored_;

@@ -1,8 +1,9 @@
 // Pipeline search under DAPPLE's latency model: pipeline replicas rp, contiguous stages along
 // paths of the antichain DAG, a GPU count per stage (a multiple of rp) and contiguous placement
-// in machine order. It contains DAPPLE's own candidates (pseudo data parallelism, straight
-// 2- and N-stage pipelines, bipartitions with contiguous placement) and plain data parallelism,
-// so its plan is never slower than either under the same model.
+// in machine order, and every candidate DAPPLE's own planner generates (pseudo data
+// parallelism, its straight 2- and N-stage pipelines with its allocator's GPU order,
+// bipartitions with FreshFirst / AppendFirst / ScatterFirst placements) and plain data
+// parallelism, so its plan is never slower than either under the same model.
 #pragma once
 
 #include "cost/dapple_cost.h"
