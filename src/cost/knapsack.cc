@@ -115,7 +115,7 @@ struct Extremes {
   bool binary = true;
 };
 
-Extremes extremes(const std::vector<std::vector<KnapsackOption>>& items) {
+Extremes extremes(std::span<const std::vector<KnapsackOption>> items) {
   const int n = static_cast<int>(items.size());
   Extremes ex;
   ex.cheap.resize(n);
@@ -148,8 +148,8 @@ Extremes extremes(const std::vector<std::vector<KnapsackOption>>& items) {
 
 // Binary items: everyone lean, then upgrade to the cheap option where room allows (an exact 0/1
 // knapsack over the upgrades, stopped at its root bound when that cannot beat the cutoff).
-KnapsackResult solve_binary(const std::vector<std::vector<KnapsackOption>>& items,
-                            const Extremes& ex, double capacity, double cutoff) {
+KnapsackResult solve_binary(std::span<const std::vector<KnapsackOption>> items, const Extremes& ex,
+                            double capacity, double cutoff) {
   const int n = static_cast<int>(items.size());
   KnapsackResult result;
   // Everyone ex.lean, then upgrade to the ex.cheap option where room allows.
@@ -196,7 +196,7 @@ KnapsackResult solve_binary(const std::vector<std::vector<KnapsackOption>>& item
 
 // An incumbent from a greedy repair of the all-cheap choice: the option saving weight at the
 // lowest cost per byte, until it fits; infinity when it cannot.
-double greedy_incumbent(const std::vector<std::vector<KnapsackOption>>& items, const Extremes& ex,
+double greedy_incumbent(std::span<const std::vector<KnapsackOption>> items, const Extremes& ex,
                         double capacity) {
   const int n = static_cast<int>(items.size());
   std::vector<int> pick = ex.cheap;
@@ -223,8 +223,8 @@ double greedy_incumbent(const std::vector<std::vector<KnapsackOption>>& items, c
 
 // The general case: a layer-by-layer Pareto frontier of (weight, cost), pruned by what the
 // remaining items need at least and by the incumbent or cutoff.
-KnapsackResult solve_general(const std::vector<std::vector<KnapsackOption>>& items,
-                             const Extremes& ex, double capacity, double cutoff) {
+KnapsackResult solve_general(std::span<const std::vector<KnapsackOption>> items, const Extremes& ex,
+                             double capacity, double cutoff) {
   const int n = static_cast<int>(items.size());
   KnapsackResult result;
   // Suffix minima of weight and cost: what the remaining items need at least.
@@ -286,8 +286,8 @@ KnapsackResult solve_general(const std::vector<std::vector<KnapsackOption>>& ite
 
 }  // namespace
 
-KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& items,
-                              double capacity, double cutoff) {
+KnapsackResult solve_knapsack(std::span<const std::vector<KnapsackOption>> items, double capacity,
+                              double cutoff) {
   const Extremes ex = extremes(items);
   KnapsackResult result;
   if (ex.cheap_weight <= capacity) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace paraplan {
@@ -26,8 +27,7 @@ struct KnapsackResult {
 /// items[i] lists item i's options (at least one each). Minimises Σ cost subject to
 /// Σ weight <= capacity. Solutions costing `cutoff` or more are not needed: the solver may then
 /// stop early and answer with a lower bound (exact = false). Deterministic.
-KnapsackResult solve_knapsack(const std::vector<std::vector<KnapsackOption>>& items,
-                              double capacity,
+KnapsackResult solve_knapsack(std::span<const std::vector<KnapsackOption>> items, double capacity,
                               double cutoff = std::numeric_limits<double>::infinity());
 
 }  // namespace paraplan

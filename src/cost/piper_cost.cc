@@ -109,6 +109,9 @@ class PiperCursor : public StageCursor {
   std::vector<double> alpha_;
   std::vector<double> gamma_;  // per d
   std::vector<int> members_, position_;
+  // Scratch of solve(): reused so that a knapsack call allocates no item lists.
+  std::vector<int> order_;
+  std::vector<std::vector<KnapsackOption>> items_;
   std::vector<int> missing_;  // per degree: members without options for it
   // Per shape: Σ fastest contribution, and Σ a, Σ b of those fastest options.
   std::vector<double> sum_time_, sum_a_, sum_b_;
@@ -336,16 +339,18 @@ void PiperCursor::undo() {
 KnapsackResult PiperCursor::solve(int shape, int y, double cutoff) {
   int ti = m_.shape_degree_index_[shape];
   int d = m_.shapes_[shape].data_parallel, g = m_.shapes_[shape].device_type;
-  std::vector<int> order = members_;
-  std::sort(order.begin(), order.end());
-  std::vector<std::vector<KnapsackOption>> items(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    const auto& opts = *options(order[i], ti);
+  order_ = members_;
+  std::sort(order_.begin(), order_.end());
+  if (items_.size() < order_.size()) items_.resize(order_.size());
+  for (std::size_t i = 0; i < order_.size(); ++i) {
+    const auto& opts = *options(order_[i], ti);
+    items_[i].clear();
     for (int l = 0; l < static_cast<int>(opts.size()); ++l)
-      items[i].push_back({opts[l].memory_per_inflight_bytes * y + opts[l].memory_fixed_bytes,
-                          contribution(order[i], ti, l, d, g)});
+      items_[i].push_back({opts[l].memory_per_inflight_bytes * y + opts[l].memory_fixed_bytes,
+                           contribution(order_[i], ti, l, d, g)});
   }
-  return solve_knapsack(items, limit_[static_cast<std::size_t>(g)], cutoff);
+  return solve_knapsack(std::span(items_.data(), order_.size()),
+                        limit_[static_cast<std::size_t>(g)], cutoff);
 }
 
 double PiperCursor::lower_bound(int shape) {
