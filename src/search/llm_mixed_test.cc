@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "ir/error.h"
+#include "search/compositions_test_support.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
 
@@ -42,20 +43,7 @@ MixedAnalyticModel tiny_mixed(int layers, int a100, int h100, double a100_memory
                             {no_reserve("A100"), no_reserve("H100")}, 2 * (a100 + h100));
 }
 
-void compositions(int total, int parts, std::vector<int>& prefix,
-                  const std::function<void(const std::vector<int>&)>& visit) {
-  if (parts == 1) {
-    prefix.push_back(total);
-    visit(prefix);
-    prefix.pop_back();
-    return;
-  }
-  for (int first = 1; first <= total - (parts - 1); ++first) {
-    prefix.push_back(first);
-    compositions(total - first, parts - 1, prefix, visit);
-    prefix.pop_back();
-  }
-}
+using testing_support::compositions;
 
 double bottleneck(const MixedResult& r) {
   double worst = 0;

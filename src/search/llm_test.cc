@@ -9,6 +9,7 @@
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
+#include "search/compositions_test_support.h"
 #include "search/frontier.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
@@ -31,20 +32,7 @@ AnalyticCostModel tiny(int layers, int devices, double memory_bytes) {
   return AnalyticCostModel(zoo::megatron_gpt("tiny", 8, 1024, layers, 50257), c, cal);
 }
 
-void compositions(int total, int parts, std::vector<int>& prefix,
-                  const std::function<void(const std::vector<int>&)>& visit) {
-  if (parts == 1) {
-    prefix.push_back(total);
-    visit(prefix);
-    prefix.pop_back();
-    return;
-  }
-  for (int first = 1; first <= total - (parts - 1); ++first) {
-    prefix.push_back(first);
-    compositions(total - first, parts - 1, prefix, visit);
-    prefix.pop_back();
-  }
-}
+using testing_support::compositions;
 
 double bottleneck(const AnalyticResult& r) {
   double worst = 0;
