@@ -60,6 +60,9 @@ std::vector<char> best_upgrades(const std::vector<Upgrade>& xs, double room, dou
   double incumbent = 0;
   bound(0, room, incumbent);
   incumbent = std::max(incumbent, floor_value);
+  // Differences of prefix sums lose the low bits of small values next to large ones: a state
+  // is dropped only when its bound is below the incumbent by more than that error.
+  const double error = 8.0 * (n + 2) * std::numeric_limits<double>::epsilon() * pv[n];
   std::vector<std::vector<BinaryState>> layers(n + 1);
   layers[0].push_back({0.0, 0.0, -1, false});
   std::vector<BinaryState> skip, take;
@@ -75,7 +78,7 @@ std::vector<char> best_upgrades(const std::vector<Upgrade>& xs, double room, dou
         double completion = 0;
         double ub = v + bound(i + 1, room - w, completion);
         incumbent = std::max(incumbent, v + completion);
-        if (ub < incumbent * (1 - 1e-12)) continue;
+        if (ub < incumbent * (1 - 1e-12) - error) continue;
         (t ? take : skip).push_back({w, v, s, t == 1});
       }
     }
@@ -298,6 +301,129 @@ KnapsackResult solve_knapsack(std::span<const std::vector<KnapsackOption>> items
   if (ex.lean_weight > capacity) return result;  // nothing fits: +inf, exact
   return ex.binary ? solve_binary(items, ex, capacity, cutoff)
                    : solve_general(items, ex, capacity, cutoff);
+}
+
+}  // namespace paraplan
+
+namespace paraplan {
+
+// Items by cost per byte saved (ties: more bytes first), so that the fractional (Dantzig) bound
+// of any suffix is its greedy prefix plus a fraction of the next item. States are the Pareto
+// frontier of (bytes saved, cost) over the items seen, pruned by that bound against the best
+// complete set (the greedy completion of any state is one).
+CoverResult min_cost_cover(CoverScratch& scratch, double need, double cutoff) {
+  auto& items = scratch.items;
+  CoverResult result;
+  // Free savings first: they are in every optimum.
+  std::size_t n = 0;
+  for (const CoverItem& x : items) {
+    if (x.cost <= 0)
+      need -= x.weight;
+    else
+      items[n++] = x;
+  }
+  items.resize(n);
+  if (need <= 0) {
+    result.cost = 0;
+    return result;
+  }
+  std::sort(items.begin(), items.end(), [](const CoverItem& a, const CoverItem& b) {
+    const double l = a.cost * b.weight, r = b.cost * a.weight;
+    return l < r || (l == r && (a.weight > b.weight || (a.weight == b.weight && a.cost < b.cost)));
+  });
+  auto& pw = scratch.prefix_weight;
+  auto& pc = scratch.prefix_cost;
+  pw.assign(n + 1, 0.0);
+  pc.assign(n + 1, 0.0);
+  for (std::size_t j = 0; j < n; ++j) {
+    pw[j + 1] = pw[j] + items[j].weight;
+    pc[j + 1] = pc[j] + items[j].cost;
+  }
+  if (pw[n] < need) return result;  // +inf: even every item saves too little
+  // Fractional cost of covering `e` with items i.., and the cost of the greedy prefix that
+  // covers it (+inf if none does).
+  auto bound = [&](std::size_t i, double e, double& complete) {
+    // Smallest m > i with pw[m] - pw[i] >= e.
+    std::size_t lo = i + 1, hi = n + 1;
+    while (lo < hi) {
+      std::size_t mid = (lo + hi) / 2;
+      if (pw[mid] - pw[i] >= e)
+        hi = mid;
+      else
+        lo = mid + 1;
+    }
+    if (lo > n) {
+      complete = std::numeric_limits<double>::infinity();
+      return complete;
+    }
+    complete = pc[lo] - pc[i];
+    const CoverItem& last = items[lo - 1];
+    const double before = pw[lo - 1] - pw[i];
+    return pc[lo - 1] - pc[i] + last.cost * (e - before) / last.weight;
+  };
+  double incumbent = std::numeric_limits<double>::infinity();
+  const double root = bound(0, need, incumbent);
+  if (root >= cutoff) {
+    result.cost = root;
+    result.exact = false;
+    return result;
+  }
+  // Differences of prefix sums lose the low bits of small costs next to large ones: a state is
+  // dropped only when its bound exceeds the best by more than that error.
+  const double error = 8.0 * (n + 2) * std::numeric_limits<double>::epsilon() * pc[n];
+  auto hopeless = [&](double lower) {
+    const double best = std::min(incumbent, cutoff);
+    return lower >= best + 1e-12 * std::abs(best) + error;
+  };
+  auto& states = scratch.states;
+  auto& next = scratch.next;
+  auto& taken = scratch.taken;
+  states.assign(1, {0.0, 0.0});  // by bytes saved, descending; cost strictly falling
+  for (std::size_t j = 0; j < n && !states.empty(); ++j) {
+    const CoverItem& x = items[j];
+    taken.clear();
+    for (const auto& st : states) {
+      const double w = st.weight + x.weight, c = st.cost + x.cost;
+      if (hopeless(c)) continue;
+      if (w >= need) {
+        incumbent = std::min(incumbent, c);
+        continue;
+      }
+      double complete = 0;
+      if (hopeless(c + bound(j + 1, need - w, complete))) continue;
+      incumbent = std::min(incumbent, c + complete);
+      taken.push_back({w, c});
+    }
+    // The states that skip item j must still reach the need from items j + 1 on.
+    std::size_t kept = 0;
+    for (const auto& st : states) {
+      double complete = 0;
+      if (hopeless(st.cost + bound(j + 1, need - st.weight, complete))) continue;
+      incumbent = std::min(incumbent, st.cost + complete);
+      states[kept++] = st;
+    }
+    states.resize(kept);
+    // Merge both (bytes saved descending), keeping the Pareto frontier.
+    next.clear();
+    std::size_t a = 0, b = 0;
+    while (a < taken.size() || b < states.size()) {
+      const bool from_taken =
+          b == states.size() ||
+          (a < taken.size() &&
+           (taken[a].weight > states[b].weight ||
+            (taken[a].weight == states[b].weight && taken[a].cost <= states[b].cost)));
+      const auto& st = from_taken ? taken[a++] : states[b++];
+      if (next.empty() || st.cost < next.back().cost) next.push_back(st);
+    }
+    states.swap(next);
+  }
+  if (incumbent < cutoff) {
+    result.cost = incumbent;
+  } else {
+    result.cost = cutoff;
+    result.exact = false;
+  }
+  return result;
 }
 
 }  // namespace paraplan
