@@ -198,11 +198,27 @@ CoarseModel coarsen(const Model& model, int nodes) {
 namespace {
 
 // Per-layer options of each stage chosen exactly (the cost model's knapsack) and the plan scored.
+// The cursor prices a stage as what is left of a successor-closed set: this stage and every
+// later one, the later layers removed sinks first (so edges into later stages count as cut).
 Plan priced(const PiperCostModel& cost, StageCursor& cursor, std::vector<Stage> stages) {
   const auto& shapes = cost.shapes();
+  const Model& model = cost.model();
+  // Layers in topological order with their stage: a stage's successor-closed set is every
+  // layer of it or a later stage, and the later ones leave it last-first.
+  std::vector<int> stage_of(static_cast<std::size_t>(model.size()), 0);
+  for (std::size_t i = 0; i < stages.size(); ++i)
+    for (int v : stages[i].layers) stage_of[static_cast<std::size_t>(v)] = static_cast<int>(i);
+  const std::vector<int> order = model.topological_order();
   long long suffix = 0;
   for (const Stage& st : stages) suffix += st.data_parallel;
-  for (Stage& st : stages) {
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    Stage& st = stages[i];
+    std::vector<int> closed, later;
+    for (int v : order) {
+      const int at = stage_of[static_cast<std::size_t>(v)];
+      if (at >= static_cast<int>(i)) closed.push_back(v);
+      if (at > static_cast<int>(i)) later.push_back(v);
+    }
     std::sort(st.layers.begin(), st.layers.end());
     const int d = st.data_parallel;
     int shape = -1;
@@ -215,7 +231,8 @@ Plan priced(const PiperCostModel& cost, StageCursor& cursor, std::vector<Stage> 
     suffix -= d;
     st.option_index.assign(st.layers.size(), 0);
     if (shape < 0) continue;
-    cursor.reset(st.layers);
+    cursor.reset(closed);
+    for (auto it = later.rbegin(); it != later.rend(); ++it) cursor.remove(*it);
     if (!std::isfinite(cursor.cost(shape, y))) continue;  // evaluate() marks it infeasible
     const auto choice = cursor.choice(shape, y);
     for (const auto& [layer, option] : choice) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+#include "io/native_json.h"
 #include "search/pipeline.h"
 #include "zoo/transformer_stack.h"
 
@@ -92,6 +93,12 @@ RC_GTEST_PROP(Coarsen, CoarsePlansAreValidAndNeverBeatTheExactOptimum, ()) {
   PiperCostModel cost(m, s);
   const Plan exact = search_pipeline(m, cost).plan;
   RC_TAG(r.plan.feasible, exact.feasible);
+  RC_LOG() << "coarse " << r.coarse_objective << " uncoarsened " << r.uncoarsened_objective
+           << " refined " << r.plan.objective << " exact " << exact.objective << "\n"
+           << io::model_to_json(m).dump() << "\ncoarse model " << io::model_to_json(c.model).dump()
+           << "\nK=" << s.max_devices << " N=" << s.microbatches
+           << " M=" << s.memory_per_device_bytes << " B=" << s.bandwidth_bytes_per_s
+           << " nodes=" << nodes << "\nplan " << io::plan_to_json(r.plan, m).dump() << "\n";
   if (!r.plan.feasible) return;
   RC_ASSERT(exact.feasible);
   const Plan again = cost.evaluate(r.plan);
