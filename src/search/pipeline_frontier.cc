@@ -54,9 +54,11 @@ PipelineFrontierResult pipeline_frontier(const Model& model, const PipelineCostF
              fmt::format("planner runs, {} points; {} devices, {:.4g} GiB and leaner", set.size(),
                          budget, limit / 1073741824.0),
              NAN, ""});
-      // Strictly leaner next: the largest limit below this plan's peak.
+      // Strictly leaner next: the largest limit below this plan's peak (and below this limit:
+      // the planner's sums may place a peak a rounding error above the limit it met).
+      const double below = std::min(peak, limit);
       limit =
-          options.memory_step > 0 ? peak * (1 - options.memory_step) : std::nextafter(peak, 0.0);
+          options.memory_step > 0 ? below * (1 - options.memory_step) : std::nextafter(below, 0.0);
       if (!(limit > 0)) break;
     }
   }
