@@ -59,6 +59,15 @@ class PipelineCostModel {
   /// A value no plan's objective is below (0 if unknown). The planner uses it to try tight
   /// upper bounds first.
   virtual double objective_lower_bound() const { return 0; }
+  /// Per-layer lower bounds the planner prunes with. A stage S whose cost is at most τ on d·t
+  /// devices has d·t >= Σ_{v∈S} work[v] / τ, and Σ_{v∈S} memory[v] <= memory_limit (so a layer
+  /// set needs at least Σ memory / memory_limit stages). Empty vectors: no such bounds.
+  struct LayerBounds {
+    std::vector<double> work;
+    std::vector<double> memory;
+    double memory_limit = 0;
+  };
+  virtual LayerBounds layer_bounds() const { return {}; }
 };
 
 }  // namespace paraplan

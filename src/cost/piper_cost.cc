@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cost/knapsack.h"
+#include "cost/piper_uniform_cursor.h"
 #include "ir/error.h"
 
 namespace paraplan {
@@ -53,6 +54,7 @@ PiperCostModel::PiperCostModel(const Model& model, PiperSettings settings)
     for (int i = 0; i < static_cast<int>(model_.in_edge_ids[v].size()); ++i)
       edge_in_pos_[model_.in_edge_ids[v][i]] = i;
   }
+  uniform_ = piper_uniform_applies(*this);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -115,6 +117,14 @@ class PiperCursor : public StageCursor {
   std::vector<int> missing_;  // per degree: members without options for it
   // Per shape: Σ fastest contribution, and Σ a, Σ b of those fastest options.
   std::vector<double> sum_time_, sum_a_, sum_b_;
+  // Per degree: Σ of each layer's smallest a, smallest b, and smallest a + b (its memory at
+  // y = 1). Σ min a · y + Σ min b is at most the stage's smallest memory at y.
+  std::vector<double> lean_a_, lean_b_, lean_1_;
+  void account_lean(int layer, double sign);
+  bool too_big(int ti, int g, int y) const {
+    const double limit = limit_[static_cast<std::size_t>(g)] * (1 + 1e-12);
+    return lean_a_[ti] * y + lean_b_[ti] > limit || (y == 1 && lean_1_[ti] > limit);
+  }
   // Memory objective: per degree, per y (1..max_y): Σ min_l (a_l·y + b_l).
   int max_y_;
   std::vector<double> min_memory_;
@@ -162,6 +172,9 @@ PiperCursor::PiperCursor(const PiperCostModel& m)
   sum_time_.assign(m_.shapes_.size(), 0.0);
   sum_a_.assign(m_.shapes_.size(), 0.0);
   sum_b_.assign(m_.shapes_.size(), 0.0);
+  lean_a_.assign(degree_count_, 0.0);
+  lean_b_.assign(degree_count_, 0.0);
+  lean_1_.assign(degree_count_, 0.0);
   max_y_ = m_.max_dp_sum_ + 1;
   if (memory_objective_) min_memory_.assign(degree_count_ * (max_y_ + 1), 0.0);
   cache_.resize(m_.shapes_.size());
@@ -207,6 +220,22 @@ void PiperCursor::account(int layer, double sign) {
   }
 }
 
+void PiperCursor::account_lean(int layer, double sign) {
+  for (int ti = 0; ti < degree_count_; ++ti) {
+    const auto* opts = options(layer, ti);
+    if (!opts) continue;
+    double a = kInfinity, b = kInfinity, one = kInfinity;
+    for (const auto& o : *opts) {
+      a = std::min(a, o.memory_per_inflight_bytes);
+      b = std::min(b, o.memory_fixed_bytes);
+      one = std::min(one, o.memory_per_inflight_bytes + o.memory_fixed_bytes);
+    }
+    lean_a_[ti] += sign * a;
+    lean_b_[ti] += sign * b;
+    lean_1_[ti] += sign * one;
+  }
+}
+
 void PiperCursor::reset(const std::vector<int>& layers) {
   const Model& model = m_.model_;
   const double b = m_.settings_.bandwidth_bytes_per_s;
@@ -217,6 +246,9 @@ void PiperCursor::reset(const std::vector<int>& layers) {
   std::fill(sum_time_.begin(), sum_time_.end(), 0.0);
   std::fill(sum_a_.begin(), sum_a_.end(), 0.0);
   std::fill(sum_b_.begin(), sum_b_.end(), 0.0);
+  std::fill(lean_a_.begin(), lean_a_.end(), 0.0);
+  std::fill(lean_b_.begin(), lean_b_.end(), 0.0);
+  std::fill(lean_1_.begin(), lean_1_.end(), 0.0);
   std::fill(min_memory_.begin(), min_memory_.end(), 0.0);
   frames_.clear();
   sum_stack_.clear();
@@ -245,6 +277,7 @@ void PiperCursor::reset(const std::vector<int>& layers) {
       if (memory_objective_) account_memory(v, ti, +1);
     }
     account(v, +1);
+    account_lean(v, +1);
   }
 }
 
@@ -280,8 +313,12 @@ void PiperCursor::remove(int layer) {
   sum_stack_.insert(sum_stack_.end(), sum_time_.begin(), sum_time_.end());
   sum_stack_.insert(sum_stack_.end(), sum_a_.begin(), sum_a_.end());
   sum_stack_.insert(sum_stack_.end(), sum_b_.begin(), sum_b_.end());
+  sum_stack_.insert(sum_stack_.end(), lean_a_.begin(), lean_a_.end());
+  sum_stack_.insert(sum_stack_.end(), lean_b_.begin(), lean_b_.end());
+  sum_stack_.insert(sum_stack_.end(), lean_1_.begin(), lean_1_.end());
   frames_.push_back(f);
   account(layer, -1);
+  account_lean(layer, -1);
   for (int ti = 0; ti < degree_count_; ++ti) {
     if (!options(layer, ti))
       --missing_[ti];
@@ -316,6 +353,10 @@ void PiperCursor::undo() {
   std::copy_n(sum_stack_.begin() + f.saved_sums, n, sum_time_.begin());
   std::copy_n(sum_stack_.begin() + f.saved_sums + n, n, sum_a_.begin());
   std::copy_n(sum_stack_.begin() + f.saved_sums + 2 * n, n, sum_b_.begin());
+  const std::size_t m = lean_a_.size(), at = f.saved_sums + 3 * n;
+  std::copy_n(sum_stack_.begin() + at, m, lean_a_.begin());
+  std::copy_n(sum_stack_.begin() + at + m, m, lean_b_.begin());
+  std::copy_n(sum_stack_.begin() + at + 2 * m, m, lean_1_.begin());
   sum_stack_.resize(f.saved_sums);
   // Put the layer back where it was; the layer that took its place goes back to the end.
   if (f.position == static_cast<int>(members_.size())) {
@@ -357,6 +398,7 @@ double PiperCursor::lower_bound(int shape) {
   int ti = m_.shape_degree_index_[shape];
   if (missing_[ti] > 0 || members_.empty()) return kInfinity;
   if (memory_objective_) return min_memory_[ti * (max_y_ + 1) + 1];
+  if (too_big(ti, m_.shapes_[shape].device_type, 1)) return kInfinity;
   return sum_time_[shape];
 }
 
@@ -368,6 +410,7 @@ double PiperCursor::cost(int shape, int y, double cutoff) {
       limit_[static_cast<std::size_t>(m_.shapes_[shape].device_type)])
     return sum_time_[shape];
   if (sum_time_[shape] >= cutoff) return sum_time_[shape];
+  if (too_big(ti, m_.shapes_[shape].device_type, y)) return kInfinity;
   auto& stamps = cache_stamp_[shape];
   const bool cacheable = y < static_cast<int>(stamps.size());
   if (cacheable && stamps[y] == stamp_) {
@@ -419,6 +462,11 @@ std::vector<int> PiperCostModel::device_budgets() const {
 }
 
 std::unique_ptr<StageCursor> PiperCostModel::cursor() const {
+  if (uniform_) return make_piper_uniform_cursor(*this);
+  return generic_cursor();
+}
+
+std::unique_ptr<StageCursor> PiperCostModel::generic_cursor() const {
   return std::make_unique<PiperCursor>(*this);
 }
 
@@ -445,6 +493,29 @@ double PiperCostModel::objective_lower_bound() const {
     single = std::max(single, best_single);
   }
   return std::max(total / settings_.max_devices, single);
+}
+
+// A stage's time is at least its layers' compute over d (times its group's factor), so
+// d·t >= Σ t·p / τ; its memory at y >= 1 is at least Σ min(a + b) per layer.
+PipelineCostModel::LayerBounds PiperCostModel::layer_bounds() const {
+  LayerBounds bounds;
+  if (settings_.objective == PiperSettings::Objective::kMemory) return bounds;
+  double fastest_factor = kInfinity;
+  for (const auto& g : groups_) {
+    fastest_factor = std::min(fastest_factor, g.time_factor);
+    bounds.memory_limit = std::max(bounds.memory_limit, g.memory_bytes);
+  }
+  for (const auto& layer : model_.layers) {
+    double work = kInfinity, memory = kInfinity;
+    for (const auto& deg : layer.by_degree)
+      for (const auto& o : deg.options) {
+        work = std::min(work, deg.degree * o.compute_time_s * fastest_factor);
+        memory = std::min(memory, o.memory_per_inflight_bytes + o.memory_fixed_bytes);
+      }
+    bounds.work.push_back(std::isfinite(work) ? work : 0.0);
+    bounds.memory.push_back(std::isfinite(memory) ? memory : 0.0);
+  }
+  return bounds;
 }
 
 // ---------------------------------------------------------------------------------------------

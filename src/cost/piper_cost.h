@@ -53,12 +53,17 @@ class PiperCostModel : public PipelineCostModel {
   int max_data_parallel_sum() const override { return max_dp_sum_; }
   const std::vector<StageShape>& shapes() const override { return shapes_; }
   std::unique_ptr<StageCursor> cursor() const override;
+  /// The cursor for any options (cursor() gives the fast one where it applies); for tests.
+  std::unique_ptr<StageCursor> generic_cursor() const;
   Plan evaluate(const Plan& plan) const override;
   double objective_lower_bound() const override;
+  LayerBounds layer_bounds() const override;
 
   const Model& model() const { return model_; }
   const PiperSettings& settings() const { return settings_; }
   const std::vector<int>& degrees() const { return degrees_; }
+  /// An edge's position in its source layer's out-edge list.
+  int edge_out_position(int edge) const { return edge_out_pos_[edge]; }
 
  private:
   friend class PiperCursor;
@@ -70,6 +75,7 @@ class PiperCostModel : public PipelineCostModel {
   std::vector<int> shape_degree_index_;  ///< per shape: index into degrees_
   std::vector<PiperSettings::DeviceGroup> groups_;
   std::vector<int> edge_out_pos_, edge_in_pos_;  ///< an edge's position in its ends' lists
+  bool uniform_ = false;  ///< the fast cursor applies (cost/piper_uniform_cursor.h)
 };
 
 }  // namespace paraplan

@@ -2,6 +2,9 @@
 #include "cost/piper_cost.h"
 
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
 
 #include "io/piper_reader.h"
 
@@ -97,6 +100,92 @@ TEST(PiperEvaluator, RejectsInvalidPlans) {
   Plan not_dividing = plan;
   not_dividing.stages[0].data_parallel = 3;
   EXPECT_THROW(cost.evaluate(not_dividing), Error);
+}
+
+// The fast cursor (two options per layer sharing parameters and optimizer time) prices every
+// stage as the general one does, at every shape and in-flight count, as layers leave the stage
+// and come back.
+RC_GTEST_PROP(PiperCursors, FastEqualsGeneral, ()) {
+  const int n = *rc::gen::inRange(1, 9);
+  Model m;
+  m.name = "random";
+  for (int v = 0; v < n; ++v) m.layers.push_back(Layer{v, "", {}, 0, {}});
+  for (int v = 0; v < n; ++v)
+    for (int w = v + 1; w < n; ++w)
+      if (*rc::gen::inRange(0, 3) == 0)
+        m.edges.push_back({v, w, static_cast<double>(*rc::gen::inRange(0, 5))});
+  m.index();
+  for (int v = 0; v < n; ++v)
+    for (int t = 1; t <= 2; ++t) {
+      if (t > 1 && *rc::gen::inRange(0, 3) == 0) continue;
+      TensorParallelOptions deg{t, {}};
+      const double w = *rc::gen::inRange(0, 8), step = *rc::gen::inRange(0, 3);
+      for (int o = *rc::gen::inRange(1, 3); o > 0; --o) {
+        LayerOption opt;
+        opt.compute_time_s = *rc::gen::inRange(0, 20);
+        opt.parameter_bytes = w;
+        opt.optimizer_time_s = step;
+        opt.memory_per_inflight_bytes = *rc::gen::inRange(0, 9);
+        opt.memory_fixed_bytes = *rc::gen::inRange(0, 11);
+        for (std::size_t q = 0; q < m.in_edge_ids[v].size(); ++q)
+          opt.sync_in_bytes.push_back(*rc::gen::inRange(0, 3));
+        for (std::size_t q = 0; q < m.out_edge_ids[v].size(); ++q)
+          opt.sync_out_bytes.push_back(*rc::gen::inRange(0, 3));
+        deg.options.push_back(opt);
+      }
+      m.layers[v].by_degree.push_back(deg);
+    }
+  PiperSettings s{*rc::gen::inRange(1, 7), static_cast<double>(*rc::gen::inRange(5, 60)), 3.0,
+                  *rc::gen::inRange(1, 7)};
+  if (*rc::gen::inRange(0, 2)) s.device_groups = {{"a", 2, 40, 1.0}, {"b", s.max_devices, 25, 0.5}};
+  if (!s.device_groups.empty()) s.max_devices += 2;
+  const PiperCostModel cost(m, s);
+  auto fast = cost.cursor(), general = cost.generic_cursor();
+  auto compare = [&] {
+    for (int si = 0; si < static_cast<int>(cost.shapes().size()); ++si) {
+      const double lf = fast->lower_bound(si), lg = general->lower_bound(si);
+      RC_ASSERT(std::isfinite(lf) == std::isfinite(lg));
+      if (std::isfinite(lf)) RC_ASSERT(std::fabs(lf - lg) <= 1e-9 * std::max(1.0, lg));
+      for (int y = 1; y <= cost.max_data_parallel_sum() + 1; ++y) {
+        // A cutoff first (what the planner asks), then the exact cost (cached answers reused).
+        const double cutoff = *rc::gen::inRange(0, 40);
+        const double fc = fast->cost(si, y, cutoff);
+        const double f = fast->cost(si, y), g = general->cost(si, y);
+        RC_LOG() << "shape " << si << " t " << cost.shapes()[si].tensor_parallel << " d "
+                 << cost.shapes()[si].data_parallel << " g " << cost.shapes()[si].device_type
+                 << " y " << y << ": fast " << f << " general " << g << " cutoff " << cutoff << ": "
+                 << fc << "\n";
+        RC_ASSERT(std::isfinite(f) == std::isfinite(g));
+        if (std::isfinite(f)) RC_ASSERT(std::fabs(f - g) <= 1e-9 * std::max(1.0, g));
+        // Below a cutoff: exact. (Sums in another order may round across a cutoff equal to the
+        // cost.)
+        if (g < cutoff - 1e-9)
+          RC_ASSERT(std::fabs(fc - g) <= 1e-9 * std::max(1.0, g));
+        else if (g > cutoff + 1e-9)
+          RC_ASSERT(fc >= cutoff);
+      }
+    }
+  };
+  std::vector<int> all(n);
+  for (int v = 0; v < n; ++v) all[v] = v;
+  fast->reset(all);
+  general->reset(all);
+  compare();
+  // Remove layers from the sink side (each has no successor left), then put some back.
+  std::vector<int> removed;
+  for (int v = n - 1; v > 0; --v) {
+    fast->remove(v);
+    general->remove(v);
+    removed.push_back(v);
+    compare();
+    if (*rc::gen::inRange(0, 3) == 0) {
+      fast->undo();
+      general->undo();
+      compare();
+      fast->remove(v);
+      general->remove(v);
+    }
+  }
 }
 
 }  // namespace

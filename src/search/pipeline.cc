@@ -3,7 +3,19 @@
 //                   max(best[J][k - t·d][s - d], cost(I \ J, t, d, y = ⌈s/d⌉))
 // with "at most k devices, at most s = Σd" semantics (a prefix minimum over k and s). Stage costs
 // come incrementally from the cost model's cursor while a depth-first walk moves layers from
-// the stage into J; each (J, shape, k) update only touches the drop points of best[J][k - t·d].
+// the stage into J.
+//
+// What keeps it fast:
+// - Tables are sparse: per device budget k a row, the s where the (non-increasing) value drops;
+//   rows equal to a budget with one device fewer are stored once, and a stage is combined only
+//   with the rows where J's table changes (the others give what the prefix minimum over k gives).
+// - Passes under an upper bound τ on the objective: values above τ are dropped, stages whose
+//   cost cannot be under τ are skipped, and per-layer lower bounds (work / τ devices, memory /
+//   limit stages) give each layer set the devices it needs at least. A layer set I is kept only
+//   for budgets that leave the rest of the model (V \ I) what it needs; J's whose needs already
+//   leave no device for the stage end the walk below them.
+// - Each (J, shape, row) finds where the rest's bottleneck falls below the stage's by a binary
+//   search on the drops.
 #include "search/pipeline.h"
 
 #include <fmt/format.h>
@@ -19,12 +31,19 @@
 namespace paraplan {
 namespace {
 
-/// best[I] for one ideal, stored sparsely: per k, the s where the (non-increasing) value drops
-/// and the value from there on. Cells above the search bound are infinite and store nothing.
+/// best[I] for one ideal, stored sparsely. Rows are stored for budgets 0..k_hi; budgets above
+/// k_hi are never needed (the rest of the model needs those devices). Each row is a
+/// non-increasing step function of s: the s where it drops and its value from there on; cells
+/// above the pass's bound are infinite and store nothing.
 struct Table {
-  std::vector<int> drop_offset;  // per k, into drops; size K+2
+  int k_hi = -1;
+  std::vector<int> row_of;     // per k <= k_hi: row index, -1 when every cell is infinite
+  std::vector<int> starts;     // budgets whose row differs from each budget one device fewer
+  std::vector<int> row_begin;  // per row: offset into drops/values; one more entry at the end
   std::vector<int> drops;
   std::vector<double> values;
+
+  int row_size(int r) const { return row_begin[r + 1] - row_begin[r]; }
 };
 
 // Device budgets per group: no plan uses more than Σd·max(t) devices of a group, so a larger
@@ -40,6 +59,13 @@ std::vector<int> device_budgets(const PipelineCostModel& cost) {
   return budgets;
 }
 
+/// A step function of s under construction: cells written by the stages, then merged with the
+/// rows of one device fewer.
+struct Cell {
+  int s;
+  double value;
+};
+
 class Search {
  public:
   Search(const Model& model, const PipelineCostModel& cost, const PipelineSearchOptions& options)
@@ -48,16 +74,9 @@ class Search {
         budget_(device_budgets(cost)),
         k_max_(flat_max(budget_, stride_)),
         s_max_(cost.max_data_parallel_sum()),
-        width_(s_max_ + 1),
         progress_(options.progress),
         task_(model.name + ": pipeline stages") {
-    // One dense working table per thread.
-    double bytes = 2.0 * (k_max_ + 1) * width_ * sizeof(double);
-    if (bytes > options.max_table_bytes)
-      throw Error(ErrorKind::kLimit, "",
-                  fmt::format("the exact search would need {:.1f} GB of working tables ({} device "
-                              "counts x {} data-parallel sums); use fewer devices",
-                              bytes / 1e9, k_max_ + 1, width_));
+    for (int b : budget_) total_devices_ += b;
     tables_.resize(lattice_.count());
     const auto ideals = static_cast<std::uint64_t>(lattice_.count());
     pairs_ = ideals * ideals / 2 <= options.max_stage_pairs
@@ -68,23 +87,34 @@ class Search {
                   fmt::format("the model has more than {} candidate stages ({} stage boundaries); "
                               "the exact search would take too long: merge layers into blocks",
                               options.max_stage_pairs, lattice_.count()));
+    layer_sums(model);
   }
 
   PipelineSearchResult run();
-  void solve_all();
-  PipelineSearchResult extract();
 
  private:
+  struct Scratch {
+    std::vector<std::vector<Cell>> cells;  // per budget k: cells written by the stages
+    std::vector<Cell> merged;
+    std::vector<double> dense;
+  };
+
   double at(int ideal, int k, int s) const {
     const Table& t = tables_[ideal];
-    auto first = t.drops.begin() + t.drop_offset[k], last = t.drops.begin() + t.drop_offset[k + 1];
+    if (k > t.k_hi || t.row_of[k] < 0) return kInfinity;
+    const int r = t.row_of[k];
+    auto first = t.drops.begin() + t.row_begin[r], last = t.drops.begin() + t.row_begin[r + 1];
     auto it = std::upper_bound(first, last, s);
     return it == first ? kInfinity : t.values[(it - t.drops.begin()) - 1];
   }
-  void solve_ideal(int ideal, StageCursor& cursor, std::vector<double>& out);
-  void relax(int sub, StageCursor& cursor, std::vector<double>& out);
-  void visit(int ideal, int sub, StageCursor& cursor, std::vector<double>& out);
-  void finish(int ideal, std::vector<double>& out);
+  void layer_sums(const Model& model);
+  void set_needs();
+  void solve_all();
+  void solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch);
+  void relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch);
+  void visit(int ideal, int sub, StageCursor& cursor, Scratch& scratch);
+  void finish(int ideal, Scratch& scratch);
+  PipelineSearchResult extract();
   bool reconstruct_walk(int ideal, int sub, int k, int s, double target, StageCursor& cursor,
                         Stage& stage, int& next_ideal, int& next_k, int& next_s);
 
@@ -112,34 +142,88 @@ class Search {
   IdealLattice lattice_;
   std::vector<int> stride_;  // before budget_: flat_max fills it
   std::vector<int> budget_;
-  int k_max_, s_max_, width_;
+  int k_max_, s_max_;
+  int total_devices_ = 0;
   std::vector<Table> tables_;
   std::uint64_t pairs_ = 0;
+  // Per ideal: its layers' work and memory lower bounds, and those of the layers outside it.
+  std::vector<double> work_in_, work_out_, memory_in_, memory_out_;
+  double memory_limit_ = 0;
+  bool bounded_ = false;  // the cost model gave layer bounds
+  // Per ideal, for the current bound: devices it needs at least, and devices the rest needs.
+  std::vector<int> need_in_, need_out_;
   // Values above this bound are treated as infinite: the search proves optimality among plans
   // at or under it, and tries growing bounds until one holds a plan.
   double bound_ = kInfinity;
+  double above_bound_ = kInfinity;  // the next double: costs below it are exact
   ProgressSink* progress_;
   std::string task_, pass_name_;
 };
 
-void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
-  const auto& shapes = cost_.shapes();
+void Search::layer_sums(const Model& model) {
+  const auto bounds = cost_.layer_bounds();
+  bounded_ = static_cast<int>(bounds.work.size()) == model.size() &&
+             static_cast<int>(bounds.memory.size()) == model.size();
+  const int n = lattice_.count();
+  need_in_.assign(n, 0);
+  need_out_.assign(n, 0);
+  if (!bounded_) return;
+  memory_limit_ = bounds.memory_limit;
+  work_in_.assign(n, 0.0);
+  work_out_.assign(n, 0.0);
+  memory_in_.assign(n, 0.0);
+  memory_out_.assign(n, 0.0);
+  for (int id = 0; id < n; ++id)
+    for (int v = 0; v < model.size(); ++v) {
+      const bool in = lattice_.contains(id, v);
+      (in ? work_in_ : work_out_)[id] += bounds.work[v];
+      (in ? memory_in_ : memory_out_)[id] += bounds.memory[v];
+    }
+}
+
+// Devices a layer set needs under the bound: its work over the bound, and one device per stage
+// its memory needs. The relative slack keeps rounding from overstating a need.
+void Search::set_needs() {
+  if (!bounded_) return;
+  auto need = [&](double work, double memory) {
+    double n = 0;
+    if (std::isfinite(bound_) && bound_ > 0) n = std::ceil(work / bound_ * (1 - 1e-9));
+    if (memory_limit_ > 0) n = std::max(n, std::ceil(memory / memory_limit_ * (1 - 1e-9)));
+    return static_cast<int>(std::min<double>(n, total_devices_ + 1.0));
+  };
+  for (int id = 0; id < lattice_.count(); ++id) {
+    need_in_[id] = need(work_in_[id], memory_in_[id]);
+    need_out_[id] = need(work_out_[id], memory_out_[id]);
+  }
+}
+
+void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   const Table& a = tables_[sub];
+  if (a.starts.empty()) return;
+  const Table& out = tables_[ideal];
+  const auto& shapes = cost_.shapes();
+  const bool single = budget_.size() == 1;
   for (int si = 0; si < static_cast<int>(shapes.size()); ++si) {
     const int d = shapes[si].data_parallel, g = shapes[si].device_type;
     const int td = d * shapes[si].tensor_parallel;
     if (td > budget_[g] || d > s_max_) continue;
     const double lower = cursor.lower_bound(si);
     if (!(lower <= bound_)) continue;  // a layer lacks degree t, or the stage is too slow
-    for (int k = 0; k <= k_max_; ++k) {
-      const int kk = minus(k, g, td);
-      if (kk < 0) continue;
-      const int* f = a.drops.data() + a.drop_offset[kk];
-      int m = a.drop_offset[kk + 1] - a.drop_offset[kk];
+    for (int kk : a.starts) {
+      int k;
+      if (single) {
+        k = kk + td;
+        if (k > out.k_hi) break;
+      } else {
+        if (digit(kk, g) + td > budget_[g]) continue;
+        k = kk + td * stride_[g];
+      }
+      const int r = a.row_of[kk];
+      const int* f = a.drops.data() + a.row_begin[r];
+      int m = a.row_size(r);
       while (m > 0 && f[m - 1] + d > s_max_) --m;
       if (m == 0) continue;
-      // The rest's values above the bound were dropped in finish(), so every drop is relevant.
-      const double* av = a.values.data() + a.drop_offset[kk];
+      const double* av = a.values.data() + a.row_begin[r];
       auto b = [&](int s, double cutoff) { return cursor.cost(si, (s + d - 1) / d, cutoff); };
       // A (the rest's bottleneck) falls along the drops while B (this stage) rises with s:
       // find the last drop where A still dominates. B only matters below A, so A is B's cutoff.
@@ -152,64 +236,128 @@ void Search::relax(int sub, StageCursor& cursor, std::vector<double>& out) {
         else
           hi = mid;
       }
-      double* row = out.data() + static_cast<std::size_t>(k) * width_;
-      for (int j = 0; j < lo; ++j) row[f[j] + d] = std::min(row[f[j] + d], av[j]);
+      auto& cells = scratch.cells[k];
+      for (int j = 0; j < lo; ++j) cells.push_back({f[j] + d, av[j]});
       if (lo < m) {
-        double& cell = row[f[lo] + d];
-        if (lower < cell) cell = std::min(cell, b(f[lo] + d, cell));
+        const double c = b(f[lo] + d, above_bound_);
+        if (c <= bound_) cells.push_back({f[lo] + d, std::max(c, av[lo])});
       }
     }
   }
 }
 
-void Search::visit(int ideal, int sub, StageCursor& cursor, std::vector<double>& out) {
-  relax(sub, cursor, out);
+void Search::visit(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
+  // J = sub and every larger J below it need at least need_in_[sub] devices, the stage one and
+  // the rest of the model need_out_[ideal].
+  if (need_in_[sub] + 1 + need_out_[ideal] > total_devices_) return;
+  relax(ideal, sub, cursor, scratch);
   for (auto [v, child] : lattice_.children(sub)) {
     if (!lattice_.contains(ideal, v) || child == ideal) continue;
     cursor.remove(v);
-    visit(ideal, child, cursor, out);
+    visit(ideal, child, cursor, scratch);
     cursor.undo();
   }
 }
 
-void Search::finish(int ideal, std::vector<double>& out) {
-  // Prefix minima make the table mean "at most k devices, at most s".
-  for (int k = 0; k <= k_max_; ++k) {
-    double* row = out.data() + static_cast<std::size_t>(k) * width_;
-    for (int s = 0; s <= s_max_; ++s) {
-      if (row[s] > bound_) row[s] = kInfinity;
-      if (s > 0) row[s] = std::min(row[s], row[s - 1]);
-    }
-    for (int g = 0; g < static_cast<int>(budget_.size()); ++g) {  // one device fewer of g
+void Search::finish(int ideal, Scratch& scratch) {
+  Table& t = tables_[ideal];
+  const bool single = budget_.size() == 1;
+  t.row_of.assign(t.k_hi + 1, -1);
+  t.row_begin.assign(1, 0);
+  auto row_equals = [&](int r, const std::vector<Cell>& cells) {
+    if (r < 0) return cells.empty();
+    if (t.row_size(r) != static_cast<int>(cells.size())) return false;
+    for (std::size_t i = 0; i < cells.size(); ++i)
+      if (t.drops[t.row_begin[r] + i] != cells[i].s ||
+          t.values[t.row_begin[r] + i] != cells[i].value)
+        return false;
+    return true;
+  };
+  for (int k = 0; k <= t.k_hi; ++k) {
+    auto& cells = scratch.cells[k];
+    // Rows of one device fewer (of each group) bound this one from above.
+    std::vector<Cell>& merged = scratch.merged;
+    merged.clear();
+    int neighbours = 0, only = -1;
+    for (int g = 0; g < static_cast<int>(budget_.size()); ++g) {
       const int fewer = minus(k, g, 1);
       if (fewer < 0) continue;
-      const double* prev = out.data() + static_cast<std::size_t>(fewer) * width_;
-      for (int s = 0; s <= s_max_; ++s) row[s] = std::min(row[s], prev[s]);
+      const int r = t.row_of[fewer];
+      ++neighbours;
+      only = r;
+      if (r < 0) continue;
+      for (int i = t.row_begin[r]; i < t.row_begin[r + 1]; ++i)
+        merged.push_back({t.drops[i], t.values[i]});
     }
-  }
-  Table& t = tables_[ideal];
-  t.drop_offset.assign(k_max_ + 2, 0);
-  for (int k = 0; k <= k_max_; ++k) {
-    const double* row = out.data() + static_cast<std::size_t>(k) * width_;
-    double last = kInfinity;
-    for (int s = 0; s <= s_max_; ++s) {
-      if (row[s] < last) {
-        t.drops.push_back(s);
-        t.values.push_back(row[s]);
+    if (cells.empty() && single && neighbours == 1) {
+      t.row_of[k] = only;  // the same row as k − 1
+      continue;
+    }
+    // The prefix minimum over s, kept where it drops: by sorting the cells when they are few,
+    // else on a dense row.
+    const double bound = bound_;
+    if (cells.size() * 8 < static_cast<std::size_t>(s_max_)) {
+      merged.insert(merged.end(), cells.begin(), cells.end());
+      std::sort(merged.begin(), merged.end(), [](const Cell& x, const Cell& y) {
+        return x.s < y.s || (x.s == y.s && x.value < y.value);
+      });
+      std::size_t n = 0;
+      double last = kInfinity;
+      for (const Cell& c : merged)
+        if (c.value < last && c.value <= bound) {
+          last = c.value;
+          if (n > 0 && merged[n - 1].s == c.s)
+            merged[n - 1].value = c.value;
+          else
+            merged[n++] = c;
+        }
+      merged.resize(n);
+    } else {
+      auto& dense = scratch.dense;
+      dense.assign(s_max_ + 1, kInfinity);
+      for (const Cell& c : merged) dense[c.s] = std::min(dense[c.s], c.value);
+      for (const Cell& c : cells) dense[c.s] = std::min(dense[c.s], c.value);
+      merged.clear();
+      double last = kInfinity;
+      for (int s = 0; s <= s_max_; ++s)
+        if (dense[s] < last && dense[s] <= bound) {
+          last = dense[s];
+          merged.push_back({s, last});
+        }
+    }
+    cells.clear();
+    // Equal to a row of one device fewer: share it, and nothing new starts here.
+    bool shared = false;
+    for (int g = 0; g < static_cast<int>(budget_.size()) && !shared; ++g) {
+      const int fewer = minus(k, g, 1);
+      if (fewer >= 0 && row_equals(t.row_of[fewer], merged)) {
+        t.row_of[k] = t.row_of[fewer];
+        shared = true;
       }
-      last = row[s];
     }
-    t.drop_offset[k + 1] = static_cast<int>(t.drops.size());
+    if (shared || merged.empty()) continue;
+    t.row_of[k] = static_cast<int>(t.row_begin.size()) - 1;
+    for (const Cell& c : merged) {
+      t.drops.push_back(c.s);
+      t.values.push_back(c.value);
+    }
+    t.row_begin.push_back(static_cast<int>(t.drops.size()));
+    t.starts.push_back(k);
   }
   t.drops.shrink_to_fit();
   t.values.shrink_to_fit();
 }
 
-void Search::solve_ideal(int ideal, StageCursor& cursor, std::vector<double>& out) {
-  out.assign(static_cast<std::size_t>(k_max_ + 1) * width_, kInfinity);
+void Search::solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch) {
+  Table& t = tables_[ideal];
+  // Budgets above k_hi leave the rest of the model fewer devices than it needs.
+  t.k_hi = budget_.size() == 1 ? std::min(k_max_, total_devices_ - need_out_[ideal]) : k_max_;
+  if (need_in_[ideal] + need_out_[ideal] > total_devices_) t.k_hi = -1;
+  if (t.k_hi < 0) return;
+  if (scratch.cells.size() < static_cast<std::size_t>(t.k_hi) + 1) scratch.cells.resize(t.k_hi + 1);
   cursor.reset(lattice_.members(ideal));
-  visit(ideal, 0, cursor, out);
-  finish(ideal, out);
+  visit(ideal, 0, cursor, scratch);
+  finish(ideal, scratch);
 }
 
 // Finds, among the sub-ideals of `ideal` (depth-first from `sub`), a stage whose
@@ -269,6 +417,7 @@ PipelineSearchResult Search::run() {
   bounds.push_back(kInfinity);
   for (std::size_t pass = 0; pass < bounds.size(); ++pass) {
     bound_ = bounds[pass];
+    above_bound_ = std::nextafter(bound_, kInfinity);
     pass_name_ = std::isfinite(bound_)
                      ? fmt::format("pass {}/{} (plans within {:.3g}× the lower bound)", pass + 1,
                                    bounds.size(), bound_ / floor)
@@ -280,16 +429,19 @@ PipelineSearchResult Search::run() {
 }
 
 void Search::solve_all() {
+  set_needs();
   // Ideals of one size only depend on smaller ones: solve each size level in parallel.
   for (auto& t : tables_) t = Table{};
   Table& empty = tables_[0];
-  empty.drop_offset.resize(k_max_ + 2);
-  for (int k = 0; k <= k_max_; ++k) {
-    empty.drops.push_back(0);
-    empty.values.push_back(0.0);
-    empty.drop_offset[k + 1] = k + 1;
+  empty.k_hi = budget_.size() == 1 ? std::min(k_max_, total_devices_ - need_out_[0]) : k_max_;
+  if (empty.k_hi >= 0) {
+    empty.row_of.assign(empty.k_hi + 1, 0);
+    empty.row_begin = {0, 1};
+    empty.drops = {0};
+    empty.values = {0.0};
+    empty.starts = {0};
   }
-  tbb::enumerable_thread_specific<std::vector<double>> buffers;
+  tbb::enumerable_thread_specific<Scratch> scratches;
   tbb::enumerable_thread_specific<std::unique_ptr<StageCursor>> cursors(
       [&] { return cost_.cursor(); });
   int begin = 1;
@@ -297,7 +449,7 @@ void Search::solve_all() {
     int end = begin;
     while (end < lattice_.count() && lattice_.size_of(end) == lattice_.size_of(begin)) ++end;
     tbb::parallel_for(begin, end,
-                      [&](int ideal) { solve_ideal(ideal, *cursors.local(), buffers.local()); });
+                      [&](int ideal) { solve_ideal(ideal, *cursors.local(), scratches.local()); });
     begin = end;
     if (progress_)
       progress_->report(

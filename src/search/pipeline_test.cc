@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "cost/piper_cost.h"
+#include "cost/piper_uniform_cursor.h"
 #include "io/native_json.h"
 #include "io/piper_reader.h"
 #include "search/pipeline_frontier.h"
@@ -202,18 +203,22 @@ Model random_model(int n, int degrees, const std::function<int(int, int)>& pick)
     for (int w = v + 1; w < n; ++w)
       if (pick(0, 3) == 0) m.edges.push_back({v, w, static_cast<double>(pick(0, 4))});
   m.index();
+  // Half the models have at most two options per layer sharing their parameters (Piper's
+  // inputs; the cost model's fast cursor), the others up to three that differ in everything.
+  const bool uniform = pick(0, 2) == 0;
   for (int v = 0; v < n; ++v) {
     for (int t = 1; t <= degrees; ++t) {
       if (t > 1 && pick(0, 4) == 0) continue;  // some layers lack degree 2
       TensorParallelOptions deg;
       deg.degree = t;
-      int options = pick(1, 4);
+      int options = uniform ? pick(1, 3) : pick(1, 4);
+      const double parameters = pick(0, 8);
       for (int o = 0; o < options; ++o) {
         LayerOption opt;
         opt.id = "o";
         opt.id += std::to_string(o);
         opt.compute_time_s = pick(0, 20);
-        opt.parameter_bytes = pick(0, 8);
+        opt.parameter_bytes = uniform ? parameters : pick(0, 8);
         opt.memory_per_inflight_bytes = pick(0, 9);
         opt.memory_fixed_bytes = pick(0, 11);
         for (std::size_t q = 0; q < m.in_edge_ids[v].size(); ++q)
@@ -234,9 +239,13 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   const int n = *rc::gen::inRange(1, 6);
   Model m = random_model(n, *rc::gen::inRange(1, 3), rc_pick);
   // Profiles' terms: an optimizer step per option, a measured all-reduce bandwidth (0: none).
+  const bool shared_step = *rc::gen::inRange(0, 2) == 0;
   for (auto& layer : m.layers)
-    for (auto& degree : layer.by_degree)
-      for (auto& option : degree.options) option.optimizer_time_s = *rc::gen::inRange(0, 4);
+    for (auto& degree : layer.by_degree) {
+      const double step = *rc::gen::inRange(0, 4);
+      for (auto& option : degree.options)
+        option.optimizer_time_s = shared_step ? step : *rc::gen::inRange(0, 4);
+    }
   PiperSettings s;
   s.max_devices = *rc::gen::inRange(1, 5);
   s.microbatches = *rc::gen::inRange(1, 5);
@@ -246,7 +255,8 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   PiperCostModel cost(m, s);
   Plan plan = search_pipeline(m, cost).plan;
   double expected = brute_force(m, s);
-  RC_TAG(std::isfinite(expected), plan.stages.size());
+  RC_TAG(std::isfinite(expected), plan.stages.size(),
+         piper_uniform_applies(cost) ? "fast cursor" : "general cursor");
   RC_LOG() << io::model_to_json(m).dump() << "\nK=" << s.max_devices << " N=" << s.microbatches
            << " M=" << s.memory_per_device_bytes << " B=" << s.bandwidth_bytes_per_s
            << " B_ar=" << s.allreduce_bandwidth_bytes_per_s << " planner=" << plan.objective
@@ -276,7 +286,8 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceWithDeviceGroups, ()) {
   PiperCostModel cost(m, s);
   Plan plan = search_pipeline(m, cost).plan;
   double expected = brute_force(m, s);
-  RC_TAG(std::isfinite(expected), plan.stages.size());
+  RC_TAG(std::isfinite(expected), plan.stages.size(),
+         piper_uniform_applies(cost) ? "fast cursor" : "general cursor");
   RC_LOG() << io::model_to_json(m).dump() << "\ngroups " << a << " ("
            << s.device_groups[0].memory_bytes << " B) + " << b << " ("
            << s.device_groups[1].memory_bytes << " B, factor " << s.device_groups[1].time_factor

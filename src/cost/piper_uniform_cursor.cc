@@ -1,0 +1,370 @@
+// The Piper cost model's stage cursor for the common case: at most two options per layer and
+// degree (Piper's vanilla / activation recomputation), sharing their parameter bytes and optimizer
+// time. A layer's options then differ only in alpha (compute and cut-edge bytes) and memory, so
+// its fastest option does not depend on d, a stage's time on its fastest options is
+//   Σα / d + γ(d)·Σw + factor·Σopt / N,
+// kept as a handful of sums per (device group, degree) instead of per shape, and the per-stage
+// knapsack — which layers move to their leaner option so that the stage fits — is one covering
+// problem in α units for every d: its optimum L gives the stage time Σα/d + L/d + ....
+#include "cost/piper_uniform_cursor.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "cost/knapsack.h"
+
+namespace paraplan {
+
+bool piper_uniform_applies(const PiperCostModel& m) {
+  if (m.settings().objective != PiperSettings::Objective::kTimePerSample) return false;
+  for (const auto& layer : m.model().layers)
+    for (const auto& deg : layer.by_degree) {
+      if (deg.options.size() > 2) return false;
+      for (const auto& o : deg.options)
+        if (o.parameter_bytes != deg.options[0].parameter_bytes ||
+            o.optimizer_time_s != deg.options[0].optimizer_time_s)
+          return false;
+    }
+  return true;
+}
+
+namespace {
+
+class PiperUniformCursor : public StageCursor {
+ public:
+  explicit PiperUniformCursor(const PiperCostModel& m);
+  void reset(const std::vector<int>& layers) override;
+  void remove(int layer) override;
+  void undo() override;
+  double cost(int shape, int y, double cutoff) override;
+  double lower_bound(int shape) override;
+  std::vector<std::pair<int, int>> choice(int shape, int y) override;
+
+ private:
+  const std::vector<LayerOption>* options(int v, int ti) const {
+    return options_[static_cast<std::size_t>(v) * degrees_ + ti];
+  }
+  double& alpha(int g, int v, int ti, int l) {
+    return alpha_[((static_cast<std::size_t>(g) * layers_ + v) * degrees_ + ti) * 2 + l];
+  }
+  // The fastest option of v at degree ti in group g: smallest alpha, then smaller memory, then
+  // the earlier option (Piper's array order).
+  int fastest(int g, int v, int ti) {
+    const auto& opts = *options(v, ti);
+    if (opts.size() < 2) return 0;
+    const double a0 = alpha(g, v, ti, 0), a1 = alpha(g, v, ti, 1);
+    if (a1 != a0) return a1 < a0 ? 1 : 0;
+    const auto &o0 = opts[0], &o1 = opts[1];
+    if (o1.memory_per_inflight_bytes != o0.memory_per_inflight_bytes)
+      return o1.memory_per_inflight_bytes < o0.memory_per_inflight_bytes ? 1 : 0;
+    return o1.memory_fixed_bytes < o0.memory_fixed_bytes ? 1 : 0;
+  }
+  // Adds (sign = +1) or subtracts (-1) v's fastest options to the per-(group, degree) sums.
+  void account_fastest(int v, double sign);
+  // Adds or subtracts what does not depend on S's cuts: parameters, optimizer, lean memory.
+  void account_fixed(int v, double sign);
+  void cut_out_edge(int u, int edge);
+  double base(int shape) const {
+    const StageShape& sh = m_.shapes()[shape];
+    const int ti = shape_degree_[shape], c = sh.device_type * degrees_ + ti;
+    return sum_alpha_[c] / sh.data_parallel + gamma_[sh.data_parallel] * sum_w_[ti] +
+           factor_[sh.device_type] * sum_opt_[ti] * inverse_n_;
+  }
+  bool too_big(int ti, int g, int y) const {
+    const double limit = limit_[g] * (1 + 1e-12);
+    return lean_a_[ti] * y + lean_b_[ti] > limit || (y == 1 && lean_1_[ti] > limit);
+  }
+  void save();
+
+  const PiperCostModel& m_;
+  int layers_, degrees_, groups_;
+  std::vector<const std::vector<LayerOption>*> options_;  // per (layer, degree)
+  std::vector<int> shape_degree_;                         // per shape: degree index
+  std::vector<double> limit_, factor_, gamma_;
+  double inverse_bandwidth_, inverse_n_;
+  std::vector<double> alpha_;  // per (group, layer, degree, option)
+  std::vector<int> members_, position_;
+  // Per (group, degree): Σ alpha, Σ a, Σ b of the fastest options. Per degree: Σ parameter
+  // bytes, Σ optimizer time, Σ smallest a, smallest b, smallest a + b, and the members without
+  // options at that degree.
+  std::vector<double> sum_alpha_, sum_a_, sum_b_;
+  std::vector<double> sum_w_, sum_opt_, lean_a_, lean_b_, lean_1_;
+  std::vector<int> missing_;
+  // Undo: the sums before each remove, the alphas each remove changed, and where the layer sat.
+  struct Frame {
+    int layer, position;
+    std::size_t sums, alphas;
+  };
+  std::vector<Frame> frames_;
+  std::vector<double> sum_stack_;
+  std::vector<int> missing_stack_;
+  std::vector<std::pair<std::size_t, double>> alpha_stack_;
+  // Covering-knapsack optima per (group, degree, y) for the current S (stamp): in α units, the
+  // exact optimum or a lower bound.
+  struct Cached {
+    unsigned stamp = 0;
+    bool exact = false;
+    double value = 0;
+  };
+  std::vector<std::vector<Cached>> cache_;
+  unsigned stamp_ = 1;
+  CoverScratch scratch_;
+};
+
+PiperUniformCursor::PiperUniformCursor(const PiperCostModel& m)
+    : m_(m),
+      layers_(m.model().size()),
+      degrees_(static_cast<int>(m.degrees().size())),
+      groups_(static_cast<int>(m.settings().groups().size())) {
+  const Model& model = m.model();
+  options_.assign(static_cast<std::size_t>(layers_) * degrees_, nullptr);
+  for (int v = 0; v < layers_; ++v)
+    for (int ti = 0; ti < degrees_; ++ti)
+      options_[static_cast<std::size_t>(v) * degrees_ + ti] =
+          model.layers[v].options_for(m.degrees()[ti]);
+  int max_d = 1;
+  for (const auto& sh : m.shapes()) {
+    max_d = std::max(max_d, sh.data_parallel);
+    shape_degree_.push_back(static_cast<int>(
+        std::lower_bound(m.degrees().begin(), m.degrees().end(), sh.tensor_parallel) -
+        m.degrees().begin()));
+  }
+  for (const auto& g : m.settings().groups()) {
+    limit_.push_back(g.memory_bytes);
+    factor_.push_back(g.time_factor);
+  }
+  const double n = m.settings().microbatches, ar = m.settings().allreduce_bandwidth();
+  gamma_.assign(max_d + 1, 0.0);
+  for (int d = 1; d <= max_d; ++d) gamma_[d] = 4.0 * (d - 1) / d / n / ar;
+  inverse_bandwidth_ = 1.0 / m.settings().bandwidth_bytes_per_s;
+  inverse_n_ = 1.0 / n;
+  alpha_.assign(static_cast<std::size_t>(groups_) * layers_ * degrees_ * 2, 0.0);
+  position_.assign(layers_, -1);
+  const std::size_t classes = static_cast<std::size_t>(groups_) * degrees_;
+  sum_alpha_.assign(classes, 0.0);
+  sum_a_.assign(classes, 0.0);
+  sum_b_.assign(classes, 0.0);
+  for (auto* v : {&sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_}) v->assign(degrees_, 0.0);
+  missing_.assign(degrees_, 0);
+  cache_.assign(classes, std::vector<Cached>(m.max_data_parallel_sum() + 2));
+}
+
+void PiperUniformCursor::account_fastest(int v, double sign) {
+  for (int ti = 0; ti < degrees_; ++ti) {
+    const auto* opts = options(v, ti);
+    if (!opts) continue;
+    for (int g = 0; g < groups_; ++g) {
+      const int l = fastest(g, v, ti), c = g * degrees_ + ti;
+      sum_alpha_[c] += sign * alpha(g, v, ti, l);
+      sum_a_[c] += sign * (*opts)[l].memory_per_inflight_bytes;
+      sum_b_[c] += sign * (*opts)[l].memory_fixed_bytes;
+    }
+  }
+}
+
+void PiperUniformCursor::account_fixed(int v, double sign) {
+  for (int ti = 0; ti < degrees_; ++ti) {
+    const auto* opts = options(v, ti);
+    if (!opts) {
+      missing_[ti] += sign > 0 ? 1 : -1;
+      continue;
+    }
+    double a = kInfinity, b = kInfinity, one = kInfinity;
+    for (const auto& o : *opts) {
+      a = std::min(a, o.memory_per_inflight_bytes);
+      b = std::min(b, o.memory_fixed_bytes);
+      one = std::min(one, o.memory_per_inflight_bytes + o.memory_fixed_bytes);
+    }
+    sum_w_[ti] += sign * (*opts)[0].parameter_bytes;
+    sum_opt_[ti] += sign * (*opts)[0].optimizer_time_s;
+    lean_a_[ti] += sign * a;
+    lean_b_[ti] += sign * b;
+    lean_1_[ti] += sign * one;
+  }
+}
+
+void PiperUniformCursor::reset(const std::vector<int>& layers) {
+  const Model& model = m_.model();
+  for (int v : members_) position_[v] = -1;
+  members_ = layers;
+  for (int i = 0; i < static_cast<int>(members_.size()); ++i) position_[members_[i]] = i;
+  for (auto* s : {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_})
+    std::fill(s->begin(), s->end(), 0.0);
+  std::fill(missing_.begin(), missing_.end(), 0);
+  frames_.clear();
+  sum_stack_.clear();
+  missing_stack_.clear();
+  alpha_stack_.clear();
+  ++stamp_;
+  for (int v : members_) {
+    const auto& in = model.in_edge_ids[v];
+    for (int ti = 0; ti < degrees_; ++ti) {
+      const auto* opts = options(v, ti);
+      if (!opts) continue;
+      for (int l = 0; l < static_cast<int>(opts->size()); ++l) {
+        const auto& o = (*opts)[l];
+        // S is successor-closed, so only incoming edges from outside can be cut.
+        double bytes = 0;
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          const Edge& e = model.edges[in[i]];
+          if (position_[e.from] < 0) bytes += 2 * (e.bytes + o.sync_in_bytes[i]);
+        }
+        for (int g = 0; g < groups_; ++g)  // factor 1: p + bytes/B, as Piper
+          alpha(g, v, ti, l) = factor_[g] * o.compute_time_s + bytes * inverse_bandwidth_;
+      }
+    }
+    account_fastest(v, +1);
+    account_fixed(v, +1);
+  }
+}
+
+void PiperUniformCursor::save() {
+  for (const auto* s : {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_,
+                        &lean_1_})
+    sum_stack_.insert(sum_stack_.end(), s->begin(), s->end());
+  missing_stack_.insert(missing_stack_.end(), missing_.begin(), missing_.end());
+}
+
+void PiperUniformCursor::cut_out_edge(int u, int edge) {
+  const Model& model = m_.model();
+  const Edge& e = model.edges[edge];
+  const int pos = m_.edge_out_position(edge);
+  for (int ti = 0; ti < degrees_; ++ti) {
+    const auto* opts = options(u, ti);
+    if (!opts) continue;
+    for (int l = 0; l < static_cast<int>(opts->size()); ++l) {
+      const double extra = 2 * (e.bytes + (*opts)[l].sync_out_bytes[pos]) * inverse_bandwidth_;
+      for (int g = 0; g < groups_; ++g) {
+        double& a = alpha(g, u, ti, l);
+        alpha_stack_.push_back({static_cast<std::size_t>(&a - alpha_.data()), a});
+        a += extra;
+      }
+    }
+  }
+}
+
+void PiperUniformCursor::remove(int layer) {
+  const Model& model = m_.model();
+  frames_.push_back({layer, position_[layer], sum_stack_.size(), alpha_stack_.size()});
+  save();
+  account_fastest(layer, -1);
+  account_fixed(layer, -1);
+  // Take `layer` out of the member list (swap with the last; undo puts it back).
+  const int last = members_.back();
+  members_[frames_.back().position] = last;
+  position_[last] = frames_.back().position;
+  members_.pop_back();
+  position_[layer] = -1;
+  // Its predecessors still in S now send to a layer outside S.
+  for (int e : model.in_edge_ids[layer]) {
+    const int u = model.edges[e].from;
+    if (position_[u] < 0) continue;
+    account_fastest(u, -1);
+    cut_out_edge(u, e);
+    account_fastest(u, +1);
+  }
+  ++stamp_;
+}
+
+void PiperUniformCursor::undo() {
+  const Frame f = frames_.back();
+  frames_.pop_back();
+  while (alpha_stack_.size() > f.alphas) {
+    alpha_[alpha_stack_.back().first] = alpha_stack_.back().second;
+    alpha_stack_.pop_back();
+  }
+  std::size_t at = f.sums;
+  for (auto* s : {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_}) {
+    std::copy_n(sum_stack_.begin() + static_cast<std::ptrdiff_t>(at), s->size(), s->begin());
+    at += s->size();
+  }
+  sum_stack_.resize(f.sums);
+  const std::size_t m = missing_.size();
+  std::copy_n(missing_stack_.end() - static_cast<std::ptrdiff_t>(m), m, missing_.begin());
+  missing_stack_.resize(missing_stack_.size() - m);
+  // Put the layer back where it was; the layer that took its place goes back to the end.
+  if (f.position == static_cast<int>(members_.size())) {
+    members_.push_back(f.layer);
+  } else {
+    const int moved = members_[f.position];
+    members_.push_back(moved);
+    position_[moved] = static_cast<int>(members_.size()) - 1;
+    members_[f.position] = f.layer;
+  }
+  position_[f.layer] = f.position;
+  ++stamp_;
+}
+
+double PiperUniformCursor::lower_bound(int shape) {
+  const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
+  if (missing_[ti] > 0 || members_.empty() || too_big(ti, g, 1)) return kInfinity;
+  return base(shape);
+}
+
+double PiperUniformCursor::cost(int shape, int y, double cutoff) {
+  const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
+  const int d = m_.shapes()[shape].data_parallel, c = g * degrees_ + ti;
+  if (missing_[ti] > 0 || members_.empty()) return kInfinity;
+  const double time = base(shape);
+  const double need = sum_a_[c] * y + sum_b_[c] - limit_[g];
+  if (need <= 0 || time >= cutoff) return time;
+  if (too_big(ti, g, y)) return kInfinity;
+  // Moves to leaner options cost L (α units), i.e. L/d of stage time; above this they lose.
+  const double cut = (cutoff - time) * d;
+  auto& slots = cache_[c];
+  Cached* slot = y < static_cast<int>(slots.size()) ? &slots[y] : nullptr;
+  if (slot && slot->stamp == stamp_ && (slot->exact || slot->value >= cut))
+    return slot->exact ? time + slot->value / d : std::max(cutoff, time + slot->value / d);
+  auto& items = scratch_.items;
+  items.clear();
+  for (int v : members_) {
+    const auto& opts = *options(v, ti);
+    if (opts.size() < 2) continue;
+    const int f = fastest(g, v, ti), o = 1 - f;
+    const double saved =
+        (opts[f].memory_per_inflight_bytes - opts[o].memory_per_inflight_bytes) * y +
+        (opts[f].memory_fixed_bytes - opts[o].memory_fixed_bytes);
+    if (saved > 0) items.push_back({saved, alpha(g, v, ti, o) - alpha(g, v, ti, f)});
+  }
+  const CoverResult r = min_cost_cover(scratch_, need, cut);
+  if (slot) *slot = {stamp_, r.exact, r.cost};
+  if (!std::isfinite(r.cost)) return kInfinity;
+  return r.exact ? time + r.cost / d : std::max(cutoff, time + r.cost / d);
+}
+
+std::vector<std::pair<int, int>> PiperUniformCursor::choice(int shape, int y) {
+  const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
+  const int d = m_.shapes()[shape].data_parallel, c = g * degrees_ + ti;
+  std::vector<int> order = members_;
+  std::sort(order.begin(), order.end());
+  std::vector<std::pair<int, int>> picks;
+  if (sum_a_[c] * y + sum_b_[c] <= limit_[g]) {
+    for (int v : order) picks.push_back({v, fastest(g, v, ti)});
+    return picks;
+  }
+  // The option picks of an optimum, from the general solver over the stage's contributions.
+  std::vector<std::vector<KnapsackOption>> items;
+  for (int v : order) {
+    const auto& opts = *options(v, ti);
+    items.emplace_back();
+    for (int l = 0; l < static_cast<int>(opts.size()); ++l)
+      items.back().push_back(
+          {opts[l].memory_per_inflight_bytes * y + opts[l].memory_fixed_bytes,
+           alpha(g, v, ti, l) / d});  // (parameters and optimizer: the same for each)
+  }
+  // The covering form of cost() sums memory in another order: where that order alone makes
+  // the stage fit, allow what evaluate() allows.
+  KnapsackResult r = solve_knapsack(items, limit_[g]);
+  if (r.choice.empty()) r = solve_knapsack(items, limit_[g] * (1 + 1e-12));
+  for (std::size_t i = 0; i < order.size() && !r.choice.empty(); ++i)
+    picks.push_back({order[i], r.choice[i]});
+  return picks;
+}
+
+}  // namespace
+
+std::unique_ptr<StageCursor> make_piper_uniform_cursor(const PiperCostModel& m) {
+  return std::make_unique<PiperUniformCursor>(m);
+}
+
+}  // namespace paraplan
