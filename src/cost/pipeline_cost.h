@@ -3,6 +3,7 @@
 // in-flight count y, incrementally as layers leave the stage, and scores whole plans.
 #pragma once
 
+#include <climits>
 #include <limits>
 #include <memory>
 #include <string>
@@ -38,6 +39,9 @@ class StageCursor {
   virtual double cost(int shape, int y, double cutoff = kInfinity) = 0;
   /// A lower bound on cost(shape, y) for every y (the cost with no memory limit).
   virtual double lower_bound(int shape) = 0;
+  /// {a, b}: cost(shape, y) equals lower_bound(shape) for y <= a, and is +inf for y > b.
+  /// Lets the planner skip cost() calls; {0, INT_MAX} says nothing.
+  virtual std::pair<int, int> y_range(int /*shape*/) { return {0, INT_MAX}; }
   /// Option index per layer of S (layers ascending) that attains cost(shape, y).
   virtual std::vector<std::pair<int, int>> choice(int shape, int y) = 0;
 };

@@ -9,6 +9,7 @@
 #include "cost/piper_uniform_cursor.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "cost/knapsack.h"
@@ -38,6 +39,7 @@ class PiperUniformCursor : public StageCursor {
   void undo() override;
   double cost(int shape, int y, double cutoff) override;
   double lower_bound(int shape) override;
+  std::pair<int, int> y_range(int shape) override;
   std::vector<std::pair<int, int>> choice(int shape, int y) override;
 
  private:
@@ -219,8 +221,8 @@ void PiperUniformCursor::reset(const std::vector<int>& layers) {
 }
 
 void PiperUniformCursor::save() {
-  for (const auto* s : {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_,
-                        &lean_1_})
+  for (const auto* s :
+       {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_})
     sum_stack_.insert(sum_stack_.end(), s->begin(), s->end());
   missing_stack_.insert(missing_stack_.end(), missing_.begin(), missing_.end());
 }
@@ -274,7 +276,8 @@ void PiperUniformCursor::undo() {
     alpha_stack_.pop_back();
   }
   std::size_t at = f.sums;
-  for (auto* s : {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_}) {
+  for (auto* s :
+       {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_}) {
     std::copy_n(sum_stack_.begin() + static_cast<std::ptrdiff_t>(at), s->size(), s->begin());
     at += s->size();
   }
@@ -299,6 +302,28 @@ double PiperUniformCursor::lower_bound(int shape) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
   if (missing_[ti] > 0 || members_.empty() || too_big(ti, g, 1)) return kInfinity;
   return base(shape);
+}
+
+// The largest y at which the fastest options fit (cost() answers with the base time there), and
+// the largest y at which the leanest might (cost() is +inf above it). Exactly cost()'s tests.
+std::pair<int, int> PiperUniformCursor::y_range(int shape) {
+  const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
+  const int c = g * degrees_ + ti;
+  if (missing_[ti] > 0 || members_.empty()) return {0, 0};
+  // Largest y >= 0 with pred(y) true, for a predicate true up to some point; capped.
+  const int cap = static_cast<int>(cache_[c].size()) + 1;
+  auto largest = [&](double a, double b, double limit, auto pred) {
+    long long y = a > 0 ? static_cast<long long>(std::floor((limit - b) / a)) : cap;
+    y = std::clamp<long long>(y, 0, cap);
+    while (y > 0 && !pred(static_cast<int>(y))) --y;
+    while (y < cap && pred(static_cast<int>(y) + 1)) ++y;
+    return static_cast<int>(y);
+  };
+  const int fast = largest(sum_a_[c], sum_b_[c], limit_[g],
+                           [&](int y) { return sum_a_[c] * y + sum_b_[c] - limit_[g] <= 0; });
+  const int lean = largest(lean_a_[ti], lean_b_[ti], limit_[g] * (1 + 1e-12),
+                           [&](int y) { return !too_big(ti, g, y); });
+  return {fast, lean >= cap ? INT_MAX : lean};
 }
 
 double PiperUniformCursor::cost(int shape, int y, double cutoff) {

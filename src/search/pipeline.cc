@@ -42,6 +42,9 @@ struct Table {
   std::vector<int> row_begin;  // per row: offset into drops/values; one more entry at the end
   std::vector<int> drops;
   std::vector<double> values;
+  // Per drop: 0 when the row of one device fewer already has this value at this s (one group
+  // only). A stage combined with that cell gives what it gave with the row before.
+  std::vector<char> fresh;
 
   int row_size(int r) const { return row_begin[r + 1] - row_begin[r]; }
 };
@@ -97,6 +100,13 @@ class Search {
     std::vector<std::vector<Cell>> cells;  // per budget k: cells written by the stages
     std::vector<Cell> merged;
     std::vector<double> dense;
+    struct Memo {
+      unsigned stamp = 0;
+      bool exact = false;
+      double value = 0;
+    };
+    std::vector<Memo> memo;  // per y: the stage's cost (one stage and shape at a time)
+    unsigned stamp = 0;
   };
 
   double at(int ideal, int k, int s) const {
@@ -209,6 +219,22 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
     if (td > budget_[g] || d > s_max_) continue;
     const double lower = cursor.lower_bound(si);
     if (!(lower <= bound_)) continue;  // a layer lacks degree t, or the stage is too slow
+    const auto [y_cheap, y_max] = cursor.y_range(si);
+    // The stage's cost at Σd = s: its lower bound while the fastest options fit, +inf past
+    // y_max, else the cost model's knapsack.
+    // Costs asked for once per y: exact ones, or bounds that answer smaller cutoffs.
+    ++scratch.stamp;
+    auto b = [&](int s, double cutoff) {
+      const int y = (s + d - 1) / d;
+      if (y <= y_cheap) return lower;
+      if (y > y_max) return kInfinity;
+      if (static_cast<std::size_t>(y) >= scratch.memo.size()) scratch.memo.resize(y + 1);
+      Scratch::Memo& m = scratch.memo[y];
+      if (m.stamp == scratch.stamp && (m.exact || m.value >= cutoff)) return m.value;
+      const double c = cursor.cost(si, y, cutoff);
+      m = {scratch.stamp, c < cutoff, c};
+      return c;
+    };
     for (int kk : a.starts) {
       int k;
       if (single) {
@@ -224,7 +250,6 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       while (m > 0 && f[m - 1] + d > s_max_) --m;
       if (m == 0) continue;
       const double* av = a.values.data() + a.row_begin[r];
-      auto b = [&](int s, double cutoff) { return cursor.cost(si, (s + d - 1) / d, cutoff); };
       // A (the rest's bottleneck) falls along the drops while B (this stage) rises with s:
       // find the last drop where A still dominates. B only matters below A, so A is B's cutoff.
       int lo = 0, hi = m;  // predicate true on [0, lo), false on [hi, m)
@@ -237,7 +262,11 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
           hi = mid;
       }
       auto& cells = scratch.cells[k];
-      for (int j = 0; j < lo; ++j) cells.push_back({f[j] + d, av[j]});
+
+      // Cells the row before has too were combined with this stage from there.
+      const char* fresh = a.fresh.data() + a.row_begin[r];
+      for (int j = 0; j < lo; ++j)
+        if (fresh[j]) cells.push_back({f[j] + d, av[j]});
       if (lo < m) {
         const double c = b(f[lo] + d, above_bound_);
         if (c <= bound_) cells.push_back({f[lo] + d, std::max(c, av[lo])});
@@ -337,15 +366,23 @@ void Search::finish(int ideal, Scratch& scratch) {
     }
     if (shared || merged.empty()) continue;
     t.row_of[k] = static_cast<int>(t.row_begin.size()) - 1;
+    const int before = single && k > 0 ? t.row_of[k - 1] : -1;
+    int p = before < 0 ? 0 : t.row_begin[before];
+    const int p_end = before < 0 ? 0 : t.row_begin[before + 1];
     for (const Cell& c : merged) {
+      // The row before at c.s: its last drop at or before c.s.
+      while (p < p_end && t.drops[p] <= c.s) ++p;
+      const bool same = p > (before < 0 ? 0 : t.row_begin[before]) && t.values[p - 1] == c.value;
       t.drops.push_back(c.s);
       t.values.push_back(c.value);
+      t.fresh.push_back(same ? 0 : 1);
     }
     t.row_begin.push_back(static_cast<int>(t.drops.size()));
     t.starts.push_back(k);
   }
   t.drops.shrink_to_fit();
   t.values.shrink_to_fit();
+  t.fresh.shrink_to_fit();
 }
 
 void Search::solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch) {
@@ -439,6 +476,7 @@ void Search::solve_all() {
     empty.row_begin = {0, 1};
     empty.drops = {0};
     empty.values = {0.0};
+    empty.fresh = {1};
     empty.starts = {0};
   }
   tbb::enumerable_thread_specific<Scratch> scratches;
