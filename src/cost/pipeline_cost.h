@@ -39,6 +39,8 @@ class StageCursor {
   virtual double cost(int shape, int y, double cutoff = kInfinity) = 0;
   /// A lower bound on cost(shape, y) for every y (the cost with no memory limit).
   virtual double lower_bound(int shape) = 0;
+  /// Whether the stage fits in memory with shape `shape` and y in flight (cost() is finite).
+  virtual bool fits(int shape, int y) { return cost(shape, y) < kInfinity; }
   /// {a, b}: cost(shape, y) equals lower_bound(shape) for y <= a, and is +inf for y > b.
   /// Lets the planner skip cost() calls; {0, INT_MAX} says nothing.
   virtual std::pair<int, int> y_range(int /*shape*/) { return {0, INT_MAX}; }

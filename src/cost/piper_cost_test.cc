@@ -156,7 +156,12 @@ RC_GTEST_PROP(PiperCursors, FastEqualsGeneral, ()) {
                  << " y " << y << ": fast " << f << " general " << g << " cutoff " << cutoff << ": "
                  << fc << "\n";
         RC_ASSERT(std::isfinite(f) == std::isfinite(g));
+        RC_ASSERT(fast->fits(si, y) == std::isfinite(g));
         if (std::isfinite(f)) RC_ASSERT(std::fabs(f - g) <= 1e-9 * std::max(1.0, g));
+        // y_range: the fastest options' cost up to its first, nothing past its second.
+        const auto [cheap, most] = fast->y_range(si);
+        if (y <= cheap) RC_ASSERT(f == fast->lower_bound(si));
+        if (y > most) RC_ASSERT(!std::isfinite(g));
         // Below a cutoff: exact. (Sums in another order may round across a cutoff equal to the
         // cost.)
         if (g < cutoff - 1e-9)

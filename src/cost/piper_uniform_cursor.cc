@@ -40,6 +40,7 @@ class PiperUniformCursor : public StageCursor {
   double cost(int shape, int y, double cutoff) override;
   double lower_bound(int shape) override;
   std::pair<int, int> y_range(int shape) override;
+  bool fits(int shape, int y) override;
   std::vector<std::pair<int, int>> choice(int shape, int y) override;
 
  private:
@@ -324,6 +325,27 @@ std::pair<int, int> PiperUniformCursor::y_range(int shape) {
   const int lean = largest(lean_a_[ti], lean_b_[ti], limit_[g] * (1 + 1e-12),
                            [&](int y) { return !too_big(ti, g, y); });
   return {fast, lean >= cap ? INT_MAX : lean};
+}
+
+// Every layer on its leanest option at y: what cost()'s knapsack finds infeasible exactly when
+// even that does not fit (all moves together save less than needed).
+bool PiperUniformCursor::fits(int shape, int y) {
+  const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
+  const int c = g * degrees_ + ti;
+  if (missing_[ti] > 0 || members_.empty()) return false;
+  const double need = sum_a_[c] * y + sum_b_[c] - limit_[g];
+  if (need <= 0) return true;
+  if (too_big(ti, g, y)) return false;
+  double saved = 0;
+  for (int v : members_) {
+    const auto& opts = *options(v, ti);
+    if (opts.size() < 2) continue;
+    const int f = fastest(g, v, ti), o = 1 - f;
+    const double s = (opts[f].memory_per_inflight_bytes - opts[o].memory_per_inflight_bytes) * y +
+                     (opts[f].memory_fixed_bytes - opts[o].memory_fixed_bytes);
+    if (s > 0) saved += s;
+  }
+  return saved >= need;
 }
 
 double PiperUniformCursor::cost(int shape, int y, double cutoff) {

@@ -166,6 +166,8 @@ class Search {
   // at or under it, and tries growing bounds until one holds a plan.
   double bound_ = kInfinity;
   double above_bound_ = kInfinity;  // the next double: costs below it are exact
+  // A pass that only asks whether any plan fits: every stage that fits costs 0 (bound 0).
+  bool feasibility_ = false;
   ProgressSink* progress_;
   std::string task_, pass_name_;
 };
@@ -217,7 +219,11 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
     const int d = shapes[si].data_parallel, g = shapes[si].device_type;
     const int td = d * shapes[si].tensor_parallel;
     if (td > budget_[g] || d > s_max_) continue;
-    const double lower = cursor.lower_bound(si);
+    double lower = cursor.lower_bound(si);
+    if (feasibility_) {  // every stage that fits costs 0
+      if (!std::isfinite(lower)) continue;
+      lower = 0;
+    }
     if (!(lower <= bound_)) continue;  // a layer lacks degree t, or the stage is too slow
     const auto [y_cheap, y_max] = cursor.y_range(si);
     // The stage's cost at Σd = s: its lower bound while the fastest options fit, +inf past
@@ -231,8 +237,9 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       if (static_cast<std::size_t>(y) >= scratch.memo.size()) scratch.memo.resize(y + 1);
       Scratch::Memo& m = scratch.memo[y];
       if (m.stamp == scratch.stamp && (m.exact || m.value >= cutoff)) return m.value;
-      const double c = cursor.cost(si, y, cutoff);
-      m = {scratch.stamp, c < cutoff, c};
+      const double c =
+          feasibility_ ? (cursor.fits(si, y) ? 0.0 : kInfinity) : cursor.cost(si, y, cutoff);
+      m = {scratch.stamp, feasibility_ || c < cutoff, c};
       return c;
     };
     for (int kk : a.starts) {
@@ -461,6 +468,16 @@ PipelineSearchResult Search::run() {
                      : fmt::format("pass {}/{} (every plan)", pass + 1, bounds.size());
     solve_all();
     if (at(lattice_.full(), k_max_, s_max_) <= bound_) break;
+    if (pass == 0 && bounds.size() > 1 && bounded_) {
+      // Not within the tightest bound: first make sure that some plan fits at all (a cheap
+      // pass), so that a model that fits nowhere is not searched under every bound.
+      feasibility_ = true;
+      bound_ = above_bound_ = 0;
+      pass_name_ = "does any plan fit";
+      solve_all();
+      feasibility_ = false;
+      if (!(at(lattice_.full(), k_max_, s_max_) <= 0)) break;
+    }
   }
   return extract();
 }
