@@ -102,6 +102,38 @@ TEST(PiperEvaluator, RejectsInvalidPlans) {
   EXPECT_THROW(cost.evaluate(not_dividing), Error);
 }
 
+// A stage whose memory is one rounding error above the limit does not fit: with the limit one
+// ulp below 11 bytes, 29 − limit rounds to 18 in double precision and a move that saves exactly
+// 18 bytes once looked like enough (the frontier then missed a point).
+TEST(PiperCursors, MemoryOneRoundingErrorAboveTheLimitDoesNotFit) {
+  Model m;
+  m.name = "ulp";
+  for (int v = 0; v < 4; ++v) m.layers.push_back(Layer{v, "", {}, 0, {}});
+  m.edges = {{0, 2, 0}, {0, 3, 0}, {2, 3, 0}};
+  m.index();
+  auto option = [&](int v, double p, double a, double b) {
+    LayerOption o;
+    o.compute_time_s = p;
+    o.memory_per_inflight_bytes = a;
+    o.memory_fixed_bytes = b;
+    o.sync_in_bytes.assign(m.in_edge_ids[v].size(), 0.0);
+    o.sync_out_bytes.assign(m.out_edge_ids[v].size(), 0.0);
+    return o;
+  };
+  m.layers[0].by_degree = {{1, {option(0, 0, 1, 1), option(0, 0, 1, 1)}}};
+  m.layers[1].by_degree = {{1, {option(1, 5, 0, 8)}}};
+  m.layers[2].by_degree = {{1, {option(2, 0, 0, 8), option(2, 1, 0, 0)}}};
+  m.layers[3].by_degree = {{1, {option(3, 0, 5, 8), option(3, 5, 0, 0)}}};
+  const PiperCostModel cost(m, {2, std::nextafter(11.0, 0.0), 1, 2});
+  auto fast = cost.cursor(), general = cost.generic_cursor();
+  fast->reset({0, 2, 3});
+  general->reset({0, 2, 3});
+  for (int si = 0; si < static_cast<int>(cost.shapes().size()); ++si)
+    for (int y = 1; y <= 3; ++y)
+      EXPECT_EQ(fast->cost(si, y), general->cost(si, y)) << si << " " << y;
+  EXPECT_EQ(fast->cost(0, 2), 6.0);  // layer 3 alone (5) would need 11 bytes
+}
+
 // The fast cursor (two options per layer sharing parameters and optimizer time) prices every
 // stage as the general one does, at every shape and in-flight count, as layers leave the stage
 // and come back.

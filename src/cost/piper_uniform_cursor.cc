@@ -73,6 +73,13 @@ class PiperUniformCursor : public StageCursor {
     return sum_alpha_[c] / sh.data_parallel + gamma_[sh.data_parallel] * sum_w_[ti] +
            factor_[sh.device_type] * sum_opt_[ti] * inverse_n_;
   }
+  // Bytes the fastest options exceed the limit by at y, rounded up: in double precision a
+  // memory one rounding error above the limit could come out as fitting exactly.
+  double need(int c, int g, int y) const {
+    const long double exact = static_cast<long double>(sum_a_[c]) * y + sum_b_[c] - limit_[g];
+    const double rounded = static_cast<double>(exact);
+    return rounded < exact ? std::nextafter(rounded, kInfinity) : rounded;
+  }
   bool too_big(int ti, int g, int y) const {
     const double limit = limit_[g] * (1 + 1e-12);
     return lean_a_[ti] * y + lean_b_[ti] > limit || (y == 1 && lean_1_[ti] > limit);
@@ -320,8 +327,8 @@ std::pair<int, int> PiperUniformCursor::y_range(int shape) {
     while (y < cap && pred(static_cast<int>(y) + 1)) ++y;
     return static_cast<int>(y);
   };
-  const int fast = largest(sum_a_[c], sum_b_[c], limit_[g],
-                           [&](int y) { return sum_a_[c] * y + sum_b_[c] - limit_[g] <= 0; });
+  const int fast =
+      largest(sum_a_[c], sum_b_[c], limit_[g], [&](int y) { return need(c, g, y) <= 0; });
   const int lean = largest(lean_a_[ti], lean_b_[ti], limit_[g] * (1 + 1e-12),
                            [&](int y) { return !too_big(ti, g, y); });
   return {fast, lean >= cap ? INT_MAX : lean};
@@ -333,7 +340,7 @@ bool PiperUniformCursor::fits(int shape, int y) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
   const int c = g * degrees_ + ti;
   if (missing_[ti] > 0 || members_.empty()) return false;
-  const double need = sum_a_[c] * y + sum_b_[c] - limit_[g];
+  const double need = this->need(c, g, y);
   if (need <= 0) return true;
   if (too_big(ti, g, y)) return false;
   double saved = 0;
@@ -353,7 +360,7 @@ double PiperUniformCursor::cost(int shape, int y, double cutoff) {
   const int d = m_.shapes()[shape].data_parallel, c = g * degrees_ + ti;
   if (missing_[ti] > 0 || members_.empty()) return kInfinity;
   const double time = base(shape);
-  const double need = sum_a_[c] * y + sum_b_[c] - limit_[g];
+  const double need = this->need(c, g, y);
   if (need <= 0 || time >= cutoff) return time;
   if (too_big(ti, g, y)) return kInfinity;
   // Moves to leaner options cost L (α units), i.e. L/d of stage time; above this they lose.
@@ -385,7 +392,7 @@ std::vector<std::pair<int, int>> PiperUniformCursor::choice(int shape, int y) {
   std::vector<int> order = members_;
   std::sort(order.begin(), order.end());
   std::vector<std::pair<int, int>> picks;
-  if (sum_a_[c] * y + sum_b_[c] <= limit_[g]) {
+  if (need(c, g, y) <= 0) {
     for (int v : order) picks.push_back({v, fastest(g, v, ti)});
     return picks;
   }
