@@ -468,9 +468,9 @@ PipelineSearchResult Search::run() {
                      : fmt::format("pass {}/{} (every plan)", pass + 1, bounds.size());
     solve_all();
     if (at(lattice_.full(), k_max_, s_max_) <= bound_) break;
-    if (pass == 0 && bounds.size() > 1 && bounded_) {
-      // Not within the tightest bound: first make sure that some plan fits at all (a cheap
-      // pass), so that a model that fits nowhere is not searched under every bound.
+    if (pass == 1 && bounds.size() > 2 && bounded_) {
+      // Not within the two tightest bounds: first make sure that some plan fits at all (a
+      // cheap pass), so that a model that fits nowhere is not searched under every bound.
       feasibility_ = true;
       bound_ = above_bound_ = 0;
       pass_name_ = "does any plan fit";
