@@ -225,7 +225,8 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       lower = 0;
     }
     if (!(lower <= bound_)) continue;  // a layer lacks degree t, or the stage is too slow
-    const auto [y_cheap, y_max] = cursor.y_range(si);
+    const std::pair<int, int> range = cursor.y_range(si);
+    const int y_cheap = range.first, y_max = range.second;
     // The stage's cost at Σd = s: its lower bound while the fastest options fit, +inf past
     // y_max, else the cost model's knapsack.
     // Costs asked for once per y: exact ones, or bounds that answer smaller cutoffs.
