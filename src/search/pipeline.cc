@@ -374,13 +374,14 @@ void Search::finish(int ideal, Scratch& scratch) {
     }
     if (shared || merged.empty()) continue;
     t.row_of[k] = static_cast<int>(t.row_begin.size()) - 1;
+    // The row of one device fewer (one group only), walked along to find its value at each s.
     const int before = single && k > 0 ? t.row_of[k - 1] : -1;
-    int p = before < 0 ? 0 : t.row_begin[before];
-    const int p_end = before < 0 ? 0 : t.row_begin[before + 1];
+    const int first = before < 0 ? 0 : t.row_begin[before];
+    const int end = before < 0 ? 0 : t.row_begin[before + 1];
+    int p = first;
     for (const Cell& c : merged) {
-      // The row before at c.s: its last drop at or before c.s.
-      while (p < p_end && t.drops[p] <= c.s) ++p;
-      const bool same = p > (before < 0 ? 0 : t.row_begin[before]) && t.values[p - 1] == c.value;
+      while (p < end && t.drops[p] <= c.s) ++p;  // past its last drop at or before c.s
+      const bool same = p > first && t.values[p - 1] == c.value;
       t.drops.push_back(c.s);
       t.values.push_back(c.value);
       t.fresh.push_back(same ? 0 : 1);

@@ -16,8 +16,6 @@ struct PipelineSearchOptions {
   std::size_t max_ideals = 2'000'000;
   /// Upper bound on the (I, J) stage candidates; beyond it the search refuses (kLimit).
   std::uint64_t max_stage_pairs = 100'000'000;
-  /// Upper bound on the dynamic programme's tables; beyond it the search refuses (kLimit).
-  double max_table_bytes = 12e9;
   /// Told how many layer sets (ideals) of each bound pass are solved; may be null.
   ProgressSink* progress = nullptr;
 };
