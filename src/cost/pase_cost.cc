@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "ir/error.h"
 
@@ -241,21 +242,38 @@ PaseLayerCost PaseCostModel::layer_cost(int v, const std::vector<int>& c) const 
   return cost;
 }
 
+namespace {
+
+/// Redistribution cost (FLOP-equivalents) of a tensor of `shape` split `a` ways per dimension by
+/// its producer and `b` ways by its consumer: the words a device needs and does not hold,
+/// counted twice.
+double redistribution(double r, const std::vector<std::int64_t>& shape, const int* a,
+                      const int* b) {
+  const std::size_t n = shape.size();
+  double need = 1, inter = 1;
+  long pa = 1, pb = 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    need *= static_cast<double>(shape[i]) / b[i];
+    pa *= a[i];
+    pb *= b[i];
+  }
+  if (pb > pa) {
+    inter = 0;
+  } else {
+    for (std::size_t i = 0; i < n; ++i)
+      inter *= std::min(static_cast<double>(shape[i]) / b[i], static_cast<double>(shape[i]) / a[i]);
+  }
+  return r * (std::max(0.0, need - inter) * 2);
+}
+
+}  // namespace
+
 double PaseCostModel::flow_cost(int u, int out, const std::vector<int>& cu, int v, int in,
                                 const std::vector<int>& cv) const {
   const TensorView& tv = model_.layers[v].op->inputs[in];
   std::vector<int> a = project(model_.layers[u].op->outputs[out], cu);
   std::vector<int> b = project(tv, cv);
-  double need = 1, inter = 1;
-  for (std::size_t i = 0; i < tv.shape.size(); ++i) need *= static_cast<double>(tv.shape[i]) / b[i];
-  if (product(b) > product(a)) {
-    inter = 0;
-  } else {
-    for (std::size_t i = 0; i < tv.shape.size(); ++i)
-      inter *= std::min(static_cast<double>(tv.shape[i]) / b[i],
-                        static_cast<double>(tv.shape[i]) / a[i]);
-  }
-  return r_ * (std::max(0.0, need - inter) * 2);
+  return redistribution(r_, tv.shape, a.data(), b.data());
 }
 
 void PaseCostModel::build_network() {
@@ -272,13 +290,20 @@ void PaseCostModel::build_network() {
   // Group flows by (from, to); classes are the distinct projections onto the flows' tensors.
   std::map<std::pair<int, int>, std::vector<const Flow*>> pairs;
   for (const auto& f : flows_) pairs[{f.from, f.to}].push_back(&f);
+  // Pairs whose tensors and class projections are the same (a model repeats its blocks) have the
+  // same table: computed once.
+  using TableKey = std::tuple<std::vector<std::vector<std::int64_t>>, std::vector<std::vector<int>>,
+                              std::vector<std::vector<int>>>;
+  std::map<TableKey, std::vector<double>> tables;
   for (const auto& entry : pairs) {
     const std::vector<const Flow*>& fl = entry.second;  // named, not bound: lambdas capture it
     auto [u, v] = entry.first;
     PairFactor pf;
     pf.u = u;
     pf.v = v;
-    auto classes = [&](int w, bool producer, std::vector<int>& cls, std::vector<int>& rep) {
+    // Per class, its projections onto the flows' tensors, one after the other.
+    auto classes = [&](int w, bool producer, std::vector<int>& cls,
+                       std::vector<std::vector<int>>& sigs) {
       std::map<std::vector<int>, int> ids;
       for (std::size_t k = 0; k < configs_[w].size(); ++k) {
         std::vector<int> sig;
@@ -288,25 +313,34 @@ void PaseCostModel::build_network() {
           auto p = project(t, configs_[w][k]);
           sig.insert(sig.end(), p.begin(), p.end());
         }
-        auto [it, fresh] = ids.emplace(std::move(sig), static_cast<int>(rep.size()));
-        if (fresh) rep.push_back(static_cast<int>(k));
+        auto [it, fresh] = ids.emplace(sig, static_cast<int>(sigs.size()));
+        if (fresh) sigs.push_back(std::move(sig));
         cls.push_back(it->second);
       }
     };
-    std::vector<int> rep_u, rep_v;
-    classes(u, true, pf.u_class, rep_u);
-    classes(v, false, pf.v_class, rep_v);
-    pf.u_classes = static_cast<int>(rep_u.size());
-    pf.v_classes = static_cast<int>(rep_v.size());
-    pf.cost.resize(static_cast<std::size_t>(pf.u_classes) * pf.v_classes);
-    for (int a = 0; a < pf.u_classes; ++a)
-      for (int b = 0; b < pf.v_classes; ++b) {
-        double c = 0;
-        for (const Flow* f : fl)
-          c += flow_cost(u, f->from_output, configs_[u][rep_u[a]], v, f->to_input,
-                         configs_[v][rep_v[b]]);
-        pf.cost[static_cast<std::size_t>(a) * pf.v_classes + b] = c;
-      }
+    TableKey key;
+    auto& [shapes, sig_u, sig_v] = key;
+    for (const Flow* f : fl) shapes.push_back(model_.layers[v].op->inputs[f->to_input].shape);
+    classes(u, true, pf.u_class, sig_u);
+    classes(v, false, pf.v_class, sig_v);
+    pf.u_classes = static_cast<int>(sig_u.size());
+    pf.v_classes = static_cast<int>(sig_v.size());
+    auto [table, fresh] = tables.try_emplace(std::move(key));
+    if (fresh) {
+      const auto& [shapes_k, su, sv] = table->first;
+      table->second.resize(static_cast<std::size_t>(pf.u_classes) * pf.v_classes);
+      for (int a = 0; a < pf.u_classes; ++a)
+        for (int b = 0; b < pf.v_classes; ++b) {
+          double c = 0;
+          std::size_t at = 0;
+          for (const auto& shape : shapes_k) {
+            c += redistribution(r_, shape, su[a].data() + at, sv[b].data() + at);
+            at += shape.size();
+          }
+          table->second[static_cast<std::size_t>(a) * pf.v_classes + b] = c;
+        }
+    }
+    pf.cost = table->second;
     network_.pairs.push_back(std::move(pf));
   }
 }

@@ -54,6 +54,33 @@ TEST(PaseCost, WorkedExamplesOfTheSpec) {
   EXPECT_DOUBLE_EQ(cost.flow_cost(9, 0, {16, 1}, 10, 0, {1, 4, 8}), 1382400000.0);
 }
 
+// The network's pair tables (shared between pairs of equal tensors and projections) hold the
+// formulas' redistribution cost for every pair of configurations.
+TEST(PaseCost, PairTablesEqualTheFlowFormula) {
+  for (const char* name : {"transformer", "inception3"}) {
+    auto w = zoo::pase_graph(name, 128);
+    for (bool all_flows : {false, true}) {
+      PaseSettings s = settings_for(8, w.min_block);
+      s.keep_all_flows = all_flows;
+      PaseCostModel cost(w.model, s);
+      std::size_t checked = 0;
+      for (const auto& p : cost.network().pairs)
+        for (std::size_t cu = 0; cu < cost.configs(p.u).size(); cu += 3)
+          for (std::size_t cv = 0; cv < cost.configs(p.v).size(); cv += 5) {
+            double want = 0;
+            for (const auto& f : cost.flows())
+              if (f.from == p.u && f.to == p.v)
+                want += cost.flow_cost(p.u, f.from_output, cost.configs(p.u)[cu], p.v, f.to_input,
+                                       cost.configs(p.v)[cv]);
+            ASSERT_EQ(p.at(static_cast<int>(cu), static_cast<int>(cv)), want)
+                << name << " pair " << p.u << "-" << p.v << " configurations " << cu << ", " << cv;
+            ++checked;
+          }
+      EXPECT_GT(checked, 5000u) << name;
+    }
+  }
+}
+
 TEST(PaseCost, OptionsRestrictTheStrategySpace) {
   auto w = zoo::pase_graph("alexnet", 128);
   PaseSettings s = settings_for(32, 4);

@@ -8,10 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "ir/error.h"
 
@@ -93,7 +96,8 @@ struct Factor {
   std::vector<int> vars;
   std::vector<std::vector<int>> cls;  ///< per variable: configuration → class
   std::vector<int> ncls;
-  std::vector<double> val;
+  std::shared_ptr<const std::vector<double>> val;
+  int content = 0;  ///< factors of equal content share an id (not every equal pair is found)
   bool alive = true;
 };
 
@@ -102,7 +106,7 @@ struct Step {
   std::vector<int> dep;               ///< D(i)
   std::vector<std::vector<int>> cls;  ///< per dependent: configuration → class of the table
   std::vector<std::int64_t> stride;
-  std::vector<int> argmin;  ///< configuration of v per table entry
+  std::shared_ptr<const std::vector<int>> argmin;  ///< configuration of v per table entry
 };
 
 /// Refines several configuration → class maps of one variable into one, classes numbered by
@@ -143,6 +147,10 @@ struct Part {
   const double* val;
   std::vector<std::vector<std::int64_t>> dep_off;  // per dependent i: new class → offset
   std::vector<std::int64_t> group_off;             // per group of v
+  bool uses_last = false;                          ///< the factor involves the last dependent
+  /// Per class of the last dependent: no value of the factor at that class is below it (when
+  /// uses_last and the elimination does not use LastSums).
+  std::vector<double> last_floor;
 };
 
 // What eliminating one variable takes: its step (dependents, their classes, strides, argmins),
@@ -156,6 +164,10 @@ struct Elimination {
   std::vector<int> gconf;
   std::int64_t entries = 1;
   std::vector<Part> parts;
+  bool last_pairwise = false;  ///< every factor of the last dependent is over it and v only
+  /// fill_prefixes visits groups by their sums over the last dependent's factors too (when
+  /// last_pairwise and enough prefixes share those sums); else by floors (Part::last_floor).
+  bool use_last_sums = false;
 };
 
 std::vector<int> elimination_order(const IntraOpNetwork& net, const IntraOpOptions& options) {
@@ -194,6 +206,26 @@ Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factor
         if (factors[f].vars[j] == w) maps.push_back(&factors[f].cls[j]);
     e.st.cls[i] = refine(maps, static_cast<int>(net.unary[w].size()), e.ncls[i]);
   }
+  // The last dependent varies fastest. Best is one whose factors involve only it and v: their
+  // sum is then the same for every prefix (fill_prefixes sorts it once); among those, the most
+  // classes (ties: the smallest variable).
+  int last = nd - 1;
+  for (int i = 0; i < nd; ++i) {
+    bool pairwise = true;
+    for (int f : fs) {
+      const auto& vars = factors[f].vars;
+      if (std::find(vars.begin(), vars.end(), e.st.dep[i]) != vars.end() && vars.size() != 2)
+        pairwise = false;
+    }
+    if (!pairwise) continue;
+    if (!e.last_pairwise || e.ncls[i] > e.ncls[last]) last = i;
+    e.last_pairwise = true;
+  }
+  if (nd > 0 && last != nd - 1) {
+    std::rotate(e.st.dep.begin() + last, e.st.dep.begin() + last + 1, e.st.dep.end());
+    std::rotate(e.st.cls.begin() + last, e.st.cls.begin() + last + 1, e.st.cls.end());
+    std::rotate(e.ncls.begin() + last, e.ncls.begin() + last + 1, e.ncls.end());
+  }
   // Groups of v: configurations the factors cannot tell apart; keep the cheapest of each.
   std::vector<const std::vector<int>*> vmaps;
   std::vector<int> vpos(fs.size());
@@ -209,10 +241,27 @@ Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factor
   e.gconf.assign(e.ngroups, -1);
   for (int c = 0; c < kv; ++c) {
     int g = group[c];
-    if (net.unary[v][c] < e.gcost[g]) {
+    if (e.gconf[g] < 0 || net.unary[v][c] < e.gcost[g]) {
       e.gcost[g] = net.unary[v][c];
       e.gconf[g] = c;
     }
+  }
+  // Groups numbered by their configuration, so that ties go to the smaller group number.
+  {
+    std::vector<int> by_conf(e.ngroups), rank(e.ngroups);
+    for (int g = 0; g < e.ngroups; ++g) by_conf[g] = g;
+    std::sort(by_conf.begin(), by_conf.end(),
+              [&](int a, int b) { return e.gconf[a] < e.gconf[b]; });
+    std::vector<double> gcost(e.ngroups);
+    std::vector<int> gconf(e.ngroups);
+    for (int r = 0; r < e.ngroups; ++r) {
+      rank[by_conf[r]] = r;
+      gcost[r] = e.gcost[by_conf[r]];
+      gconf[r] = e.gconf[by_conf[r]];
+    }
+    for (int& g : group) g = rank[g];
+    e.gcost = std::move(gcost);
+    e.gconf = std::move(gconf);
   }
   // Strides of the new table and, per factor, the offset of each dependent class and group.
   e.st.stride.assign(nd, 1);
@@ -227,10 +276,11 @@ Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factor
       throw Error(ErrorKind::kLimit, "", s.str());
     }
   }
+  e.use_last_sums = e.last_pairwise && e.entries / e.ncls[nd - 1] >= options.threshold_min_prefixes;
   for (std::size_t k = 0; k < fs.size(); ++k) {
     const Factor& f = factors[fs[k]];
     Part part;
-    part.val = f.val.data();
+    part.val = f.val->data();
     const int nf = static_cast<int>(f.vars.size());
     std::vector<std::int64_t> fstride(nf, 1);
     for (int j = nf - 2; j >= 0; --j) fstride[j] = fstride[j + 1] * f.ncls[j + 1];
@@ -246,26 +296,85 @@ Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factor
     }
     part.group_off.assign(e.ngroups, 0);
     for (int c = 0; c < kv; ++c) part.group_off[group[c]] = f.cls[vpos[k]][c] * fstride[vpos[k]];
+    if (nd > 0) {
+      auto it = std::find(f.vars.begin(), f.vars.end(), e.st.dep[nd - 1]);
+      part.uses_last = it != f.vars.end();
+      if (part.uses_last && !e.use_last_sums) {
+        const int j = static_cast<int>(it - f.vars.begin());
+        std::vector<double> floor(f.ncls[j], std::numeric_limits<double>::infinity());
+        const std::vector<double>& val = *f.val;
+        for (std::size_t x = 0; x < val.size(); ++x) {
+          double& m = floor[(static_cast<std::int64_t>(x) / fstride[j]) % f.ncls[j]];
+          m = std::min(m, val[x]);
+        }
+        const int w = e.st.dep[nd - 1];
+        part.last_floor.assign(e.ncls[nd - 1], 0);
+        for (int c = 0; c < static_cast<int>(net.unary[w].size()); ++c)
+          part.last_floor[e.st.cls[nd - 1][c]] = floor[f.cls[j][c]];
+      }
+    }
     e.parts.push_back(std::move(part));
   }
   return e;
 }
 
-// Fills the new table's entries whose dependents but the last form the prefixes [lo, hi): parts
-// that do not involve the last dependent are summed once per prefix, and the last part's sum is
-// fused with the minimum (ties: the smallest configuration index).
-void fill_prefixes(Elimination& e, const std::vector<const Part*>& inner,
-                   const std::vector<const Part*>& outer, Factor& out, std::int64_t lo,
-                   std::int64_t hi) {
-  Step& st = e.st;
+// When every factor of the last dependent d is over d and v only, their sum S(d, g) is the same
+// for every prefix: computed once, with each row's `top` smallest groups in ascending order.
+struct LastSums {
+  int top = 0;
+  std::vector<double> sum;     ///< S, row-major (class of d, group)
+  std::vector<int> order;      ///< per row: its `top` smallest groups (ties: configuration index)
+  std::vector<double> sorted;  ///< per row: their S
+};
+
+LastSums last_sums(const Elimination& e, const std::vector<const Part*>& inner) {
+  const int last = static_cast<int>(e.ncls.size()) - 1;
+  const int n_last = e.ncls[last], ngroups = e.ngroups;
+  LastSums ls;
+  ls.top = std::min(ngroups, 16);
+  ls.sum.assign(static_cast<std::size_t>(n_last) * ngroups, 0.0);
+  ls.order.resize(static_cast<std::size_t>(n_last) * ls.top);
+  ls.sorted.resize(ls.order.size());
+  std::vector<int> ord(ngroups);
+  for (int d = 0; d < n_last; ++d) {
+    double* row = &ls.sum[static_cast<std::size_t>(d) * ngroups];
+    for (const Part* part : inner) {
+      const double* val = part->val + part->dep_off[last][d];
+      for (int g = 0; g < ngroups; ++g) row[g] += val[part->group_off[g]];
+    }
+    for (int g = 0; g < ngroups; ++g) ord[g] = g;
+    std::partial_sort(ord.begin(), ord.begin() + ls.top, ord.end(),
+                      [&](int a, int b) { return row[a] < row[b] || (row[a] == row[b] && a < b); });
+    for (int i = 0; i < ls.top; ++i) {
+      ls.order[static_cast<std::size_t>(d) * ls.top + i] = ord[i];
+      ls.sorted[static_cast<std::size_t>(d) * ls.top + i] = row[ord[i]];
+    }
+  }
+  return ls;
+}
+
+// Fills the new table's entries whose dependents but the last form the prefixes [lo, hi). The
+// parts that do not involve the last dependent give each group a base per prefix; the groups are
+// visited by ascending base, and the visit stops once no unvisited group can reach the best sum
+// (ties: the smaller group, i.e. configuration). With `ls`, the groups are visited by ascending S
+// too, the bound being the sum of the two orders' current values (Fagin's threshold algorithm).
+void fill_prefixes(const Elimination& e, const std::vector<const Part*>& inner,
+                   const std::vector<const Part*>& outer, const LastSums* ls, double* out_val,
+                   int* out_argmin, std::int64_t lo, std::int64_t hi) {
+  const Step& st = e.st;
   const int nd = static_cast<int>(st.dep.size());
   const int last = nd - 1;
   const std::int64_t n_last = nd > 0 ? e.ncls[last] : 1;
   const int ngroups = e.ngroups;
-  const std::vector<double>& gcost = e.gcost;
-  const std::vector<int>& gconf = e.gconf;
+  struct Cand {
+    double base;
+    int g;
+    bool operator<(const Cand& o) const { return base < o.base || (base == o.base && g < o.g); }
+  };
   std::vector<int> digit(std::max(nd, 1));
-  std::vector<double> base(ngroups), acc(ngroups);
+  std::vector<double> base(ngroups);
+  std::vector<Cand> by_base(ngroups);
+  std::vector<const double*> inner_val(inner.size());
   for (std::int64_t pre = lo; pre < hi; ++pre) {
     std::int64_t rest = pre * n_last;
     for (int i = 0; i < last; ++i) {
@@ -277,47 +386,137 @@ void fill_prefixes(Elimination& e, const std::vector<const Part*>& inner,
       for (int i = 0; i < last; ++i) b += part->dep_off[i][digit[i]];
       return b;
     };
-    for (int g = 0; g < ngroups; ++g) base[g] = gcost[g];
+    for (int g = 0; g < ngroups; ++g) base[g] = e.gcost[g];
     for (const Part* part : outer) {
       const double* val = part->val + prefix_offset(part);
       const std::int64_t* off = part->group_off.data();
       for (int g = 0; g < ngroups; ++g) base[g] += val[off[g]];
     }
+    // Sorted lazily, in growing chunks: most visits stop after a few groups.
+    for (int g = 0; g < ngroups; ++g) by_base[g] = {base[g], g};
+    int sorted_len = 0;
+    auto sorted_to = [&](int i) {
+      if (i < sorted_len) return;
+      const int next = std::min(ngroups, std::max({8, 2 * sorted_len, i + 1}));
+      std::partial_sort(by_base.begin() + sorted_len, by_base.begin() + next, by_base.end());
+      sorted_len = next;
+    };
     for (std::int64_t d = 0; d < n_last; ++d) {
-      const double* src = base.data();
-      if (inner.size() > 1) {
-        for (int g = 0; g < ngroups; ++g) acc[g] = base[g];
-        for (std::size_t k = 0; k + 1 < inner.size(); ++k) {
-          const double* val = inner[k]->val + prefix_offset(inner[k]) + inner[k]->dep_off[last][d];
-          const std::int64_t* off = inner[k]->group_off.data();
-          for (int g = 0; g < ngroups; ++g) acc[g] += val[off[g]];
-        }
-        src = acc.data();
-      }
       double best_value = std::numeric_limits<double>::infinity();
-      int best = -1;
-      if (inner.empty()) {
-        for (int g = 0; g < ngroups; ++g)
-          if (best < 0 || src[g] < best_value || (src[g] == best_value && gconf[g] < gconf[best])) {
-            best_value = src[g];
-            best = g;
-          }
-      } else {
-        const Part* lp = inner.back();
-        const double* val = lp->val + prefix_offset(lp) + lp->dep_off[last][d];
-        const std::int64_t* off = lp->group_off.data();
-        for (int g = 0; g < ngroups; ++g) {
-          double x = src[g] + val[off[g]];
-          if (best < 0 || x < best_value || (x == best_value && gconf[g] < gconf[best])) {
-            best_value = x;
-            best = g;
+      int best = ngroups;
+      auto consider = [&](int g, double x) {
+        if (x < best_value || (x == best_value && g < best)) {
+          best_value = x;
+          best = g;
+        }
+      };
+      if (ls) {
+        const double* sum = &ls->sum[static_cast<std::size_t>(d) * ngroups];
+        const int* ord = &ls->order[static_cast<std::size_t>(d) * ls->top];
+        const double* sorted = &ls->sorted[static_cast<std::size_t>(d) * ls->top];
+        const int top = ls->top;
+        for (int i = 0; i < ngroups; ++i) {
+          sorted_to(i);
+          // Every group not yet seen has base >= by_base[i].base and S >= sorted[i] (past the
+          // top: S >= the top's largest, the top all seen); rounding is monotone, so its sum is
+          // at least theirs.
+          const double b = by_base[i].base;
+          if (i < top) {
+            if (b + sorted[i] > best_value) break;
+            consider(by_base[i].g, b + sum[by_base[i].g]);
+            consider(ord[i], base[ord[i]] + sorted[i]);
+          } else {
+            if (b + sorted[top - 1] > best_value) break;
+            consider(by_base[i].g, b + sum[by_base[i].g]);
           }
         }
+      } else {
+        for (std::size_t k = 0; k < inner.size(); ++k)
+          inner_val[k] = inner[k]->val + prefix_offset(inner[k]) + inner[k]->dep_off[last][d];
+        for (int i = 0; i < ngroups; ++i) {
+          sorted_to(i);
+          const int g = by_base[i].g;
+          // Summed in the order of the value below, from floors no value is under.
+          double bound = by_base[i].base;
+          for (const Part* part : inner) bound += part->last_floor[d];
+          if (bound > best_value) break;
+          double x = by_base[i].base;
+          for (std::size_t k = 0; k < inner.size(); ++k) x += inner_val[k][inner[k]->group_off[g]];
+          consider(g, x);
+        }
       }
-      out.val[pre * n_last + d] = best_value;
-      st.argmin[pre * n_last + d] = gconf[best];
+      out_val[pre * n_last + d] = best_value;
+      out_argmin[pre * n_last + d] = e.gconf[best];
     }
   }
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t x) {
+  h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+std::uint64_t bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+
+std::uint64_t hash_of(const std::vector<int>& ncls, const std::vector<double>& val) {
+  std::uint64_t h = ncls.size();
+  for (int c : ncls) h = mix(h, static_cast<std::uint64_t>(c));
+  for (double x : val) h = mix(h, bits(x));
+  return h;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(double)) == 0);
+}
+
+// Everything an elimination's table and argmins are computed from: the groups' costs and
+// configurations, the new table's shape, and per part (in order) the content of its table and
+// where each new class and group reads it.
+struct StepKey {
+  std::vector<std::uint64_t> gcost;
+  std::vector<int> gconf;
+  std::vector<int> ncls;
+  std::vector<int> contents;
+  std::vector<std::int64_t> offsets;
+  bool operator==(const StepKey&) const = default;
+};
+
+struct StepKeyHash {
+  std::size_t operator()(const StepKey& k) const {
+    std::uint64_t h = 0;
+    for (auto x : k.gcost) h = mix(h, x);
+    for (int x : k.gconf) h = mix(h, static_cast<std::uint64_t>(x));
+    for (int x : k.ncls) h = mix(h, static_cast<std::uint64_t>(x));
+    for (int x : k.contents) h = mix(h, static_cast<std::uint64_t>(x));
+    for (auto x : k.offsets) h = mix(h, static_cast<std::uint64_t>(x));
+    return static_cast<std::size_t>(h);
+  }
+};
+
+struct Reused {
+  std::shared_ptr<const std::vector<double>> val;
+  std::shared_ptr<const std::vector<int>> argmin;
+  int content = 0;
+};
+
+StepKey step_key(const Elimination& e, const std::vector<Factor>& factors,
+                 const std::vector<int>& fs) {
+  StepKey k;
+  for (double x : e.gcost) k.gcost.push_back(bits(x));
+  k.gconf = e.gconf;
+  k.ncls = e.ncls;
+  for (std::size_t i = 0; i < fs.size(); ++i) {
+    k.contents.push_back(factors[fs[i]].content);
+    const Part& part = e.parts[i];
+    for (const auto& off : part.dep_off) k.offsets.insert(k.offsets.end(), off.begin(), off.end());
+    k.offsets.insert(k.offsets.end(), part.group_off.begin(), part.group_off.end());
+  }
+  return k;
 }
 
 }  // namespace
@@ -331,17 +530,29 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
   result.order = elimination_order(net, options);
   std::vector<Factor> factors;
   std::vector<std::vector<int>> bucket(n);  // factor ids touching each variable
+  // The network's tables of equal content share a content id (a model repeats its blocks).
+  std::unordered_map<std::uint64_t, std::vector<int>> by_hash;
+  int contents = 0;
   for (const auto& p : net.pairs) {
     Factor f;
     if (p.u == p.v) throw Error(ErrorKind::kInput, "", "a layer is paired with itself");
     f.vars = {p.u, p.v};
     f.cls = {p.u_class, p.v_class};
     f.ncls = {p.u_classes, p.v_classes};
-    f.val = p.cost;
+    f.val = std::make_shared<const std::vector<double>>(p.cost);
+    auto& same = by_hash[hash_of(f.ncls, *f.val)];
+    auto it = std::find_if(same.begin(), same.end(), [&](int g) {
+      return factors[g].ncls == f.ncls && same_bits(*factors[g].val, *f.val);
+    });
+    f.content = it == same.end() ? contents++ : factors[*it].content;
+    if (it == same.end()) same.push_back(static_cast<int>(factors.size()));
     bucket[p.u].push_back(static_cast<int>(factors.size()));
     bucket[p.v].push_back(static_cast<int>(factors.size()));
     factors.push_back(std::move(f));
   }
+  // Eliminations already done, by everything their table depends on: a repeated block's step
+  // reuses the table and argmins of its first occurrence.
+  std::unordered_map<StepKey, Reused, StepKeyHash> done;
   std::vector<Step> steps;
   for (int v : result.order) {
     if (options.progress)
@@ -361,31 +572,43 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
     out.vars = e.st.dep;
     out.cls = e.st.cls;
     out.ncls = e.ncls;
-    out.val.assign(e.entries, 0);
-    e.st.argmin.assign(e.entries, -1);
-    const std::int64_t n_last = nd > 0 ? e.ncls[nd - 1] : 1;
-    const std::int64_t prefixes = e.entries / n_last;
-    std::vector<const Part*> inner, outer;  // involve the last dependent or not
-    for (const auto& part : e.parts) {
-      bool uses_last = false;
-      if (nd > 0)
-        for (auto o : part.dep_off[nd - 1]) uses_last = uses_last || o != 0;
-      (uses_last ? inner : outer).push_back(&part);
+    StepKey key = step_key(e, factors, fs);
+    auto [memo, fresh] = done.try_emplace(std::move(key));
+    if (fresh) {
+      auto val = std::make_shared<std::vector<double>>(e.entries, 0.0);
+      auto argmin = std::make_shared<std::vector<int>>(e.entries, -1);
+      const std::int64_t n_last = nd > 0 ? e.ncls[nd - 1] : 1;
+      const std::int64_t prefixes = e.entries / n_last;
+      std::vector<const Part*> inner, outer;  // involve the last dependent or not
+      for (const auto& part : e.parts) (part.uses_last ? inner : outer).push_back(&part);
+      const double work = static_cast<double>(e.entries) * e.ngroups * (1 + e.parts.size());
+      LastSums sums;
+      if (e.use_last_sums) {
+        sums = last_sums(e, inner);
+        ++result.threshold_steps;
+      }
+      const LastSums* ls = e.use_last_sums ? &sums : nullptr;
+      if (work > 2e5 && prefixes > 1)
+        tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, prefixes, 4),
+                          [&](const tbb::blocked_range<std::int64_t>& r) {
+                            fill_prefixes(e, inner, outer, ls, val->data(), argmin->data(),
+                                          r.begin(), r.end());
+                          });
+      else
+        fill_prefixes(e, inner, outer, ls, val->data(), argmin->data(), 0, prefixes);
+      memo->second = {std::move(val), std::move(argmin), contents++};
+    } else {
+      ++result.reused_steps;
     }
-    const double work = static_cast<double>(e.entries) * e.ngroups * (1 + e.parts.size());
-    if (work > 2e5 && prefixes > 1)
-      tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, prefixes, 4),
-                        [&](const tbb::blocked_range<std::int64_t>& r) {
-                          fill_prefixes(e, inner, outer, out, r.begin(), r.end());
-                        });
-    else
-      fill_prefixes(e, inner, outer, out, 0, prefixes);
+    out.val = memo->second.val;
+    out.content = memo->second.content;
+    e.st.argmin = memo->second.argmin;
     for (int f : fs) {
       factors[f].alive = false;
       factors[f].val = {};
     }
     if (nd == 0) {
-      result.table_minimum += out.val[0];  // a connected component is done
+      result.table_minimum += (*out.val)[0];  // a connected component is done
     } else {
       int id = static_cast<int>(factors.size());
       for (int w : e.st.dep) bucket[w].push_back(id);
@@ -399,7 +622,7 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
     std::int64_t idx = 0;
     for (std::size_t i = 0; i < it->dep.size(); ++i)
       idx += it->cls[i][result.choice[it->dep[i]]] * it->stride[i];
-    result.choice[it->v] = it->argmin[idx];
+    result.choice[it->v] = (*it->argmin)[idx];
   }
   result.objective = net.evaluate(result.choice);
   return result;

@@ -17,6 +17,12 @@ struct IntraOpOptions {
   Order order = Order::kBest;
   /// Refuse (Error kLimit) an elimination whose table would exceed this many entries.
   std::int64_t max_table_entries = std::int64_t{1} << 28;
+  /// An elimination whose last dependent's tables involve only it and the eliminated layer sums
+  /// them once and visits the layer's configurations in two sorted orders (Fagin's threshold
+  /// algorithm) when at least this many prefixes (entries ÷ that dependent's classes) share
+  /// the sums; otherwise in one order, bounded by per-class floors. Both are exact; the choice
+  /// only moves time (tests use 1 and a huge value to cover both).
+  std::int64_t threshold_min_prefixes = 16;
   /// Told how many layers are eliminated; may be null.
   ProgressSink* progress = nullptr;
 };
@@ -31,6 +37,8 @@ struct IntraOpResult {
   int max_dependent = 0;           ///< max |D(i)| of the order (its induced width)
   double work = 0;                 ///< Σ over steps of table entries × candidate groups
   std::int64_t largest_table = 0;  ///< entries of the largest intermediate table
+  int reused_steps = 0;     ///< eliminations whose table an identical earlier one had computed
+  int threshold_steps = 0;  ///< eliminations that visited v's groups in two sorted orders
 };
 
 /// Greedy elimination order of PaSE: minimum degree in the elimination graph, ties to the

@@ -202,6 +202,94 @@ RC_GTEST_PROP(IntraOp, EqualsBruteForceOnRandomNetworks, ()) {
   RC_ASSERT(solve_intra_op(net).choice == exact.choice);
 }
 
+/// A network of `copies` identical blocks (same unary costs, same tables) chained by identical
+/// links, each block also joined to one shared variable by identical tables: eliminations repeat
+/// (their tables are reused) and tables over three dependents are built (their groups are
+/// visited in two sorted orders).
+IntraOpNetwork repeated_blocks_network(std::mt19937& rng, int copies) {
+  std::uniform_int_distribution<int> block_size(1, 3), dom(1, 9);
+  std::uniform_real_distribution<double> cost(0, 10);
+  const int nb = block_size(rng);
+  std::vector<std::vector<double>> unary(nb);
+  for (auto& u : unary) {
+    u.resize(dom(rng));
+    for (auto& x : u) x = std::round(cost(rng));  // integers: ties happen
+  }
+  std::vector<double> shared_unary(dom(rng));
+  for (auto& x : shared_unary) x = std::round(cost(rng));
+  // A table between a variable of domain ka and one of domain kb, with random classes.
+  auto table = [&](int ka, int kb) {
+    PairFactor p;
+    std::uniform_int_distribution<int> ncls_a(1, ka), ncls_b(1, kb);
+    p.u_classes = ncls_a(rng);
+    p.v_classes = ncls_b(rng);
+    // Every class used: the first configurations take one each, the rest any.
+    std::uniform_int_distribution<int> any_a(0, p.u_classes - 1), any_b(0, p.v_classes - 1);
+    for (int c = 0; c < ka; ++c) p.u_class.push_back(c < p.u_classes ? c : any_a(rng));
+    for (int c = 0; c < kb; ++c) p.v_class.push_back(c < p.v_classes ? c : any_b(rng));
+    p.cost.resize(static_cast<std::size_t>(p.u_classes) * p.v_classes);
+    for (auto& x : p.cost) x = std::round(cost(rng));
+    return p;
+  };
+  auto k = [&](int i) { return static_cast<int>(unary[i].size()); };
+  std::vector<std::pair<std::pair<int, int>, PairFactor>> inside;  // (i, j) within a block
+  std::bernoulli_distribution edge(0.6);
+  for (int i = 0; i < nb; ++i)
+    for (int j = i + 1; j < nb; ++j)
+      if (edge(rng)) inside.push_back({{i, j}, table(k(i), k(j))});
+  const int to_shared = std::uniform_int_distribution<int>(0, nb - 1)(rng);
+  PairFactor shared_link = table(k(to_shared), static_cast<int>(shared_unary.size()));
+  PairFactor chain_link = table(k(nb - 1), k(0));
+  IntraOpNetwork net;
+  for (int c = 0; c < copies; ++c)
+    for (const auto& u : unary) net.unary.push_back(u);
+  const int shared = static_cast<int>(net.unary.size());
+  net.unary.push_back(shared_unary);
+  auto add = [&](PairFactor p, int u, int v) {
+    p.u = u;
+    p.v = v;
+    net.pairs.push_back(std::move(p));
+  };
+  for (int c = 0; c < copies; ++c) {
+    for (const auto& [ij, p] : inside) add(p, c * nb + ij.first, c * nb + ij.second);
+    add(shared_link, c * nb + to_shared, shared);
+    if (c + 1 < copies) add(chain_link, c * nb + nb - 1, (c + 1) * nb);
+  }
+  return net;
+}
+
+RC_GTEST_PROP(IntraOp, RepeatedBlocksEqualBruteForce, ()) {
+  std::mt19937 rng(*rc::gen::arbitrary<unsigned>());
+  IntraOpNetwork net = repeated_blocks_network(rng, *rc::gen::inRange(2, 5));
+  double space = 1;
+  for (const auto& u : net.unary) space *= static_cast<double>(u.size());
+  RC_PRE(space <= 3e5);
+  auto brute = brute_force_intra_op(net);
+  // Every visit of the groups (two sorted orders everywhere, nowhere, as the default chooses),
+  // under every elimination order.
+  for (std::int64_t prefixes :
+       {std::int64_t{1}, std::int64_t{1} << 40, IntraOpOptions{}.threshold_min_prefixes})
+    for (auto order : {IntraOpOptions::Order::kBest, IntraOpOptions::Order::kMinDegree,
+                       IntraOpOptions::Order::kMinWeight}) {
+      IntraOpOptions o;
+      o.order = order;
+      o.threshold_min_prefixes = prefixes;
+      auto exact = solve_intra_op(net, o);
+      if (prefixes == 1 && order == IntraOpOptions::Order::kBest) {
+        RC_CLASSIFY(exact.reused_steps > 0, "tables reused");
+        RC_CLASSIFY(exact.threshold_steps > 0, "two sorted orders");
+      }
+      RC_ASSERT(std::abs(exact.objective - brute.objective) <= 1e-9 * (1 + brute.objective));
+      RC_ASSERT(std::abs(exact.table_minimum - exact.objective) <= 1e-9 * (1 + exact.objective));
+      // Deterministic; and the same choice whichever way the groups are visited (ties go to the
+      // smallest configuration index either way).
+      RC_ASSERT(solve_intra_op(net, o).choice == exact.choice);
+      IntraOpOptions plain = o;
+      plain.threshold_min_prefixes = std::int64_t{1} << 40;
+      RC_ASSERT(solve_intra_op(net, plain).choice == exact.choice);
+    }
+}
+
 /// Random small operator graphs: a chain of FC / elementwise / norm / softmax layers with skip
 /// connections, priced by the PaSE model on few devices.
 RC_GTEST_PROP(IntraOp, EqualsBruteForceOnRandomOperatorGraphs, ()) {
@@ -245,6 +333,11 @@ RC_GTEST_PROP(IntraOp, EqualsBruteForceOnRandomOperatorGraphs, ()) {
   auto brute = brute_force_intra_op(cost.network());
   RC_ASSERT(std::abs(exact.objective - brute.objective) <= 1e-9 * brute.objective);
   RC_ASSERT(std::abs(cost.evaluate(exact.choice) - exact.objective) <= 1e-9 * exact.objective);
+  IntraOpOptions everywhere;
+  everywhere.threshold_min_prefixes = 1;
+  auto threshold = solve_intra_op(cost.network(), everywhere);
+  RC_CLASSIFY(threshold.threshold_steps > 0, "two sorted orders");
+  RC_ASSERT(std::abs(threshold.objective - brute.objective) <= 1e-9 * brute.objective);
 }
 
 }  // namespace
