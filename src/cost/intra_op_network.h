@@ -4,6 +4,7 @@
 // cost network).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 namespace paraplan {
@@ -17,9 +18,10 @@ struct PairFactor {
   std::vector<int> v_class;  ///< configuration of v → class
   int u_classes = 0;
   int v_classes = 0;
-  std::vector<double> cost;  ///< row-major u_classes × v_classes
+  /// Row-major u_classes × v_classes; pairs with equal tables may share one.
+  std::shared_ptr<const std::vector<double>> cost;
 
-  double at(int cu, int cv) const { return cost[u_class[cu] * v_classes + v_class[cv]]; }
+  double at(int cu, int cv) const { return (*cost)[u_class[cu] * v_classes + v_class[cv]]; }
 };
 
 struct IntraOpNetwork {

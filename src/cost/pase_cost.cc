@@ -294,7 +294,7 @@ void PaseCostModel::build_network() {
   // same table: computed once.
   using TableKey = std::tuple<std::vector<std::vector<std::int64_t>>, std::vector<std::vector<int>>,
                               std::vector<std::vector<int>>>;
-  std::map<TableKey, std::vector<double>> tables;
+  std::map<TableKey, std::shared_ptr<const std::vector<double>>> tables;
   for (const auto& entry : pairs) {
     const std::vector<const Flow*>& fl = entry.second;  // named, not bound: lambdas capture it
     auto [u, v] = entry.first;
@@ -328,7 +328,8 @@ void PaseCostModel::build_network() {
     auto [table, fresh] = tables.try_emplace(std::move(key));
     if (fresh) {
       const auto& [shapes_k, su, sv] = table->first;
-      table->second.resize(static_cast<std::size_t>(pf.u_classes) * pf.v_classes);
+      auto cost = std::make_shared<std::vector<double>>(static_cast<std::size_t>(pf.u_classes) *
+                                                        pf.v_classes);
       for (int a = 0; a < pf.u_classes; ++a)
         for (int b = 0; b < pf.v_classes; ++b) {
           double c = 0;
@@ -337,10 +338,11 @@ void PaseCostModel::build_network() {
             c += redistribution(r_, shape, su[a].data() + at, sv[b].data() + at);
             at += shape.size();
           }
-          table->second[static_cast<std::size_t>(a) * pf.v_classes + b] = c;
+          (*cost)[static_cast<std::size_t>(a) * pf.v_classes + b] = c;
         }
+      table->second = std::move(cost);
     }
-    pf.cost = table->second;
+    pf.cost = table->second;  // shared
     network_.pairs.push_back(std::move(pf));
   }
 }

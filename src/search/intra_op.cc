@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "ir/error.h"
@@ -110,17 +111,23 @@ struct Step {
 };
 
 /// Refines several configuration → class maps of one variable into one, classes numbered by
-/// first appearance.
+/// first appearance (of their tuple of classes). One map at a time: the pairs (classes so far,
+/// next map's class) are renumbered through a dense table.
 std::vector<int> refine(const std::vector<const std::vector<int>*>& maps, int size, int& count) {
-  std::vector<int> out(size);
-  std::map<std::vector<int>, int> ids;
-  std::vector<int> key(maps.size());
-  for (int c = 0; c < size; ++c) {
-    for (std::size_t i = 0; i < maps.size(); ++i) key[i] = (*maps[i])[c];
-    auto [it, fresh] = ids.emplace(key, static_cast<int>(ids.size()));
-    out[c] = it->second;
+  std::vector<int> out(size, 0);
+  count = size > 0 ? 1 : 0;
+  std::vector<int> id;
+  for (const std::vector<int>* map : maps) {
+    const int width = size > 0 ? *std::max_element(map->begin(), map->end()) + 1 : 0;
+    id.assign(static_cast<std::size_t>(count) * width, -1);
+    int next = 0;
+    for (int c = 0; c < size; ++c) {
+      int& slot = id[static_cast<std::size_t>(out[c]) * width + (*map)[c]];
+      if (slot < 0) slot = next++;
+      out[c] = slot;
+    }
+    count = next;
   }
-  count = static_cast<int>(ids.size());
   return out;
 }
 
@@ -168,6 +175,11 @@ struct Elimination {
   /// fill_prefixes visits groups by their sums over the last dependent's factors too (when
   /// last_pairwise and enough prefixes share those sums); else by floors (Part::last_floor).
   bool use_last_sums = false;
+  /// Dependents a < b (neither the last) the table is symmetric in: each is read by one table
+  /// over it and v only, the two of equal content and read alike, and nothing else reads them
+  /// (a layer's output feeding two consumers alike, as a residual does). Entries with a's class
+  /// above b's are copied from their mirror image. -1: none.
+  int mirror_a = -1, mirror_b = -1;
 };
 
 std::vector<int> elimination_order(const IntraOpNetwork& net, const IntraOpOptions& options) {
@@ -315,6 +327,31 @@ Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factor
     }
     e.parts.push_back(std::move(part));
   }
+  // A symmetric pair of dependents (see Elimination::mirror_a).
+  auto sole_reader = [&](int i) {  // the one part reading dependent i, if it is over i and v only
+    int found = -1;
+    for (std::size_t k = 0; k < fs.size(); ++k)
+      if (std::find(factors[fs[k]].vars.begin(), factors[fs[k]].vars.end(), e.st.dep[i]) !=
+          factors[fs[k]].vars.end()) {
+        if (found >= 0 || factors[fs[k]].vars.size() != 2) return -1;
+        found = static_cast<int>(k);
+      }
+    return found;
+  };
+  for (int a = 0; a + 1 < nd - 1 && e.mirror_a < 0; ++a) {
+    const int pa = sole_reader(a);
+    if (pa < 0) continue;
+    for (int b = a + 1; b < nd - 1; ++b) {
+      const int pb = sole_reader(b);
+      if (pb < 0 || e.ncls[a] != e.ncls[b] || factors[fs[pa]].content != factors[fs[pb]].content ||
+          e.parts[pa].group_off != e.parts[pb].group_off ||
+          e.parts[pa].dep_off[a] != e.parts[pb].dep_off[b])
+        continue;
+      e.mirror_a = a;
+      e.mirror_b = b;
+      break;
+    }
+  }
   return e;
 }
 
@@ -373,7 +410,8 @@ void fill_prefixes(const Elimination& e, const std::vector<const Part*>& inner,
   };
   std::vector<int> digit(std::max(nd, 1));
   std::vector<double> base(ngroups);
-  std::vector<Cand> by_base(ngroups);
+  std::vector<Cand> heap(ngroups), by_base(ngroups);
+  auto later = [](const Cand& a, const Cand& b) { return b < a; };  // a min-heap
   std::vector<const double*> inner_val(inner.size());
   for (std::int64_t pre = lo; pre < hi; ++pre) {
     std::int64_t rest = pre * n_last;
@@ -381,6 +419,7 @@ void fill_prefixes(const Elimination& e, const std::vector<const Part*>& inner,
       digit[i] = static_cast<int>(rest / st.stride[i]);
       rest %= st.stride[i];
     }
+    if (e.mirror_a >= 0 && digit[e.mirror_a] > digit[e.mirror_b]) continue;  // mirrored later
     auto prefix_offset = [&](const Part* part) {
       std::int64_t b = 0;
       for (int i = 0; i < last; ++i) b += part->dep_off[i][digit[i]];
@@ -392,14 +431,16 @@ void fill_prefixes(const Elimination& e, const std::vector<const Part*>& inner,
       const std::int64_t* off = part->group_off.data();
       for (int g = 0; g < ngroups; ++g) base[g] += val[off[g]];
     }
-    // Sorted lazily, in growing chunks: most visits stop after a few groups.
-    for (int g = 0; g < ngroups; ++g) by_base[g] = {base[g], g};
+    // Sorted lazily, popped off a heap: most visits stop after a few groups.
+    for (int g = 0; g < ngroups; ++g) heap[g] = {base[g], g};
+    std::make_heap(heap.begin(), heap.end(), later);
     int sorted_len = 0;
     auto sorted_to = [&](int i) {
-      if (i < sorted_len) return;
-      const int next = std::min(ngroups, std::max({8, 2 * sorted_len, i + 1}));
-      std::partial_sort(by_base.begin() + sorted_len, by_base.begin() + next, by_base.end());
-      sorted_len = next;
+      while (sorted_len <= i) {
+        std::pop_heap(heap.begin(), heap.end() - sorted_len, later);
+        by_base[sorted_len] = heap[ngroups - 1 - sorted_len];
+        ++sorted_len;
+      }
     };
     for (std::int64_t d = 0; d < n_last; ++d) {
       double best_value = std::numeric_limits<double>::infinity();
@@ -448,6 +489,20 @@ void fill_prefixes(const Elimination& e, const std::vector<const Part*>& inner,
       out_val[pre * n_last + d] = best_value;
       out_argmin[pre * n_last + d] = e.gconf[best];
     }
+  }
+}
+
+// Copies the entries fill_prefixes skipped (class of mirror_a above that of mirror_b) from
+// their mirror images.
+void mirror(const Elimination& e, std::vector<double>& val, std::vector<int>& argmin) {
+  const std::int64_t sa = e.st.stride[e.mirror_a], sb = e.st.stride[e.mirror_b];
+  const std::int64_t n_last = e.ncls.back();
+  for (std::int64_t at = 0; at < e.entries; at += n_last) {
+    const std::int64_t da = at / sa % e.ncls[e.mirror_a], db = at / sb % e.ncls[e.mirror_b];
+    if (da <= db) continue;
+    const std::int64_t from = at + (db - da) * sa + (da - db) * sb;
+    std::copy_n(val.begin() + from, n_last, val.begin() + at);
+    std::copy_n(argmin.begin() + from, n_last, argmin.begin() + at);
   }
 }
 
@@ -531,21 +586,29 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
   std::vector<Factor> factors;
   std::vector<std::vector<int>> bucket(n);  // factor ids touching each variable
   // The network's tables of equal content share a content id (a model repeats its blocks).
+  std::map<std::tuple<const std::vector<double>*, int, int>, int> content_of;
   std::unordered_map<std::uint64_t, std::vector<int>> by_hash;
   int contents = 0;
   for (const auto& p : net.pairs) {
     Factor f;
     if (p.u == p.v) throw Error(ErrorKind::kInput, "", "a layer is paired with itself");
+    if (!p.cost || p.cost->size() != static_cast<std::size_t>(p.u_classes) * p.v_classes)
+      throw Error(ErrorKind::kInput, "",
+                  "the table of a layer pair does not have classes(u) x classes(v) entries");
     f.vars = {p.u, p.v};
     f.cls = {p.u_class, p.v_class};
     f.ncls = {p.u_classes, p.v_classes};
-    f.val = std::make_shared<const std::vector<double>>(p.cost);
-    auto& same = by_hash[hash_of(f.ncls, *f.val)];
-    auto it = std::find_if(same.begin(), same.end(), [&](int g) {
-      return factors[g].ncls == f.ncls && same_bits(*factors[g].val, *f.val);
-    });
-    f.content = it == same.end() ? contents++ : factors[*it].content;
-    if (it == same.end()) same.push_back(static_cast<int>(factors.size()));
+    f.val = p.cost;  // shared, not copied
+    auto [known, fresh] = content_of.try_emplace({p.cost.get(), p.u_classes, p.v_classes}, 0);
+    if (fresh) {
+      auto& same = by_hash[hash_of(f.ncls, *f.val)];
+      auto it = std::find_if(same.begin(), same.end(), [&](int g) {
+        return factors[g].ncls == f.ncls && same_bits(*factors[g].val, *f.val);
+      });
+      known->second = it == same.end() ? contents++ : factors[*it].content;
+      if (it == same.end()) same.push_back(static_cast<int>(factors.size()));
+    }
+    f.content = known->second;
     bucket[p.u].push_back(static_cast<int>(factors.size()));
     bucket[p.v].push_back(static_cast<int>(factors.size()));
     factors.push_back(std::move(f));
@@ -588,7 +651,7 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
         ++result.threshold_steps;
       }
       const LastSums* ls = e.use_last_sums ? &sums : nullptr;
-      if (work > 2e5 && prefixes > 1)
+      if (work > 2e6 && prefixes > 1)
         tbb::parallel_for(tbb::blocked_range<std::int64_t>(0, prefixes, 4),
                           [&](const tbb::blocked_range<std::int64_t>& r) {
                             fill_prefixes(e, inner, outer, ls, val->data(), argmin->data(),
@@ -596,6 +659,10 @@ IntraOpResult solve_intra_op(const IntraOpNetwork& net, const IntraOpOptions& op
                           });
       else
         fill_prefixes(e, inner, outer, ls, val->data(), argmin->data(), 0, prefixes);
+      if (e.mirror_a >= 0) {
+        mirror(e, *val, *argmin);
+        ++result.mirrored_steps;
+      }
       memo->second = {std::move(val), std::move(argmin), contents++};
     } else {
       ++result.reused_steps;

@@ -39,6 +39,7 @@ struct IntraOpResult {
   std::int64_t largest_table = 0;  ///< entries of the largest intermediate table
   int reused_steps = 0;     ///< eliminations whose table an identical earlier one had computed
   int threshold_steps = 0;  ///< eliminations that visited v's groups in two sorted orders
+  int mirrored_steps = 0;   ///< eliminations whose table, symmetric in two layers, was half filled
 };
 
 /// Greedy elimination order of PaSE: minimum degree in the elimination graph, ties to the

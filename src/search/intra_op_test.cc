@@ -184,8 +184,9 @@ IntraOpNetwork random_network(std::mt19937& rng) {
         }
         (cls == &p.u_class ? p.u_classes : p.v_classes) = next;
       }
-      p.cost.resize(static_cast<std::size_t>(p.u_classes) * p.v_classes);
-      for (auto& x : p.cost) x = std::round(cost(rng));
+      std::vector<double> table(static_cast<std::size_t>(p.u_classes) * p.v_classes);
+      for (auto& x : table) x = std::round(cost(rng));
+      p.cost = std::make_shared<const std::vector<double>>(std::move(table));
       net.pairs.push_back(std::move(p));
     }
   return net;
@@ -227,8 +228,9 @@ IntraOpNetwork repeated_blocks_network(std::mt19937& rng, int copies) {
     std::uniform_int_distribution<int> any_a(0, p.u_classes - 1), any_b(0, p.v_classes - 1);
     for (int c = 0; c < ka; ++c) p.u_class.push_back(c < p.u_classes ? c : any_a(rng));
     for (int c = 0; c < kb; ++c) p.v_class.push_back(c < p.v_classes ? c : any_b(rng));
-    p.cost.resize(static_cast<std::size_t>(p.u_classes) * p.v_classes);
-    for (auto& x : p.cost) x = std::round(cost(rng));
+    std::vector<double> values(static_cast<std::size_t>(p.u_classes) * p.v_classes);
+    for (auto& x : values) x = std::round(cost(rng));
+    p.cost = std::make_shared<const std::vector<double>>(std::move(values));
     return p;
   };
   auto k = [&](int i) { return static_cast<int>(unary[i].size()); };
@@ -258,15 +260,13 @@ IntraOpNetwork repeated_blocks_network(std::mt19937& rng, int copies) {
   return net;
 }
 
-RC_GTEST_PROP(IntraOp, RepeatedBlocksEqualBruteForce, ()) {
-  std::mt19937 rng(*rc::gen::arbitrary<unsigned>());
-  IntraOpNetwork net = repeated_blocks_network(rng, *rc::gen::inRange(2, 5));
+/// The brute-force optimum, whichever way the groups are visited (two sorted orders
+/// everywhere, nowhere, as the default chooses) and under every elimination order.
+void check_every_visit(const IntraOpNetwork& net) {
   double space = 1;
   for (const auto& u : net.unary) space *= static_cast<double>(u.size());
   RC_PRE(space <= 3e5);
   auto brute = brute_force_intra_op(net);
-  // Every visit of the groups (two sorted orders everywhere, nowhere, as the default chooses),
-  // under every elimination order.
   for (std::int64_t prefixes :
        {std::int64_t{1}, std::int64_t{1} << 40, IntraOpOptions{}.threshold_min_prefixes})
     for (auto order : {IntraOpOptions::Order::kBest, IntraOpOptions::Order::kMinDegree,
@@ -278,6 +278,7 @@ RC_GTEST_PROP(IntraOp, RepeatedBlocksEqualBruteForce, ()) {
       if (prefixes == 1 && order == IntraOpOptions::Order::kBest) {
         RC_CLASSIFY(exact.reused_steps > 0, "tables reused");
         RC_CLASSIFY(exact.threshold_steps > 0, "two sorted orders");
+        RC_CLASSIFY(exact.mirrored_steps > 0, "symmetric tables");
       }
       RC_ASSERT(std::abs(exact.objective - brute.objective) <= 1e-9 * (1 + brute.objective));
       RC_ASSERT(std::abs(exact.table_minimum - exact.objective) <= 1e-9 * (1 + exact.objective));
@@ -288,6 +289,57 @@ RC_GTEST_PROP(IntraOp, RepeatedBlocksEqualBruteForce, ()) {
       plain.threshold_min_prefixes = std::int64_t{1} << 40;
       RC_ASSERT(solve_intra_op(net, plain).choice == exact.choice);
     }
+}
+
+RC_GTEST_PROP(IntraOp, RepeatedBlocksEqualBruteForce, ()) {
+  std::mt19937 rng(*rc::gen::arbitrary<unsigned>());
+  check_every_visit(repeated_blocks_network(rng, *rc::gen::inRange(2, 5)));
+}
+
+/// Layer 0 feeds 3 or 4 consumers through one table (a residual fan-out); the consumers are
+/// joined to each other by random tables, so layer 0 goes first and its table is symmetric in
+/// its consumers.
+RC_GTEST_PROP(IntraOp, FanOutEqualsBruteForce, ()) {
+  std::mt19937 rng(*rc::gen::arbitrary<unsigned>());
+  const int consumers = *rc::gen::inRange(3, 5);
+  std::uniform_int_distribution<int> dom(1, consumers == 3 ? 9 : 6);
+  std::uniform_real_distribution<double> cost(0, 10);
+  const int kp = dom(rng), kc = dom(rng);
+  auto random_table = [&](int ka, int kb) {
+    PairFactor p;
+    p.u_classes = std::uniform_int_distribution<int>(1, ka)(rng);
+    p.v_classes = std::uniform_int_distribution<int>(1, kb)(rng);
+    std::uniform_int_distribution<int> any_a(0, p.u_classes - 1), any_b(0, p.v_classes - 1);
+    for (int c = 0; c < ka; ++c) p.u_class.push_back(c < p.u_classes ? c : any_a(rng));
+    for (int c = 0; c < kb; ++c) p.v_class.push_back(c < p.v_classes ? c : any_b(rng));
+    std::vector<double> values(static_cast<std::size_t>(p.u_classes) * p.v_classes);
+    for (auto& x : values) x = std::round(cost(rng));
+    p.cost = std::make_shared<const std::vector<double>>(std::move(values));
+    return p;
+  };
+  IntraOpNetwork net;
+  auto unary = [&](int k) {
+    std::vector<double> u(k);
+    for (auto& x : u) x = std::round(cost(rng));
+    return u;
+  };
+  net.unary.push_back(unary(kp));
+  const std::vector<double> consumer_unary = unary(kc);
+  for (int c = 0; c < consumers; ++c) net.unary.push_back(consumer_unary);
+  const PairFactor link = random_table(kp, kc);
+  for (int c = 1; c <= consumers; ++c) {
+    PairFactor p = link;
+    p.u = 0;
+    p.v = c;
+    net.pairs.push_back(std::move(p));
+    for (int d = c + 1; d <= consumers; ++d) {
+      PairFactor q = random_table(kc, kc);
+      q.u = c;
+      q.v = d;
+      net.pairs.push_back(std::move(q));
+    }
+  }
+  check_every_visit(net);
 }
 
 /// Random small operator graphs: a chain of FC / elementwise / norm / softmax layers with skip
