@@ -219,8 +219,8 @@ Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factor
     e.st.cls[i] = refine(maps, static_cast<int>(net.unary[w].size()), e.ncls[i]);
   }
   // The last dependent varies fastest. Best is one whose factors involve only it and v: their
-  // sum is then the same for every prefix (fill_prefixes sorts it once); among those, the most
-  // classes (ties: the smallest variable).
+  // sum is then the same for every prefix (fill_prefixes sorts it once); among those, the fewest
+  // classes (ties: the smallest variable): sorting the sums costs classes × groups, once.
   int last = nd - 1;
   for (int i = 0; i < nd; ++i) {
     bool pairwise = true;
@@ -230,7 +230,7 @@ Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factor
         pairwise = false;
     }
     if (!pairwise) continue;
-    if (!e.last_pairwise || e.ncls[i] > e.ncls[last]) last = i;
+    if (!e.last_pairwise || e.ncls[i] < e.ncls[last]) last = i;
     e.last_pairwise = true;
   }
   if (nd > 0 && last != nd - 1) {
