@@ -23,6 +23,7 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "ir/error.h"
@@ -116,6 +117,15 @@ class Search {
     auto first = t.drops.begin() + t.row_begin[r], last = t.drops.begin() + t.row_begin[r + 1];
     auto it = std::upper_bound(first, last, s);
     return it == first ? kInfinity : t.values[(it - t.drops.begin()) - 1];
+  }
+  // The smallest s with at(ideal, k, s) <= limit (INT_MAX: none); a row's values fall with s.
+  int first_within(int ideal, int k, double limit) const {
+    const Table& t = tables_[ideal];
+    if (k > t.k_hi || t.row_of[k] < 0) return INT_MAX;
+    const int r = t.row_of[k];
+    for (int p = t.row_begin[r]; p < t.row_begin[r + 1]; ++p)
+      if (t.values[p] <= limit) return t.drops[p];
+    return INT_MAX;
   }
   void layer_sums(const Model& model);
   void set_needs();
@@ -420,11 +430,13 @@ bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target, S
     const int d = shapes[si].data_parallel, t = shapes[si].tensor_parallel;
     const int g = shapes[si].device_type, rest_k = minus(k, g, d * t);
     if (rest_k < 0 || d > s) continue;
-    for (int s2 = d; s2 <= s; ++s2) {
-      double rest = at(sub, rest_k, s2 - d);
-      if (!(rest <= limit)) continue;
-      int y = (s2 + d - 1) / d;
-      if (!(cursor.cost(si, y, above) <= limit)) break;  // larger s2 only raises y
+    // The smallest s2 whose rest is within the target: a larger one only raises y.
+    const int rest_s = first_within(sub, rest_k, limit);
+    if (rest_s > s - d) continue;
+    {
+      const int s2 = rest_s + d;
+      const int y = (s2 + d - 1) / d;
+      if (!(cursor.cost(si, y, above) <= limit)) continue;
       stage.data_parallel = d;
       stage.tensor_parallel = t;
       stage.device_type = g;
