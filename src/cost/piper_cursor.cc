@@ -3,6 +3,7 @@
 // Piper's vanilla / recomputation pairs), and the memory objective.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "cost/knapsack.h"
 #include "cost/piper_cost.h"
@@ -88,8 +89,8 @@ class PiperCursor : public StageCursor {
   double inverse_n_ = 1;  // the optimizer step is paid once per N micro-batches
   std::vector<std::vector<double>> cache_;
   std::vector<std::vector<char>> cache_exact_;
-  std::vector<std::vector<unsigned>> cache_stamp_;
-  unsigned stamp_ = 1;
+  std::vector<std::vector<std::uint64_t>> cache_stamp_;
+  std::uint64_t stamp_ = 1;  // never wraps
 };
 
 PiperCursor::PiperCursor(const PiperCostModel& m)

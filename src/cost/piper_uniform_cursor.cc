@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "cost/knapsack.h"
 
@@ -112,12 +113,13 @@ class PiperUniformCursor : public StageCursor {
   // Covering-knapsack optima per (group, degree, y) for the current S (stamp): in α units, the
   // exact optimum or a lower bound.
   struct Cached {
-    unsigned stamp = 0;
+    std::uint64_t stamp = 0;
     bool exact = false;
     double value = 0;
   };
   std::vector<std::vector<Cached>> cache_;
-  unsigned stamp_ = 1;
+  std::vector<std::pair<std::uint64_t, std::pair<int, int>>> y_range_cache_;  // per class, by stamp
+  std::uint64_t stamp_ = 1;                                                   // never wraps
   CoverScratch scratch_;
 };
 
@@ -157,6 +159,7 @@ PiperUniformCursor::PiperUniformCursor(const PiperCostModel& m)
   for (auto* v : {&sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_}) v->assign(degrees_, 0.0);
   missing_.assign(degrees_, 0);
   cache_.assign(classes, std::vector<Cached>(m.max_data_parallel_sum() + 2));
+  y_range_cache_.assign(classes, {0, {0, 0}});
 }
 
 void PiperUniformCursor::account_fastest(int v, double sign) {
@@ -318,6 +321,9 @@ std::pair<int, int> PiperUniformCursor::y_range(int shape) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
   const int c = g * degrees_ + ti;
   if (missing_[ti] > 0 || members_.empty()) return {0, 0};
+  // The same for every shape of the class (d does not enter): once per S.
+  auto& known = y_range_cache_[c];
+  if (known.first == stamp_) return known.second;
   // Largest y >= 0 with pred(y) true, for a predicate true up to some point; capped.
   const int cap = static_cast<int>(cache_[c].size()) + 1;
   auto largest = [&](double a, double b, double limit, auto pred) {
@@ -331,7 +337,8 @@ std::pair<int, int> PiperUniformCursor::y_range(int shape) {
       largest(sum_a_[c], sum_b_[c], limit_[g], [&](int y) { return need(c, g, y) <= 0; });
   const int lean = largest(lean_a_[ti], lean_b_[ti], limit_[g] * (1 + 1e-12),
                            [&](int y) { return !too_big(ti, g, y); });
-  return {fast, lean >= cap ? INT_MAX : lean};
+  known = {stamp_, {fast, lean >= cap ? INT_MAX : lean}};
+  return known.second;
 }
 
 // Every layer on its leanest option at y: what cost()'s knapsack finds infeasible exactly when

@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "ir/error.h"
 #include "search/ideals.h"
@@ -102,12 +103,12 @@ class Search {
     std::vector<Cell> merged;
     std::vector<double> dense;
     struct Memo {
-      unsigned stamp = 0;
+      std::uint64_t stamp = 0;
       bool exact = false;
       double value = 0;
     };
     std::vector<Memo> memo;  // per y: the stage's cost (one stage and shape at a time)
-    unsigned stamp = 0;
+    std::uint64_t stamp = 0;
   };
 
   double at(int ideal, int k, int s) const {
