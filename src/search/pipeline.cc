@@ -79,6 +79,7 @@ class Search {
         budget_(device_budgets(cost)),
         k_max_(flat_max(budget_, stride_)),
         s_max_(cost.max_data_parallel_sum()),
+        narrow_from_(options.narrow_bands_from),
         progress_(options.progress),
         task_(model.name + ": pipeline stages") {
     for (int b : budget_) total_devices_ += b;
@@ -179,6 +180,15 @@ class Search {
   double above_bound_ = kInfinity;  // the next double: costs below it are exact
   // A pass that only asks whether any plan fits: every stage that fits costs 0 (bound 0).
   bool feasibility_ = false;
+  // A pass that only asks whether some plan's stages all cost at most decision_ (when finite):
+  // every such stage costs 0, every other one is left out (bound 0).
+  double decision_ = kInfinity, decision_above_ = kInfinity;
+  // The bound the devices a layer set needs are counted under (bound_, or decision_).
+  double need_bound_ = kInfinity;
+  // A value no plan is below (the optimum is above it): every table value is raised to it, so
+  // that partial plans better than any whole plan can be merge into one cell.
+  double clamp_ = 0;
+  int narrow_from_;  // PipelineSearchOptions::narrow_bands_from
   ProgressSink* progress_;
   std::string task_, pass_name_;
 };
@@ -210,7 +220,8 @@ void Search::set_needs() {
   if (!bounded_) return;
   auto need = [&](double work, double memory) {
     double n = 0;
-    if (std::isfinite(bound_) && bound_ > 0) n = std::ceil(work / bound_ * (1 - 1e-9));
+    if (std::isfinite(need_bound_) && need_bound_ > 0)
+      n = std::ceil(work / need_bound_ * (1 - 1e-9));
     if (memory_limit_ > 0) n = std::max(n, std::ceil(memory / memory_limit_ * (1 - 1e-9)));
     return static_cast<int>(std::min<double>(n, total_devices_ + 1.0));
   };
@@ -234,6 +245,9 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
     if (feasibility_) {  // every stage that fits costs 0
       if (!std::isfinite(lower)) continue;
       lower = 0;
+    } else if (std::isfinite(decision_)) {  // every stage within decision_ costs 0
+      if (!(lower <= decision_)) continue;
+      lower = 0;
     }
     if (!(lower <= bound_)) continue;  // a layer lacks degree t, or the stage is too slow
     const std::pair<int, int> range = cursor.y_range(si);
@@ -249,9 +263,14 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       if (static_cast<std::size_t>(y) >= scratch.memo.size()) scratch.memo.resize(y + 1);
       Scratch::Memo& m = scratch.memo[y];
       if (m.stamp == scratch.stamp && (m.exact || m.value >= cutoff)) return m.value;
-      const double c =
-          feasibility_ ? (cursor.fits(si, y) ? 0.0 : kInfinity) : cursor.cost(si, y, cutoff);
-      m = {scratch.stamp, feasibility_ || c < cutoff, c};
+      if (feasibility_ || std::isfinite(decision_)) {
+        const bool within =
+            feasibility_ ? cursor.fits(si, y) : cursor.cost(si, y, decision_above_) <= decision_;
+        m = {scratch.stamp, true, within ? 0.0 : kInfinity};
+        return m.value;
+      }
+      const double c = cursor.cost(si, y, cutoff);
+      m = {scratch.stamp, c < cutoff, c};
       return c;
     };
     for (int kk : a.starts) {
@@ -466,34 +485,90 @@ bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target, S
 }
 
 PipelineSearchResult Search::run() {
-  // Bounds to try: a little above the cost model's lower bound first (the pruning makes those
-  // passes cheap), then wider, then none. The first pass whose optimum is within its bound is
-  // the global optimum: only plans above the bound were discarded.
+  // The optimum is searched in a band [lo, hi] of objective values: plans above hi are
+  // discarded, and every table value below lo is raised to lo, so that partial plans no whole
+  // plan can use to beat lo share their cells. That is exact when no plan is at or below lo: the
+  // band's optimum is then the optimum. Narrow bands make cheap passes.
   const double floor = cost_.objective_lower_bound();
-  std::vector<double> bounds;
-  if (floor > 0 && std::isfinite(floor))
-    for (double factor : {1.15, 1.5, 2.5, 6.0}) bounds.push_back(floor * factor);
-  bounds.push_back(kInfinity);
-  for (std::size_t pass = 0; pass < bounds.size(); ++pass) {
-    bound_ = bounds[pass];
+  const int full = lattice_.full();
+  auto exact_pass = [&](double lo, double hi, const std::string& name) {
+    clamp_ = lo;
+    bound_ = need_bound_ = hi;
     above_bound_ = std::nextafter(bound_, kInfinity);
-    pass_name_ = std::isfinite(bound_)
-                     ? fmt::format("pass {}/{} (plans within {:.3g}× the lower bound)", pass + 1,
-                                   bounds.size(), bound_ / floor)
-                     : fmt::format("pass {}/{} (every plan)", pass + 1, bounds.size());
+    pass_name_ = name;
     solve_all();
-    if (at(lattice_.full(), k_max_, s_max_) <= bound_) break;
-    if (pass == 1 && bounds.size() > 2 && bounded_) {
-      // Not within the two tightest bounds: first make sure that some plan fits at all (a
-      // cheap pass), so that a model that fits nowhere is not searched under every bound.
-      feasibility_ = true;
-      bound_ = above_bound_ = 0;
-      pass_name_ = "does any plan fit";
-      solve_all();
-      feasibility_ = false;
-      if (!(at(lattice_.full(), k_max_, s_max_) <= 0)) break;
-    }
+    return at(full, k_max_, s_max_);
+  };
+  // Whether some plan's stages all cost at most `bound`: a pass whose tables hold 0 or nothing.
+  auto within = [&](double bound) {
+    clamp_ = 0;
+    decision_ = need_bound_ = bound;
+    decision_above_ = std::nextafter(bound, kInfinity);
+    bound_ = above_bound_ = 0;
+    pass_name_ = fmt::format("is there a plan within {:.3g}× the lower bound", bound / floor);
+    solve_all();
+    decision_ = decision_above_ = kInfinity;
+    return at(full, k_max_, s_max_) <= 0;
+  };
+  // Whether any plan fits at all (every fitting stage costs 0).
+  auto fits = [&] {
+    feasibility_ = true;
+    bound_ = above_bound_ = clamp_ = 0;
+    need_bound_ = kInfinity;
+    pass_name_ = "does any plan fit";
+    solve_all();
+    feasibility_ = false;
+    return at(full, k_max_, s_max_) <= 0;
+  };
+  auto times = [&](double bound) { return fmt::format("{:.3g}×", bound / floor); };
+  if (!(floor > 0 && std::isfinite(floor))) {
+    exact_pass(0, kInfinity, "every plan");
+    return extract();
   }
+  // Where compute sets the optimum it is close to the lower bound: one pass.
+  double lo = floor, hi = floor * 1.15;
+  if (exact_pass(lo, hi, "plans within 1.15× the lower bound") <= hi) return extract();
+  lo = hi;
+  if (s_max_ < narrow_from_) {
+    // Short rows: a pass costs about the same whatever its band. Bands up to 1.5×, 2.5×, 6×
+    // and every plan, each above the last, making sure after the second that a plan fits.
+    for (double factor : {1.5, 2.5, 6.0, kInfinity}) {
+      hi = floor * factor;
+      const double got =
+          exact_pass(lo, hi,
+                     std::isfinite(hi)
+                         ? "plans between " + times(lo) + " and " + times(hi) + " the lower bound"
+                         : "plans above " + times(lo) + " the lower bound");
+      if (got <= hi) return extract();
+      if (factor == 1.5 && bounded_ && !fits()) return extract();
+      lo = hi;
+    }
+    return extract();
+  }
+  // Long rows: narrow bands are much cheaper. Bracket the optimum with passes that only ask
+  // whether a plan is within a bound, making sure after the first that a plan fits at all, and
+  // narrow the bracket to 5 %; then one pass over the bracket.
+  hi = kInfinity;
+  for (double factor : {1.5, 2.5, 6.0}) {
+    if (within(floor * factor)) {
+      hi = floor * factor;
+      break;
+    }
+    lo = floor * factor;
+    if (factor == 1.5 && bounded_ && !fits()) return extract();
+  }
+  for (int i = 0; i < 4 && std::isfinite(hi) && hi > lo * 1.05; ++i) {
+    const double mid = std::sqrt(lo * hi);
+    (within(mid) ? hi : lo) = mid;
+  }
+  const double best = exact_pass(
+      lo, hi,
+      std::isfinite(hi)
+          ? "the optimum, between " + times(lo) + " and " + times(hi) + " the lower bound"
+          : "the optimum, above " + times(lo) + " the lower bound");
+  // The cheap passes and the band agree on which stages fit the bound; should rounding ever
+  // make them disagree, every plan.
+  if (!(best <= hi) && std::isfinite(hi)) exact_pass(0, kInfinity, "every plan");
   return extract();
 }
 
@@ -507,7 +582,7 @@ void Search::solve_all() {
     empty.row_of.assign(empty.k_hi + 1, 0);
     empty.row_begin = {0, 1};
     empty.drops = {0};
-    empty.values = {0.0};
+    empty.values = {clamp_};
     empty.fresh = {1};
     empty.starts = {0};
   }

@@ -16,6 +16,11 @@ struct PipelineSearchOptions {
   std::size_t max_ideals = 2'000'000;
   /// Upper bound on the (I, J) stage candidates; beyond it the search refuses (kLimit).
   std::uint64_t max_stage_pairs = 100'000'000;
+  /// From this largest Σd on, the optimum is bracketed by passes that only ask whether a plan is
+  /// within a bound and the bracket narrowed before the one exact pass (long table rows make
+  /// wide bands dear); below it, exact passes over growing bands. Both are exact and give the
+  /// same plan; the choice only moves time (tests use 0 and a huge value to cover both).
+  int narrow_bands_from = 256;
   /// Told how many layer sets (ideals) of each bound pass are solved; may be null.
   ProgressSink* progress = nullptr;
 };

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 #include <tuple>
@@ -235,6 +236,20 @@ Model random_model(int n, int degrees, const std::function<int(int, int)>& pick)
 
 int rc_pick(int lo, int hi) { return *rc::gen::inRange(lo, hi); }
 
+// The plan under the default pass schedule, checked to be the very plan of both schedules
+// (growing bands; bracketing and narrowing) whichever the default picks.
+Plan plan_every_schedule(const Model& m, const PipelineCostModel& cost) {
+  const Plan plan = search_pipeline(m, cost).plan;
+  for (int from : {0, std::numeric_limits<int>::max()}) {
+    PipelineSearchOptions o;
+    o.narrow_bands_from = from;
+    const Plan other = search_pipeline(m, cost, o).plan;
+    RC_ASSERT(other.feasible == plan.feasible);
+    if (plan.feasible) RC_ASSERT(io::plan_to_json(other, m) == io::plan_to_json(plan, m));
+  }
+  return plan;
+}
+
 RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   const int n = *rc::gen::inRange(1, 6);
   Model m = random_model(n, *rc::gen::inRange(1, 3), rc_pick);
@@ -253,7 +268,7 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   s.bandwidth_bytes_per_s = *rc::gen::inRange(1, 3);
   s.allreduce_bandwidth_bytes_per_s = *rc::gen::inRange(0, 3);
   PiperCostModel cost(m, s);
-  Plan plan = search_pipeline(m, cost).plan;
+  Plan plan = plan_every_schedule(m, cost);
   double expected = brute_force(m, s);
   RC_TAG(std::isfinite(expected), plan.stages.size(),
          piper_uniform_applies(cost) ? "fast cursor" : "general cursor");
@@ -284,7 +299,7 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceWithDeviceGroups, ()) {
                      {"fast", b, static_cast<double>(*rc::gen::inRange(6, 30)),
                       *rc::gen::element(0.25, 0.5, 2.0)}};
   PiperCostModel cost(m, s);
-  Plan plan = search_pipeline(m, cost).plan;
+  Plan plan = plan_every_schedule(m, cost);
   double expected = brute_force(m, s);
   RC_TAG(std::isfinite(expected), plan.stages.size(),
          piper_uniform_applies(cost) ? "fast cursor" : "general cursor");
@@ -322,6 +337,13 @@ TEST(PipelineSearchTwin, MultiStageOptimaAreCommonAndEqualBruteForce) {
     PiperCostModel cost(m, s);
     const Plan plan = search_pipeline(m, cost).plan;
     const double expected = brute_force(m, s);
+    PipelineSearchOptions narrow;
+    narrow.narrow_bands_from = 0;  // bracket and narrow, whatever the budget
+    const Plan narrowed = search_pipeline(m, cost, narrow).plan;
+    EXPECT_EQ(narrowed.feasible, plan.feasible) << i;
+    if (plan.feasible && narrowed.feasible) {
+      EXPECT_EQ(io::plan_to_json(narrowed, m), io::plan_to_json(plan, m)) << i;
+    }
     if (!std::isfinite(expected)) {
       EXPECT_FALSE(plan.feasible) << i;
       continue;
