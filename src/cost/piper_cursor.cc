@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "cost/knapsack.h"
+#include "cost/layer_set.h"
 #include "cost/piper_cost.h"
 
 namespace paraplan {
@@ -29,7 +30,7 @@ class PiperCursor : public StageCursor {
  private:
   struct Frame {
     int layer;
-    int position;              // where `layer` sat in members_
+    int position;              // where `layer` sat in the stage's member list
     std::size_t saved_sums;    // offset into sum_stack_
     std::size_t saved_alphas;  // offset into alpha_stack_
   };
@@ -63,7 +64,7 @@ class PiperCursor : public StageCursor {
   std::vector<int> alpha_offset_;
   std::vector<double> alpha_;
   std::vector<double> gamma_;  // per d
-  std::vector<int> members_, position_;
+  LayerSet stage_;
   // Scratch of solve(): reused so that a knapsack call allocates no item lists.
   std::vector<int> order_;
   std::vector<std::vector<KnapsackOption>> items_;
@@ -120,7 +121,7 @@ PiperCursor::PiperCursor(const PiperCostModel& m)
   const double n = m_.settings_.microbatches, b = m_.settings_.allreduce_bandwidth();
   for (int d = 1; d <= max_d; ++d) gamma_[d] = 4.0 * (d - 1) / d / n / b;
   inverse_n_ = 1.0 / n;
-  position_.assign(model.size(), -1);
+  stage_ = LayerSet(model.size());
   missing_.assign(degree_count_, 0);
   sum_time_.assign(m_.shapes_.size(), 0.0);
   sum_a_.assign(m_.shapes_.size(), 0.0);
@@ -192,9 +193,7 @@ void PiperCursor::account_lean(int layer, double sign) {
 void PiperCursor::reset(const std::vector<int>& layers) {
   const Model& model = m_.model_;
   const double b = m_.settings_.bandwidth_bytes_per_s;
-  for (int v : members_) position_[v] = -1;
-  members_ = layers;
-  for (int i = 0; i < static_cast<int>(members_.size()); ++i) position_[members_[i]] = i;
+  stage_.assign(layers);
   std::fill(missing_.begin(), missing_.end(), 0);
   std::fill(sum_time_.begin(), sum_time_.end(), 0.0);
   std::fill(sum_a_.begin(), sum_a_.end(), 0.0);
@@ -207,7 +206,7 @@ void PiperCursor::reset(const std::vector<int>& layers) {
   sum_stack_.clear();
   alpha_stack_.clear();
   ++stamp_;
-  for (int v : members_) {
+  for (int v : stage_.members()) {
     for (int ti = 0; ti < degree_count_; ++ti) {
       const auto* opts = options(v, ti);
       if (!opts) {
@@ -221,7 +220,7 @@ void PiperCursor::reset(const std::vector<int>& layers) {
         const auto& in = model.in_edge_ids[v];
         for (int i = 0; i < static_cast<int>(in.size()); ++i) {
           const Edge& e = model.edges[in[i]];
-          if (position_[e.from] < 0) bytes += 2 * (e.bytes + o.sync_in_bytes[i]);
+          if (!stage_.contains(e.from)) bytes += 2 * (e.bytes + o.sync_in_bytes[i]);
         }
         for (std::size_t g = 0; g < factor_.size(); ++g)  // factor 1: p + bytes/B, as Piper
           alpha_[g * alpha_size_ + alpha_offset_[v * degree_count_ + ti] + l] =
@@ -262,7 +261,7 @@ void PiperCursor::add_cut_out_edge(int layer, int edge) {
 
 void PiperCursor::remove(int layer) {
   const Model& model = m_.model_;
-  Frame f{layer, position_[layer], sum_stack_.size(), alpha_stack_.size()};
+  Frame f{layer, stage_.position(layer), sum_stack_.size(), alpha_stack_.size()};
   sum_stack_.insert(sum_stack_.end(), sum_time_.begin(), sum_time_.end());
   sum_stack_.insert(sum_stack_.end(), sum_a_.begin(), sum_a_.end());
   sum_stack_.insert(sum_stack_.end(), sum_b_.begin(), sum_b_.end());
@@ -278,16 +277,11 @@ void PiperCursor::remove(int layer) {
     else if (memory_objective_)
       account_memory(layer, ti, -1);
   }
-  // Take `layer` out of the member list (swap with the last; undo puts it back).
-  int last = members_.back();
-  members_[f.position] = last;
-  position_[last] = f.position;
-  members_.pop_back();
-  position_[layer] = -1;
+  stage_.remove(layer);
   // Its predecessors still in S now send to a layer outside S.
   for (int e : model.in_edge_ids[layer]) {
     int u = model.edges[e].from;
-    if (position_[u] < 0) continue;
+    if (!stage_.contains(u)) continue;
     account(u, -1);
     add_cut_out_edge(u, e);
     account(u, +1);
@@ -311,16 +305,7 @@ void PiperCursor::undo() {
   std::copy_n(sum_stack_.begin() + at + m, m, lean_b_.begin());
   std::copy_n(sum_stack_.begin() + at + 2 * m, m, lean_1_.begin());
   sum_stack_.resize(f.saved_sums);
-  // Put the layer back where it was; the layer that took its place goes back to the end.
-  if (f.position == static_cast<int>(members_.size())) {
-    members_.push_back(f.layer);
-  } else {
-    int moved = members_[f.position];
-    members_.push_back(moved);
-    position_[moved] = static_cast<int>(members_.size()) - 1;
-    members_[f.position] = f.layer;
-  }
-  position_[f.layer] = f.position;
+  stage_.restore(f.layer, f.position);
   for (int ti = 0; ti < degree_count_; ++ti) {
     if (!options(f.layer, ti))
       ++missing_[ti];
@@ -333,7 +318,7 @@ void PiperCursor::undo() {
 KnapsackResult PiperCursor::solve(int shape, int y, double cutoff) {
   int ti = m_.shape_degree_index_[shape];
   int d = m_.shapes_[shape].data_parallel, g = m_.shapes_[shape].device_type;
-  order_ = members_;
+  order_ = stage_.members();
   std::sort(order_.begin(), order_.end());
   if (items_.size() < order_.size()) items_.resize(order_.size());
   for (std::size_t i = 0; i < order_.size(); ++i) {
@@ -349,7 +334,7 @@ KnapsackResult PiperCursor::solve(int shape, int y, double cutoff) {
 
 double PiperCursor::lower_bound(int shape) {
   int ti = m_.shape_degree_index_[shape];
-  if (missing_[ti] > 0 || members_.empty()) return kInfinity;
+  if (missing_[ti] > 0 || stage_.empty()) return kInfinity;
   if (memory_objective_) return min_memory_[ti * (max_y_ + 1) + 1];
   if (too_big(ti, m_.shapes_[shape].device_type, 1)) return kInfinity;
   return sum_time_[shape];
@@ -357,7 +342,7 @@ double PiperCursor::lower_bound(int shape) {
 
 double PiperCursor::cost(int shape, int y, double cutoff) {
   int ti = m_.shape_degree_index_[shape];
-  if (missing_[ti] > 0 || members_.empty()) return kInfinity;
+  if (missing_[ti] > 0 || stage_.empty()) return kInfinity;
   if (memory_objective_) return min_memory_[ti * (max_y_ + 1) + std::min(y, max_y_)];
   if (sum_a_[shape] * y + sum_b_[shape] <=
       limit_[static_cast<std::size_t>(m_.shapes_[shape].device_type)])
@@ -382,7 +367,7 @@ double PiperCursor::cost(int shape, int y, double cutoff) {
 std::vector<std::pair<int, int>> PiperCursor::choice(int shape, int y) {
   int ti = m_.shape_degree_index_[shape];
   int d = m_.shapes_[shape].data_parallel, g = m_.shapes_[shape].device_type;
-  std::vector<int> order = members_;
+  std::vector<int> order = stage_.members();
   std::sort(order.begin(), order.end());
   std::vector<std::pair<int, int>> picks;
   if (memory_objective_ ||

@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "cost/knapsack.h"
+#include "cost/layer_set.h"
 
 namespace paraplan {
 
@@ -94,7 +95,7 @@ class PiperUniformCursor : public StageCursor {
   std::vector<double> limit_, factor_, gamma_;
   double inverse_bandwidth_, inverse_n_;
   std::vector<double> alpha_;  // per (group, layer, degree, option)
-  std::vector<int> members_, position_;
+  LayerSet stage_;
   // Per (group, degree): Σ alpha, Σ a, Σ b of the fastest options. Per degree: Σ parameter
   // bytes, Σ optimizer time, Σ smallest a, smallest b, smallest a + b, and the members without
   // options at that degree.
@@ -151,7 +152,7 @@ PiperUniformCursor::PiperUniformCursor(const PiperCostModel& m)
   inverse_bandwidth_ = 1.0 / m.settings().bandwidth_bytes_per_s;
   inverse_n_ = 1.0 / n;
   alpha_.assign(static_cast<std::size_t>(groups_) * layers_ * degrees_ * 2, 0.0);
-  position_.assign(layers_, -1);
+  stage_ = LayerSet(layers_);
   const std::size_t classes = static_cast<std::size_t>(groups_) * degrees_;
   sum_alpha_.assign(classes, 0.0);
   sum_a_.assign(classes, 0.0);
@@ -198,9 +199,7 @@ void PiperUniformCursor::account_fixed(int v, double sign) {
 
 void PiperUniformCursor::reset(const std::vector<int>& layers) {
   const Model& model = m_.model();
-  for (int v : members_) position_[v] = -1;
-  members_ = layers;
-  for (int i = 0; i < static_cast<int>(members_.size()); ++i) position_[members_[i]] = i;
+  stage_.assign(layers);
   for (auto* s : {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_})
     std::fill(s->begin(), s->end(), 0.0);
   std::fill(missing_.begin(), missing_.end(), 0);
@@ -209,7 +208,7 @@ void PiperUniformCursor::reset(const std::vector<int>& layers) {
   missing_stack_.clear();
   alpha_stack_.clear();
   ++stamp_;
-  for (int v : members_) {
+  for (int v : stage_.members()) {
     const auto& in = model.in_edge_ids[v];
     for (int ti = 0; ti < degrees_; ++ti) {
       const auto* opts = options(v, ti);
@@ -220,7 +219,7 @@ void PiperUniformCursor::reset(const std::vector<int>& layers) {
         double bytes = 0;
         for (std::size_t i = 0; i < in.size(); ++i) {
           const Edge& e = model.edges[in[i]];
-          if (position_[e.from] < 0) bytes += 2 * (e.bytes + o.sync_in_bytes[i]);
+          if (!stage_.contains(e.from)) bytes += 2 * (e.bytes + o.sync_in_bytes[i]);
         }
         for (int g = 0; g < groups_; ++g)  // factor 1: p + bytes/B, as Piper
           alpha(g, v, ti, l) = factor_[g] * o.compute_time_s + bytes * inverse_bandwidth_;
@@ -258,20 +257,15 @@ void PiperUniformCursor::cut_out_edge(int u, int edge) {
 
 void PiperUniformCursor::remove(int layer) {
   const Model& model = m_.model();
-  frames_.push_back({layer, position_[layer], sum_stack_.size(), alpha_stack_.size()});
+  frames_.push_back({layer, stage_.position(layer), sum_stack_.size(), alpha_stack_.size()});
   save();
   account_fastest(layer, -1);
   account_fixed(layer, -1);
-  // Take `layer` out of the member list (swap with the last; undo puts it back).
-  const int last = members_.back();
-  members_[frames_.back().position] = last;
-  position_[last] = frames_.back().position;
-  members_.pop_back();
-  position_[layer] = -1;
+  stage_.remove(layer);
   // Its predecessors still in S now send to a layer outside S.
   for (int e : model.in_edge_ids[layer]) {
     const int u = model.edges[e].from;
-    if (position_[u] < 0) continue;
+    if (!stage_.contains(u)) continue;
     account_fastest(u, -1);
     cut_out_edge(u, e);
     account_fastest(u, +1);
@@ -296,22 +290,13 @@ void PiperUniformCursor::undo() {
   const std::size_t m = missing_.size();
   std::copy_n(missing_stack_.end() - static_cast<std::ptrdiff_t>(m), m, missing_.begin());
   missing_stack_.resize(missing_stack_.size() - m);
-  // Put the layer back where it was; the layer that took its place goes back to the end.
-  if (f.position == static_cast<int>(members_.size())) {
-    members_.push_back(f.layer);
-  } else {
-    const int moved = members_[f.position];
-    members_.push_back(moved);
-    position_[moved] = static_cast<int>(members_.size()) - 1;
-    members_[f.position] = f.layer;
-  }
-  position_[f.layer] = f.position;
+  stage_.restore(f.layer, f.position);
   ++stamp_;
 }
 
 double PiperUniformCursor::lower_bound(int shape) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
-  if (missing_[ti] > 0 || members_.empty() || too_big(ti, g, 1)) return kInfinity;
+  if (missing_[ti] > 0 || stage_.empty() || too_big(ti, g, 1)) return kInfinity;
   return base(shape);
 }
 
@@ -320,7 +305,7 @@ double PiperUniformCursor::lower_bound(int shape) {
 std::pair<int, int> PiperUniformCursor::y_range(int shape) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
   const int c = g * degrees_ + ti;
-  if (missing_[ti] > 0 || members_.empty()) return {0, 0};
+  if (missing_[ti] > 0 || stage_.empty()) return {0, 0};
   // The same for every shape of the class (d does not enter): once per S.
   auto& known = y_range_cache_[c];
   if (known.first == stamp_) return known.second;
@@ -346,12 +331,12 @@ std::pair<int, int> PiperUniformCursor::y_range(int shape) {
 bool PiperUniformCursor::fits(int shape, int y) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
   const int c = g * degrees_ + ti;
-  if (missing_[ti] > 0 || members_.empty()) return false;
+  if (missing_[ti] > 0 || stage_.empty()) return false;
   const double need = this->need(c, g, y);
   if (need <= 0) return true;
   if (too_big(ti, g, y)) return false;
   double saved = 0;
-  for (int v : members_) {
+  for (int v : stage_.members()) {
     const auto& opts = *options(v, ti);
     if (opts.size() < 2) continue;
     const int f = fastest(g, v, ti), o = 1 - f;
@@ -365,7 +350,7 @@ bool PiperUniformCursor::fits(int shape, int y) {
 double PiperUniformCursor::cost(int shape, int y, double cutoff) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
   const int d = m_.shapes()[shape].data_parallel, c = g * degrees_ + ti;
-  if (missing_[ti] > 0 || members_.empty()) return kInfinity;
+  if (missing_[ti] > 0 || stage_.empty()) return kInfinity;
   const double time = base(shape);
   const double need = this->need(c, g, y);
   if (need <= 0 || time >= cutoff) return time;
@@ -378,7 +363,7 @@ double PiperUniformCursor::cost(int shape, int y, double cutoff) {
     return slot->exact ? time + slot->value / d : std::max(cutoff, time + slot->value / d);
   auto& items = scratch_.items;
   items.clear();
-  for (int v : members_) {
+  for (int v : stage_.members()) {
     const auto& opts = *options(v, ti);
     if (opts.size() < 2) continue;
     const int f = fastest(g, v, ti), o = 1 - f;
@@ -396,7 +381,7 @@ double PiperUniformCursor::cost(int shape, int y, double cutoff) {
 std::vector<std::pair<int, int>> PiperUniformCursor::choice(int shape, int y) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
   const int d = m_.shapes()[shape].data_parallel, c = g * degrees_ + ti;
-  std::vector<int> order = members_;
+  std::vector<int> order = stage_.members();
   std::sort(order.begin(), order.end());
   std::vector<std::pair<int, int>> picks;
   if (need(c, g, y) <= 0) {
