@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cost/pase_cost.h"
+#include "ir/error.h"
 #include "ir/op_graph.h"
 #include "zoo/pase_graphs.h"
 
@@ -72,6 +73,36 @@ TEST(IntraOp, AlexNetP32StrategyIsPasesUniqueOptimum) {
                                         {1, 4, 8},
                                         {1, 4}};
   for (int v = 0; v < w.model.size(); ++v) EXPECT_EQ(cost.configs(v)[r.choice[v]], want[v]) << v;
+}
+
+// A network no cost model would make is refused with one message each, not solved wrongly.
+TEST(IntraOp, MalformedNetworksAreRefused) {
+  auto expect_input_error = [](const IntraOpNetwork& net, const std::string& words) {
+    try {
+      solve_intra_op(net);
+      ADD_FAILURE() << "no error; expected: " << words;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInput);
+      EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+    }
+  };
+  IntraOpNetwork net;
+  net.unary = {{1, 2}, {3, 4}};
+  PairFactor p;
+  p.u = 0;
+  p.v = 1;
+  p.u_class = {0, 1};
+  p.v_class = {0, 0};
+  p.u_classes = 2;
+  p.v_classes = 1;
+  net.pairs = {p};  // no table
+  expect_input_error(net, "classes(u) x classes(v) entries");
+  net.pairs[0].cost = std::make_shared<const std::vector<double>>(std::vector<double>{1, 2, 3});
+  expect_input_error(net, "classes(u) x classes(v) entries");
+  net.pairs[0].cost = std::make_shared<const std::vector<double>>(std::vector<double>{1, 2});
+  EXPECT_EQ(solve_intra_op(net).objective, 1 + 3 + 1);
+  net.pairs[0].v = 0;
+  expect_input_error(net, "paired with itself");
 }
 
 TEST(IntraOp, MinDegreeOrderIsPases) {
@@ -203,6 +234,23 @@ RC_GTEST_PROP(IntraOp, EqualsBruteForceOnRandomNetworks, ()) {
   RC_ASSERT(solve_intra_op(net).choice == exact.choice);
 }
 
+/// A pair table between a variable of domain ka and one of domain kb: random classes, each
+/// used (the first configurations take one each, the rest any), integer costs in [0, 10] (ties
+/// happen). u and v are left to the caller.
+PairFactor random_pair_table(std::mt19937& rng, int ka, int kb) {
+  std::uniform_real_distribution<double> cost(0, 10);
+  PairFactor p;
+  p.u_classes = std::uniform_int_distribution<int>(1, ka)(rng);
+  p.v_classes = std::uniform_int_distribution<int>(1, kb)(rng);
+  std::uniform_int_distribution<int> any_a(0, p.u_classes - 1), any_b(0, p.v_classes - 1);
+  for (int c = 0; c < ka; ++c) p.u_class.push_back(c < p.u_classes ? c : any_a(rng));
+  for (int c = 0; c < kb; ++c) p.v_class.push_back(c < p.v_classes ? c : any_b(rng));
+  std::vector<double> values(static_cast<std::size_t>(p.u_classes) * p.v_classes);
+  for (auto& x : values) x = std::round(cost(rng));
+  p.cost = std::make_shared<const std::vector<double>>(std::move(values));
+  return p;
+}
+
 /// A network of `copies` identical blocks (same unary costs, same tables) chained by identical
 /// links, each block also joined to one shared variable by identical tables: eliminations repeat
 /// (their tables are reused) and tables over three dependents are built (their groups are
@@ -218,30 +266,16 @@ IntraOpNetwork repeated_blocks_network(std::mt19937& rng, int copies) {
   }
   std::vector<double> shared_unary(dom(rng));
   for (auto& x : shared_unary) x = std::round(cost(rng));
-  // A table between a variable of domain ka and one of domain kb, with random classes.
-  auto table = [&](int ka, int kb) {
-    PairFactor p;
-    std::uniform_int_distribution<int> ncls_a(1, ka), ncls_b(1, kb);
-    p.u_classes = ncls_a(rng);
-    p.v_classes = ncls_b(rng);
-    // Every class used: the first configurations take one each, the rest any.
-    std::uniform_int_distribution<int> any_a(0, p.u_classes - 1), any_b(0, p.v_classes - 1);
-    for (int c = 0; c < ka; ++c) p.u_class.push_back(c < p.u_classes ? c : any_a(rng));
-    for (int c = 0; c < kb; ++c) p.v_class.push_back(c < p.v_classes ? c : any_b(rng));
-    std::vector<double> values(static_cast<std::size_t>(p.u_classes) * p.v_classes);
-    for (auto& x : values) x = std::round(cost(rng));
-    p.cost = std::make_shared<const std::vector<double>>(std::move(values));
-    return p;
-  };
   auto k = [&](int i) { return static_cast<int>(unary[i].size()); };
   std::vector<std::pair<std::pair<int, int>, PairFactor>> inside;  // (i, j) within a block
   std::bernoulli_distribution edge(0.6);
   for (int i = 0; i < nb; ++i)
     for (int j = i + 1; j < nb; ++j)
-      if (edge(rng)) inside.push_back({{i, j}, table(k(i), k(j))});
+      if (edge(rng)) inside.push_back({{i, j}, random_pair_table(rng, k(i), k(j))});
   const int to_shared = std::uniform_int_distribution<int>(0, nb - 1)(rng);
-  PairFactor shared_link = table(k(to_shared), static_cast<int>(shared_unary.size()));
-  PairFactor chain_link = table(k(nb - 1), k(0));
+  PairFactor shared_link =
+      random_pair_table(rng, k(to_shared), static_cast<int>(shared_unary.size()));
+  PairFactor chain_link = random_pair_table(rng, k(nb - 1), k(0));
   IntraOpNetwork net;
   for (int c = 0; c < copies; ++c)
     for (const auto& u : unary) net.unary.push_back(u);
@@ -305,18 +339,6 @@ RC_GTEST_PROP(IntraOp, FanOutEqualsBruteForce, ()) {
   std::uniform_int_distribution<int> dom(1, consumers == 3 ? 9 : 6);
   std::uniform_real_distribution<double> cost(0, 10);
   const int kp = dom(rng), kc = dom(rng);
-  auto random_table = [&](int ka, int kb) {
-    PairFactor p;
-    p.u_classes = std::uniform_int_distribution<int>(1, ka)(rng);
-    p.v_classes = std::uniform_int_distribution<int>(1, kb)(rng);
-    std::uniform_int_distribution<int> any_a(0, p.u_classes - 1), any_b(0, p.v_classes - 1);
-    for (int c = 0; c < ka; ++c) p.u_class.push_back(c < p.u_classes ? c : any_a(rng));
-    for (int c = 0; c < kb; ++c) p.v_class.push_back(c < p.v_classes ? c : any_b(rng));
-    std::vector<double> values(static_cast<std::size_t>(p.u_classes) * p.v_classes);
-    for (auto& x : values) x = std::round(cost(rng));
-    p.cost = std::make_shared<const std::vector<double>>(std::move(values));
-    return p;
-  };
   IntraOpNetwork net;
   auto unary = [&](int k) {
     std::vector<double> u(k);
@@ -326,14 +348,14 @@ RC_GTEST_PROP(IntraOp, FanOutEqualsBruteForce, ()) {
   net.unary.push_back(unary(kp));
   const std::vector<double> consumer_unary = unary(kc);
   for (int c = 0; c < consumers; ++c) net.unary.push_back(consumer_unary);
-  const PairFactor link = random_table(kp, kc);
+  const PairFactor link = random_pair_table(rng, kp, kc);
   for (int c = 1; c <= consumers; ++c) {
     PairFactor p = link;
     p.u = 0;
     p.v = c;
     net.pairs.push_back(std::move(p));
     for (int d = c + 1; d <= consumers; ++d) {
-      PairFactor q = random_table(kc, kc);
+      PairFactor q = random_pair_table(rng, kc, kc);
       q.u = c;
       q.v = d;
       net.pairs.push_back(std::move(q));
