@@ -66,8 +66,9 @@ class PipelineCostModel {
   /// upper bounds first.
   virtual double objective_lower_bound() const { return 0; }
   /// Per-layer lower bounds the planner prunes with. A stage S whose cost is at most τ on d·t
-  /// devices has d·t >= Σ_{v∈S} work[v] / τ, and Σ_{v∈S} memory[v] <= memory_limit (so a layer
-  /// set needs at least Σ memory / memory_limit stages). Empty vectors: no such bounds.
+  /// devices has d·t >= Σ_{v∈S} work[v] / τ and d·t >= Σ_{v∈S} memory[v] / memory_limit (memory
+  /// in device-bytes: what the layer holds per device times the devices it is split over, at
+  /// its leanest). Empty vectors: no such bounds.
   struct LayerBounds {
     std::vector<double> work;
     std::vector<double> memory;

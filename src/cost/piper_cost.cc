@@ -93,7 +93,8 @@ double PiperCostModel::objective_lower_bound() const {
 }
 
 // A stage's time is at least its layers' compute over d (times its group's factor), so
-// d·t >= Σ t·p / τ; its memory at y >= 1 is at least Σ min(a + b) per layer.
+// d·t >= Σ t·p / τ; each of its d·t devices holds Σ (a·y + b) <= limit at degree t with y >= 1,
+// so d·t >= t >= Σ t·(a + b) / limit >= Σ min over degrees and options of t·(a + b) / limit.
 PipelineCostModel::LayerBounds PiperCostModel::layer_bounds() const {
   LayerBounds bounds;
   if (settings_.objective == PiperSettings::Objective::kMemory) return bounds;
@@ -107,7 +108,8 @@ PipelineCostModel::LayerBounds PiperCostModel::layer_bounds() const {
     for (const auto& deg : layer.by_degree)
       for (const auto& o : deg.options) {
         work = std::min(work, deg.degree * o.compute_time_s * fastest_factor);
-        memory = std::min(memory, o.memory_per_inflight_bytes + o.memory_fixed_bytes);
+        memory =
+            std::min(memory, deg.degree * (o.memory_per_inflight_bytes + o.memory_fixed_bytes));
       }
     bounds.work.push_back(std::isfinite(work) ? work : 0.0);
     bounds.memory.push_back(std::isfinite(memory) ? memory : 0.0);

@@ -10,12 +10,13 @@
 //   rows equal to a budget with one device fewer are stored once, and a stage is combined only
 //   with the rows where J's table changes (the others give what the prefix minimum over k gives).
 // - Passes under an upper bound τ on the objective: values above τ are dropped, stages whose
-//   cost cannot be under τ are skipped, and per-layer lower bounds (work / τ devices, memory /
-//   limit stages) give each layer set the devices it needs at least. A layer set I is kept only
-//   for budgets that leave the rest of the model (V \ I) what it needs; J's whose needs already
-//   leave no device for the stage end the walk below them.
+//   cost cannot be under τ are skipped, and per-layer lower bounds (work / τ devices, device-bytes
+//   of memory / limit devices) give each layer set the devices it needs at least. A layer set I is
+//   kept only for budgets that leave the rest of the model (V \ I) what it needs; J's whose needs
+//   already leave no device for the stage end the walk below them.
 // - Each (J, shape, row) finds where the rest's bottleneck falls below the stage's by a binary
-//   search on the drops.
+//   search on the drops. Cells a dominating shape (no more devices, no larger d) already gave at
+//   the same value are not searched again.
 #include "search/pipeline.h"
 
 #include <fmt/format.h>
@@ -94,6 +95,7 @@ class Search {
                               "the exact search would take too long: merge layers into blocks",
                               options.max_stage_pairs, lattice_.count()));
     layer_sums(model);
+    order_shapes();
   }
 
   PipelineSearchResult run();
@@ -110,6 +112,12 @@ class Search {
     };
     std::vector<Memo> memo;  // per y: the stage's cost (one stage and shape at a time)
     std::uint64_t stamp = 0;
+    // Per (shape, start of J's table), for the J being relaxed: how many of the row's first
+    // cells the stage gave at their own value (the rest of the model the bottleneck). Valid
+    // for a shape when its reached entry carries this relax's stamp, for the starts below it.
+    std::vector<int> covered;
+    std::vector<std::pair<std::uint64_t, int>> reached;  // per shape: (stamp, starts seen)
+    std::uint64_t relax_stamp = 0;
   };
 
   double at(int ideal, int k, int s) const {
@@ -130,6 +138,7 @@ class Search {
     return INT_MAX;
   }
   void layer_sums(const Model& model);
+  void order_shapes();
   void set_needs();
   void solve_all();
   void solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch);
@@ -168,6 +177,10 @@ class Search {
   int total_devices_ = 0;
   std::vector<Table> tables_;
   std::uint64_t pairs_ = 0;
+  // Shapes by (group, t·d, d): every shape after those that dominate it. Per shape, the shapes
+  // that dominate it most closely: same group, d' <= d, t'·d' <= t·d.
+  std::vector<int> shape_order_;
+  std::vector<std::vector<int>> dominators_;
   // Per ideal: its layers' work and memory lower bounds, and those of the layers outside it.
   std::vector<double> work_in_, work_out_, memory_in_, memory_out_;
   double memory_limit_ = 0;
@@ -214,8 +227,41 @@ void Search::layer_sums(const Model& model) {
     }
 }
 
-// Devices a layer set needs under the bound: its work over the bound, and one device per stage
-// its memory needs. The relative slack keeps rounding from overstating a need.
+void Search::order_shapes() {
+  const auto& shapes = cost_.shapes();
+  const int n = static_cast<int>(shapes.size());
+  shape_order_.resize(n);
+  for (int i = 0; i < n; ++i) shape_order_[i] = i;
+  auto devices = [&](int i) {
+    return static_cast<long long>(shapes[i].data_parallel) * shapes[i].tensor_parallel;
+  };
+  std::stable_sort(shape_order_.begin(), shape_order_.end(), [&](int a, int b) {
+    if (shapes[a].device_type != shapes[b].device_type)
+      return shapes[a].device_type < shapes[b].device_type;
+    if (devices(a) != devices(b)) return devices(a) < devices(b);
+    return shapes[a].data_parallel < shapes[b].data_parallel;
+  });
+  // Per tensor-parallel degree t', the dominating shape of largest d'.
+  dominators_.assign(n, {});
+  for (int i = 0; i < n; ++i) {
+    std::vector<int>& dom = dominators_[i];
+    for (int j = 0; j < n; ++j) {
+      if (j == i || shapes[j].device_type != shapes[i].device_type ||
+          shapes[j].data_parallel > shapes[i].data_parallel || devices(j) > devices(i))
+        continue;
+      auto same_t = std::find_if(dom.begin(), dom.end(), [&](int o) {
+        return shapes[o].tensor_parallel == shapes[j].tensor_parallel;
+      });
+      if (same_t == dom.end())
+        dom.push_back(j);
+      else if (shapes[j].data_parallel > shapes[*same_t].data_parallel)
+        *same_t = j;
+    }
+  }
+}
+
+// Devices a layer set needs under the bound: its work over the bound, and its memory's
+// device-bytes over the limit. The relative slack keeps rounding from overstating a need.
 void Search::set_needs() {
   if (!bounded_) return;
   auto need = [&](double work, double memory) {
@@ -237,7 +283,16 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   const Table& out = tables_[ideal];
   const auto& shapes = cost_.shapes();
   const bool single = budget_.size() == 1;
-  for (int si = 0; si < static_cast<int>(shapes.size()); ++si) {
+  // A cell the stage copies from J's row unchanged (j < lo below) is implied by the same cell
+  // under a dominating shape (fewer devices of the group, d' <= d) that copied it too: it lands
+  // at no more devices and no larger Σd, where the tables' prefix minima carry it. Shapes are
+  // visited dominators first, and each copies only the cells its dominators did not.
+  const std::size_t starts = a.starts.size();
+  const std::uint64_t stamp = ++scratch.relax_stamp;
+  if (scratch.reached.size() < shapes.size()) scratch.reached.resize(shapes.size());
+  if (scratch.covered.size() < shapes.size() * starts)
+    scratch.covered.resize(shapes.size() * starts);
+  for (int si : shape_order_) {
     const int d = shapes[si].data_parallel, g = shapes[si].device_type;
     const int td = d * shapes[si].tensor_parallel;
     if (td > budget_[g] || d > s_max_) continue;
@@ -273,7 +328,11 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       m = {scratch.stamp, c < cutoff, c};
       return c;
     };
-    for (int kk : a.starts) {
+    int* covered = scratch.covered.data() + static_cast<std::size_t>(si) * starts;
+    std::size_t idx = 0;
+    for (; idx < starts; ++idx) {
+      const int kk = a.starts[idx];
+      covered[idx] = 0;
       int k;
       if (single) {
         k = kk + td;
@@ -287,10 +346,18 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       int m = a.row_size(r);
       while (m > 0 && f[m - 1] + d > s_max_) --m;
       if (m == 0) continue;
+      // The row's first cells a dominating shape already gave at their own value.
+      int from = 0;
+      for (int o : dominators_[si])
+        if (scratch.reached[o].first == stamp &&
+            idx < static_cast<std::size_t>(scratch.reached[o].second))
+          from = std::max(from, scratch.covered[static_cast<std::size_t>(o) * starts + idx]);
+      covered[idx] = from;
+      if (from >= m) continue;
       const double* av = a.values.data() + a.row_begin[r];
       // A (the rest's bottleneck) falls along the drops while B (this stage) rises with s:
       // find the last drop where A still dominates. B only matters below A, so A is B's cutoff.
-      int lo = 0, hi = m;  // predicate true on [0, lo), false on [hi, m)
+      int lo = from, hi = m;  // predicate true on [from, lo), false on [hi, m)
       while (lo < hi) {
         int mid = (lo + hi) / 2;
         const double am = av[mid];
@@ -300,16 +367,18 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
           hi = mid;
       }
       auto& cells = scratch.cells[k];
-
       // Cells the row before has too were combined with this stage from there.
       const char* fresh = a.fresh.data() + a.row_begin[r];
-      for (int j = 0; j < lo; ++j)
+      for (int j = from; j < lo; ++j)
         if (fresh[j]) cells.push_back({f[j] + d, av[j]});
+      covered[idx] = lo;
       if (lo < m) {
         const double c = b(f[lo] + d, above_bound_);
         if (c <= bound_) cells.push_back({f[lo] + d, std::max(c, av[lo])});
+        if (c <= av[lo]) covered[idx] = lo + 1;
       }
     }
+    scratch.reached[si] = {stamp, static_cast<int>(idx)};
   }
 }
 

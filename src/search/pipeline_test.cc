@@ -285,6 +285,33 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   }
 }
 
+// Many stage shapes (micro-batch counts with many divisors, up to 12 devices): a shape's cells
+// that a dominating shape (no more devices, no larger d) already gave are not searched again,
+// and memory needs in device-bytes end the walk early; neither may change the optimum.
+RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceWithManyShapes, ()) {
+  const int n = *rc::gen::inRange(1, 4);
+  Model m = random_model(n, 2, rc_pick);
+  PiperSettings s;
+  s.max_devices = *rc::gen::inRange(4, 13);
+  s.microbatches = *rc::gen::element(6, 8, 12);
+  s.memory_per_device_bytes = *rc::gen::inRange(6, 40);
+  s.bandwidth_bytes_per_s = *rc::gen::inRange(1, 3);
+  PiperCostModel cost(m, s);
+  Plan plan = plan_every_schedule(m, cost);
+  double expected = brute_force(m, s);
+  RC_TAG(std::isfinite(expected), plan.stages.size(),
+         piper_uniform_applies(cost) ? "fast cursor" : "general cursor");
+  RC_LOG() << io::model_to_json(m).dump() << "\nK=" << s.max_devices << " N=" << s.microbatches
+           << " M=" << s.memory_per_device_bytes << " planner=" << plan.objective
+           << " brute=" << expected << "\n";
+  if (!std::isfinite(expected)) {
+    RC_ASSERT(!plan.feasible);
+  } else {
+    RC_ASSERT(plan.feasible);
+    RC_ASSERT(std::fabs(plan.objective - expected) <= 1e-9 * std::max(1.0, expected));
+  }
+}
+
 // Mixed clusters: two device groups of different speed and memory; each stage on one group.
 RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceWithDeviceGroups, ()) {
   const int n = *rc::gen::inRange(1, 5);
