@@ -17,6 +17,9 @@
 // - Each (J, shape, row) finds where the rest's bottleneck falls below the stage's by a binary
 //   search on the drops. Cells a dominating shape (no more devices, no larger d) already gave at
 //   the same value are not searched again.
+// - The cursor moves only when a stage must be priced. On small lattices what a stage costs
+//   whatever the band (shapes that can hold it, lower bounds, y ranges, costs asked for) is kept
+//   across passes, so later passes rarely move it.
 #include "search/pipeline.h"
 
 #include <fmt/format.h>
@@ -72,6 +75,64 @@ struct Cell {
   double value;
 };
 
+/// What a stage I \ J costs whatever the pass: per shape that can hold it (dominating shapes
+/// first), its cost's lower bound and the cursor's y range.
+constexpr int kMemoIdeals = 1024;  // lattices up to this many ideals keep stage figures
+
+struct StageFigures {
+  int shape;
+  double lower;
+  int y_cheap, y_max;
+};
+
+struct KnownCost {
+  double value;
+  bool exact;
+};
+
+/// Stage costs by key: open addressing with linear probing (the searches ask for millions).
+class KnownCosts {
+ public:
+  /// The entry of `key`, added as {-inf, not exact} when new (`added` tells).
+  KnownCost& find(std::uint64_t key, bool& added) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = mix(key) & mask;
+    while (slots_[i].key != 0 && slots_[i].key != key + 1) i = (i + 1) & mask;
+    added = slots_[i].key == 0;
+    if (added) {
+      slots_[i] = {key + 1, {-kInfinity, false}};
+      ++size_;
+    }
+    return slots_[i].cost;
+  }
+
+ private:
+  struct Slot {
+    std::uint64_t key = 0;  // key + 1; 0: empty
+    KnownCost cost{};
+  };
+  static std::size_t mix(std::uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    return static_cast<std::size_t>(k);
+  }
+  void grow() {
+    std::vector<Slot> old(std::max<std::size_t>(64, slots_.size() * 2));
+    old.swap(slots_);
+    const std::size_t mask = slots_.size() - 1;
+    for (const Slot& o : old)
+      if (o.key != 0) {
+        std::size_t i = mix(o.key - 1) & mask;
+        while (slots_[i].key != 0) i = (i + 1) & mask;
+        slots_[i] = o;
+      }
+  }
+  std::vector<Slot> slots_;
+  std::size_t size_ = 0;
+};
+
 class Search {
  public:
   Search(const Model& model, const PipelineCostModel& cost, const PipelineSearchOptions& options)
@@ -96,6 +157,8 @@ class Search {
                               options.max_stage_pairs, lattice_.count()));
     layer_sums(model);
     order_shapes();
+    // Small lattices make many short passes whose time goes to pricing the same stages again.
+    if (lattice_.count() <= kMemoIdeals) memo_.resize(lattice_.count());
   }
 
   PipelineSearchResult run();
@@ -118,6 +181,13 @@ class Search {
     std::vector<int> covered;
     std::vector<std::pair<std::uint64_t, int>> reached;  // per shape: (stamp, starts seen)
     std::uint64_t relax_stamp = 0;
+    // The cursor is moved only when a stage has to be priced: it stands at the ideal's members
+    // minus the first `applied` layers of `path`, the walk's way from I down to the current J.
+    int ideal = -1;
+    bool cursor_ready = false;
+    std::vector<int> path;
+    std::size_t applied = 0;
+    std::vector<StageFigures> figures;  // the current stage's, when figures are not kept
   };
 
   double at(int ideal, int k, int s) const {
@@ -139,6 +209,14 @@ class Search {
   }
   void layer_sums(const Model& model);
   void order_shapes();
+  // Puts the cursor at the current stage (see Scratch::path).
+  void position(StageCursor& cursor, Scratch& scratch) const;
+  // The stage's figures: kept per (I, J) on small lattices, else computed into scratch.
+  std::pair<const StageFigures*, std::size_t> figures(int sub, StageCursor& cursor,
+                                                      Scratch& scratch);
+  double stage_cost(int sub, int shape, int y, double cutoff, StageCursor& cursor,
+                    Scratch& scratch);
+  bool stage_fits(int sub, int shape, int y, StageCursor& cursor, Scratch& scratch);
   void set_needs();
   void solve_all();
   void solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch);
@@ -181,6 +259,22 @@ class Search {
   // that dominate it most closely: same group, d' <= d, t'·d' <= t·d.
   std::vector<int> shape_order_;
   std::vector<std::vector<int>> dominators_;
+  // Per ideal I on small lattices (else empty), kept across passes: the figures of each stage
+  // I \ J met so far, and the stage costs asked for — exact, or lower bounds at least the
+  // cutoff they were asked with — keyed by (J, shape, y) and whether it was fits().
+  struct IdealMemo {
+    std::vector<std::pair<int, int>> figures_of;  // per J: (offset, count); offset -1: not yet
+    std::vector<StageFigures> figures;
+    KnownCosts costs;
+  };
+  std::vector<IdealMemo> memo_;
+  std::uint64_t cost_key(int sub, int shape, int y, bool fits) const {
+    return ((static_cast<std::uint64_t>(sub) * cost_.shapes().size() + shape) *
+                (static_cast<std::uint64_t>(s_max_) + 2) +
+            y) *
+               2 +
+           (fits ? 1 : 0);
+  }
   // Per ideal: its layers' work and memory lower bounds, and those of the layers outside it.
   std::vector<double> work_in_, work_out_, memory_in_, memory_out_;
   double memory_limit_ = 0;
@@ -292,21 +386,21 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   if (scratch.reached.size() < shapes.size()) scratch.reached.resize(shapes.size());
   if (scratch.covered.size() < shapes.size() * starts)
     scratch.covered.resize(shapes.size() * starts);
-  for (int si : shape_order_) {
+  const auto [figs, nfigs] = figures(sub, cursor, scratch);
+  for (std::size_t fi = 0; fi < nfigs; ++fi) {
+    const StageFigures& fig = figs[fi];
+    const int si = fig.shape;
     const int d = shapes[si].data_parallel, g = shapes[si].device_type;
     const int td = d * shapes[si].tensor_parallel;
-    if (td > budget_[g] || d > s_max_) continue;
-    double lower = cursor.lower_bound(si);
+    double lower = fig.lower;
     if (feasibility_) {  // every stage that fits costs 0
-      if (!std::isfinite(lower)) continue;
       lower = 0;
     } else if (std::isfinite(decision_)) {  // every stage within decision_ costs 0
       if (!(lower <= decision_)) continue;
       lower = 0;
     }
-    if (!(lower <= bound_)) continue;  // a layer lacks degree t, or the stage is too slow
-    const std::pair<int, int> range = cursor.y_range(si);
-    const int y_cheap = range.first, y_max = range.second;
+    if (!(lower <= bound_)) continue;  // the stage is too slow
+    const int y_cheap = fig.y_cheap, y_max = fig.y_max;
     // The stage's cost at Σd = s: its lower bound while the fastest options fit, +inf past
     // y_max, else the cost model's knapsack.
     // Costs asked for once per y: exact ones, or bounds that answer smaller cutoffs.
@@ -320,11 +414,12 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       if (m.stamp == scratch.stamp && (m.exact || m.value >= cutoff)) return m.value;
       if (feasibility_ || std::isfinite(decision_)) {
         const bool within =
-            feasibility_ ? cursor.fits(si, y) : cursor.cost(si, y, decision_above_) <= decision_;
+            feasibility_ ? stage_fits(sub, si, y, cursor, scratch)
+                         : stage_cost(sub, si, y, decision_above_, cursor, scratch) <= decision_;
         m = {scratch.stamp, true, within ? 0.0 : kInfinity};
         return m.value;
       }
-      const double c = cursor.cost(si, y, cutoff);
+      const double c = stage_cost(sub, si, y, cutoff, cursor, scratch);
       m = {scratch.stamp, c < cutoff, c};
       return c;
     };
@@ -389,10 +484,84 @@ void Search::visit(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   relax(ideal, sub, cursor, scratch);
   for (auto [v, child] : lattice_.children(sub)) {
     if (!lattice_.contains(ideal, v) || child == ideal) continue;
-    cursor.remove(v);
+    scratch.path.push_back(v);
     visit(ideal, child, cursor, scratch);
-    cursor.undo();
+    scratch.path.pop_back();
+    if (scratch.applied > scratch.path.size()) {
+      cursor.undo();
+      --scratch.applied;
+    }
   }
+}
+
+void Search::position(StageCursor& cursor, Scratch& scratch) const {
+  if (!scratch.cursor_ready) {
+    cursor.reset(lattice_.members(scratch.ideal));
+    scratch.cursor_ready = true;
+    scratch.applied = 0;
+  }
+  while (scratch.applied < scratch.path.size()) cursor.remove(scratch.path[scratch.applied++]);
+}
+
+std::pair<const StageFigures*, std::size_t> Search::figures(int sub, StageCursor& cursor,
+                                                            Scratch& scratch) {
+  // Shapes that fit the budget, in dominance order, whose stage can hold at some y >= 1.
+  auto compute = [&](std::vector<StageFigures>& out) {
+    position(cursor, scratch);
+    const auto& shapes = cost_.shapes();
+    for (int si : shape_order_) {
+      const int d = shapes[si].data_parallel, g = shapes[si].device_type;
+      if (d * shapes[si].tensor_parallel > budget_[g] || d > s_max_) continue;
+      const double lower = cursor.lower_bound(si);
+      if (!std::isfinite(lower)) continue;  // a layer lacks degree t, or it never fits
+      const auto [y_cheap, y_max] = cursor.y_range(si);
+      if (y_cheap < 1 && y_max < 1) continue;
+      out.push_back({si, lower, y_cheap, y_max});
+    }
+  };
+  if (memo_.empty()) {
+    scratch.figures.clear();
+    compute(scratch.figures);
+    return {scratch.figures.data(), scratch.figures.size()};
+  }
+  IdealMemo& memo = memo_[scratch.ideal];
+  if (memo.figures_of.empty()) memo.figures_of.assign(lattice_.count(), {-1, 0});
+  auto& at = memo.figures_of[sub];
+  if (at.first < 0) {
+    at.first = static_cast<int>(memo.figures.size());
+    compute(memo.figures);
+    at.second = static_cast<int>(memo.figures.size()) - at.first;
+  }
+  return {memo.figures.data() + at.first, static_cast<std::size_t>(at.second)};
+}
+
+double Search::stage_cost(int sub, int shape, int y, double cutoff, StageCursor& cursor,
+                          Scratch& scratch) {
+  if (memo_.empty()) {
+    position(cursor, scratch);
+    return cursor.cost(shape, y, cutoff);
+  }
+  bool added;
+  KnownCost& known = memo_[scratch.ideal].costs.find(cost_key(sub, shape, y, false), added);
+  if (known.exact || known.value >= cutoff) return known.value;
+  position(cursor, scratch);
+  const double c = cursor.cost(shape, y, cutoff);
+  known = {c, c < cutoff};
+  return c;
+}
+
+bool Search::stage_fits(int sub, int shape, int y, StageCursor& cursor, Scratch& scratch) {
+  if (memo_.empty()) {
+    position(cursor, scratch);
+    return cursor.fits(shape, y);
+  }
+  bool added;
+  KnownCost& known = memo_[scratch.ideal].costs.find(cost_key(sub, shape, y, true), added);
+  if (added) {
+    position(cursor, scratch);
+    known = {cursor.fits(shape, y) ? 1.0 : 0.0, true};
+  }
+  return known.value > 0;
 }
 
 void Search::finish(int ideal, Scratch& scratch) {
@@ -500,7 +669,10 @@ void Search::solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch) {
   if (need_in_[ideal] + need_out_[ideal] > total_devices_) t.k_hi = -1;
   if (t.k_hi < 0) return;
   if (scratch.cells.size() < static_cast<std::size_t>(t.k_hi) + 1) scratch.cells.resize(t.k_hi + 1);
-  cursor.reset(lattice_.members(ideal));
+  scratch.ideal = ideal;
+  scratch.cursor_ready = false;
+  scratch.path.clear();
+  scratch.applied = 0;
   visit(ideal, 0, cursor, scratch);
   finish(ideal, scratch);
 }
@@ -600,7 +772,8 @@ PipelineSearchResult Search::run() {
   lo = hi;
   if (s_max_ < narrow_from_) {
     // Short rows: a pass costs about the same whatever its band. Bands up to 1.5×, 2.5×, 6×
-    // and every plan, each above the last, making sure after the second that a plan fits.
+    // and every plan, each above the last, making sure after the third that a plan fits (the
+    // memory bounds prove most infeasible inputs so before any pass).
     for (double factor : {1.5, 2.5, 6.0, kInfinity}) {
       hi = floor * factor;
       const double got =
@@ -609,7 +782,7 @@ PipelineSearchResult Search::run() {
                          ? "plans between " + times(lo) + " and " + times(hi) + " the lower bound"
                          : "plans above " + times(lo) + " the lower bound");
       if (got <= hi) return extract();
-      if (factor == 1.5 && bounded_ && !fits()) return extract();
+      if (factor == 2.5 && bounded_ && !fits()) return extract();
       lo = hi;
     }
     return extract();
