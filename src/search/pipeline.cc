@@ -177,9 +177,10 @@ class Search {
     std::uint64_t stamp = 0;
     // Per (shape, start of J's table), for the J being relaxed: how many of the row's first
     // cells the stage gave at their own value (the rest of the model the bottleneck). Valid
-    // for a shape when its reached entry carries this relax's stamp, for the starts below it.
+    // for a shape when its done entry carries this relax's stamp.
     std::vector<int> covered;
-    std::vector<std::pair<std::uint64_t, int>> reached;  // per shape: (stamp, starts seen)
+    std::vector<std::uint64_t> done;  // per shape
+    std::vector<const int*> dominating;
     std::uint64_t relax_stamp = 0;
     // The cursor is moved only when a stage has to be priced: it stands at the ideal's members
     // minus the first `applied` layers of `path`, the walk's way from I down to the current J.
@@ -383,7 +384,7 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   // visited dominators first, and each copies only the cells its dominators did not.
   const std::size_t starts = a.starts.size();
   const std::uint64_t stamp = ++scratch.relax_stamp;
-  if (scratch.reached.size() < shapes.size()) scratch.reached.resize(shapes.size());
+  if (scratch.done.size() < shapes.size()) scratch.done.resize(shapes.size());
   if (scratch.covered.size() < shapes.size() * starts)
     scratch.covered.resize(shapes.size() * starts);
   const auto [figs, nfigs] = figures(sub, cursor, scratch);
@@ -424,8 +425,15 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       return c;
     };
     int* covered = scratch.covered.data() + static_cast<std::size_t>(si) * starts;
-    std::size_t idx = 0;
-    for (; idx < starts; ++idx) {
+    // The dominating shapes met in this relax. Each wrote its entry of every row this shape
+    // reaches: with more devices, this shape runs out of budget no earlier.
+    auto& doms = scratch.dominating;
+    doms.clear();
+    for (int o : dominators_[si])
+      if (scratch.done[o] == stamp)
+        doms.push_back(scratch.covered.data() + static_cast<std::size_t>(o) * starts);
+    scratch.done[si] = stamp;
+    for (std::size_t idx = 0; idx < starts; ++idx) {
       const int kk = a.starts[idx];
       covered[idx] = 0;
       int k;
@@ -443,10 +451,7 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
       if (m == 0) continue;
       // The row's first cells a dominating shape already gave at their own value.
       int from = 0;
-      for (int o : dominators_[si])
-        if (scratch.reached[o].first == stamp &&
-            idx < static_cast<std::size_t>(scratch.reached[o].second))
-          from = std::max(from, scratch.covered[static_cast<std::size_t>(o) * starts + idx]);
+      for (const int* dom : doms) from = std::max(from, dom[idx]);
       covered[idx] = from;
       if (from >= m) continue;
       const double* av = a.values.data() + a.row_begin[r];
@@ -473,7 +478,6 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
         if (c <= av[lo]) covered[idx] = lo + 1;
       }
     }
-    scratch.reached[si] = {stamp, static_cast<int>(idx)};
   }
 }
 
