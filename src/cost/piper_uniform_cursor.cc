@@ -36,6 +36,8 @@ namespace {
 class PiperUniformCursor : public StageCursor {
  public:
   explicit PiperUniformCursor(const PiperCostModel& m);
+  PiperUniformCursor(const PiperUniformCursor&) = delete;  // the sum pointers point into sums_
+  PiperUniformCursor& operator=(const PiperUniformCursor&) = delete;
   void reset(const std::vector<int>& layers) override;
   void remove(int layer) override;
   void undo() override;
@@ -49,20 +51,19 @@ class PiperUniformCursor : public StageCursor {
   const std::vector<LayerOption>* options(int v, int ti) const {
     return options_[static_cast<std::size_t>(v) * degrees_ + ti];
   }
+  std::size_t at(int v, int ti) const { return static_cast<std::size_t>(v) * degrees_ + ti; }
   double& alpha(int g, int v, int ti, int l) {
     return alpha_[((static_cast<std::size_t>(g) * layers_ + v) * degrees_ + ti) * 2 + l];
   }
   // The fastest option of v at degree ti in group g: smallest alpha, then smaller memory, then
   // the earlier option (Piper's array order).
   int fastest(int g, int v, int ti) {
-    const auto& opts = *options(v, ti);
-    if (opts.size() < 2) return 0;
+    const std::size_t i = at(v, ti);
+    if (count_[i] < 2) return 0;
     const double a0 = alpha(g, v, ti, 0), a1 = alpha(g, v, ti, 1);
     if (a1 != a0) return a1 < a0 ? 1 : 0;
-    const auto &o0 = opts[0], &o1 = opts[1];
-    if (o1.memory_per_inflight_bytes != o0.memory_per_inflight_bytes)
-      return o1.memory_per_inflight_bytes < o0.memory_per_inflight_bytes ? 1 : 0;
-    return o1.memory_fixed_bytes < o0.memory_fixed_bytes ? 1 : 0;
+    if (mem_a_[2 * i + 1] != mem_a_[2 * i]) return mem_a_[2 * i + 1] < mem_a_[2 * i] ? 1 : 0;
+    return mem_b_[2 * i + 1] < mem_b_[2 * i] ? 1 : 0;
   }
   // Adds (sign = +1) or subtracts (-1) v's fastest options to the per-(group, degree) sums.
   void account_fastest(int v, double sign);
@@ -95,12 +96,21 @@ class PiperUniformCursor : public StageCursor {
   std::vector<double> limit_, factor_, gamma_;
   double inverse_bandwidth_, inverse_n_;
   std::vector<double> alpha_;  // per (group, layer, degree, option)
+  // The options' figures flat, per (layer, degree): how many (0: none at that degree); per
+  // option a, b and compute time; what does not depend on the cuts (parameter bytes, optimizer
+  // time, smallest a, smallest b, smallest a + b). Per in-edge (in_begin_ per layer) its source
+  // and, per (degree, option), the bytes it adds when cut; per edge and (degree, option), the
+  // α its source gains when it is cut.
+  std::vector<int> count_;
+  std::vector<double> mem_a_, mem_b_, compute_, fixed_;
+  std::vector<int> in_begin_, in_from_;
+  std::vector<double> in_bytes_, out_alpha_;
   LayerSet stage_;
   // Per (group, degree): Σ alpha, Σ a, Σ b of the fastest options. Per degree: Σ parameter
-  // bytes, Σ optimizer time, Σ smallest a, smallest b, smallest a + b, and the members without
-  // options at that degree.
-  std::vector<double> sum_alpha_, sum_a_, sum_b_;
-  std::vector<double> sum_w_, sum_opt_, lean_a_, lean_b_, lean_1_;
+  // bytes, Σ optimizer time, Σ smallest a, smallest b, smallest a + b (all in sums_, saved and
+  // restored at once), and the members without options at that degree.
+  std::vector<double> sums_;
+  double *sum_alpha_, *sum_a_, *sum_b_, *sum_w_, *sum_opt_, *lean_a_, *lean_b_, *lean_1_;
   std::vector<int> missing_;
   // Undo: the sums before each remove, the alphas each remove changed, and where the layer sat.
   struct Frame {
@@ -152,12 +162,70 @@ PiperUniformCursor::PiperUniformCursor(const PiperCostModel& m)
   inverse_bandwidth_ = 1.0 / m.settings().bandwidth_bytes_per_s;
   inverse_n_ = 1.0 / n;
   alpha_.assign(static_cast<std::size_t>(groups_) * layers_ * degrees_ * 2, 0.0);
+  const std::size_t pairs = static_cast<std::size_t>(layers_) * degrees_;
+  count_.assign(pairs, 0);
+  mem_a_.assign(2 * pairs, 0.0);
+  mem_b_.assign(2 * pairs, 0.0);
+  compute_.assign(2 * pairs, 0.0);
+  fixed_.assign(5 * pairs, 0.0);
+  for (int v = 0; v < layers_; ++v)
+    for (int ti = 0; ti < degrees_; ++ti) {
+      const auto* opts = options(v, ti);
+      if (!opts) continue;
+      const std::size_t i = at(v, ti);
+      count_[i] = static_cast<int>(opts->size());
+      double a = kInfinity, b = kInfinity, one = kInfinity;
+      for (std::size_t l = 0; l < opts->size(); ++l) {
+        const LayerOption& o = (*opts)[l];
+        mem_a_[2 * i + l] = o.memory_per_inflight_bytes;
+        mem_b_[2 * i + l] = o.memory_fixed_bytes;
+        compute_[2 * i + l] = o.compute_time_s;
+        a = std::min(a, o.memory_per_inflight_bytes);
+        b = std::min(b, o.memory_fixed_bytes);
+        one = std::min(one, o.memory_per_inflight_bytes + o.memory_fixed_bytes);
+      }
+      fixed_[5 * i] = (*opts)[0].parameter_bytes;
+      fixed_[5 * i + 1] = (*opts)[0].optimizer_time_s;
+      fixed_[5 * i + 2] = a;
+      fixed_[5 * i + 3] = b;
+      fixed_[5 * i + 4] = one;
+    }
+  in_begin_.assign(1, 0);
+  for (int v = 0; v < layers_; ++v) {
+    const auto& in = model.in_edge_ids[v];
+    for (std::size_t q = 0; q < in.size(); ++q) {
+      const Edge& e = model.edges[in[q]];
+      in_from_.push_back(e.from);
+      for (int ti = 0; ti < degrees_; ++ti)
+        for (int l = 0; l < 2; ++l) {
+          const auto* opts = options(v, ti);
+          const bool has = opts && l < static_cast<int>(opts->size());
+          in_bytes_.push_back(has ? 2 * (e.bytes + (*opts)[l].sync_in_bytes[q]) : 0.0);
+        }
+    }
+    in_begin_.push_back(static_cast<int>(in_from_.size()));
+  }
+  out_alpha_.assign(model.edges.size() * degrees_ * 2, 0.0);
+  for (std::size_t e = 0; e < model.edges.size(); ++e) {
+    const int u = model.edges[e].from, pos = m.edge_out_position(static_cast<int>(e));
+    for (int ti = 0; ti < degrees_; ++ti) {
+      const auto* opts = options(u, ti);
+      for (int l = 0; opts && l < static_cast<int>(opts->size()); ++l)
+        out_alpha_[(e * degrees_ + ti) * 2 + l] =
+            2 * (model.edges[e].bytes + (*opts)[l].sync_out_bytes[pos]) * inverse_bandwidth_;
+    }
+  }
   stage_ = LayerSet(layers_);
   const std::size_t classes = static_cast<std::size_t>(groups_) * degrees_;
-  sum_alpha_.assign(classes, 0.0);
-  sum_a_.assign(classes, 0.0);
-  sum_b_.assign(classes, 0.0);
-  for (auto* v : {&sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_}) v->assign(degrees_, 0.0);
+  sums_.assign(3 * classes + 5 * static_cast<std::size_t>(degrees_), 0.0);
+  sum_alpha_ = sums_.data();
+  sum_a_ = sum_alpha_ + classes;
+  sum_b_ = sum_a_ + classes;
+  sum_w_ = sum_b_ + classes;
+  sum_opt_ = sum_w_ + degrees_;
+  lean_a_ = sum_opt_ + degrees_;
+  lean_b_ = lean_a_ + degrees_;
+  lean_1_ = lean_b_ + degrees_;
   missing_.assign(degrees_, 0);
   cache_.assign(classes, std::vector<Cached>(m.max_data_parallel_sum() + 2));
   y_range_cache_.assign(classes, {0, {0, 0}});
@@ -165,43 +233,36 @@ PiperUniformCursor::PiperUniformCursor(const PiperCostModel& m)
 
 void PiperUniformCursor::account_fastest(int v, double sign) {
   for (int ti = 0; ti < degrees_; ++ti) {
-    const auto* opts = options(v, ti);
-    if (!opts) continue;
+    const std::size_t i = at(v, ti);
+    if (count_[i] == 0) continue;
     for (int g = 0; g < groups_; ++g) {
       const int l = fastest(g, v, ti), c = g * degrees_ + ti;
       sum_alpha_[c] += sign * alpha(g, v, ti, l);
-      sum_a_[c] += sign * (*opts)[l].memory_per_inflight_bytes;
-      sum_b_[c] += sign * (*opts)[l].memory_fixed_bytes;
+      sum_a_[c] += sign * mem_a_[2 * i + l];
+      sum_b_[c] += sign * mem_b_[2 * i + l];
     }
   }
 }
 
 void PiperUniformCursor::account_fixed(int v, double sign) {
   for (int ti = 0; ti < degrees_; ++ti) {
-    const auto* opts = options(v, ti);
-    if (!opts) {
+    const std::size_t i = at(v, ti);
+    if (count_[i] == 0) {
       missing_[ti] += sign > 0 ? 1 : -1;
       continue;
     }
-    double a = kInfinity, b = kInfinity, one = kInfinity;
-    for (const auto& o : *opts) {
-      a = std::min(a, o.memory_per_inflight_bytes);
-      b = std::min(b, o.memory_fixed_bytes);
-      one = std::min(one, o.memory_per_inflight_bytes + o.memory_fixed_bytes);
-    }
-    sum_w_[ti] += sign * (*opts)[0].parameter_bytes;
-    sum_opt_[ti] += sign * (*opts)[0].optimizer_time_s;
-    lean_a_[ti] += sign * a;
-    lean_b_[ti] += sign * b;
-    lean_1_[ti] += sign * one;
+    const double* f = &fixed_[5 * i];
+    sum_w_[ti] += sign * f[0];
+    sum_opt_[ti] += sign * f[1];
+    lean_a_[ti] += sign * f[2];
+    lean_b_[ti] += sign * f[3];
+    lean_1_[ti] += sign * f[4];
   }
 }
 
 void PiperUniformCursor::reset(const std::vector<int>& layers) {
-  const Model& model = m_.model();
   stage_.assign(layers);
-  for (auto* s : {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_})
-    std::fill(s->begin(), s->end(), 0.0);
+  std::fill(sums_.begin(), sums_.end(), 0.0);
   std::fill(missing_.begin(), missing_.end(), 0);
   frames_.clear();
   sum_stack_.clear();
@@ -209,20 +270,16 @@ void PiperUniformCursor::reset(const std::vector<int>& layers) {
   alpha_stack_.clear();
   ++stamp_;
   for (int v : stage_.members()) {
-    const auto& in = model.in_edge_ids[v];
     for (int ti = 0; ti < degrees_; ++ti) {
-      const auto* opts = options(v, ti);
-      if (!opts) continue;
-      for (int l = 0; l < static_cast<int>(opts->size()); ++l) {
-        const auto& o = (*opts)[l];
+      const std::size_t i = at(v, ti);
+      for (int l = 0; l < count_[i]; ++l) {
         // S is successor-closed, so only incoming edges from outside can be cut.
         double bytes = 0;
-        for (std::size_t i = 0; i < in.size(); ++i) {
-          const Edge& e = model.edges[in[i]];
-          if (!stage_.contains(e.from)) bytes += 2 * (e.bytes + o.sync_in_bytes[i]);
-        }
+        for (int q = in_begin_[v]; q < in_begin_[v + 1]; ++q)
+          if (!stage_.contains(in_from_[q]))
+            bytes += in_bytes_[(static_cast<std::size_t>(q) * degrees_ + ti) * 2 + l];
         for (int g = 0; g < groups_; ++g)  // factor 1: p + bytes/B, as Piper
-          alpha(g, v, ti, l) = factor_[g] * o.compute_time_s + bytes * inverse_bandwidth_;
+          alpha(g, v, ti, l) = factor_[g] * compute_[2 * i + l] + bytes * inverse_bandwidth_;
       }
     }
     account_fastest(v, +1);
@@ -231,21 +288,15 @@ void PiperUniformCursor::reset(const std::vector<int>& layers) {
 }
 
 void PiperUniformCursor::save() {
-  for (const auto* s :
-       {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_})
-    sum_stack_.insert(sum_stack_.end(), s->begin(), s->end());
+  sum_stack_.insert(sum_stack_.end(), sums_.begin(), sums_.end());
   missing_stack_.insert(missing_stack_.end(), missing_.begin(), missing_.end());
 }
 
 void PiperUniformCursor::cut_out_edge(int u, int edge) {
-  const Model& model = m_.model();
-  const Edge& e = model.edges[edge];
-  const int pos = m_.edge_out_position(edge);
   for (int ti = 0; ti < degrees_; ++ti) {
-    const auto* opts = options(u, ti);
-    if (!opts) continue;
-    for (int l = 0; l < static_cast<int>(opts->size()); ++l) {
-      const double extra = 2 * (e.bytes + (*opts)[l].sync_out_bytes[pos]) * inverse_bandwidth_;
+    const std::size_t i = at(u, ti);
+    for (int l = 0; l < count_[i]; ++l) {
+      const double extra = out_alpha_[(static_cast<std::size_t>(edge) * degrees_ + ti) * 2 + l];
       for (int g = 0; g < groups_; ++g) {
         double& a = alpha(g, u, ti, l);
         alpha_stack_.push_back({static_cast<std::size_t>(&a - alpha_.data()), a});
@@ -280,12 +331,8 @@ void PiperUniformCursor::undo() {
     alpha_[alpha_stack_.back().first] = alpha_stack_.back().second;
     alpha_stack_.pop_back();
   }
-  std::size_t at = f.sums;
-  for (auto* s :
-       {&sum_alpha_, &sum_a_, &sum_b_, &sum_w_, &sum_opt_, &lean_a_, &lean_b_, &lean_1_}) {
-    std::copy_n(sum_stack_.begin() + static_cast<std::ptrdiff_t>(at), s->size(), s->begin());
-    at += s->size();
-  }
+  std::copy_n(sum_stack_.begin() + static_cast<std::ptrdiff_t>(f.sums), sums_.size(),
+              sums_.begin());
   sum_stack_.resize(f.sums);
   const std::size_t m = missing_.size();
   std::copy_n(missing_stack_.end() - static_cast<std::ptrdiff_t>(m), m, missing_.begin());
@@ -337,11 +384,11 @@ bool PiperUniformCursor::fits(int shape, int y) {
   if (too_big(ti, g, y)) return false;
   double saved = 0;
   for (int v : stage_.members()) {
-    const auto& opts = *options(v, ti);
-    if (opts.size() < 2) continue;
+    const std::size_t i = at(v, ti);
+    if (count_[i] < 2) continue;
     const int f = fastest(g, v, ti), o = 1 - f;
-    const double s = (opts[f].memory_per_inflight_bytes - opts[o].memory_per_inflight_bytes) * y +
-                     (opts[f].memory_fixed_bytes - opts[o].memory_fixed_bytes);
+    const double s =
+        (mem_a_[2 * i + f] - mem_a_[2 * i + o]) * y + (mem_b_[2 * i + f] - mem_b_[2 * i + o]);
     if (s > 0) saved += s;
   }
   return saved >= need;
@@ -364,12 +411,11 @@ double PiperUniformCursor::cost(int shape, int y, double cutoff) {
   auto& items = scratch_.items;
   items.clear();
   for (int v : stage_.members()) {
-    const auto& opts = *options(v, ti);
-    if (opts.size() < 2) continue;
+    const std::size_t i = at(v, ti);
+    if (count_[i] < 2) continue;
     const int f = fastest(g, v, ti), o = 1 - f;
     const double saved =
-        (opts[f].memory_per_inflight_bytes - opts[o].memory_per_inflight_bytes) * y +
-        (opts[f].memory_fixed_bytes - opts[o].memory_fixed_bytes);
+        (mem_a_[2 * i + f] - mem_a_[2 * i + o]) * y + (mem_b_[2 * i + f] - mem_b_[2 * i + o]);
     if (saved > 0) items.push_back({saved, alpha(g, v, ti, o) - alpha(g, v, ti, f)});
   }
   const CoverResult r = min_cost_cover(scratch_, need, cut);
