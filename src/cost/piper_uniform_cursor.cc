@@ -12,6 +12,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <unordered_map>
 
 #include "cost/knapsack.h"
 #include "cost/layer_set.h"
@@ -32,6 +33,8 @@ bool piper_uniform_applies(const PiperCostModel& m) {
 }
 
 namespace {
+
+constexpr std::size_t kSnapshotDoubles = std::size_t{1} << 20;  // 8 MB of reset() results
 
 class PiperUniformCursor : public StageCursor {
  public:
@@ -129,6 +132,21 @@ class PiperUniformCursor : public StageCursor {
     double value = 0;
   };
   std::vector<std::vector<Cached>> cache_;
+  // What reset() computes, per layer set it was given (the planner resets to each layer set
+  // once per pass): the sums, the missing counts and the members' alphas in member order.
+  struct Snapshot {
+    std::vector<double> sums, alphas;
+    std::vector<int> missing;
+  };
+  struct MembersHash {
+    std::size_t operator()(const std::vector<int>& layers) const {
+      std::size_t h = layers.size();
+      for (int v : layers) h = h * 1000003u ^ static_cast<std::size_t>(v);
+      return h;
+    }
+  };
+  std::unordered_map<std::vector<int>, Snapshot, MembersHash> snapshots_;
+  std::size_t snapshot_doubles_ = 0;  // kept below kSnapshotDoubles
   std::vector<std::pair<std::uint64_t, std::pair<int, int>>> y_range_cache_;  // per class, by stamp
   std::uint64_t stamp_ = 1;                                                   // never wraps
   CoverScratch scratch_;
@@ -269,6 +287,19 @@ void PiperUniformCursor::reset(const std::vector<int>& layers) {
   missing_stack_.clear();
   alpha_stack_.clear();
   ++stamp_;
+  const std::size_t per_member = static_cast<std::size_t>(degrees_) * 2;
+  if (auto known = snapshots_.find(layers); known != snapshots_.end()) {
+    const Snapshot& snap = known->second;
+    std::copy(snap.sums.begin(), snap.sums.end(), sums_.begin());
+    std::copy(snap.missing.begin(), snap.missing.end(), missing_.begin());
+    const double* from = snap.alphas.data();
+    for (int g = 0; g < groups_; ++g)
+      for (int v : stage_.members()) {
+        std::copy_n(from, per_member, &alpha(g, v, 0, 0));
+        from += per_member;
+      }
+    return;
+  }
   for (int v : stage_.members()) {
     for (int ti = 0; ti < degrees_; ++ti) {
       const std::size_t i = at(v, ti);
@@ -285,6 +316,15 @@ void PiperUniformCursor::reset(const std::vector<int>& layers) {
     account_fastest(v, +1);
     account_fixed(v, +1);
   }
+  const std::size_t size = sums_.size() + per_member * groups_ * layers.size();
+  if (snapshot_doubles_ + size > kSnapshotDoubles) return;
+  snapshot_doubles_ += size;
+  Snapshot& snap = snapshots_[layers];
+  snap.sums = sums_;
+  snap.missing = missing_;
+  for (int g = 0; g < groups_; ++g)
+    for (int v : stage_.members())
+      snap.alphas.insert(snap.alphas.end(), &alpha(g, v, 0, 0), &alpha(g, v, 0, 0) + per_member);
 }
 
 void PiperUniformCursor::save() {
