@@ -44,6 +44,13 @@ class StageCursor {
   /// {a, b}: cost(shape, y) equals lower_bound(shape) for y <= a, and is +inf for y > b.
   /// Lets the planner skip cost() calls; {0, INT_MAX} says nothing.
   virtual std::pair<int, int> y_range(int /*shape*/) { return {0, INT_MAX}; }
+  /// lower_bound() and y_range() of every shape at once (sized to shapes()).
+  virtual void bounds(std::vector<double>& lower, std::vector<std::pair<int, int>>& range) {
+    for (std::size_t si = 0; si < lower.size(); ++si) {
+      lower[si] = lower_bound(static_cast<int>(si));
+      range[si] = y_range(static_cast<int>(si));
+    }
+  }
   /// Option index per layer of S (layers ascending) that attains cost(shape, y).
   virtual std::vector<std::pair<int, int>> choice(int shape, int y) = 0;
 };

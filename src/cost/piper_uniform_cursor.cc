@@ -47,6 +47,7 @@ class PiperUniformCursor : public StageCursor {
   double cost(int shape, int y, double cutoff) override;
   double lower_bound(int shape) override;
   std::pair<int, int> y_range(int shape) override;
+  void bounds(std::vector<double>& lower, std::vector<std::pair<int, int>>& range) override;
   bool fits(int shape, int y) override;
   std::vector<std::pair<int, int>> choice(int shape, int y) override;
 
@@ -385,6 +386,26 @@ double PiperUniformCursor::lower_bound(int shape) {
   const int ti = shape_degree_[shape], g = m_.shapes()[shape].device_type;
   if (missing_[ti] > 0 || stage_.empty() || too_big(ti, g, 1)) return kInfinity;
   return base(shape);
+}
+
+// Per class (group, degree) once: whether the stage can run at y = 1, and its y range.
+void PiperUniformCursor::bounds(std::vector<double>& lower,
+                                std::vector<std::pair<int, int>>& range) {
+  const auto& shapes = m_.shapes();
+  int last_class = -1;
+  bool runs = false;
+  std::pair<int, int> known{0, 0};
+  for (std::size_t si = 0; si < shapes.size(); ++si) {
+    const int shape = static_cast<int>(si), ti = shape_degree_[si], g = shapes[si].device_type;
+    const int c = g * degrees_ + ti;
+    if (c != last_class) {
+      last_class = c;
+      runs = missing_[ti] == 0 && !stage_.empty() && !too_big(ti, g, 1);
+      known = y_range(shape);
+    }
+    lower[si] = runs ? base(shape) : kInfinity;
+    range[si] = known;
+  }
 }
 
 // The largest y at which the fastest options fit (cost() answers with the base time there), and

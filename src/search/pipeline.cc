@@ -195,6 +195,8 @@ class Search {
     std::vector<int> path;
     std::size_t applied = 0;
     std::vector<StageFigures> figures;  // the current stage's, when figures are not kept
+    std::vector<double> lower;          // per shape, from StageCursor::bounds()
+    std::vector<std::pair<int, int>> range;
   };
 
   double at(int ideal, int k, int s) const {
@@ -225,6 +227,7 @@ class Search {
                     Scratch& scratch);
   bool stage_fits(int sub, int shape, int y, StageCursor& cursor, Scratch& scratch);
   void set_needs();
+  int need(double work, double memory) const;
   void solve_all();
   void solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch);
   void relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch);
@@ -367,15 +370,15 @@ void Search::order_shapes() {
 
 // Devices a layer set needs under the bound: its work over the bound, and its memory's
 // device-bytes over the limit. The relative slack keeps rounding from overstating a need.
+int Search::need(double work, double memory) const {
+  double n = 0;
+  if (std::isfinite(need_bound_) && need_bound_ > 0) n = std::ceil(work / need_bound_ * (1 - 1e-9));
+  if (memory_limit_ > 0) n = std::max(n, std::ceil(memory / memory_limit_ * (1 - 1e-9)));
+  return static_cast<int>(std::min<double>(n, total_devices_ + 1.0));
+}
+
 void Search::set_needs() {
   if (!bounded_) return;
-  auto need = [&](double work, double memory) {
-    double n = 0;
-    if (std::isfinite(need_bound_) && need_bound_ > 0)
-      n = std::ceil(work / need_bound_ * (1 - 1e-9));
-    if (memory_limit_ > 0) n = std::max(n, std::ceil(memory / memory_limit_ * (1 - 1e-9)));
-    return static_cast<int>(std::min<double>(n, total_devices_ + 1.0));
-  };
   for (int id = 0; id < lattice_.count(); ++id) {
     need_in_[id] = need(work_in_[id], memory_in_[id]);
     need_out_[id] = need(work_out_[id], memory_out_[id]);
@@ -495,7 +498,15 @@ void Search::visit(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   // J = sub and every larger J below it need at least need_in_[sub] devices, the stage one and
   // the rest of the model need_out_[ideal].
   if (need_in_[sub] + 1 + need_out_[ideal] > total_devices_) return;
-  relax(ideal, sub, cursor, scratch);
+  // The stage itself needs devices for its work and memory too (its sums as differences, less
+  // a margin far above their rounding).
+  bool room = true;
+  if (bounded_) {
+    const int stage = need(work_in_[ideal] - work_in_[sub] - 1e-9 * work_in_[ideal],
+                           memory_in_[ideal] - memory_in_[sub] - 1e-9 * memory_in_[ideal]);
+    room = need_in_[sub] + std::max(1, stage) + need_out_[ideal] <= total_devices_;
+  }
+  if (room) relax(ideal, sub, cursor, scratch);
   for (auto [v, child] : lattice_.children(sub)) {
     if (!lattice_.contains(ideal, v) || child == ideal) continue;
     scratch.path.push_back(v);
@@ -523,12 +534,15 @@ std::pair<const StageFigures*, std::size_t> Search::figures(int sub, StageCursor
   auto compute = [&](std::vector<StageFigures>& out) {
     position(cursor, scratch);
     const auto& shapes = cost_.shapes();
+    scratch.lower.resize(shapes.size());
+    scratch.range.resize(shapes.size());
+    cursor.bounds(scratch.lower, scratch.range);
     for (int si : shape_order_) {
       const int d = shapes[si].data_parallel, g = shapes[si].device_type;
       if (d * shapes[si].tensor_parallel > budget_[g] || d > s_max_) continue;
-      const double lower = cursor.lower_bound(si);
+      const double lower = scratch.lower[si];
       if (!std::isfinite(lower)) continue;  // a layer lacks degree t, or it never fits
-      const auto [y_cheap, y_max] = cursor.y_range(si);
+      const auto [y_cheap, y_max] = scratch.range[si];
       if (y_cheap < 1 && y_max < 1) continue;
       out.push_back({si, lower, y_cheap, y_max});
     }
