@@ -83,8 +83,6 @@ struct Cell {
 
 /// What a stage I \ J costs whatever the pass: per shape that can hold it (dominating shapes
 /// first), its cost's lower bound and the cursor's y range.
-constexpr int kMemoIdeals = 1024;  // lattices up to this many ideals keep stage figures
-
 struct StageFigures {
   int shape;
   double lower;
@@ -164,7 +162,7 @@ class Search {
     layer_sums(model);
     order_shapes();
     // Small lattices make many short passes whose time goes to pricing the same stages again.
-    if (lattice_.count() <= kMemoIdeals) memo_.resize(lattice_.count());
+    if (lattice_.count() <= options.keep_stage_figures_up_to) memo_.resize(lattice_.count());
   }
 
   PipelineSearchResult run();

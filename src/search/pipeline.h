@@ -21,6 +21,10 @@ struct PipelineSearchOptions {
   /// wide bands dear); below it, exact passes over growing bands. Both are exact and give the
   /// same plan; the choice only moves time (tests use 0 and a huge value to cover both).
   int narrow_bands_from = 256;
+  /// Lattices of up to this many ideals keep what each stage costs (shapes that can hold it,
+  /// lower bounds, y ranges, costs asked for) across passes; larger ones price stages afresh in
+  /// every pass. Only time and memory depend on it (tests use 0 to cover both).
+  int keep_stage_figures_up_to = 1024;
   /// Told how many layer sets (ideals) of each bound pass are solved; may be null.
   ProgressSink* progress = nullptr;
 };

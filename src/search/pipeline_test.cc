@@ -237,12 +237,14 @@ Model random_model(int n, int degrees, const std::function<int(int, int)>& pick)
 int rc_pick(int lo, int hi) { return *rc::gen::inRange(lo, hi); }
 
 // The plan under the default pass schedule, checked to be the very plan of both schedules
-// (growing bands; bracketing and narrowing) whichever the default picks.
+// (growing bands; bracketing and narrowing) whichever the default picks, and of a search that
+// keeps no stage figures across passes.
 Plan plan_every_schedule(const Model& m, const PipelineCostModel& cost) {
   const Plan plan = search_pipeline(m, cost).plan;
-  for (int from : {0, std::numeric_limits<int>::max()}) {
+  for (int variant = 0; variant < 3; ++variant) {
     PipelineSearchOptions o;
-    o.narrow_bands_from = from;
+    if (variant < 2) o.narrow_bands_from = variant == 0 ? 0 : std::numeric_limits<int>::max();
+    if (variant == 2) o.keep_stage_figures_up_to = 0;
     const Plan other = search_pipeline(m, cost, o).plan;
     RC_ASSERT(other.feasible == plan.feasible);
     if (plan.feasible) RC_ASSERT(io::plan_to_json(other, m) == io::plan_to_json(plan, m));
