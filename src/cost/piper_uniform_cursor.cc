@@ -34,7 +34,9 @@ bool piper_uniform_applies(const PiperCostModel& m) {
 
 namespace {
 
-constexpr std::size_t kSnapshotDoubles = std::size_t{1} << 20;  // 8 MB of reset() results
+// reset() results kept, in doubles (members counted as half a double each): 2 MB, the size of
+// a few hundred layer sets of a hundred layers; larger lattices are mostly solved in one pass.
+constexpr std::size_t kSnapshotDoubles = std::size_t{1} << 18;
 
 class PiperUniformCursor : public StageCursor {
  public:
@@ -317,7 +319,8 @@ void PiperUniformCursor::reset(const std::vector<int>& layers) {
     account_fastest(v, +1);
     account_fixed(v, +1);
   }
-  const std::size_t size = sums_.size() + per_member * groups_ * layers.size();
+  const std::size_t size =
+      sums_.size() + missing_.size() + (per_member * groups_ + 1) * layers.size();
   if (snapshot_doubles_ + size > kSnapshotDoubles) return;
   snapshot_doubles_ += size;
   Snapshot& snap = snapshots_[layers];
