@@ -252,6 +252,16 @@ Plan plan_every_schedule(const Model& m, const PipelineCostModel& cost) {
   return plan;
 }
 
+// The planner's plan has brute force's optimum (1e-9 relative), or there is none and no plan.
+void require_brute_force_optimum(const Plan& plan, double expected) {
+  if (!std::isfinite(expected)) {
+    RC_ASSERT(!plan.feasible);
+  } else {
+    RC_ASSERT(plan.feasible);
+    RC_ASSERT(std::fabs(plan.objective - expected) <= 1e-9 * std::max(1.0, expected));
+  }
+}
+
 RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   const int n = *rc::gen::inRange(1, 6);
   Model m = random_model(n, *rc::gen::inRange(1, 3), rc_pick);
@@ -279,12 +289,7 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
            << " B_ar=" << s.allreduce_bandwidth_bytes_per_s << " planner=" << plan.objective
            << " brute=" << expected << "\n"
            << io::plan_to_json(plan, m).dump() << "\n";
-  if (!std::isfinite(expected)) {
-    RC_ASSERT(!plan.feasible);
-  } else {
-    RC_ASSERT(plan.feasible);
-    RC_ASSERT(std::fabs(plan.objective - expected) <= 1e-9 * std::max(1.0, expected));
-  }
+  require_brute_force_optimum(plan, expected);
 }
 
 // Many stage shapes (micro-batch counts with many divisors, up to 12 devices): a shape's cells
@@ -306,12 +311,7 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceWithManyShapes, ()) {
   RC_LOG() << io::model_to_json(m).dump() << "\nK=" << s.max_devices << " N=" << s.microbatches
            << " M=" << s.memory_per_device_bytes << " planner=" << plan.objective
            << " brute=" << expected << "\n";
-  if (!std::isfinite(expected)) {
-    RC_ASSERT(!plan.feasible);
-  } else {
-    RC_ASSERT(plan.feasible);
-    RC_ASSERT(std::fabs(plan.objective - expected) <= 1e-9 * std::max(1.0, expected));
-  }
+  require_brute_force_optimum(plan, expected);
 }
 
 // Mixed clusters: two device groups of different speed and memory; each stage on one group.
@@ -337,11 +337,8 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceWithDeviceGroups, ()) {
            << s.device_groups[1].memory_bytes << " B, factor " << s.device_groups[1].time_factor
            << ") N=" << s.microbatches << " planner=" << plan.objective << " brute=" << expected
            << "\n";
-  if (!std::isfinite(expected)) {
-    RC_ASSERT(!plan.feasible);
-  } else {
-    RC_ASSERT(plan.feasible);
-    RC_ASSERT(std::fabs(plan.objective - expected) <= 1e-9 * std::max(1.0, expected));
+  require_brute_force_optimum(plan, expected);
+  if (plan.feasible) {
     std::vector<int> used(2, 0);
     for (const auto& st : plan.stages) used[st.device_type] += st.devices();
     RC_ASSERT(used[0] <= a && used[1] <= b);
