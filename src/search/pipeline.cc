@@ -389,10 +389,11 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   const Table& out = tables_[ideal];
   const auto& shapes = cost_.shapes();
   const bool single = budget_.size() == 1;
-  // A cell the stage copies from J's row unchanged (j < lo below) is implied by the same cell
-  // under a dominating shape (fewer devices of the group, d' <= d) that copied it too: it lands
-  // at no more devices and no larger Σd, where the tables' prefix minima carry it. Shapes are
-  // visited dominators first, and each copies only the cells its dominators did not.
+  // A cell the stage gives at the value of J's row (copies, j < lo below, and a crossing the
+  // rest dominates) is implied by the same cell under a dominating shape (fewer devices of the
+  // group, d' <= d) that gave it too: it lands at no more devices and no larger Σd, where the
+  // tables' prefix minima carry it. Shapes are visited dominators first, and each searches a
+  // row only from where its dominators' cells end.
   const std::size_t starts = a.starts.size();
   const std::uint64_t stamp = ++scratch.relax_stamp;
   if (scratch.done.size() < shapes.size()) scratch.done.resize(shapes.size());
