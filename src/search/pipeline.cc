@@ -225,15 +225,27 @@ class Search {
                     Scratch& scratch);
   bool stage_fits(int sub, int shape, int y, StageCursor& cursor, Scratch& scratch);
   void set_needs();
-  int need(double work, double memory) const;
+  int need(double work, double memory, double bound) const;
+  int stage_need(int ideal, int sub, double bound) const;
   void solve_all();
   void solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch);
   void relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch);
   void visit(int ideal, int sub, StageCursor& cursor, Scratch& scratch);
   void finish(int ideal, Scratch& scratch);
   PipelineSearchResult extract();
-  bool reconstruct_walk(int ideal, int sub, int k, int s, double target, StageCursor& cursor,
-                        Stage& stage, int& next_ideal, int& next_k, int& next_s);
+  // Reading one stage of the plan back: the stage I \ J with the walk at J.
+  struct Walk {
+    StageCursor& cursor;  // at I minus the first `applied` layers of `path` (I to J)
+    int ideal, k, s;
+    // Knapsack optima reached through different tie-breaks may differ in the last bits, so
+    // the walk accepts values within a relative 1e-12 of the target.
+    double limit, above;
+    std::vector<int> path = {};
+    std::size_t applied = 0;
+    Stage stage = {};
+    int next_ideal = 0, next_k = 0, next_s = 0;
+  };
+  bool reconstruct_walk(int sub, Walk& walk);
 
   // k's digit for group g, and k with n fewer devices of g (−1: not that many).
   int digit(int k, int g) const { return k / stride_[g] % (budget_[g] + 1); }
@@ -366,20 +378,27 @@ void Search::order_shapes() {
   }
 }
 
-// Devices a layer set needs under the bound: its work over the bound, and its memory's
+// Devices a layer set needs under a bound: its work over the bound, and its memory's
 // device-bytes over the limit. The relative slack keeps rounding from overstating a need.
-int Search::need(double work, double memory) const {
+int Search::need(double work, double memory, double bound) const {
   double n = 0;
-  if (std::isfinite(need_bound_) && need_bound_ > 0) n = std::ceil(work / need_bound_ * (1 - 1e-9));
+  if (std::isfinite(bound) && bound > 0) n = std::ceil(work / bound * (1 - 1e-9));
   if (memory_limit_ > 0) n = std::max(n, std::ceil(memory / memory_limit_ * (1 - 1e-9)));
   return static_cast<int>(std::min<double>(n, total_devices_ + 1.0));
+}
+
+// The stage I \ J's own need (its sums as differences, less a margin far above their
+// rounding), at least 1.
+int Search::stage_need(int ideal, int sub, double bound) const {
+  return std::max(1, need(work_in_[ideal] - work_in_[sub] - 1e-9 * work_in_[ideal],
+                          memory_in_[ideal] - memory_in_[sub] - 1e-9 * memory_in_[ideal], bound));
 }
 
 void Search::set_needs() {
   if (!bounded_) return;
   for (int id = 0; id < lattice_.count(); ++id) {
-    need_in_[id] = need(work_in_[id], memory_in_[id]);
-    need_out_[id] = need(work_out_[id], memory_out_[id]);
+    need_in_[id] = need(work_in_[id], memory_in_[id], need_bound_);
+    need_out_[id] = need(work_out_[id], memory_out_[id], need_bound_);
   }
 }
 
@@ -497,15 +516,10 @@ void Search::visit(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   // J = sub and every larger J below it need at least need_in_[sub] devices, the stage one and
   // the rest of the model need_out_[ideal].
   if (need_in_[sub] + 1 + need_out_[ideal] > total_devices_) return;
-  // The stage itself needs devices for its work and memory too (its sums as differences, less
-  // a margin far above their rounding).
-  bool room = true;
-  if (bounded_) {
-    const int stage = need(work_in_[ideal] - work_in_[sub] - 1e-9 * work_in_[ideal],
-                           memory_in_[ideal] - memory_in_[sub] - 1e-9 * memory_in_[ideal]);
-    room = need_in_[sub] + std::max(1, stage) + need_out_[ideal] <= total_devices_;
-  }
-  if (room) relax(ideal, sub, cursor, scratch);
+  // The stage itself needs devices for its work and memory too.
+  if (!bounded_ ||
+      need_in_[sub] + stage_need(ideal, sub, need_bound_) + need_out_[ideal] <= total_devices_)
+    relax(ideal, sub, cursor, scratch);
   for (auto [v, child] : lattice_.children(sub)) {
     if (!lattice_.contains(ideal, v) || child == ideal) continue;
     scratch.path.push_back(v);
@@ -701,50 +715,49 @@ void Search::solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch) {
   finish(ideal, scratch);
 }
 
-// Finds, among the sub-ideals of `ideal` (depth-first from `sub`), a stage whose
+// Finds, among the sub-ideals of the walk's ideal (depth-first from `sub`), a stage whose
 // max(rest, stage cost) <= target within budget (k, s). Deterministic: first in walk order,
 // shapes ascending, smallest s.
-bool Search::reconstruct_walk(int ideal, int sub, int k, int s, double target, StageCursor& cursor,
-                              Stage& stage, int& next_ideal, int& next_k, int& next_s) {
+bool Search::reconstruct_walk(int sub, Walk& w) {
   const auto& shapes = cost_.shapes();
-  // Knapsack optima reached through different tie-breaks may differ in the last bits, so the
-  // walk accepts values within a relative 1e-12 of the target.
-  const double limit = target + 1e-12 * std::abs(target);
-  const double above = std::nextafter(limit, kInfinity);
+  // Shapes on fewer devices than the stage's work and memory need within the target are
+  // not priced.
+  const int least = bounded_ ? stage_need(w.ideal, sub, w.limit) : 1;
   for (int si = 0; si < static_cast<int>(shapes.size()); ++si) {
     const int d = shapes[si].data_parallel, t = shapes[si].tensor_parallel;
-    const int g = shapes[si].device_type, rest_k = minus(k, g, d * t);
-    if (rest_k < 0 || d > s) continue;
+    if (d * t < least) continue;
+    const int g = shapes[si].device_type, rest_k = minus(w.k, g, d * t);
+    if (rest_k < 0 || d > w.s) continue;
     // The smallest s2 whose rest is within the target: a larger one only raises y.
-    const int rest_s = first_within(sub, rest_k, limit);
-    if (rest_s > s - d) continue;
-    {
-      const int s2 = rest_s + d;
-      const int y = (s2 + d - 1) / d;
-      if (!(cursor.cost(si, y, above) <= limit)) continue;
-      stage.data_parallel = d;
-      stage.tensor_parallel = t;
-      stage.device_type = g;
-      stage.inflight_microbatches = y;
-      stage.layers.clear();
-      stage.option_index.clear();
-      for (auto [layer, option] : cursor.choice(si, y)) {
-        stage.layers.push_back(layer);
-        stage.option_index.push_back(option);
-      }
-      next_ideal = sub;
-      next_k = rest_k;
-      next_s = s2 - d;
-      return true;
+    const int rest_s = first_within(sub, rest_k, w.limit);
+    if (rest_s > w.s - d) continue;
+    const int s2 = rest_s + d;
+    const int y = (s2 + d - 1) / d;
+    while (w.applied < w.path.size()) w.cursor.remove(w.path[w.applied++]);
+    if (!(w.cursor.cost(si, y, w.above) <= w.limit)) continue;
+    w.stage.data_parallel = d;
+    w.stage.tensor_parallel = t;
+    w.stage.device_type = g;
+    w.stage.inflight_microbatches = y;
+    for (auto [layer, option] : w.cursor.choice(si, y)) {
+      w.stage.layers.push_back(layer);
+      w.stage.option_index.push_back(option);
     }
+    w.next_ideal = sub;
+    w.next_k = rest_k;
+    w.next_s = s2 - d;
+    return true;
   }
   for (auto [v, child] : lattice_.children(sub)) {
-    if (!lattice_.contains(ideal, v) || child == ideal) continue;
-    cursor.remove(v);
-    bool found =
-        reconstruct_walk(ideal, child, k, s, target, cursor, stage, next_ideal, next_k, next_s);
-    cursor.undo();
+    if (!lattice_.contains(w.ideal, v) || child == w.ideal) continue;
+    w.path.push_back(v);
+    const bool found = reconstruct_walk(child, w);
+    w.path.pop_back();
     if (found) return true;
+    if (w.applied > w.path.size()) {
+      w.cursor.undo();
+      --w.applied;
+    }
   }
   return false;
 }
@@ -796,10 +809,11 @@ PipelineSearchResult Search::run() {
   lo = hi;
   if (s_max_ < narrow_from_) {
     // Short rows: bands up to 1.5×, 2.2×, 6× and every plan, each above the last, making sure
-    // after the third that a plan fits (the memory bounds prove most infeasible inputs so before
-    // any pass). Measured on the reference inputs, a pass that finds no plan costs nearly what
-    // the one that finds it does, and that one's cost grows with how far its top is above the
-    // optimum: a few bands, the first ones narrow.
+    // before the last that a plan fits (the memory bounds prove most infeasible inputs so before
+    // any pass; the check costs about what a band does, which feasible inputs with an optimum
+    // between 2.2× and 6× would pay for nothing). Measured on the reference inputs, a pass that
+    // finds no plan costs nearly what the one that finds it does, and that one's cost grows
+    // with how far its top is above the optimum: a few bands, the first ones narrow.
     for (double factor : {1.5, 2.2, 6.0, kInfinity}) {
       hi = floor * factor;
       const double got =
@@ -808,7 +822,7 @@ PipelineSearchResult Search::run() {
                          ? "plans between " + times(lo) + " and " + times(hi) + " the lower bound"
                          : "plans above " + times(lo) + " the lower bound");
       if (got <= hi) return extract();
-      if (factor == 2.2 && bounded_ && !fits()) return extract();
+      if (factor == 6.0 && bounded_ && !fits()) return extract();
       lo = hi;
     }
     return extract();
@@ -894,16 +908,16 @@ PipelineSearchResult Search::extract() {
     }
   auto cursor = cost_.cursor();
   int ideal = full;
+  const double limit = best + 1e-12 * std::abs(best);
   while (ideal != 0) {
-    Stage stage;
-    int next_ideal = 0, next_k = 0, next_s = 0;
     cursor->reset(lattice_.members(ideal));
-    if (!reconstruct_walk(ideal, 0, k, s, best, *cursor, stage, next_ideal, next_k, next_s))
+    Walk walk{*cursor, ideal, k, s, limit, std::nextafter(limit, kInfinity)};
+    if (!reconstruct_walk(0, walk))
       throw Error(ErrorKind::kLimit, "", "internal error: plan reconstruction failed");
-    plan.stages.push_back(std::move(stage));
-    ideal = next_ideal;
-    k = next_k;
-    s = next_s;
+    plan.stages.push_back(std::move(walk.stage));
+    ideal = walk.next_ideal;
+    k = walk.next_k;
+    s = walk.next_s;
   }
   result.plan = cost_.evaluate(plan);
   return result;
