@@ -661,11 +661,16 @@ void Search::finish(int ideal, Scratch& scratch) {
     } else {
       auto& dense = scratch.dense;
       dense.assign(s_max_ + 1, kInfinity);
-      for (const Cell& c : merged) dense[c.s] = std::min(dense[c.s], c.value);
-      for (const Cell& c : cells) dense[c.s] = std::min(dense[c.s], c.value);
+      int first = s_max_, last_s = 0;
+      for (const auto* row : {&merged, &cells})
+        for (const Cell& c : *row) {
+          dense[c.s] = std::min(dense[c.s], c.value);
+          first = std::min(first, c.s);
+          last_s = std::max(last_s, c.s);
+        }
       merged.clear();
       double last = kInfinity;
-      for (int s = 0; s <= s_max_; ++s)
+      for (int s = first; s <= last_s; ++s)
         if (dense[s] < last && dense[s] <= bound) {
           last = dense[s];
           merged.push_back({s, last});
@@ -808,13 +813,13 @@ PipelineSearchResult Search::run() {
   if (exact_pass(lo, hi, "plans within 1.15× the lower bound") <= hi) return extract();
   lo = hi;
   if (s_max_ < narrow_from_) {
-    // Short rows: bands up to 1.5×, 2.2×, 6× and every plan, each above the last, making sure
+    // Short rows: bands up to 1.4×, 2.2×, 6× and every plan, each above the last, making sure
     // before the last that a plan fits (the memory bounds prove most infeasible inputs so before
     // any pass; the check costs about what a band does, which feasible inputs with an optimum
     // between 2.2× and 6× would pay for nothing). Measured on the reference inputs, a pass that
     // finds no plan costs nearly what the one that finds it does, and that one's cost grows
     // with how far its top is above the optimum: a few bands, the first ones narrow.
-    for (double factor : {1.5, 2.2, 6.0, kInfinity}) {
+    for (double factor : {1.4, 2.2, 6.0, kInfinity}) {
       hi = floor * factor;
       const double got =
           exact_pass(lo, hi,
