@@ -74,6 +74,13 @@ Search::Search(const Model& model, const PipelineCostModel& cost,
                             options.max_stage_pairs, lattice_.count()));
   layer_sums(model);
   order_shapes();
+  for (const auto& shape : cost.shapes()) {
+    const int d = shape.data_parallel;
+    if (static_cast<int>(ceil_by_d_.size()) <= d) ceil_by_d_.resize(d + 1);
+    if (!ceil_by_d_[d].empty() || d > s_max_) continue;
+    ceil_by_d_[d].resize(s_max_ + 1);
+    for (int s = 0; s <= s_max_; ++s) ceil_by_d_[d][s] = (s + d - 1) / d;
+  }
   // Small lattices make many short passes whose time goes to pricing the same stages again.
   if (lattice_.count() <= options.keep_stage_figures_up_to) memo_.resize(lattice_.count());
 }
@@ -237,16 +244,27 @@ PipelineSearchResult Search::run() {
     // before the last that a plan fits (the memory bounds prove most infeasible inputs so before
     // any pass; the check costs about what a band does, which feasible inputs with an optimum
     // between 2.2× and 6× would pay for nothing). Measured on the reference inputs, a pass that
-    // finds no plan costs nearly what the one that finds it does, and that one's cost grows
-    // with how far its top is above the optimum: a few bands, the first ones narrow.
+    // finds no plan costs much less than one that finds it, and that one's cost grows with how
+    // far its top is above the optimum and its bottom below it: a few bands, the first ones
+    // narrow, and a wide band (top over 1.5× its bottom) searched upper half first. Its upper
+    // pass gives back its bottom, the clamp, when a plan is at or below it; the lower half then
+    // holds the optimum.
+    auto band = [&](double from, double to) {
+      return std::isfinite(to)
+                 ? "plans between " + times(from) + " and " + times(to) + " the lower bound"
+                 : "plans above " + times(from) + " the lower bound";
+    };
     for (double factor : {1.4, 2.2, 6.0, kInfinity}) {
       hi = floor * factor;
-      const double got =
-          exact_pass(lo, hi,
-                     std::isfinite(hi)
-                         ? "plans between " + times(lo) + " and " + times(hi) + " the lower bound"
-                         : "plans above " + times(lo) + " the lower bound");
-      if (got <= hi) return extract();
+      const double mid = std::isfinite(hi) && hi > 1.5 * lo ? std::sqrt(lo * hi) : lo;
+      const double got = exact_pass(mid, hi, band(mid, hi));
+      if (got <= hi) {
+        if (mid == lo || got > mid) return extract();
+        // It finds the plan the upper pass met at or below mid; should rounding ever say
+        // otherwise, every plan.
+        if (!(exact_pass(lo, mid, band(lo, mid)) <= mid)) exact_pass(0, kInfinity, "every plan");
+        return extract();
+      }
       if (factor == 6.0 && bounded_ && !fits()) return extract();
       lo = hi;
     }

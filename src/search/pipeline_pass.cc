@@ -28,6 +28,9 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
   if (scratch.covered.size() < shapes.size() * starts)
     scratch.covered.resize(shapes.size() * starts);
   const auto [figs, nfigs] = figures(sub, cursor, scratch);
+  const bool zero_or_none = feasibility_ || std::isfinite(decision_);
+  // y = ⌈s/d⌉ <= s <= s_max_: one memo entry per y, sized once.
+  if (scratch.memo.size() < static_cast<std::size_t>(s_max_) + 1) scratch.memo.resize(s_max_ + 1);
   for (std::size_t fi = 0; fi < nfigs; ++fi) {
     const StageFigures& fig = figs[fi];
     const int si = fig.shape;
@@ -46,14 +49,14 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
     // y_max, else the cost model's knapsack.
     // Costs asked for once per y: exact ones, or bounds that answer smaller cutoffs.
     ++scratch.stamp;
+    const int* ceil_of = ceil_by_d_[d].data();  // ⌈s/d⌉ by s: no division in the search
     auto b = [&](int s, double cutoff) {
-      const int y = (s + d - 1) / d;
+      const int y = ceil_of[s];
       if (y <= y_cheap) return lower;
       if (y > y_max) return kInfinity;
-      if (static_cast<std::size_t>(y) >= scratch.memo.size()) scratch.memo.resize(y + 1);
       Scratch::Memo& m = scratch.memo[y];
       if (m.stamp == scratch.stamp && (m.exact || m.value >= cutoff)) return m.value;
-      if (feasibility_ || std::isfinite(decision_)) {
+      if (zero_or_none) {
         const bool within =
             feasibility_ ? stage_fits(sub, si, y, cursor, scratch)
                          : stage_cost(sub, si, y, decision_above_, cursor, scratch) <= decision_;

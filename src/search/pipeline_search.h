@@ -223,6 +223,7 @@ class Search {
   // Shapes by (group, t·d, d): every shape after those that dominate it. Per shape, the shapes
   // that dominate it most closely: same group, d' <= d, t'·d' <= t·d.
   std::vector<int> shape_order_;
+  std::vector<std::vector<int>> ceil_by_d_;  // per d of a shape: ⌈s/d⌉ for s = 0..s_max_
   std::vector<std::vector<int>> dominators_;
   // Per ideal I on small lattices (else empty), kept across passes: the figures of each stage
   // I \ J met so far, and the stage costs asked for — exact, or lower bounds at least the
