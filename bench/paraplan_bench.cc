@@ -130,7 +130,7 @@ struct PlanTimes {
 };
 
 // Runs the search in a child (input read once, outside the timing); peak memory is the child's.
-std::pair<PlanTimes, Measured> time_piper_search(const PiperRun& r) {
+std::pair<PlanTimes, Measured> time_piper_child(const PiperRun& r) {
   int fds[2];
   if (pipe(fds) != 0) return {};
   pid_t pid = fork();
@@ -140,9 +140,7 @@ std::pair<PlanTimes, Measured> time_piper_search(const PiperRun& r) {
     io::PiperInput in = io::read_piper(kData + "/piper/" + r.file);
     in.model.microbatches = r.n;
     const PiperSettings s{r.k, r.m, r.b, r.n};
-    // One thread, two threads, then one thread again: this VM's speed drifts by up to 2× over
-    // seconds, and a second window keeps a slow spell from setting the one-thread figure.
-    for (int threads : {1, 2, 1}) {
+    for (int threads = 1; threads <= 2; ++threads) {
       tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
       double spent = 0;
       for (int rep = 0; rep < 50 && spent < 0.3; ++rep) {
@@ -176,6 +174,29 @@ std::pair<PlanTimes, Measured> time_piper_search(const PiperRun& r) {
   return {t, m};
 }
 
+// The best times of up to three children, until 1.5 s is spent on the case: on this VM one
+// process in several runs the same search ~1.6× slower from start to end (both thread counts),
+// so a case's figure is not one unlucky process. Peak memory: the largest child's.
+std::pair<PlanTimes, Measured> time_piper_search(const PiperRun& r) {
+  PlanTimes best;
+  Measured peak;
+  const auto start = std::chrono::steady_clock::now();
+  for (int child = 0; child < 3; ++child) {
+    if (child > 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 1.5)
+      break;
+    const auto [t, m] = time_piper_child(r);
+    best.objective = t.objective;
+    for (int i = 0; i < 2; ++i) {
+      best.cpu_s[i] = std::isnan(best.cpu_s[i]) ? t.cpu_s[i] : std::fmin(best.cpu_s[i], t.cpu_s[i]);
+      best.wall_s[i] =
+          std::isnan(best.wall_s[i]) ? t.wall_s[i] : std::fmin(best.wall_s[i], t.wall_s[i]);
+    }
+    peak.peak_mb = std::max(peak.peak_mb, m.peak_mb);
+  }
+  return {best, peak};
+}
+
 void piper_section() {
   // Every setting of Piper's experiment functions and reference.md, against Piper's own planner
   // timed on the same machine (data/piper/piper_runs.tsv). Objectives: equal on BERT (1e-9
@@ -186,7 +207,7 @@ void piper_section() {
   fmt::print(
       "Piper cost model, every Piper setting (data/piper/piper_runs.tsv): objective = time per "
       "sample; planning CPU (input read outside the timing), best of up to 50 runs within 0.3 s "
-      "(one thread: of two such windows, before and after the two-thread one)\n");
+      "in each of up to 3 processes\n");
   fmt::print("{:<16} {:>5} {:>8} {:>16} {:>16}  {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>8}  {}\n",
              "case", "K", "M(GiB)", "paraplan", "Piper", "cpu1(s)", "wall1(s)", "cpu2(s)",
              "wall2(s)", "Piper(s)", "cpu x", "peak MB", "verdict");
