@@ -187,10 +187,9 @@ std::pair<PlanTimes, Measured> time_piper_search(const PiperRun& r) {
       break;
     const auto [t, m] = time_piper_child(r);
     best.objective = t.objective;
-    for (int i = 0; i < 2; ++i) {
-      best.cpu_s[i] = std::isnan(best.cpu_s[i]) ? t.cpu_s[i] : std::fmin(best.cpu_s[i], t.cpu_s[i]);
-      best.wall_s[i] =
-          std::isnan(best.wall_s[i]) ? t.wall_s[i] : std::fmin(best.wall_s[i], t.wall_s[i]);
+    for (int i = 0; i < 2; ++i) {  // fmin keeps the number where one side is NaN
+      best.cpu_s[i] = std::fmin(best.cpu_s[i], t.cpu_s[i]);
+      best.wall_s[i] = std::fmin(best.wall_s[i], t.wall_s[i]);
     }
     peak.peak_mb = std::max(peak.peak_mb, m.peak_mb);
   }

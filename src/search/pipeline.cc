@@ -165,7 +165,7 @@ bool Search::reconstruct_walk(int sub, Walk& w) {
     if (rest_s > w.s - d) continue;
     const int s2 = rest_s + d;
     const int y = (s2 + d - 1) / d;
-    while (w.applied < w.path.size()) w.cursor.remove(w.path[w.applied++]);
+    w.path.catch_up(w.cursor);
     if (!(w.cursor.cost(si, y, w.above) <= w.limit)) continue;
     w.stage.data_parallel = d;
     w.stage.tensor_parallel = t;
@@ -182,14 +182,9 @@ bool Search::reconstruct_walk(int sub, Walk& w) {
   }
   for (auto [v, child] : lattice_.children(sub)) {
     if (!lattice_.contains(w.ideal, v) || child == w.ideal) continue;
-    w.path.push_back(v);
-    const bool found = reconstruct_walk(child, w);
-    w.path.pop_back();
-    if (found) return true;
-    if (w.applied > w.path.size()) {
-      w.cursor.undo();
-      --w.applied;
-    }
+    w.path.layers.push_back(v);
+    if (reconstruct_walk(child, w)) return true;  // the cursor stays at the stage found
+    w.path.pop(w.cursor);
   }
   return false;
 }

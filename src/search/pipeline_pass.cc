@@ -29,8 +29,6 @@ void Search::relax(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
     scratch.covered.resize(shapes.size() * starts);
   const auto [figs, nfigs] = figures(sub, cursor, scratch);
   const bool zero_or_none = feasibility_ || std::isfinite(decision_);
-  // y = ⌈s/d⌉ <= s <= s_max_: one memo entry per y, sized once.
-  if (scratch.memo.size() < static_cast<std::size_t>(s_max_) + 1) scratch.memo.resize(s_max_ + 1);
   for (std::size_t fi = 0; fi < nfigs; ++fi) {
     const StageFigures& fig = figs[fi];
     const int si = fig.shape;
@@ -134,13 +132,9 @@ void Search::visit(int ideal, int sub, StageCursor& cursor, Scratch& scratch) {
     relax(ideal, sub, cursor, scratch);
   for (auto [v, child] : lattice_.children(sub)) {
     if (!lattice_.contains(ideal, v) || child == ideal) continue;
-    scratch.path.push_back(v);
+    scratch.path.layers.push_back(v);
     visit(ideal, child, cursor, scratch);
-    scratch.path.pop_back();
-    if (scratch.applied > scratch.path.size()) {
-      cursor.undo();
-      --scratch.applied;
-    }
+    scratch.path.pop(cursor);
   }
 }
 
@@ -148,9 +142,9 @@ void Search::position(StageCursor& cursor, Scratch& scratch) const {
   if (!scratch.cursor_ready) {
     cursor.reset(lattice_.members(scratch.ideal));
     scratch.cursor_ready = true;
-    scratch.applied = 0;
+    scratch.path.applied = 0;
   }
-  while (scratch.applied < scratch.path.size()) cursor.remove(scratch.path[scratch.applied++]);
+  scratch.path.catch_up(cursor);
 }
 
 std::pair<const StageFigures*, std::size_t> Search::figures(int sub, StageCursor& cursor,
@@ -324,10 +318,11 @@ void Search::solve_ideal(int ideal, StageCursor& cursor, Scratch& scratch) {
   if (need_in_[ideal] + need_out_[ideal] > total_devices_) t.k_hi = -1;
   if (t.k_hi < 0) return;
   if (scratch.cells.size() < static_cast<std::size_t>(t.k_hi) + 1) scratch.cells.resize(t.k_hi + 1);
+  // y = ⌈s/d⌉ <= s <= s_max_: one cost memo entry per y.
+  if (scratch.memo.size() < static_cast<std::size_t>(s_max_) + 1) scratch.memo.resize(s_max_ + 1);
   scratch.ideal = ideal;
   scratch.cursor_ready = false;
   scratch.path.clear();
-  scratch.applied = 0;
   visit(ideal, 0, cursor, scratch);
   finish(ideal, scratch);
 }

@@ -107,6 +107,29 @@ class KnownCosts {
   std::size_t size_ = 0;
 };
 
+/// A depth-first walk's way from I down to the current J (the layers moved from the stage into
+/// J), which a cursor follows lazily: only when a stage must be priced does it catch up, and on
+/// the way back it undoes only what it applied.
+struct LazyPath {
+  std::vector<int> layers;
+  std::size_t applied = 0;  // of `layers`, removed from the cursor's stage
+
+  void clear() {
+    layers.clear();
+    applied = 0;
+  }
+  void catch_up(StageCursor& cursor) {
+    while (applied < layers.size()) cursor.remove(layers[applied++]);
+  }
+  void pop(StageCursor& cursor) {
+    layers.pop_back();
+    if (applied > layers.size()) {
+      cursor.undo();
+      --applied;
+    }
+  }
+};
+
 class Search {
  public:
   Search(const Model& model, const PipelineCostModel& cost, const PipelineSearchOptions& options);
@@ -131,12 +154,11 @@ class Search {
     std::vector<std::uint64_t> done;  // per shape
     std::vector<const int*> dominating;
     std::uint64_t relax_stamp = 0;
-    // The cursor is moved only when a stage has to be priced: it stands at the ideal's members
-    // minus the first `applied` layers of `path`, the walk's way from I down to the current J.
+    // The cursor is reset to the ideal's members when a stage is first priced, then follows
+    // `path` (see LazyPath).
     int ideal = -1;
     bool cursor_ready = false;
-    std::vector<int> path;
-    std::size_t applied = 0;
+    LazyPath path;
     std::vector<StageFigures> figures;  // the current stage's, when figures are not kept
     std::vector<double> lower;          // per shape, from StageCursor::bounds()
     std::vector<std::pair<int, int>> range;
@@ -161,7 +183,7 @@ class Search {
   }
   void layer_sums(const Model& model);
   void order_shapes();
-  // Puts the cursor at the current stage (see Scratch::path).
+  // Puts the cursor at the current stage (Scratch::path).
   void position(StageCursor& cursor, Scratch& scratch) const;
   // The stage's figures: kept per (I, J) on small lattices, else computed into scratch.
   std::pair<const StageFigures*, std::size_t> figures(int sub, StageCursor& cursor,
@@ -180,13 +202,12 @@ class Search {
   PipelineSearchResult extract();
   // Reading one stage of the plan back: the stage I \ J with the walk at J.
   struct Walk {
-    StageCursor& cursor;  // at I minus the first `applied` layers of `path` (I to J)
+    StageCursor& cursor;  // reset to I, following `path`
     int ideal, k, s;
     // Knapsack optima reached through different tie-breaks may differ in the last bits, so
     // the walk accepts values within a relative 1e-12 of the target.
     double limit, above;
-    std::vector<int> path = {};
-    std::size_t applied = 0;
+    LazyPath path = {};
     Stage stage = {};
     int next_ideal = 0, next_k = 0, next_s = 0;
   };
