@@ -212,7 +212,7 @@ TEST(ApiPlanTransformer, MegatronOnlyPlansUseAtMostZeroOne) {
   ASSERT_TRUE(a.megatron);
   EXPECT_FALSE(a.megatron_is_best);
   EXPECT_LE(a.megatron->config.zero_stage, 1);
-  EXPECT_GE(a.megatron->result.iteration_time_s, a.search.top[0].result.iteration_time_s);
+  // (It may be faster than the fixed ZeRO 3: the user's fixed knob is not second-guessed.)
   r.settings.zero_stage.reset();
   r.megatron_only = true;
   for (const auto& c : plan_transformer(r).search.top) EXPECT_LE(c.config.zero_stage, 1);

@@ -62,6 +62,29 @@ Attention attention(const std::string& text) {
   throw FieldError("attention", " must be flash or standard (got \"" + text + "\")");
 }
 
+Stack stack(const std::string& text) {
+  if (text.empty()) return Stack::kMegatron;
+  if (auto s = stack_from_text(text)) return *s;
+  throw FieldError("stack", " must be megatron, fsdp or deepspeed (got \"" + text + "\")");
+}
+
+StackChoices stack_choices(const TransformerKnobs& k) {
+  auto tri = [](int v) { return v < 0 ? std::optional<bool>() : std::optional<bool>(v > 0); };
+  auto bf16 = [](const char* field, const std::string& text) -> std::optional<bool> {
+    if (text.empty()) return std::nullopt;
+    if (text == "bf16" || text == "fp32") return text == "bf16";
+    throw FieldError(field, " must be bf16 or fp32 (got \"" + text + "\")");
+  };
+  StackChoices c;
+  if (k.overlap_on || k.overlap_off) c.overlap_grad_reduce = k.overlap_on;
+  c.tp_comm_overlap = tri(k.tp_comm_overlap);
+  c.overlap_p2p_comm = tri(k.overlap_p2p_comm);
+  c.overlap_param_gather = tri(k.overlap_param_gather);
+  c.bf16_gradient_reduction = bf16("grad_reduce_dtype", k.grad_reduce_dtype);
+  if (auto loss_bf16 = bf16("loss_dtype", k.loss_dtype)) c.fp32_loss = !*loss_bf16;
+  return c;
+}
+
 LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::int64_t batch,
                                   bool uniform_stages) {
   LlmSearchSettings s;
@@ -85,6 +108,8 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
   s.attention = attention(k.attention);
   s.moe_capacity_factor = k.moe_capacity_factor;
+  s.stack = stack(k.stack);
+  s.stack_choices = stack_choices(k);
   if (!k.stage_layers.empty())
     throw FieldError("stage_layers",
                      " is a setting of evaluate; plan searches the split (uniform stages keep it "
@@ -120,11 +145,13 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.recompute = rc.kind;
   t.recompute_layers = rc.layers;
   t.sequence_parallel = k.sequence_parallel;
-  t.zero_stage = std::max(k.zero, 0);
-  t.overlap_grad_reduce = k.overlap_on;
+  // FSDP shards everything unless told otherwise.
+  t.zero_stage = k.zero >= 0 ? k.zero : (stack(k.stack) == Stack::kFsdp ? 3 : 0);
   t.attention = attention(k.attention);
   t.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
+  t.stack = stack(k.stack);
+  apply_stack_defaults(t, stack_choices(k));
   return t;
 }
 

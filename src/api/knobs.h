@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/training.h"
+#include "ir/training_rules.h"
 #include "search/llm.h"
 
 namespace paraplan::api {
@@ -24,7 +25,17 @@ struct TransformerKnobs {
   double moe_capacity_factor = 0;                ///< 0: dropless
   std::string stage_layers;                      ///< "9,8,8,7"
   std::string calibration;                       ///< a calibration file; empty: the shipped one
+  std::string stack;                             ///< megatron | fsdp | deepspeed; empty: megatron
+  /// Megatron-Core's overlaps: -1 the stack's default, 0 off, 1 on.
+  int tp_comm_overlap = -1, overlap_p2p_comm = -1, overlap_param_gather = -1;
+  std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
+  std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's
 };
+
+/// The stack named (empty: megatron); FieldError("stack") otherwise.
+Stack stack(const std::string& text);
+/// The fixed stack choices of `knobs` (FieldError for a wrong dtype).
+StackChoices stack_choices(const TransformerKnobs& knobs);
 
 /// The search settings of plan and frontier: every knob given is fixed; FieldError for
 /// stage_layers (the split is searched; uniform stages keep it even).

@@ -3,8 +3,10 @@
 
 #include "cost/analytic.h"
 #include "io/calibration_file.h"
+#include "io/nemo_reader.h"
 #include "io/published_runs.h"
 #include "io/vtrain_reader.h"
+#include "zoo/llm_models.h"
 
 namespace paraplan::api {
 namespace {
@@ -25,6 +27,8 @@ ValidateResult validate_model(const ValidateRequest& request) {
   out.mpt = validate::score_runs(out.mpt_table.runs, calibration);
   if (!request.published_file.empty())
     out.published = validate::score_published(io::read_published_runs(request.published_file));
+  if (!request.nemo_file.empty())
+    out.nemo = validate::score_published(io::read_nemo_table(request.nemo_file, zoo::llm_model));
   return out;
 }
 

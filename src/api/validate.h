@@ -19,6 +19,7 @@ struct ValidateRequest {
   std::string vtrain_dir;      ///< ground_truth_multi.csv and ground_truth_single.csv
   std::string mpt_file;        ///< empty: skip the MPT table
   std::string published_file;  ///< empty: skip the published runs
+  std::string nemo_file;       ///< empty: skip the NeMo H100 table
   std::string calibration;     ///< empty: the shipped A100 calibration
 };
 
@@ -26,6 +27,7 @@ struct ValidateResult {
   std::vector<validate::ScoredRun> multi, single, mpt;
   io::MptTable mpt_table;  ///< the rows read and those skipped (with why)
   std::vector<validate::ScoredPublished> published;
+  std::vector<validate::ScoredPublished> nemo;  ///< NeMo / Megatron-Core on H100
 };
 
 /// Every input is read and priced before anything is returned: a bad file is the only answer.

@@ -66,6 +66,12 @@ std::string flag_name(Knob knob) {
       return "--stage-layers";
     case Knob::kMoeCapacityFactor:
       return "--moe-capacity-factor";
+    case Knob::kTpCommOverlap:
+      return "--tp-comm-overlap";
+    case Knob::kOverlapP2pComm:
+      return "--overlap-p2p-comm";
+    case Knob::kOverlapParamGather:
+      return "--overlap-param-gather";
     default:
       return "--" + std::string(knob_field(knob));  // --tp, --cp, --zero, --devices, ...
   }

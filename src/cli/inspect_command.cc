@@ -43,8 +43,30 @@ void print_transformer(const TransformerConfig& c, bool json) {
                {"shared_experts", c.shared_experts},
                {"expert_ffn_hidden_size", c.expert_ffn_hidden_size},
                {"first_dense_layers", c.first_dense_layers},
+               {"moe_layers", c.moe_layers()},
+               {"dropout", c.dropout},
+               {"biases", c.biases},
+               {"attention_bias", c.attention_bias},
+               {"qk_norm", c.qk_norm},
+               {"attention_sinks", c.attention_sinks},
+               {"alibi", c.alibi},
+               {"partial_rotary", c.partial_rotary},
+               {"attention_softcap", c.attention_softcap},
+               {"logit_softcap", c.logit_softcap},
+               {"mtp_layers", c.mtp_layers},
                {"parameters", c.parameters()},
                {"active_parameters", c.active_parameters()}};
+    if (c.mla())
+      j["mla"] = {{"q_lora_rank", c.q_lora_rank},
+                  {"kv_lora_rank", c.kv_lora_rank},
+                  {"qk_nope_head_dim", c.qk_nope_head_dim},
+                  {"qk_rope_head_dim", c.qk_rope_head_dim},
+                  {"v_head_dim", c.v_head_dim}};
+    if (c.windowed_layers() > 0)
+      j["sliding_window"] = {{"tokens", c.sliding_window}, {"layers", c.sliding_window_layers}};
+    io::Json unpriced = io::Json::object();
+    for (const auto& [key, why] : c.unpriced_keys) unpriced[key] = why;
+    j["read_without_cost"] = unpriced;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -55,12 +77,29 @@ void print_transformer(const TransformerConfig& c, bool json) {
                    c.ffn_hidden_size, c.gated_mlp ? " (gated)" : "")
             << fmt::format("  vocabulary {}{}\n", c.vocab_size,
                            c.tied_embeddings ? " (embedding tied to the LM head)" : "");
+  if (c.mla())
+    std::cout << fmt::format(
+        "  multi-head latent attention: query rank {}, key-value rank {}, per head {} + {} "
+        "(rotary) score and {} value dimensions\n",
+        c.q_lora_rank, c.kv_lora_rank, c.qk_nope_head_dim, c.qk_rope_head_dim, c.v_head_dim);
+  if (c.windowed_layers() > 0)
+    std::cout << fmt::format("  sliding window of {} tokens on {} of {} layers\n", c.sliding_window,
+                             c.windowed_layers(), c.num_layers);
+  if (c.attention_softcap > 0 || c.logit_softcap > 0)
+    std::cout << fmt::format("  soft-capping: attention logits {}, final logits {}\n",
+                             c.attention_softcap, c.logit_softcap);
+  if (c.alibi) std::cout << "  ALiBi position biases\n";
+  if (c.mtp_layers > 0)
+    std::cout << fmt::format(
+        "  multi-token prediction: {} module(s), trained with the model "
+        "(not in the parameter count)\n",
+        c.mtp_layers);
   if (c.moe())
     std::cout << fmt::format(
         "  mixture of experts: {} experts, top {}, {} shared, expert MLP {}, "
-        "{} leading dense layers\n",
+        "{} leading dense layers, {} MoE layers\n",
         c.num_experts, c.experts_per_token, c.shared_experts, c.expert_ffn_hidden_size,
-        c.first_dense_layers);
+        c.first_dense_layers, c.moe_layers());
   std::cout << fmt::format("  parameters: {:.0f} ({:.2f} B)", c.parameters(), c.parameters() / 1e9);
   if (c.moe())
     std::cout << fmt::format(", active per token {:.0f} ({:.2f} B)", c.active_parameters(),

@@ -49,10 +49,12 @@ void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& k, bool fo
   CLI::Option* on =
       cmd->add_flag("--overlap-grad-reduce", k.overlap_on,
                     help("gradient-reduce overlap on",
-                         "Overlap the data-parallel gradient reduction with the backward pass"));
+                         "Overlap the data-parallel gradient reduction with the backward pass "
+                         "(default with --stack megatron or fsdp)"));
   CLI::Option* off = cmd->add_flag("--no-overlap-grad-reduce", k.overlap_off,
                                    for_plan ? "Transformer: fix gradient-reduce overlap off"
-                                            : "Do not overlap the gradient reduction (default)");
+                                            : "Do not overlap the gradient reduction (default "
+                                              "with --stack deepspeed)");
   on->excludes(off);
   cmd->add_option("--attention", k.attention,
                   "Attention kernel: flash (FlashAttention: no s × s scores in memory; default) or "
@@ -66,6 +68,35 @@ void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& k, bool fo
   cmd->add_option("--stage-layers", k.stage_layers,
                   help("the layers per pipeline stage, e.g. 9,8,8,7",
                        "Layers per pipeline stage, e.g. 9,8,8,7 (default: as even as possible)"));
+  cmd->add_option("--stack", k.stack,
+                  "Training stack: megatron (Megatron-Core/NeMo: fused kernels, cuDNN attention, "
+                  "its overlaps; default), fsdp (PyTorch FSDP: eager element-wise kernels, "
+                  "FlashAttention-2, prefetched gathers; ZeRO 3 unless --zero) or deepspeed "
+                  "(Megatron-DeepSpeed: fused kernels, FlashAttention-2, no overlaps)")
+      ->check(CLI::IsMember({"megatron", "fsdp", "deepspeed"}));
+  auto on_off = [&](const std::string& name, int& value, const std::string& what) {
+    CLI::Option* yes = cmd->add_flag_callback(
+        "--" + name, [&value] { value = 1; },
+        "Megatron stack: " + what + " (default: on where it applies)");
+    CLI::Option* no = cmd->add_flag_callback(
+        "--no-" + name, [&value] { value = 0; }, "Megatron stack: do not " + what);
+    yes->excludes(no);
+  };
+  on_off("tp-comm-overlap", k.tp_comm_overlap,
+         "overlap tensor-parallel communication with the GEMMs (userbuffers; needs "
+         "--sequence-parallel)");
+  on_off("overlap-p2p-comm", k.overlap_p2p_comm,
+         "overlap pipeline sends with compute (interleaved schedule, --vpp > 1)");
+  on_off("overlap-param-gather", k.overlap_param_gather,
+         "overlap the distributed optimizer's parameter all-gather with the forward (--zero 1)");
+  cmd->add_option("--grad-reduce-dtype", k.grad_reduce_dtype,
+                  "Precision of the data-parallel gradient reduction: fp32 (default) or bf16 "
+                  "(FSDP's pure bf16 mixed precision, Composer's PURE)")
+      ->check(CLI::IsMember({"bf16", "fp32"}));
+  cmd->add_option("--loss-dtype", k.loss_dtype,
+                  "Precision of the logits the loss keeps: fp32 (default) or bf16 (default with "
+                  "--stack fsdp --grad-reduce-dtype bf16: pure bf16, no autocast)")
+      ->check(CLI::IsMember({"bf16", "fp32"}));
   cmd->add_option("--calibration", k.calibration,
                   "Calibration file (JSON or YAML, docs/formats.md); default: the shipped one "
                   "for the cluster's device (A100, H100, H200)");
@@ -88,7 +119,16 @@ const std::vector<std::string>& transformer_knob_flags() {
                                                  "--attention",
                                                  "--moe-capacity-factor",
                                                  "--stage-layers",
-                                                 "--calibration"};
+                                                 "--calibration",
+                                                 "--stack",
+                                                 "--tp-comm-overlap",
+                                                 "--no-tp-comm-overlap",
+                                                 "--overlap-p2p-comm",
+                                                 "--no-overlap-p2p-comm",
+                                                 "--overlap-param-gather",
+                                                 "--no-overlap-param-gather",
+                                                 "--grad-reduce-dtype",
+                                                 "--loss-dtype"};
   return flags;
 }
 

@@ -21,6 +21,7 @@ struct ValidateArgs {
   std::string data = PARAPLAN_DEFAULT_VTRAIN_DIR;
   std::string mpt = PARAPLAN_DEFAULT_MPT_FILE;
   std::string published = PARAPLAN_DEFAULT_PUBLISHED_FILE;
+  std::string nemo = PARAPLAN_DEFAULT_NEMO_FILE;
   bool quiet = false;
   std::string calibration;
   int worst = 5;
@@ -102,11 +103,33 @@ void print_published(const std::vector<validate::ScoredPublished>& rows) {
 void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table,
                        int worst);
 
+void print_nemo(const std::vector<validate::ScoredPublished>& rows, bool quiet) {
+  if (rows.empty()) return;
+  double sum = 0, worst = 0;
+  int fits = 0;
+  for (const auto& s : rows) {
+    if (!quiet)
+      std::cout << fmt::format(
+          "nemo-h100: {:<24} measured {:7.3f} s, predicted {:7.3f} s (MFU {:.1f}%): {:+6.1f}%; "
+          "peak {:.1f} of {:.0f} GiB ({})\n",
+          s.run.name, s.measured_s, s.predicted.iteration_time_s, 100 * s.predicted.mfu,
+          100 * s.error(), s.predicted.memory.peak_bytes / kGiB, s.device_memory_bytes / kGiB,
+          s.predicted.fits ? "fits, as it ran" : "does not fit, yet it ran");
+    sum += std::abs(s.error());
+    worst = std::max(worst, std::abs(s.error()));
+    fits += s.predicted.fits;
+  }
+  std::cout << fmt::format(
+      "NeMo / Megatron-Core on H100: {} runs, mean absolute percentage error {:.2f}% (target 8%), "
+      "largest {:.2f}%; {} of {} predicted to fit (all ran)\n",
+      rows.size(), 100 * sum / static_cast<double>(rows.size()), 100 * worst, fits, rows.size());
+}
+
 int run(const ValidateArgs& args) {
   // Every input is read and priced before anything is printed: a bad file is the only line.
   const api::ValidateResult v =
-      api::validate_model({args.data, args.mpt, args.published, args.calibration});
-  const auto& [multi, single, mpt, mpt_table, published] = v;
+      api::validate_model({args.data, args.mpt, args.published, args.nemo, args.calibration});
+  const auto& [multi, single, mpt, mpt_table, published, nemo] = v;
   if (!args.quiet) {
     print_vtrain_rows(multi);
     print_vtrain_rows(single);
@@ -127,6 +150,7 @@ int run(const ValidateArgs& args) {
         100 * r.slowdown());
   if (!mpt.empty() || !mpt_table.skipped.empty()) print_mpt_summary(mpt, mpt_table, args.worst);
   print_published(published);
+  print_nemo(nemo, args.quiet);
   return 0;
 }
 
@@ -166,11 +190,13 @@ void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::Mp
 
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ValidateArgs>();
-  CLI::App* cmd = app.add_subcommand(
-      "validate",
-      "Compare the analytic cost model with measured iteration times: vTrain's "
-      "Megatron-DeepSpeed runs (error, plan ranking), MosaicML's MPT FSDP runs "
-      "(error, memory verdict) and published MoE throughputs (error, never fitted)");
+  CLI::App* cmd =
+      app.add_subcommand("validate",
+                         "Compare the analytic cost model with measured iteration times: vTrain's "
+                         "Megatron-DeepSpeed runs (error, plan ranking), MosaicML's MPT FSDP runs "
+                         "(error, memory verdict), NVIDIA's NeMo runs on H100 (error, memory "
+                         "verdict) and published MoE "
+                         "throughputs (error, never fitted)");
   cmd->add_option("--data", args->data,
                   "Folder with ground_truth_multi.csv and ground_truth_single.csv");
   cmd->add_option(
@@ -179,6 +205,9 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--published", args->published,
                   "Published throughputs to compare with, never fitted (data/moe's JSON, "
                   "docs/formats.md \"Published runs\"; \"\" to skip)");
+  cmd->add_option("--nemo", args->nemo,
+                  "NeMo / Megatron-Core H100 step times (data/nemo-h100's TSV, its SOURCE.md "
+                  "gives the columns; \"\" to skip)");
   cmd->add_flag("--summary", args->quiet, "Print only the summary lines");
   cmd->add_option("--worst", args->worst, "MPT rows with the largest errors to list (default 5)")
       ->check(CLI::Range(0, 1000000));

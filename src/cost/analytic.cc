@@ -21,6 +21,12 @@ namespace {
 
 int stage_sends(const TrainingConfig& t) { return t.pp < 2 ? 0 : 2 * t.vpp; }
 
+double exposed_after_chunks(double comm_s, int chunks, double gap_s, double own_s) {
+  double finish = 0;
+  for (int i = 0; i < chunks; ++i) finish = std::max(finish, i * gap_s) + comm_s / chunks;
+  return std::max(0.0, finish - ((chunks - 1) * gap_s + own_s));
+}
+
 Calibration default_calibration(const std::string& device) {
   const Calibration a100;
   if (device == "A100") return a100;
@@ -35,14 +41,21 @@ Calibration default_calibration(const std::string& device) {
   // - bytes moved per element, framework overheads, collective efficiencies, latencies and the
   //   memory terms are the software's and the links' (the links' rates are the cluster's) and
   //   carry over unchanged.
+  // - attention kernels by what their authors publish: FlashAttention-2 reaches up to 73 % of
+  //   A100's peak and 35 % of H100's (it uses none of Hopper's asynchronous tensor-core
+  //   instructions); the FlashAttention-3-class kernels (cuDNN's fused attention, which
+  //   Megatron-Core calls through Transformer Engine) up to 75 % of H100's;
   auto hopper = [&](const std::string& name, double hbm_bytes_per_s) {
     Calibration c = a100;
     c.device = name;
     const double matmul = 0.801 / 0.869;
     c.gemm_efficiency *= matmul;
     c.attention_efficiency *= matmul;
-    c.flash_attention_efficiency *= matmul;
-    c.flash_backward_efficiency *= matmul;
+    const double fa2 = 0.35 / 0.73, fa3 = 0.75 / 0.73;
+    c.fused_attention_efficiency = a100.flash_attention_efficiency * fa3;
+    c.fused_attention_backward_efficiency = a100.flash_backward_efficiency * fa3;
+    c.flash_attention_efficiency *= fa2;
+    c.flash_backward_efficiency *= fa2;
     c.gemm_half_efficiency_flops *= 989e12 / 312e12;
     c.memory_bandwidth_bytes_per_s =
         hbm_bytes_per_s * (a100.memory_bandwidth_bytes_per_s / 2.039e12);
@@ -80,6 +93,13 @@ struct AnalyticCostModel::BlockShape {
   double b = 0, s = 0, h = 0, tp = 1, cp = 1;
   double s_local = 0, tokens = 0;  ///< sequence per device (s / cp), tokens per micro-batch
   double q_dim = 0, kv_dim = 0, heads_per_device = 0;
+  /// The width the two s × s products run over, per token: (score width + value width) / 2
+  /// summed over heads (q_dim for standard attention; MLA scores over qk_nope + qk_rope and
+  /// weighs v_head_dim).
+  double product_dim = 0;
+  /// Scored (query, key) pairs over those of full causal attention, averaged over the layers
+  /// (sliding windows); FlashAttention skips the blocks outside the window.
+  double window_share = 1;
   double vocab = 0;         ///< padded by Megatron to a multiple of 128 × tp
   double moe_fraction = 0;  ///< MoE layers / layers
   double experts = 0, top_k = 0;
@@ -93,6 +113,7 @@ struct AnalyticCostModel::LayerForward {
   double forward_s = 0;
   double attn_s = 0, attn_backward_s = 0;  ///< the two s × s products, forward and backward
   double mem_s = 0;                        ///< memory-bound element-wise and score traffic
+  double tp_gemm_s = 0;  ///< the projections' and MLP's GEMMs (what tensor-parallel comm feeds)
 };
 
 // A layer's passes: compute incl. framework overhead, and the blocking collectives of each.
@@ -117,6 +138,19 @@ AnalyticCostModel::BlockShape AnalyticCostModel::block_shape(const TrainingConfi
   x.q_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
   x.kv_dim = static_cast<double>(m.num_kv_heads * m.head_dim);
   x.heads_per_device = static_cast<double>(m.num_attention_heads) / x.tp;
+  x.product_dim =
+      m.mla() ? static_cast<double>(m.num_attention_heads) *
+                    static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim) / 2
+              : x.q_dim;
+  if (m.mla()) x.kv_dim = x.product_dim;  // every head's key and value, from the latent
+  if (m.windowed_layers() > 0 && static_cast<double>(m.sliding_window) < x.s) {
+    const double w = static_cast<double>(m.sliding_window),
+                 share_of_layers =
+                     static_cast<double>(m.windowed_layers()) / static_cast<double>(m.num_layers);
+    // Causal pairs: s²/2; within a window of w keys: s·w − w²/2.
+    const double windowed = (x.s * w - w * w / 2) / (x.s * x.s / 2);
+    x.window_share = 1 - share_of_layers * (1 - windowed);
+  }
   x.vocab = std::ceil(static_cast<double>(m.vocab_size) / (128.0 * x.tp)) * 128.0 * x.tp;
   x.moe_fraction =
       m.moe() ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.num_layers) : 0.0;
@@ -178,16 +212,37 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
     moe_mem_s = (12 * tokens * x.experts + 2 * 2 * tokens * h * (1 + x.top_k * x.load)) / x.hbm;
     mlp += x.moe_fraction * moe;
   }
-  const double proj =
-      gemm_s(x, tokens, (x.q_dim + 2 * x.kv_dim) / tp, h) + gemm_s(x, tokens, h, x.q_dim / tp);
+  double proj = 0;
+  if (m.mla()) {  // latent projections are replicated over tp; the per-head ones are split
+    const double a = static_cast<double>(m.num_attention_heads);
+    const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
+    const double v = static_cast<double>(m.v_head_dim), r = static_cast<double>(m.kv_lora_rank);
+    const double rq = static_cast<double>(m.q_lora_rank);
+    proj = (m.q_lora_rank > 0 ? gemm_s(x, tokens, rq, h) + gemm_s(x, tokens, a * qk / tp, rq)
+                              : gemm_s(x, tokens, a * qk / tp, h)) +
+           gemm_s(x, tokens, r + static_cast<double>(m.qk_rope_head_dim), h) +
+           gemm_s(x, tokens, a * (static_cast<double>(m.qk_nope_head_dim) + v) / tp, r) +
+           gemm_s(x, tokens, h, a * v / tp);
+  } else {
+    proj = gemm_s(x, tokens, (x.q_dim + 2 * x.kv_dim) / tp, h) + gemm_s(x, tokens, h, x.q_dim / tp);
+  }
   // The two s × s products (QKᵀ and the weighted sum of V). FlashAttention skips the masked half
   // of a causal attention and keeps the scores on chip, so it has no score traffic.
   LayerForward f;
-  f.attn_s = (x.flash ? 0.5 : 1.0) * 4 * x.b * x.s_local * x.s * x.q_dim / tp /
-             (x.peak * (x.flash ? cal_.flash_attention_efficiency : cal_.attention_efficiency));
-  f.attn_backward_s =
-      x.flash ? f.attn_s * cal_.flash_attention_efficiency / cal_.flash_backward_efficiency
-              : f.attn_s;
+  f.tp_gemm_s = proj + mlp;
+  // Megatron-Core calls Transformer Engine's fused (cuDNN) attention; the other stacks
+  // FlashAttention-2.
+  const bool fused = t.stack == Stack::kMegatron;
+  const double flash_forward =
+      fused ? cal_.fused_attention_efficiency : cal_.flash_attention_efficiency;
+  const double flash_backward =
+      fused ? cal_.fused_attention_backward_efficiency : cal_.flash_backward_efficiency;
+  f.attn_s = (x.flash ? 0.5 * x.window_share : 1.0) * 4 * x.b * x.s_local * x.s * x.product_dim /
+             tp / (x.peak * (x.flash ? flash_forward : cal_.attention_efficiency));
+  // Soft-capping: a tanh per score on the special-function units, about 1/64 of a tensor-core
+  // FLOP's rate: 16/head_dim of the products' time.
+  if (m.attention_softcap > 0) f.attn_s *= 1 + 16.0 / static_cast<double>(m.head_dim);
+  f.attn_backward_s = x.flash ? f.attn_s * flash_forward / flash_backward : f.attn_s;
   const double hidden_bytes =
       t.fused_elementwise ? cal_.hidden_bytes_per_element : cal_.eager_hidden_bytes_per_element;
   f.mem_s =
@@ -213,9 +268,17 @@ AnalyticCostModel::LayerPasses AnalyticCostModel::layer_passes(const TrainingCon
   if (x.flash) compute += 2.5 * f.attn_backward_s - 2 * f.attn_s;
   if (rc == Recompute::kSelective) compute += f.attn_s + f.mem_s;
   const CollectiveGroup tp_group = collective_group(t.tp, 1);
-  const double tp_comm =
+  double tp_comm =
       (2 * forwards + 2) * ring_allreduce_s(x.act_bytes, t.tp, tp_group.bandwidth,
                                             ring_latency_s(t.tp, tp_group.nodes, cal_));
+  if (t.tp_comm_overlap && t.tp > 1) {
+    // Userbuffers split each all-gather and reduce-scatter into tp chunks pipelined with the
+    // GEMM chunks they feed or drain: one chunk stays exposed, or what the GEMMs cannot cover;
+    // the hidden rest slows the GEMMs (the SMs and HBM bandwidth the transfers take).
+    const double gemm = (forwards + 2) * f.tp_gemm_s;
+    const double exposed = std::max(tp_comm / t.tp, tp_comm - gemm);
+    tp_comm = exposed + cal_.comm_overlap_slowdown * (tp_comm - exposed);
+  }
   double cp_comm = 0;
   if (t.cp > 1) {  // ring attention: K and V chunks go round, overlapped with the attention
     const double kv_bytes =
@@ -295,13 +358,14 @@ void AnalyticCostModel::add_activations(const TrainingConfig& t, const BlockShap
   // Standard attention keeps the softmax output, its dropout mask and the dropped-out scores
   // (5 bytes per score); FlashAttention only its fp32 log-sum-exp per row.
   // (2 bytes without dropout: the softmax output alone).
+  const bool dropout = t.dropout && m.dropout;
   const double scores = x.flash
                             ? 4.0 * static_cast<double>(m.num_attention_heads) * b * s_local / tp
-                            : (t.dropout ? 5.0 : 2.0) * static_cast<double>(m.num_attention_heads) *
+                            : (dropout ? 5.0 : 2.0) * static_cast<double>(m.num_attention_heads) *
                                   b * s_local * x.s / tp;
   // Korthikanti's 34·sbh counts the two residual dropout masks (sbh bytes each); without dropout
   // they are not kept: 32·sbh.
-  const double replicated = t.dropout ? 10 : 8;  // the part tensor parallelism does not split
+  const double replicated = dropout ? 10 : 8;  // the part tensor parallelism does not split
   // An MoE layer keeps, instead of the dense MLP's 16·sbh (two 4h-wide bf16 tensors), the
   // permuted expert inputs and, per routed copy, the expert MLP's intermediate tensors (gated:
   // gate, up and their product; else the input and output of the activation), on the busiest
@@ -356,17 +420,30 @@ BlockCosts AnalyticCostModel::block_costs(const TrainingConfig& t) const {
   c.layer_plain_backward_s = plain.backward;
   c.layer_plain_backward_comm_s = plain.backward_comm;
   c.embedding_s = 3 * x.tokens * x.h * 2 / x.hbm;
+  // Soft-capped logits: read and written once more forward and backward (bf16).
+  const double logit_bytes = cal_.logit_bytes_per_element + (model_.logit_softcap > 0 ? 8.0 : 0.0);
   c.head_s = 3 * gemm_s(x, x.tokens, x.vocab / x.tp, x.h) +
-             cal_.logit_bytes_per_element * x.tokens * x.vocab / x.tp / x.hbm;
+             logit_bytes * x.tokens * x.vocab / x.tp / x.hbm;
   if (t.pp > 1) {  // pipeline neighbours sit tp × cp apart
     const bool crosses = t.tp * t.cp * t.pp > x.node && cluster_.tiers.size() > 1;
-    c.p2p_bytes = x.act_bytes;
+    // With sequence parallelism the hidden states between stages are split over the
+    // tensor-parallel ranks, each sending its part (Megatron-Core's pipeline tensor shape).
+    c.p2p_bytes = t.sequence_parallel ? x.act_bytes / x.tp : x.act_bytes;
     c.p2p_bandwidth_bytes_per_s = tier_bandwidth(crosses ? 1 : 0, cal_.p2p_efficiency);
-    c.p2p_send_s = x.act_bytes / c.p2p_bandwidth_bytes_per_s + cal_.p2p_overhead_s;
+    c.p2p_send_s = c.p2p_bytes / c.p2p_bandwidth_bytes_per_s + cal_.p2p_overhead_s;
     c.p2p_s = 2 * c.p2p_send_s;
   }
   add_parameters(t, x, c);
   add_activations(t, x, c);
+  if (model_.mtp_layers > 0) {
+    // Multi-token prediction (DeepSeek-V3): after the last layer, each module runs one more
+    // layer (on the hidden state and the next token's embedding, joined by a 2h × h projection)
+    // and the LM head again, forward and backward; the last stage holds it.
+    const double mtp = static_cast<double>(model_.mtp_layers);
+    c.head_s += mtp * (c.layer_plain_s + c.head_s + 3 * gemm_s(x, x.tokens, x.h, 2 * x.h));
+    c.head_params += mtp * (c.layer_dense_params + c.layer_expert_params + 2 * x.h * x.h / x.tp);
+    c.logits_bytes *= 1 + mtp;
+  }
   return c;
 }
 
@@ -407,21 +484,54 @@ double AnalyticCostModel::gradient_sync_s(const TrainingConfig& t, double dense_
                                           double expert_params, double backward_window_s) const {
   const SyncParts p = sync_parts(t, dense_params, expert_params);
   const double m = static_cast<double>(t.microbatches());
-  // A gradient reduction hides behind a backward pass when overlapped (compute slowed a little).
-  auto reduce = [&](double seconds) {
-    if (!t.overlap_grad_reduce) return seconds;
-    const double hidden = std::min(seconds, backward_window_s);
-    return seconds - hidden + cal_.overlap_slowdown * hidden;
+  const double slowdown =
+      t.stack == Stack::kMegatron ? cal_.comm_overlap_slowdown : cal_.overlap_slowdown;
+  // Interleaved: each of the vpp model chunks reduces its gradients once its last backward is
+  // done, the chunks' last backwards min(m, pp) chunk passes apart; the forward's parameter
+  // gathers mirror it. One chunk: the last micro-batch's backward (or first forward) alone.
+  const int chunks = t.pp > 1 && t.vpp > 1 ? t.vpp : 1;
+  const double own_backward = backward_window_s / chunks;
+  const double gap = std::min<double>(m, t.pp);
+  // Overlapped communication: exposed beyond the compute, the hidden part slowing the compute.
+  auto overlapped = [&](double seconds, double own) {
+    if (!std::isfinite(own)) return slowdown * seconds;
+    const double exposed = exposed_after_chunks(seconds, chunks, gap * own, own);
+    return exposed + slowdown * (seconds - exposed);
   };
   switch (t.zero_stage) {
-    case 0:
-    case 1:  // all-reduce (ZeRO-1: reduce-scatter, then all-gather of the updated weights)
-      return reduce(p.allreduce_s);
-    case 2:  // reduce-scatter after every micro-batch's backward, one all-gather of weights
+    case 0:  // one all-reduce
+      return t.overlap_grad_reduce ? overlapped(p.allreduce_s, own_backward) : p.allreduce_s;
+    case 1: {  // reduce-scatter of the gradients, all-gather of the updated 16-bit weights
+      const double reduce =
+          t.overlap_grad_reduce ? overlapped(p.reduce_scatter_s, own_backward) : p.reduce_scatter_s;
+      const double gather = t.overlap_param_gather ? overlapped(p.weight_gather_s, own_backward / 2)
+                                                   : p.weight_gather_s;
+      return reduce + gather;
+    }
+    case 2: {  // reduce-scatter after every micro-batch's backward, one all-gather of weights
+      auto reduce = [&](double seconds) {
+        if (!t.overlap_grad_reduce) return seconds;
+        const double hidden = std::min(seconds, backward_window_s);
+        return seconds - hidden + slowdown * hidden;
+      };
       return m * reduce(p.reduce_scatter_s) + p.weight_gather_s;
+    }
     default:  // ZeRO-3: nothing after the passes; its per-layer collectives are zero3_microbatch_s
       return 0;
   }
+}
+
+double AnalyticCostModel::stage_sends_s(const TrainingConfig& t, const BlockCosts& c,
+                                        double compute_s) const {
+  const double blocking = stage_sends(t) * c.p2p_send_s;
+  if (!t.overlap_p2p_comm || t.vpp < 2 || blocking <= 0) return blocking;
+  // Posted ahead and waited on just before use: each send hides behind the compute of one
+  // chunk's pass (a forward or a backward of one micro-batch); the wire time it hides slows
+  // that compute a little.
+  const double window = compute_s / stage_sends(t);
+  const double wire = c.p2p_bytes / c.p2p_bandwidth_bytes_per_s;
+  return stage_sends(t) * (std::max(0.0, c.p2p_send_s - window) +
+                           cal_.comm_overlap_slowdown * std::min(wire, window));
 }
 
 double AnalyticCostModel::stage_work_s(const TrainingConfig& t, const BlockCosts& c, bool first,
@@ -431,8 +541,9 @@ double AnalyticCostModel::stage_work_s(const TrainingConfig& t, const BlockCosts
       t.recompute == Recompute::kFull && t.recompute_layers > 0
           ? std::min<double>(n, static_cast<double>(t.recompute_layers) * t.vpp)
           : (t.recompute == Recompute::kFull ? n : 0.0);
-  return recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s +
-         (first ? c.embedding_s : 0.0) + (last ? c.head_s : 0.0) + stage_sends(t) * c.p2p_send_s;
+  const double compute = recomputed * c.layer_s + (n - recomputed) * c.layer_plain_s +
+                         (first ? c.embedding_s : 0.0) + (last ? c.head_s : 0.0);
+  return compute + stage_sends_s(t, c, compute);
 }
 
 double AnalyticCostModel::zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& c,
@@ -532,8 +643,10 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
   if (layers > 0) mem.buffers_bytes += zero3_gathered_bytes(t, c, first, last);
   mem.fragmentation_bytes =
       cal_.allocator_fragmentation * (mem.activations_bytes + mem.buffers_bytes);
-  const int communicators =
-      (t.tp > 1) + (t.cp > 1) + (t.pp > 1 ? 2 : 0) + (t.dp * t.cp > 1) + (t.ep > 1);
+  // Communicators are created on first use: Megatron's embedding group (the tied embedding's
+  // gradient all-reduce between the first and last stage) only with tied embeddings.
+  const int communicators = (t.tp > 1) + (t.cp > 1) + (t.pp > 1) +
+                            (t.pp > 1 && model_.tied_embeddings) + (t.dp * t.cp > 1) + (t.ep > 1);
   mem.reserved_bytes = cal_.runtime_reserved_bytes + communicators * cal_.nccl_communicator_bytes;
   mem.peak_bytes = mem.weights_bytes + mem.gradients_bytes + mem.optimizer_bytes +
                    mem.activations_bytes + mem.buffers_bytes + mem.fragmentation_bytes +
@@ -582,7 +695,7 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
   r.pipeline_s = microbatches * work_max + (work_sum - work_max) / t.vpp;
   r.bubble_s = r.pipeline_s - microbatches * work_max;
   const int nb = r.stage_layers[static_cast<std::size_t>(bottleneck)];
-  const double sends = stage_sends(t) * c.p2p_send_s;
+  const double sends = stage_sends_s(t, c, work_max - stage_sends(t) * c.p2p_send_s);
   r.compute_per_microbatch_s = work_max - sends - nb * (c.tp_comm_s + c.cp_comm_s + c.ep_comm_s);
   r.tp_comm_per_microbatch_s = nb * c.tp_comm_s;
   r.pp_comm_per_microbatch_s = sends;
@@ -591,7 +704,7 @@ AnalyticResult AnalyticCostModel::evaluate(const TrainingConfig& t) const {
   r.iteration_time_s = r.pipeline_s + r.dp_allreduce_s + r.optimizer_s + cal_.iteration_overhead_s;
 
   const double s = static_cast<double>(t.seq_len), h = static_cast<double>(m.hidden_size);
-  const double q_dim = static_cast<double>(m.num_attention_heads * m.head_dim);
+  const double q_dim = block_shape(t).product_dim;
   const double vocab = std::ceil(static_cast<double>(m.vocab_size) / (128.0 * t.tp)) * 128.0 * t.tp;
   const double total_tokens = static_cast<double>(t.global_batch) * s;
   r.tokens_per_s = total_tokens / r.iteration_time_s;
@@ -613,7 +726,8 @@ double AnalyticCostModel::time_lower_bound(const TrainingConfig& t) const {
                            ? c.layer_s
                            : std::min(c.layer_s, c.layer_plain_s);
   const double p = t.pp;
-  const double sends = stage_sends(t) * c.p2p_send_s;
+  // Overlapped sends may cost nothing: the bound counts none.
+  const double sends = t.overlap_p2p_comm && t.vpp > 1 ? 0.0 : stage_sends(t) * c.p2p_send_s;
   const double work_sum = L * layer + c.embedding_s + c.head_s + p * sends;
   const double work_max = std::max(work_sum / p, layer + sends);
   const double pipeline =

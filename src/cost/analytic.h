@@ -123,6 +123,9 @@ class AnalyticCostModel {
   /// `first`, the LM head when `last`) including its blocking pipeline sends.
   double stage_work_s(const TrainingConfig& t, const BlockCosts& costs, bool first, bool last,
                       int layers) const;
+  /// The pipeline sends a stage pays per micro-batch beside `compute_s` of its own work:
+  /// blocking, or with overlap_p2p_comm only what its chunks' compute cannot hide.
+  double stage_sends_s(const TrainingConfig& t, const BlockCosts& costs, double compute_s) const;
   /// ZeRO 3: the weights and gradients a device holds unsharded during a pass (part of a
   /// stage's buffers); 0 for other stages.
   double zero3_gathered_bytes(const TrainingConfig& t, const BlockCosts& costs, bool first,
@@ -166,5 +169,11 @@ class AnalyticCostModel {
 /// activation forward, a gradient backward; at the ends of the pipeline the receive that waits
 /// on the critical path is charged like a send: the form the calibration was fitted with).
 int stage_sends(const TrainingConfig& config);
+
+/// Communication of `chunks` equal parts on one stream, part i released `i · gap_s` after the
+/// first, each able to start as its chunk's compute (`own_s`) begins: the time it runs past the
+/// end of the last chunk's compute ((chunks − 1) · gap_s + own_s). Read backwards in time, the
+/// same for gathers each needed before its chunk's compute.
+double exposed_after_chunks(double comm_s, int chunks, double gap_s, double own_s);
 
 }  // namespace paraplan

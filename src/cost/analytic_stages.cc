@@ -21,8 +21,9 @@ double AnalyticStagePricer::stage_time(int first, int last, int stages_from_here
   const double y = std::min<double>(stages_from_here, static_cast<double>(config_.microbatches()));
   const MemoryBreakdown mem = cost_.stage_memory(config_, blocks_, n, has_embedding, has_head, y);
   if (!(mem.peak_bytes <= memory_limit_)) return std::numeric_limits<double>::infinity();
-  return n * blocks_.layer_s + (has_embedding ? blocks_.embedding_s : 0.0) +
-         (has_head ? blocks_.head_s : 0.0) + stage_sends(config_) * blocks_.p2p_send_s;
+  const double compute = n * blocks_.layer_s + (has_embedding ? blocks_.embedding_s : 0.0) +
+                         (has_head ? blocks_.head_s : 0.0);
+  return compute + cost_.stage_sends_s(config_, blocks_, compute);
 }
 
 }  // namespace paraplan

@@ -37,6 +37,8 @@ Json calibration_to_json(const Calibration& c) {
               {"attention_efficiency", c.attention_efficiency},
               {"flash_attention_efficiency", c.flash_attention_efficiency},
               {"flash_backward_efficiency", c.flash_backward_efficiency},
+              {"fused_attention_efficiency", c.fused_attention_efficiency},
+              {"fused_attention_backward_efficiency", c.fused_attention_backward_efficiency},
               {"memory_bandwidth_bytes_per_s", c.memory_bandwidth_bytes_per_s},
               {"score_bytes_per_element", c.score_bytes_per_element},
               {"hidden_bytes_per_element", c.hidden_bytes_per_element},
@@ -52,6 +54,7 @@ Json calibration_to_json(const Calibration& c) {
               {"optimizer_bytes_per_parameter", c.optimizer_bytes_per_parameter},
               {"iteration_overhead_s", c.iteration_overhead_s},
               {"overlap_slowdown", c.overlap_slowdown},
+              {"comm_overlap_slowdown", c.comm_overlap_slowdown},
               {"runtime_reserved_bytes", c.runtime_reserved_bytes},
               {"nccl_communicator_bytes", c.nccl_communicator_bytes},
               {"allocator_fragmentation", c.allocator_fragmentation},
@@ -68,6 +71,8 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
           "attention_efficiency",
           "flash_attention_efficiency",
           "flash_backward_efficiency",
+          "fused_attention_efficiency",
+          "fused_attention_backward_efficiency",
           "memory_bandwidth_bytes_per_s",
           "score_bytes_per_element",
           "hidden_bytes_per_element",
@@ -83,6 +88,7 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
           "optimizer_bytes_per_parameter",
           "iteration_overhead_s",
           "overlap_slowdown",
+          "comm_overlap_slowdown",
           "runtime_reserved_bytes",
           "nccl_communicator_bytes",
           "allocator_fragmentation",
@@ -135,7 +141,19 @@ Calibration calibration_from_json(const Json& doc, const std::string& source) {
   c.allocator_fragmentation = o.number("allocator_fragmentation");
   if (c.allocator_fragmentation > 1)
     o.fail("allocator_fragmentation", "a fraction of the iteration's transient memory, in [0, 1]");
-  // Optional (added within version 3): files without it keep the default.
+  // Optional (added within version 3): files without them keep the flash kernel's figures for
+  // the fused one, and the default Megatron-Core overlap slowdown.
+  c.fused_attention_efficiency = o.has("fused_attention_efficiency")
+                                     ? fraction(o, "fused_attention_efficiency")
+                                     : c.flash_attention_efficiency;
+  c.fused_attention_backward_efficiency = o.has("fused_attention_backward_efficiency")
+                                              ? fraction(o, "fused_attention_backward_efficiency")
+                                              : c.flash_backward_efficiency;
+  if (o.has("comm_overlap_slowdown")) {
+    c.comm_overlap_slowdown = o.number("comm_overlap_slowdown");
+    if (c.comm_overlap_slowdown > 1)
+      o.fail("comm_overlap_slowdown", "a fraction of the overlapped time, in [0, 1]");
+  }
   if (o.has("moe_load_imbalance")) {
     c.moe_load_imbalance = o.number("moe_load_imbalance");
     if (c.moe_load_imbalance < 1)

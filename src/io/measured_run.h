@@ -29,8 +29,10 @@ struct MeasuredRun {
   bool bf16_gradient_reduction = false;  ///< gradients reduced in bf16 (else fp32)
   bool fused_elementwise = true;         ///< Megatron's fused kernels (else eager PyTorch)
   bool fp32_loss = true;                 ///< loss on fp32 logits (else pure bf16)
-  std::string device = "A100";           ///< device type (its calibration)
-  std::string cluster = "vtrain-a100";   ///< cluster preset (zoo/cluster_presets)
+  /// The engine: vTrain's Megatron-DeepSpeed (Megatron's fused kernels, nothing overlapped).
+  Stack stack = Stack::kDeepSpeed;
+  std::string device = "A100";          ///< device type (its calibration)
+  std::string cluster = "vtrain-a100";  ///< cluster preset (zoo/cluster_presets)
   double device_memory_bytes = 40.0 * (1ull << 30);
   double iteration_time_s = 0;
 };

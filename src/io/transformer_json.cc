@@ -2,6 +2,7 @@
 
 #include "io/calibration_file.h"
 #include "io/native_json.h"
+#include "ir/training_rules.h"
 
 namespace paraplan::io {
 
@@ -106,13 +107,40 @@ Json training_to_json(const TrainingConfig& t) {
   if (t.moe_capacity_factor > 0)
     j["moe_capacity_factor"] = t.moe_capacity_factor;  // dropless: absent
   if (!t.fp32_loss) j["fp32_loss"] = false;  // the default (fp32 logits for the loss): absent
+  j["stack"] = std::string(stack_text(t.stack));
+  j["tp_comm_overlap"] = t.tp_comm_overlap;
+  j["overlap_p2p_comm"] = t.overlap_p2p_comm;
+  j["overlap_param_gather"] = t.overlap_param_gather;
+  j["grad_reduce_dtype"] = t.bf16_gradient_reduction ? "bf16" : "fp32";
+  j["fused_elementwise"] = t.fused_elementwise;
   return j;
 }
 
 TrainingConfig training_from_json(const JsonObject& o) {
-  o.only({"devices", "global_batch", "micro_batch", "seq_len", "tp", "cp", "pp", "dp", "ep", "vpp",
-          "recompute", "sequence_parallel", "zero", "overlap_grad_reduce", "attention",
-          "stage_layers", "moe_capacity_factor", "fp32_loss"});
+  o.only({"devices",
+          "global_batch",
+          "micro_batch",
+          "seq_len",
+          "tp",
+          "cp",
+          "pp",
+          "dp",
+          "ep",
+          "vpp",
+          "recompute",
+          "sequence_parallel",
+          "zero",
+          "overlap_grad_reduce",
+          "attention",
+          "stage_layers",
+          "moe_capacity_factor",
+          "fp32_loss",
+          "stack",
+          "tp_comm_overlap",
+          "overlap_p2p_comm",
+          "overlap_param_gather",
+          "grad_reduce_dtype",
+          "fused_elementwise"});
   auto flag = [&](std::string_view key) {
     const Json& v = o.field(key);
     if (!v.is_boolean()) o.fail(key, "must be true or false");
@@ -156,6 +184,22 @@ TrainingConfig training_from_json(const JsonObject& o) {
       o.fail("moe_capacity_factor", "must be at least 1 (or 0: dropless)");
   }
   if (o.has("fp32_loss")) t.fp32_loss = flag("fp32_loss");
+  // Plans written before the stack was a knob: Megatron with nothing overlapped but the
+  // gradient reduction.
+  if (o.has("stack")) {
+    const auto stack = stack_from_text(o.string("stack"));
+    if (!stack) o.fail("stack", "must be megatron, fsdp or deepspeed");
+    t.stack = *stack;
+  }
+  if (o.has("tp_comm_overlap")) t.tp_comm_overlap = flag("tp_comm_overlap");
+  if (o.has("overlap_p2p_comm")) t.overlap_p2p_comm = flag("overlap_p2p_comm");
+  if (o.has("overlap_param_gather")) t.overlap_param_gather = flag("overlap_param_gather");
+  if (o.has("fused_elementwise")) t.fused_elementwise = flag("fused_elementwise");
+  if (o.has("grad_reduce_dtype")) {
+    const std::string d = o.string("grad_reduce_dtype");
+    if (d != "bf16" && d != "fp32") o.fail("grad_reduce_dtype", "must be bf16 or fp32");
+    t.bf16_gradient_reduction = d == "bf16";
+  }
   const Json& split = o.array("stage_layers");
   for (std::size_t i = 0; i < split.size(); ++i) {
     if (!split[i].is_number_integer() || split[i].get<long long>() < 1 ||

@@ -21,6 +21,11 @@ struct Calibration {
   double flash_attention_efficiency = 0.4565;
   /// The same for its backward (2.5 times the forward's products, with more traffic per tile).
   double flash_backward_efficiency = 0.2732;
+  /// The same for the fused attention kernel Megatron-Core calls through Transformer Engine
+  /// (cuDNN's): FlashAttention-2-class on Ampere (so the A100 values are the flash ones),
+  /// FlashAttention-3-class on Hopper.
+  double fused_attention_efficiency = 0.4565;
+  double fused_attention_backward_efficiency = 0.2732;
   double memory_bandwidth_bytes_per_s = 1.656e12;  ///< achieved by memory-bound kernels
   double score_bytes_per_element = 11.49;  ///< softmax/mask/dropout traffic per score, forward
   double hidden_bytes_per_element = 0;     ///< element-wise traffic per hidden activation
@@ -45,6 +50,10 @@ struct Calibration {
   double iteration_overhead_s = 0;
   /// Compute slows by this fraction of the communication time it overlaps with.
   double overlap_slowdown = 0.6477;
+  /// The same for what Megatron-Core overlaps (tensor-parallel chunks through userbuffers,
+  /// pipeline sends, the distributed optimizer's gradient reduce-scatter and parameter
+  /// all-gather): the SMs and HBM bandwidth its communication kernels take from the GEMMs.
+  double comm_overlap_slowdown = 0.2;
   /// Device memory the runtime holds outside the framework's tensors, beside NCCL: the CUDA
   /// context with its loaded kernels and the cuBLAS workspaces (about 0.5-0.75 GiB on A100).
   double runtime_reserved_bytes = 0.75 * 1073741824.0;

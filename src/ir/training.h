@@ -17,6 +17,15 @@ enum class Recompute { kNone, kSelective, kFull };
 /// recomputed in the backward. kStandard materialises them (softmax, mask and dropout in memory).
 enum class Attention { kFlash, kStandard };
 
+/// The training engine that runs the model (docs/cost-models.md, "Training stacks"): what it
+/// fuses, which attention kernel it calls, which communications it can overlap and at what cost.
+/// kMegatron: Megatron-Core / NeMo (Transformer Engine's fused kernels and cuDNN fused
+/// attention; tensor-parallel, pipeline, parameter-gather and gradient-reduce overlaps).
+/// kFsdp: PyTorch FSDP (eager element-wise kernels, FlashAttention-2, prefetched gathers).
+/// kDeepSpeed: Megatron-DeepSpeed (Megatron's fused kernels under DeepSpeed's engine,
+/// FlashAttention-2, no Megatron-Core overlaps).
+enum class Stack { kMegatron, kFsdp, kDeepSpeed };
+
 struct TrainingConfig {
   std::int64_t seq_len = 2048;
   std::int64_t global_batch = 512;  ///< sequences per iteration
@@ -32,6 +41,17 @@ struct TrainingConfig {
   bool sequence_parallel = false;
   int zero_stage = 0;                ///< 0: none; 1: optimizer states; 2: + gradients; 3: + weights
   bool overlap_grad_reduce = false;  ///< data-parallel gradient reduction overlapped with backward
+  Stack stack = Stack::kMegatron;
+  /// Megatron-Core's overlaps (stack kMegatron only). Tensor-parallel all-gathers and
+  /// reduce-scatters split into chunks and pipelined with the GEMMs they feed (--tp-comm-overlap,
+  /// userbuffers; needs sequence parallelism).
+  bool tp_comm_overlap = false;
+  /// Pipeline sends and receives posted ahead and waited on just before they are needed, in the
+  /// interleaved schedule (--overlap-p2p-communication; vpp > 1).
+  bool overlap_p2p_comm = false;
+  /// The distributed optimizer's all-gather of the updated bf16 parameters overlapped with the
+  /// next iteration's forward (--overlap-param-gather; ZeRO 1).
+  bool overlap_param_gather = false;
   Attention attention = Attention::kFlash;
   /// Attention and residual dropout: their masks are kept for the backward (Korthikanti et al.
   /// count them; most LLM pretraining today, MPT and Llama among them, runs without).

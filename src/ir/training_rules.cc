@@ -22,6 +22,10 @@ constexpr std::pair<Knob, std::string_view> kFields[] = {
     {Knob::kZero, "zero"},
     {Knob::kStageLayers, "stage_layers"},
     {Knob::kMoeCapacityFactor, "moe_capacity_factor"},
+    {Knob::kStack, "stack"},
+    {Knob::kTpCommOverlap, "tp_comm_overlap"},
+    {Knob::kOverlapP2pComm, "overlap_p2p_comm"},
+    {Knob::kOverlapParamGather, "overlap_param_gather"},
 };
 
 template <typename T>
@@ -81,6 +85,37 @@ Error RuleViolation::in_file(const std::string& config_place) const {
   place += '/';
   place += knob_field(violation_.knob);
   return Error(ErrorKind::kInput, place, what());
+}
+
+void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed) {
+  const bool megatron = t.stack == Stack::kMegatron, fsdp = t.stack == Stack::kFsdp;
+  const bool replicas = t.dp * t.cp > 1;
+  t.fused_elementwise = !fsdp;
+  t.overlap_grad_reduce =
+      fixed.overlap_grad_reduce.value_or(replicas && !(t.stack == Stack::kDeepSpeed));
+  t.tp_comm_overlap = fixed.tp_comm_overlap.value_or(megatron && t.tp > 1 && t.sequence_parallel);
+  t.overlap_p2p_comm = fixed.overlap_p2p_comm.value_or(megatron && t.pp > 1 && t.vpp > 1);
+  t.overlap_param_gather = fixed.overlap_param_gather.value_or(megatron && t.zero_stage == 1 &&
+                                                               t.overlap_grad_reduce && replicas);
+  t.bf16_gradient_reduction = fixed.bf16_gradient_reduction.value_or(false);
+  t.fp32_loss = fixed.fp32_loss.value_or(!(fsdp && t.bf16_gradient_reduction));
+}
+
+std::string_view stack_text(Stack stack) {
+  switch (stack) {
+    case Stack::kFsdp:
+      return "fsdp";
+    case Stack::kDeepSpeed:
+      return "deepspeed";
+    default:
+      return "megatron";
+  }
+}
+
+std::optional<Stack> stack_from_text(std::string_view text) {
+  for (Stack s : {Stack::kMegatron, Stack::kFsdp, Stack::kDeepSpeed})
+    if (stack_text(s) == text) return s;
+  return std::nullopt;
 }
 
 namespace rules {
@@ -209,6 +244,43 @@ std::optional<Violation> interleaving(const TransformerConfig& m, const Training
   return std::nullopt;
 }
 
+std::optional<Violation> overlaps(const TrainingConfig& t) {
+  const bool megatron = t.stack == Stack::kMegatron;
+  if (t.tp_comm_overlap) {
+    if (!megatron)
+      return broken(Knob::kTpCommOverlap, "overlap_needs_megatron", "",
+                    "tensor-parallel communication overlap is Megatron-Core's (userbuffers); "
+                    "use {stack} megatron");
+    if (t.tp < 2 || !t.sequence_parallel)
+      return broken(Knob::kTpCommOverlap, "tp_overlap_needs_sp", "",
+                    "needs {tp} 2 or more and {sequence_parallel} (it overlaps the sequence-"
+                    "parallel all-gathers and reduce-scatters)",
+                    {{"tp", str(t.tp)}});
+  }
+  if (t.overlap_p2p_comm) {
+    if (!megatron)
+      return broken(Knob::kOverlapP2pComm, "overlap_needs_megatron", "",
+                    "pipeline send overlap is Megatron-Core's; use {stack} megatron");
+    if (t.vpp < 2)
+      return broken(Knob::kOverlapP2pComm, "p2p_overlap_needs_interleaving", "",
+                    "Megatron-Core overlaps pipeline sends in the interleaved schedule only "
+                    "({vpp} 2 or more)",
+                    {{"vpp", str(t.vpp)}});
+  }
+  if (t.overlap_param_gather) {
+    if (!megatron)
+      return broken(Knob::kOverlapParamGather, "overlap_needs_megatron", "",
+                    "parameter-gather overlap is Megatron-Core's distributed optimizer's; use "
+                    "{stack} megatron");
+    if (t.zero_stage != 1 || !t.overlap_grad_reduce)
+      return broken(Knob::kOverlapParamGather, "param_gather_needs_distributed_optimizer", "",
+                    "needs the distributed optimizer ({zero} 1) with the gradient reduction "
+                    "overlapped",
+                    {{"zero", str(t.zero_stage)}});
+  }
+  return std::nullopt;
+}
+
 std::optional<Violation> recomputation(const TransformerConfig& m, const TrainingConfig& t) {
   if (t.recompute_layers < 0)
     return broken(Knob::kRecompute, "recompute_layers", str(t.recompute_layers),
@@ -273,6 +345,7 @@ std::optional<Violation> check_training(const TransformerConfig& m, const Traini
   if (auto v = rules::zero(t.zero_stage, t.pp)) return v;
   if (auto v = rules::interleaving(m, t)) return v;
   if (auto v = rules::recomputation(m, t)) return v;
+  if (auto v = rules::overlaps(t)) return v;
   return std::nullopt;
 }
 

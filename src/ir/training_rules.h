@@ -33,7 +33,11 @@ enum class Knob {
   kSequenceParallel,
   kZero,
   kStageLayers,
-  kMoeCapacityFactor
+  kMoeCapacityFactor,
+  kStack,
+  kTpCommOverlap,
+  kOverlapP2pComm,
+  kOverlapParamGather
 };
 
 /// paraplan's own name of a knob: the field of `config` in plan files ("tp", "global_batch").
@@ -66,6 +70,25 @@ class RuleViolation : public Error {
   Violation violation_;
 };
 
+/// The stack's own choices, each fixed when set (a front end's flags), else the stack's default.
+struct StackChoices {
+  std::optional<bool> overlap_grad_reduce, tp_comm_overlap, overlap_p2p_comm, overlap_param_gather,
+      bf16_gradient_reduction, fp32_loss;
+};
+
+/// Sets what `t.stack` decides for a configuration of t's shape (docs/cost-models.md, "Training
+/// stacks"): fused element-wise kernels, and each overlap and precision not fixed in `fixed` —
+/// megatron: the Megatron-Core/NeMo recipes' defaults (gradient reduce and parameter gather
+/// overlapped with the distributed optimizer, tensor-parallel overlap with sequence
+/// parallelism, pipeline sends overlapped when interleaved, gradients reduced in fp32); fsdp:
+/// eager element-wise kernels, prefetched collectives, the loss in the reduce precision (fp32
+/// with autocast, bf16 in pure bf16); deepspeed: Megatron's fused kernels, nothing overlapped.
+void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed);
+
+/// "megatron", "fsdp", "deepspeed".
+std::string_view stack_text(Stack stack);
+std::optional<Stack> stack_from_text(std::string_view text);
+
 namespace rules {
 // One function per rule family, on just what it needs; each returns the first rule broken.
 std::optional<Violation> positive(const TrainingConfig& t);
@@ -78,6 +101,8 @@ std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int
                                  double capacity_factor);
 std::optional<Violation> zero(int zero_stage, int pp);
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t);
+/// The stack's overlaps: Megatron-Core's only on the megatron stack, each where it applies.
+std::optional<Violation> overlaps(const TrainingConfig& t);
 std::optional<Violation> recomputation(const TransformerConfig& m, const TrainingConfig& t);
 std::optional<Violation> devices(const TrainingConfig& t, int cluster_devices);
 }  // namespace rules

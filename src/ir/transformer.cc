@@ -5,10 +5,24 @@ namespace paraplan {
 
 double TransformerConfig::attention_parameters() const {
   const double h = static_cast<double>(hidden_size);
-  const double q = static_cast<double>(num_attention_heads * head_dim);
-  const double kv = static_cast<double>(num_kv_heads * head_dim);
-  double p = h * q + 2 * h * kv + q * h;  // Q, K, V, output
-  if (biases) p += q + 2 * kv + h;
+  const double a = static_cast<double>(num_attention_heads);
+  double p = 0;
+  if (mla()) {
+    const double qk = static_cast<double>(qk_nope_head_dim + qk_rope_head_dim);
+    const double v = static_cast<double>(v_head_dim), r = static_cast<double>(kv_lora_rank);
+    const double rq = static_cast<double>(q_lora_rank);
+    p += q_lora_rank > 0 ? h * rq + rq + rq * a * qk : h * a * qk;  // queries (with their norm)
+    p += h * (r + static_cast<double>(qk_rope_head_dim)) + r;       // compressed keys/values, norm
+    p += r * a * (static_cast<double>(qk_nope_head_dim) + v);       // their up-projection
+    p += a * v * h;                                                 // output
+  } else {
+    const double q = static_cast<double>(num_attention_heads * head_dim);
+    const double kv = static_cast<double>(num_kv_heads * head_dim);
+    p += h * q + 2 * h * kv + q * h;  // Q, K, V, output
+    if (biases || attention_bias) p += q + 2 * kv + (biases ? h : 0.0);
+    if (qk_norm) p += 2 * static_cast<double>(head_dim);
+  }
+  if (attention_sinks) p += a;
   p += biases ? 2 * h : h;  // the norm before attention (scale, and shift with biases)
   return p;
 }
@@ -35,6 +49,10 @@ double moe_mlp(const TransformerConfig& c, std::int64_t routed) {
                                                     ? c.shared_expert_ffn_hidden_size
                                                     : c.expert_ffn_hidden_size * c.shared_experts);
   double p = static_cast<double>(routed) * c.mlp_parameters(c.expert_ffn_hidden_size);
+  if (c.expert_biases)  // each expert's input (gated: two) and output biases, and the router's
+    p += static_cast<double>(routed) *
+             static_cast<double>((c.gated_mlp ? 2 : 1) * c.expert_ffn_hidden_size + c.hidden_size) +
+         static_cast<double>(c.num_experts);
   if (c.shared_experts > 0) p += c.mlp_parameters(static_cast<std::int64_t>(shared_ffn));
   p += static_cast<double>(c.hidden_size * c.num_experts);  // router
   return p;

@@ -398,6 +398,10 @@ void ShapeSearch::run(const Shape& shape) {
               t.overlap_grad_reduce = overlap;
               t.attention = s_.attention;
               t.moe_capacity_factor = s_.moe_capacity_factor;
+              t.stack = s_.stack;
+              StackChoices choices = s_.stack_choices;
+              choices.overlap_grad_reduce = overlap;
+              apply_stack_defaults(t, choices);
               going = going && recomputations(t);
             }
     }

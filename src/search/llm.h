@@ -11,6 +11,7 @@
 
 #include "cost/analytic.h"
 #include "ir/progress.h"
+#include "ir/training_rules.h"
 
 namespace paraplan {
 
@@ -28,6 +29,10 @@ struct LlmSearchSettings {
   std::optional<bool> overlap_grad_reduce;
   Attention attention = Attention::kFlash;  ///< a property of the software, not searched
   double moe_capacity_factor = 0;           ///< MoE token dropping (0: dropless); not searched
+  Stack stack = Stack::kMegatron;           ///< the training engine; not searched
+  /// Its overlaps and precisions fixed by the user; the rest take the stack's defaults, which
+  /// cost no more than turning them off (apply_stack_defaults).
+  StackChoices stack_choices;
   int max_zero_stage = 3;  ///< searched stages stop here (Megatron-LM runs ZeRO 0 and 1 only)
   /// Also try non-uniform layer splits (1F1B, whole-layer recomputation, m ≥ pp).
   bool balance_stages = true;

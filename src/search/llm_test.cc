@@ -9,6 +9,7 @@
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
+#include "ir/training_rules.h"
 #include "search/compositions_test_support.h"
 #include "search/frontier.h"
 #include "zoo/cluster_presets.h"
@@ -112,17 +113,25 @@ void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int device
                     t.sequence_parallel = sp;
                     t.zero_stage = zero;
                     t.overlap_grad_reduce = overlap;
-                    price(t);
                     try {
                       cost.check(t);
                     } catch (const Error&) {
                       continue;
                     }
-                    if (pp > 1 && vpp == 1 && t.recompute_layers == 0 && t.microbatches() >= pp)
-                      if (auto split = balance_stages(cost, t)) {
-                        t.stage_layers = *split;
-                        price(t);
-                      }
+                    // Megatron-Core's three overlaps, each on or off where it applies.
+                    for (int mask = 0; mask < 8; ++mask) {
+                      TrainingConfig o = t;
+                      o.tp_comm_overlap = mask & 1;
+                      o.overlap_p2p_comm = mask & 2;
+                      o.overlap_param_gather = mask & 4;
+                      if (rules::overlaps(o)) continue;
+                      price(o);
+                      if (pp > 1 && vpp == 1 && o.recompute_layers == 0 && o.microbatches() >= pp)
+                        if (auto split = balance_stages(cost, o)) {
+                          o.stage_layers = *split;
+                          price(o);
+                        }
+                    }
                   }
       }
 }

@@ -378,11 +378,16 @@ bool ProgramBuilder::place_pass(int i, const Op& op) {
 void ProgramBuilder::add_sync_and_step(int i) {
   const auto [dense, expert] = cost.stage_parameters(c, t, i, split[static_cast<std::size_t>(i)]);
   const SyncParts& sp = parts[static_cast<std::size_t>(i)];
-  // ZeRO 0/1: one all-reduce at the end; ZeRO 2: the weights gathered once after the
-  // per-micro-batch reduce-scatters; ZeRO 3: nothing more.
-  const double sync_s = t.zero_stage <= 1   ? sp.allreduce_s
-                        : t.zero_stage == 2 ? sp.weight_gather_s
-                                            : 0.0;
+  // ZeRO 0: one all-reduce at the end; ZeRO 1: a reduce-scatter of the gradients and an
+  // all-gather of the updated 16-bit weights (that one in the next forward when overlapped,
+  // not replayed here); ZeRO 2: the weights gathered once after the per-micro-batch
+  // reduce-scatters; ZeRO 3: nothing more.
+  const double sync_s =
+      t.zero_stage == 0 ? sp.allreduce_s
+      : t.zero_stage == 1
+          ? sp.reduce_scatter_s + (t.overlap_param_gather ? 0.0 : sp.weight_gather_s)
+      : t.zero_stage == 2 ? sp.weight_gather_s
+                          : 0.0;
   std::vector<int> sync_after = {last_backward[static_cast<std::size_t>(i)]};
   if (t.overlap_grad_reduce && t.zero_stage <= 1)
     sync_after = last_backward_inputs[static_cast<std::size_t>(i)];

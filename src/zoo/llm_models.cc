@@ -42,6 +42,7 @@ TransformerConfig llama(const std::string& name, std::int64_t hidden, std::int64
   c.ffn_hidden_size = ffn;
   c.gated_mlp = true;
   c.vocab_size = vocab;
+  c.dropout = false;  // Llama and its descendants train without dropout
   return c;
 }
 

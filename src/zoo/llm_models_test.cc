@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "io/hf_config.h"
 #include "ir/error.h"
@@ -60,6 +61,79 @@ TEST(HfConfig, ReadsEachFamily) {
   EXPECT_EQ(qwen.shared_experts, 1);
   EXPECT_NEAR(qwen.parameters() / 1e9, 14.3, 0.1);  // Qwen1.5-MoE-A2.7B
   EXPECT_NEAR(qwen.active_parameters() / 1e9, 2.7, 0.1);
+}
+
+// The 13 real config.json files of tests/data/hf-configs, each read by its family's rules,
+// against the parameter count its publisher gives (parameters.tsv).
+TEST(HfConfig, RealConfigsMatchTheirPublishedParameterCounts) {
+  const std::string dir = std::string(PARAPLAN_TEST_DATA) + "/hf-configs/";
+  std::ifstream table(dir + "parameters.tsv");
+  ASSERT_TRUE(table) << dir;
+  std::string line;
+  std::getline(table, line);  // header
+  int models = 0;
+  while (std::getline(table, line)) {
+    const auto tab = line.find('\t');
+    const std::string name = line.substr(0, tab);
+    const double published = std::stod(line.substr(tab + 1)) * 1e9;
+    const TransformerConfig c = io::read_hf_config(dir + name + "/config.json");
+    EXPECT_NEAR(c.parameters() / published, 1.0, 0.01) << name << ": " << c.parameters();
+    ++models;
+  }
+  EXPECT_EQ(models, 13);
+}
+
+TEST(HfConfig, FamilyFeaturesAreRead) {
+  const std::string dir = std::string(PARAPLAN_TEST_DATA) + "/hf-configs/";
+  const auto v3 = io::read_hf_config(dir + "deepseek-v3/config.json");
+  EXPECT_TRUE(v3.mla());
+  EXPECT_EQ(v3.q_lora_rank, 1536);
+  EXPECT_EQ(v3.kv_lora_rank, 512);
+  EXPECT_EQ(v3.qk_rope_head_dim, 64);
+  EXPECT_EQ(v3.v_head_dim, 128);
+  EXPECT_EQ(v3.mtp_layers, 1);
+  EXPECT_EQ(v3.moe_layers(), 58);
+  const auto gemma2 = io::read_hf_config(dir + "gemma-2-9b/config.json");
+  EXPECT_TRUE(gemma2.tied_embeddings);  // the family's default
+  EXPECT_EQ(gemma2.sliding_window, 4096);
+  EXPECT_EQ(gemma2.windowed_layers(), 21);  // every other layer
+  EXPECT_EQ(gemma2.attention_softcap, 50.0);
+  EXPECT_EQ(gemma2.logit_softcap, 30.0);
+  const auto gemma3 = io::read_hf_config(dir + "gemma-3-1b-it/config.json");
+  EXPECT_EQ(gemma3.sliding_window, 512);
+  EXPECT_EQ(gemma3.windowed_layers(), 22);  // 26 layers, every sixth global
+  EXPECT_EQ(gemma3.sliding_window_layers[5], 6);
+  const auto oss = io::read_hf_config(dir + "gpt-oss-120b/config.json");
+  EXPECT_TRUE(oss.gated_mlp);
+  EXPECT_TRUE(oss.attention_sinks);
+  EXPECT_EQ(oss.windowed_layers(), 18);
+  EXPECT_EQ(oss.sliding_window_layers[0], 0);
+  const auto mistral = io::read_hf_config(dir + "mistral-7b-v0.3/config.json");
+  EXPECT_EQ(mistral.windowed_layers(), 0);  // "sliding_window": null
+  const auto mpt = io::read_hf_config(dir + "mpt-7b-instruct/config.json");
+  EXPECT_TRUE(mpt.alibi);
+  EXPECT_FALSE(mpt.biases);
+  EXPECT_FALSE(mpt.dropout);
+  EXPECT_EQ(mpt.ffn_hidden_size, 4 * 4096);
+  const auto phi = io::read_hf_config(dir + "phi-4-mini/config.json");
+  EXPECT_EQ(phi.partial_rotary, 0.75);
+  const auto llama = io::read_hf_config(dir + "llama-3.1-8b/config.json");
+  EXPECT_FALSE(llama.dropout);
+}
+
+TEST(HfConfig, UnknownModelTypeIsRefusedByName) {
+  try {
+    io::hf_config_from_json(io::parse_json_text(R"({"model_type": "mamba", "hidden_size": 64,
+        "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 128,
+        "vocab_size": 10})",
+                                                "config.json"),
+                            "config.json");
+    ADD_FAILURE() << "accepted an unknown model type";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage);  // a refusal of what cannot be priced: exit 2
+    EXPECT_NE(std::string(e.what()).find("/model_type"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"mamba\""), std::string::npos) << e.what();
+  }
 }
 
 TEST(HfConfig, BadConfigsNameTheKey) {
