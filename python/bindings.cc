@@ -45,6 +45,7 @@ class Keywords {
     }
   }
   bool has(const char* key) const { return given_.contains(key) && !given_[key].is_none(); }
+  bool is_text(const char* key) const { return has(key) && py::isinstance<py::str>(given_[key]); }
   std::string text(const char* key, const std::string& fallback = "") const {
     if (!has(key)) return fallback;
     const py::handle v = given_[key];
@@ -103,14 +104,29 @@ class Keywords {
   const py::dict& given_;
 };
 
-const std::vector<std::string> kKnobs = {"seq_len",    "micro_batch",
-                                         "tp",         "cp",
-                                         "pp",         "dp",
-                                         "ep",         "vpp",
-                                         "recompute",  "sequence_parallel",
-                                         "zero",       "overlap_grad_reduce",
-                                         "attention",  "moe_capacity_factor",
-                                         "calibration"};
+const std::vector<std::string> kKnobs = {"seq_len",
+                                         "micro_batch",
+                                         "tp",
+                                         "cp",
+                                         "pp",
+                                         "dp",
+                                         "ep",
+                                         "vpp",
+                                         "recompute",
+                                         "sequence_parallel",
+                                         "zero",
+                                         "overlap_grad_reduce",
+                                         "attention",
+                                         "moe_capacity_factor",
+                                         "calibration",
+                                         "stack",
+                                         "tp_comm_overlap",
+                                         "overlap_p2p_comm",
+                                         "overlap_param_gather",
+                                         "grad_reduce_dtype",
+                                         "loss_dtype",
+                                         "memory",
+                                         "memory_headroom"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -137,6 +153,19 @@ api::TransformerKnobs knobs(const Keywords& k) {
   api::attention(t.attention);  // refuse a wrong kernel before any work
   t.moe_capacity_factor = k.number("moe_capacity_factor", 0, 1, 1024);
   t.calibration = k.text("calibration");
+  t.stack = k.text("stack");
+  api::stack(t.stack);  // refuse a wrong stack before any work
+  for (auto [key, field] : {std::pair{"tp_comm_overlap", &t.tp_comm_overlap},
+                            std::pair{"overlap_p2p_comm", &t.overlap_p2p_comm},
+                            std::pair{"overlap_param_gather", &t.overlap_param_gather}})
+    if (k.has(key)) *field = k.flag(key) ? 1 : 0;
+  t.grad_reduce_dtype = k.text("grad_reduce_dtype");
+  t.loss_dtype = k.text("loss_dtype");
+  if (k.has("memory")) t.memory = std::to_string(static_cast<long long>(k.bytes("memory")));
+  if (k.has("memory_headroom"))  // "5%", "2GiB" or bytes
+    t.memory_headroom = k.is_text("memory_headroom")
+                            ? k.text("memory_headroom")
+                            : std::to_string(static_cast<long long>(k.bytes("memory_headroom")));
   return t;
 }
 
@@ -162,6 +191,7 @@ std::string transformer_plan(const py::dict& kw) {
   request.cluster = api::load_cluster(request.cluster_name, devices);
   api::TransformerKnobs t = knobs(k);
   t.recompute = recompute_keyword(kw);
+  api::apply_memory_knobs(t, request.cluster);
   if (api::device_types_used(request.cluster, devices) > 1) {  // the mixed planner
     for (const char* other : {"uniform_stages", "resimulate", "time_limit", "export"})
       if (k.has(other))
@@ -299,8 +329,9 @@ std::string evaluate(const py::dict& kw) {
   const TrainingConfig config = api::training_config(
       t, static_cast<int>(k.integer("devices", 0, 1, 1 << 20)), k.integer("batch", 0, 1, 1 << 30));
   const std::string cluster_name = k.text("cluster", "dgx-a100");
-  const Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, config.devices()),
-                                               config.devices(), "evaluate");
+  Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, config.devices()),
+                                         config.devices(), "evaluate");
+  api::apply_memory_knobs(t, cluster);
   const AnalyticResult r =
       api::evaluate({model, cluster, api::load_calibration(t.calibration, cluster), config});
   io::Json j = api::priced_json(config, r, config.devices());
@@ -317,10 +348,11 @@ std::string frontier(const py::dict& kw) {
   const TransformerConfig model = api::load_transformer(k.text("model"));
   const std::string cluster_name = k.text("cluster", "dgx-a100");
   const int devices = static_cast<int>(k.integer("devices", 8, 1, 1 << 20));
-  const Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, devices), devices,
-                                               "the transformer frontier");
+  Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, devices), devices,
+                                         "the transformer frontier");
   api::TransformerKnobs t = knobs(k);
   t.recompute = recompute_keyword(kw);
+  api::apply_memory_knobs(t, cluster);
   const api::TransformerFrontierRequest request{
       model, cluster, api::load_calibration(t.calibration, cluster),
       api::search_settings(t, devices, k.integer("batch", 512, 1, 1 << 30),

@@ -62,6 +62,29 @@ Attention attention(const std::string& text) {
   throw FieldError("attention", " must be flash or standard (got \"" + text + "\")");
 }
 
+void apply_memory_knobs(const TransformerKnobs& k, Cluster& cluster) {
+  for (DeviceType& d : cluster.device_types) {
+    if (!k.memory.empty()) d.memory_bytes = bytes_value("memory", k.memory);
+    if (k.memory_headroom.empty()) continue;
+    const std::string& h = k.memory_headroom;
+    if (h.back() == '%') {
+      char* end = nullptr;
+      const double percent = std::strtod(h.c_str(), &end);
+      if (end != h.c_str() + h.size() - 1 || !(percent >= 0 && percent < 100))
+        throw FieldError(
+            "memory_headroom",
+            ": expected a share below 100% such as 5% or a size such as 2GiB, got \"" + h + "\"");
+      d.memory_headroom_bytes = d.memory_bytes * percent / 100;
+    } else {
+      d.memory_headroom_bytes = bytes_value("memory_headroom", h);
+      if (!(d.memory_headroom_bytes < d.memory_bytes))
+        throw FieldError("memory_headroom", fmt::format(" {}: leaves no memory of the {} bytes "
+                                                        "of a {}",
+                                                        h, d.memory_bytes, d.name));
+    }
+  }
+}
+
 Stack stack(const std::string& text) {
   if (text.empty()) return Stack::kMegatron;
   if (auto s = stack_from_text(text)) return *s;

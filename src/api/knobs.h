@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/cluster.h"
 #include "ir/training.h"
 #include "ir/training_rules.h"
 #include "search/llm.h"
@@ -30,7 +31,13 @@ struct TransformerKnobs {
   int tp_comm_overlap = -1, overlap_p2p_comm = -1, overlap_param_gather = -1;
   std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
   std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's
+  std::string memory;             ///< memory per device ("40GiB"); empty: the cluster's
+  std::string memory_headroom;    ///< "5%" of it or a size ("2GiB") kept free; empty: none
 };
+
+/// Applies `memory` and `memory_headroom` to every device type of `cluster`. FieldError for a
+/// malformed value or a headroom that leaves no memory.
+void apply_memory_knobs(const TransformerKnobs& knobs, Cluster& cluster);
 
 /// The stack named (empty: megatron); FieldError("stack") otherwise.
 Stack stack(const std::string& text);

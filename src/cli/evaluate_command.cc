@@ -12,6 +12,7 @@
 #include "cli/transformer_common.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
+#include "ir/training_rules.h"
 #include "ir/units.h"
 
 namespace paraplan::cli {
@@ -32,8 +33,9 @@ int run(const EvaluateArgs& a) {
   const TransformerKnobs& k = a.knobs;
   const TrainingConfig t = api::training_config(k, a.devices, a.batch);
   const int devices = t.devices();
-  const Cluster cluster =
+  Cluster cluster =
       api::one_device_type(api::load_cluster(a.cluster, devices), devices, "paraplan evaluate");
+  api::apply_memory_knobs(k, cluster);
   const AnalyticResult r =
       api::evaluate({model, cluster, api::load_calibration(k.calibration, cluster), t});
   if (!a.export_to.empty()) {
@@ -47,6 +49,8 @@ int run(const EvaluateArgs& a) {
     j["model"] = model.name;
     j["cluster"] = a.cluster;
     j["memory"]["device_memory_bytes"] = device.memory_bytes;
+    j["memory"]["headroom_bytes"] = device.memory_headroom_bytes;
+    j["memory"]["share_of_device"] = m.peak_bytes / device.memory_bytes;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -60,6 +64,11 @@ int run(const EvaluateArgs& a) {
                    t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
                    t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
                    io::attention_text(t.attention))
+            << fmt::format("stack: {}{}{}{}, gradients reduced in {}\n", stack_text(t.stack),
+                           t.tp_comm_overlap ? ", tensor-parallel overlap" : "",
+                           t.overlap_p2p_comm ? ", pipeline sends overlapped" : "",
+                           t.overlap_param_gather ? ", parameter gather overlapped" : "",
+                           t.bf16_gradient_reduction ? "bf16" : "fp32")
             << fmt::format(
                    "iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   "
                    "MFU: {:.1f}%\n",
@@ -69,8 +78,15 @@ int run(const EvaluateArgs& a) {
                    "optimizer {:.4f} s\n",
                    r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s)
             << fmt::format("  layers per stage: {}\n", layout)
-            << fmt::format("memory per device (busiest stage): {} of {} — {}\n",
+            << fmt::format("memory per device (busiest stage): {} of {} ({:.1f} %{}) — {}\n",
                            format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
+                           100 * m.peak_bytes / device.memory_bytes,
+                           device.memory_headroom_bytes > 0
+                               ? fmt::format("; limit {} after {} headroom",
+                                             format_bytes(device.memory_bytes -
+                                                          device.memory_headroom_bytes),
+                                             format_bytes(device.memory_headroom_bytes))
+                               : "",
                            r.fits ? "fits" : "OUT OF MEMORY")
             << fmt::format(
                    "  weights {}, gradients {}, optimizer {}, activations {}, buffers {}, "

@@ -46,8 +46,8 @@ const std::vector<std::string> kOutputFlags = {"--svg", "--json", "--quiet"};
 const std::vector<std::string> kPipelineFlags = {"INPUT",        "--format",       "--memory",
                                                  "--bandwidth",  "--microbatches", "--memory-step",
                                                  "--time-limit", "--cluster",      "--devices"};
-const std::vector<std::string> kLlmFlags = {"--model", "--cluster", "--devices", "--batch",
-                                            "--uniform-stages"};
+const std::vector<std::string> kLlmFlags = {"--model", "--cluster",        "--devices",
+                                            "--batch", "--uniform-stages", "--memory"};
 
 // The pipeline planner's frontier (Piper's cost model) on a layer model.
 int run_pipeline(const FrontierArgs& a) {
@@ -113,9 +113,11 @@ int run(const FrontierArgs& a) {
                      "the transformer frontier (--model " + a.model + ")");
   const std::string cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
   const TransformerConfig model = api::load_transformer(a.model);
-  const Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, a.devices),
-                                               a.devices, "the transformer frontier");
-  const TransformerKnobs& k = a.knobs;
+  Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, a.devices), a.devices,
+                                         "the transformer frontier");
+  TransformerKnobs k = a.knobs;
+  k.memory = a.memory;
+  api::apply_memory_knobs(k, cluster);
   LlmSearchSettings s = search_settings(k, a.devices, a.batch, a.uniform_stages);
   TerminalProgress progress(a.quiet);
   s.progress = progress.sink();

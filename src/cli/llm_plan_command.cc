@@ -284,6 +284,7 @@ int run_llm_plan(const LlmPlanArgs& a) {
   request.cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
   const int devices = a.devices > 0 ? a.devices : 8;
   request.cluster = api::load_cluster(request.cluster_name, devices);
+  api::apply_memory_knobs(a.knobs, request.cluster);
   if (api::device_types_used(request.cluster, devices) > 1) {
     return run_mixed_llm_plan(a, api::mixed_transformer_request(
                                      request.model, request.cluster, request.cluster_name, devices,

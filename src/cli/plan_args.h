@@ -66,8 +66,8 @@ inline const std::vector<std::string> kIntraOpFlags = {
     "--bandwidth",   "--min-block", "--keep-all-flows", "--powers-of-two",
     "--all-devices", "--dot"};
 inline const std::vector<std::string> kLlmFlags = {
-    "--model",      "--planner", "--cluster",    "--devices", "--batch",       "--uniform-stages",
-    "--resimulate", "--top",     "--time-limit", "--export",  "--model-device"};
+    "--model",      "--planner", "--cluster",    "--devices", "--batch",        "--uniform-stages",
+    "--resimulate", "--top",     "--time-limit", "--export",  "--model-device", "--memory"};
 
 /// The pipeline planner (Piper's or DAPPLE's cost model, following the input unless given).
 int run_pipeline_path(const PlanArgs& args);

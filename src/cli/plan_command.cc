@@ -73,6 +73,7 @@ int run_llm_path(const PlanArgs& args, bool showcase = false) {
   a.devices = showcase && !args.devices ? kShowcaseDevices : args.devices;
   a.batch = showcase && !args.batch ? kShowcaseBatch : args.batch;
   a.knobs = args.knobs;
+  a.knobs.memory = args.memory;  // plan's own --memory: the device memory of the cluster
   if (showcase && !a.knobs.seq_len) a.knobs.seq_len = kShowcaseSeqLen;
   a.showcase = showcase;
   a.uniform_stages = args.uniform_stages;

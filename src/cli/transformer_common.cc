@@ -97,6 +97,13 @@ void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& k, bool fo
                   "Precision of the logits the loss keeps: fp32 (default) or bf16 (default with "
                   "--stack fsdp --grad-reduce-dtype bf16: pure bf16, no autocast)")
       ->check(CLI::IsMember({"bf16", "fp32"}));
+  if (!for_plan)  // plan and frontier have their own --memory, which reaches the knobs
+    cmd->add_option("--memory", k.memory,
+                    "Memory per device, overriding the cluster's: 40GiB (2^30 bytes), 80GB "
+                    "(10^9) or a number of bytes");
+  cmd->add_option("--memory-headroom", k.memory_headroom,
+                  "Memory per device kept free: a share (5%) or a size (2GiB, 2GB); plans must "
+                  "fit in the rest");
   cmd->add_option("--calibration", k.calibration,
                   "Calibration file (JSON or YAML, docs/formats.md); default: the shipped one "
                   "for the cluster's device (A100, H100, H200)");
@@ -128,7 +135,9 @@ const std::vector<std::string>& transformer_knob_flags() {
                                                  "--overlap-param-gather",
                                                  "--no-overlap-param-gather",
                                                  "--grad-reduce-dtype",
-                                                 "--loss-dtype"};
+                                                 "--loss-dtype",
+                                                 "--memory",
+                                                 "--memory-headroom"};
   return flags;
 }
 

@@ -73,7 +73,9 @@ AnalyticCostModel::AnalyticCostModel(TransformerConfig model, Cluster cluster,
     : model_(std::move(model)), cluster_(std::move(cluster)), cal_(std::move(calibration)) {}
 
 double AnalyticCostModel::device_memory_bytes() const {
-  return cluster_.device_types.empty() ? 0 : cluster_.device_types[0].memory_bytes;
+  return cluster_.device_types.empty() ? 0
+                                       : cluster_.device_types[0].memory_bytes -
+                                             cluster_.device_types[0].memory_headroom_bytes;
 }
 
 void AnalyticCostModel::check(const TrainingConfig& t) const {

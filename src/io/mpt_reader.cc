@@ -260,6 +260,22 @@ Table make_table(std::string name, const std::vector<std::string>& header,
 
 }  // namespace
 
+Json mpt_config_json(const MeasuredRun& r) {
+  return Json{{"model_type", "mpt"},
+              {"_name_or_path", "mpt-" + r.model},
+              {"d_model", r.hidden},
+              {"n_heads", r.heads},
+              {"n_layers", r.layers},
+              {"expansion_ratio", 4},
+              {"max_seq_len", r.seq_len},
+              {"vocab_size", r.vocab},
+              {"no_bias", !r.biases},
+              {"learned_pos_emb", true},
+              {"resid_pdrop", r.dropout ? 0.1 : 0.0},
+              {"emb_pdrop", 0.0},
+              {"attn_config", {{"alibi", false}, {"attn_pdrop", 0.0}, {"attn_impl", "flash"}}}};
+}
+
 MptTable read_mpt_table(const std::string& path) {
   return parse_mpt_table(read_text_file(path), path);
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "io/json_fields.h"
 #include "io/measured_run.h"
 
 namespace paraplan::io {
@@ -18,6 +19,12 @@ struct MptTable {
   /// CPU offload, hybrid sharding, fp32 parameters).
   std::vector<std::string> skipped;
 };
+
+/// The config.json (MPT's own keys, model_type "mpt") of the model a row benchmarks, as
+/// llm-foundry's benchmark YAMLs build it: learned positions of the run's sequence length, no
+/// biases, no dropout, an MLP 4 × wide, no ALiBi. validate prices the row with this model, so a
+/// user's `evaluate --stack fsdp --model` of the same file gives the same figures.
+Json mpt_config_json(const MeasuredRun& run);
 
 /// Error(kInput) naming the file, line and column for a malformed row or an unknown value,
 /// Error(kIo) if the file cannot be read.

@@ -88,8 +88,8 @@ TransformerConfig row_model(const Row& row, const std::string& folder,
                                                         {"ffn", m.ffn_hidden_size}};
   for (const auto& [column, value] : shape)
     if (row.count(column) != value)
-      row.fail(column, fmt::format("{} has {} here, the row says {}", name, value,
-                                   row.text(column)));
+      row.fail(column,
+               fmt::format("{} has {} here, the row says {}", name, value, row.text(column)));
   m.vocab_size = row.count("vocab");  // as the recipe's tokenizer has it (padded by the model)
   return m;
 }
@@ -102,8 +102,8 @@ PublishedRun read_row(const Row& row, const std::string& folder, const BuiltinMo
   r.model = row_model(row, folder, builtin);
   r.model_name = r.model->name;
   if (row.text("gpu") != "H100-80GB")
-    row.fail("gpu", fmt::format("expected H100-80GB (the dgx-h100 preset), got \"{}\"",
-                                row.text("gpu")));
+    row.fail("gpu",
+             fmt::format("expected H100-80GB (the dgx-h100 preset), got \"{}\"", row.text("gpu")));
   r.cluster = "dgx-h100";
   TrainingConfig& t = r.config;
   t.seq_len = row.count("seq");
@@ -116,8 +116,8 @@ PublishedRun read_row(const Row& row, const std::string& folder, const BuiltinMo
   t.ep = static_cast<int>(row.count("ep"));
   t.vpp = static_cast<int>(row.count("vpp"));
   if (t.devices() != row.count("gpus"))
-    row.fail("gpus", fmt::format("{} GPUs, but tp × cp × pp × dp = {}", row.text("gpus"),
-                                 t.devices()));
+    row.fail("gpus",
+             fmt::format("{} GPUs, but tp × cp × pp × dp = {}", row.text("gpus"), t.devices()));
   const std::string& rc = row.text("recompute");
   if (rc == "none") {
     t.recompute = Recompute::kNone;
@@ -158,10 +158,12 @@ std::vector<PublishedRun> parse_nemo_table(const std::string& text, const std::s
   std::map<std::string, std::size_t> columns;
   std::vector<PublishedRun> out;
   static const char* const kNeeded[] = {
-      "id",       "model", "layers",       "hidden", "heads",     "kv_heads",        "ffn",
-      "vocab",    "seq",   "gpu",          "gpus",   "global_batch", "micro_batch", "tp",
-      "pp",       "dp",    "cp",           "ep",     "vpp",       "recompute",       "sp",
-      "zero",     "overlap", "attention", "measured_iter_s", "ref"};
+      "id",       "model",        "layers",      "hidden",    "heads",
+      "kv_heads", "ffn",          "vocab",       "seq",       "gpu",
+      "gpus",     "global_batch", "micro_batch", "tp",        "pp",
+      "dp",       "cp",           "ep",          "vpp",       "recompute",
+      "sp",       "zero",         "overlap",     "attention", "measured_iter_s",
+      "ref"};
   while (std::getline(in, line)) {
     ++number;
     if (line.empty() || line == "\r") continue;
@@ -175,9 +177,9 @@ std::vector<PublishedRun> parse_nemo_table(const std::string& text, const std::s
       continue;
     }
     if (row.size() != columns.size())
-      throw Error(ErrorKind::kInput, place,
-                  fmt::format("{} cells, but the header has {} columns", row.size(),
-                              columns.size()));
+      throw Error(
+          ErrorKind::kInput, place,
+          fmt::format("{} cells, but the header has {} columns", row.size(), columns.size()));
     out.push_back(read_row(Row(columns, row, place), folder, builtin));
   }
   if (columns.empty()) throw Error(ErrorKind::kInput, path, "empty table: no header line");

@@ -21,7 +21,6 @@ using BuiltinModels = std::function<std::optional<TransformerConfig>(const std::
 std::vector<PublishedRun> read_nemo_table(const std::string& path, const BuiltinModels& builtin);
 /// The same from the table's text; model files are looked up in `folder`.
 std::vector<PublishedRun> parse_nemo_table(const std::string& text, const std::string& path,
-                                           const std::string& folder,
-                                           const BuiltinModels& builtin);
+                                           const std::string& folder, const BuiltinModels& builtin);
 
 }  // namespace paraplan::io

@@ -15,6 +15,8 @@ struct DeviceType {
   double peak_flops_per_s = 0;  ///< 0 when unknown (measured-cost models do not need it)
   /// A paraplan-calibration file for the analytic model (empty: the shipped one for `name`).
   std::string calibration_file = {};
+  /// Memory the user keeps free (--memory-headroom): plans must fit in memory_bytes − this.
+  double memory_headroom_bytes = 0;
 };
 
 /// One level of the link hierarchy. Tier 0 connects devices inside a machine, tier 1 machines.

@@ -6,6 +6,8 @@
 #include <tuple>
 
 #include "cost/analytic.h"
+#include "io/hf_config.h"
+#include "io/mpt_reader.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
 
@@ -16,10 +18,15 @@ std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
   std::vector<ScoredRun> out;
   out.reserve(runs.size());
   for (const auto& r : runs) {
-    TransformerConfig model =
-        zoo::megatron_gpt(r.model.empty() ? "gpt" : r.model, r.heads, r.hidden, r.layers, r.vocab);
-    model.max_positions = r.seq_len;
-    model.biases = r.biases;
+    // MPT rows: the model its config.json describes (what a user of the FSDP stack gives).
+    TransformerConfig model = r.set == "mpt"
+                                  ? io::hf_config_from_json(io::mpt_config_json(r), "mpt row")
+                                  : zoo::megatron_gpt(r.model.empty() ? "gpt" : r.model, r.heads,
+                                                      r.hidden, r.layers, r.vocab);
+    if (r.set != "mpt") {
+      model.max_positions = r.seq_len;
+      model.biases = r.biases;
+    }
     Cluster cluster = *zoo::cluster_preset(r.cluster, r.gpus);
     for (auto& d : cluster.device_types) d.memory_bytes = r.device_memory_bytes;
     const Calibration& cal =
