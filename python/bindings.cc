@@ -126,7 +126,8 @@ const std::vector<std::string> kKnobs = {"seq_len",
                                          "grad_reduce_dtype",
                                          "loss_dtype",
                                          "memory",
-                                         "memory_headroom"};
+                                         "memory_headroom",
+                                         "precision"};
 
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -160,6 +161,7 @@ api::TransformerKnobs knobs(const Keywords& k) {
                             std::pair{"overlap_param_gather", &t.overlap_param_gather}})
     if (k.has(key)) *field = k.flag(key) ? 1 : 0;
   t.grad_reduce_dtype = k.text("grad_reduce_dtype");
+  t.precision = k.text("precision");
   t.loss_dtype = k.text("loss_dtype");
   if (k.has("memory")) t.memory = std::to_string(static_cast<long long>(k.bytes("memory")));
   if (k.has("memory_headroom"))  // "5%", "2GiB" or bytes

@@ -91,6 +91,12 @@ Stack stack(const std::string& text) {
   throw FieldError("stack", " must be megatron, fsdp or deepspeed (got \"" + text + "\")");
 }
 
+bool fp8(const std::string& text) {
+  if (text.empty() || text == "bf16") return false;
+  if (text == "fp8") return true;
+  throw FieldError("precision", " must be bf16 or fp8 (got \"" + text + "\")");
+}
+
 StackChoices stack_choices(const TransformerKnobs& k) {
   auto tri = [](int v) { return v < 0 ? std::optional<bool>() : std::optional<bool>(v > 0); };
   auto bf16 = [](const char* field, const std::string& text) -> std::optional<bool> {
@@ -133,6 +139,10 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   s.moe_capacity_factor = k.moe_capacity_factor;
   s.stack = stack(k.stack);
   s.stack_choices = stack_choices(k);
+  s.fp8 = fp8(k.precision);
+  // Megatron-Core shards at most the optimizer (its distributed optimizer, ZeRO 1): ZeRO 2 and 3
+  // are DeepSpeed's and FSDP's.
+  if (s.stack == Stack::kMegatron) s.max_zero_stage = 1;
   if (!k.stage_layers.empty())
     throw FieldError("stage_layers",
                      " is a setting of evaluate; plan searches the split (uniform stages keep it "
@@ -174,6 +184,7 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
   t.stack = stack(k.stack);
+  t.fp8 = fp8(k.precision);
   apply_stack_defaults(t, stack_choices(k));
   return t;
 }

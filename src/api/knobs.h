@@ -31,6 +31,7 @@ struct TransformerKnobs {
   int tp_comm_overlap = -1, overlap_p2p_comm = -1, overlap_param_gather = -1;
   std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
   std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's
+  std::string precision;          ///< bf16 | fp8; empty: bf16
   std::string memory;             ///< memory per device ("40GiB"); empty: the cluster's
   std::string memory_headroom;    ///< "5%" of it or a size ("2GiB") kept free; empty: none
 };
@@ -41,6 +42,8 @@ void apply_memory_knobs(const TransformerKnobs& knobs, Cluster& cluster);
 
 /// The stack named (empty: megatron); FieldError("stack") otherwise.
 Stack stack(const std::string& text);
+/// --precision: bf16 (or empty) false, fp8 true; FieldError("precision") otherwise.
+bool fp8(const std::string& text);
 /// The fixed stack choices of `knobs` (FieldError for a wrong dtype).
 StackChoices stack_choices(const TransformerKnobs& knobs);
 

@@ -43,7 +43,7 @@ TEST(Cli, TheDefaultPlanShowsTheProduct) {
   // Its flags still apply, and a pipeline-planner flag says where it belongs.
   Outcome more = run("plan --devices 128");
   EXPECT_NE(more.out.find("128 × H100"), std::string::npos) << more.out;
-  Outcome wrong = run("plan --memory 8GiB");
+  Outcome wrong = run("plan --microbatches 8");
   EXPECT_EQ(wrong.exit_code, 2) << wrong.out;
   EXPECT_NE(wrong.out.find("--planner pipeline"), std::string::npos) << wrong.out;
 }
@@ -389,7 +389,19 @@ TEST(CliEvaluate, AttentionKernelIsAKnob) {
   EXPECT_NE(bad.out.find("--attention"), std::string::npos) << bad.out;
   Outcome megatron =
       run("evaluate --model llama3-8b --devices 8 --tp 8 --batch 8 --export megatron");
-  EXPECT_NE(megatron.out.find("--attention-backend flash"), std::string::npos) << megatron.out;
+  // The megatron stack's fused attention is Transformer Engine's (cuDNN); Megatron-DeepSpeed's
+  // is FlashAttention-2.
+  EXPECT_NE(megatron.out.find("--attention-backend fused"), std::string::npos) << megatron.out;
+  Outcome fsdp =
+      run("evaluate --model llama3-8b --devices 8 --batch 8 --stack deepspeed --zero 1 --export "
+          "megatron");
+  EXPECT_NE(fsdp.out.find("--attention-backend flash"), std::string::npos) << fsdp.out;
+  Outcome overlapped = run(
+      "evaluate --model llama3-8b --devices 64 --tp 4 --pp 4 --vpp 2 --sequence-parallel --zero 1 "
+      "--batch 64 --export megatron");
+  for (const char* flag : {"--tp-comm-overlap", "--overlap-param-gather", "--overlap-grad-reduce"})
+    EXPECT_NE(overlapped.out.find(flag), std::string::npos) << flag << "\n" << overlapped.out;
+  EXPECT_EQ(overlapped.out.find("--no-overlap-p2p-communication"), std::string::npos);
 }
 
 TEST(CliEvaluate, BadKnobsNameTheRule) {

@@ -72,6 +72,8 @@ std::string flag_name(Knob knob) {
       return "--overlap-p2p-comm";
     case Knob::kOverlapParamGather:
       return "--overlap-param-gather";
+    case Knob::kPrecision:
+      return "--precision";
     default:
       return "--" + std::string(knob_field(knob));  // --tp, --cp, --zero, --devices, ...
   }

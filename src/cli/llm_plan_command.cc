@@ -14,6 +14,7 @@
 #include "io/chrome_trace.h"
 #include "io/engine_export.h"
 #include "io/transformer_json.h"
+#include "ir/training_rules.h"
 #include "ir/units.h"
 
 namespace paraplan::cli {
@@ -48,6 +49,10 @@ std::string plan_in_words(const TrainingConfig& t) {
                    t.micro_batch, t.microbatches(), recompute,
                    t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
                    t.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
+  if (t.tp_comm_overlap) s += ", tensor-parallel communication overlapped";
+  if (t.overlap_p2p_comm) s += ", pipeline sends overlapped";
+  if (t.overlap_param_gather) s += ", parameter gather overlapped";
+  s += fmt::format(" ({} stack)", stack_text(t.stack));
   return s;
 }
 

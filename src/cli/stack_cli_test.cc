@@ -4,9 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/cli_test_support.h"
@@ -37,8 +36,8 @@ TEST(Stacks, EvaluateFsdpEqualsValidateOnEveryMptRow) {
   ASSERT_EQ(scored.size(), 139u);
   for (const auto& s : scored) {
     const io::MeasuredRun& r = s.run;
-    const std::string model = write_temp("mpt-" + std::to_string(r.line) + ".json",
-                                         io::mpt_config_json(r).dump());
+    const std::string model =
+        write_temp("mpt-" + std::to_string(r.line) + ".json", io::mpt_config_json(r).dump());
     const std::string args = fmt::format(
         "--stack fsdp --model {} --cluster dgx-a100 --memory {:.0f} --devices {} --dp {} --batch "
         "{} --micro-batch {} --seq-len {} --zero {} --recompute {} --attention flash "
@@ -62,8 +61,8 @@ TEST(Stacks, EvaluateDeepSpeedEqualsValidateOnVtrainRows) {
   const auto scored = validate::score_runs(sample);
   for (const auto& s : scored) {
     const io::MeasuredRun& r = s.run;
-    const nlohmann::json config = {{"model_type", "gpt2"},   {"n_embd", r.hidden},
-                                   {"n_layer", r.layers},    {"n_head", r.heads},
+    const nlohmann::json config = {{"model_type", "gpt2"},     {"n_embd", r.hidden},
+                                   {"n_layer", r.layers},      {"n_head", r.heads},
                                    {"n_positions", r.seq_len}, {"vocab_size", r.vocab}};
     const std::string model =
         write_temp(fmt::format("gpt-{}-{}.json", r.set, r.line), config.dump());

@@ -89,6 +89,10 @@ void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& k, bool fo
          "overlap pipeline sends with compute (interleaved schedule, --vpp > 1)");
   on_off("overlap-param-gather", k.overlap_param_gather,
          "overlap the distributed optimizer's parameter all-gather with the forward (--zero 1)");
+  cmd->add_option("--precision", k.precision,
+                  "Precision of the transformer layers' matrix products: bf16 (default) or fp8 "
+                  "(Transformer Engine's recipe; H100, H200)")
+      ->check(CLI::IsMember({"bf16", "fp8"}));
   cmd->add_option("--grad-reduce-dtype", k.grad_reduce_dtype,
                   "Precision of the data-parallel gradient reduction: fp32 (default) or bf16 "
                   "(FSDP's pure bf16 mixed precision, Composer's PURE)")
@@ -136,6 +140,7 @@ const std::vector<std::string>& transformer_knob_flags() {
                                                  "--no-overlap-param-gather",
                                                  "--grad-reduce-dtype",
                                                  "--loss-dtype",
+                                                 "--precision",
                                                  "--memory",
                                                  "--memory-headroom"};
   return flags;

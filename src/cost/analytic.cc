@@ -84,6 +84,14 @@ void AnalyticCostModel::check(const TrainingConfig& t) const {
   if (cluster_.device_types.empty() || cluster_.device_types[0].peak_flops_per_s <= 0)
     bad("the cluster's device type has no peak FLOP/s; the analytic model needs it");
   if (cluster_.tiers.empty()) bad("the cluster has no link tiers; the analytic model needs them");
+  if (t.fp8 && cluster_.device_types[0].name.find("H100") == std::string::npos &&
+      cluster_.device_types[0].name.find("H200") == std::string::npos)
+    throw RuleViolation({Knob::kPrecision,
+                         "fp8_needs_hopper",
+                         "fp8",
+                         "FP8 matrix products need FP8 tensor cores (H100, H200); " +
+                             cluster_.device_types[0].name + " has none",
+                         {}});
   if (cal_.collective_efficiency.empty() || cal_.p2p_efficiency.empty())
     bad("the calibration has no collective or p2p efficiency");
 }
@@ -107,6 +115,7 @@ struct AnalyticCostModel::BlockShape {
   double experts = 0, top_k = 0;
   double load = 1;  ///< the busiest expert rank's tokens over the mean
   bool flash = true;
+  bool fp8 = false;      ///< the layers' linear GEMMs in FP8
   double act_bytes = 0;  ///< one micro-batch's hidden states (bf16)
 };
 
@@ -165,6 +174,7 @@ AnalyticCostModel::BlockShape AnalyticCostModel::block_shape(const TrainingConfi
            : t.ep > 1                  ? cal_.moe_load_imbalance
                                        : 1.0;
   x.flash = t.attention == Attention::kFlash;
+  x.fp8 = t.fp8;
   x.act_bytes = x.tokens * x.h * 2;
   return x;
 }
@@ -175,6 +185,19 @@ double AnalyticCostModel::gemm_s(const BlockShape& x, double rows, double cols,
   const double bytes = 2 * (rows * inner + inner * cols + rows * cols);
   const double eff = cal_.gemm_efficiency * flops / (flops + cal_.gemm_half_efficiency_flops);
   return std::max(flops / (x.peak * eff), bytes / x.hbm);
+}
+
+double AnalyticCostModel::linear_s(const BlockShape& x, double rows, double cols,
+                                   double inner) const {
+  if (!x.fp8) return gemm_s(x, rows, cols, inner);
+  // FP8 tensor cores run at twice the bf16 rate; the same share of it is reached at twice the
+  // size (the fixed launch and tail time is the same). Operands are 1 byte, the output bf16.
+  // The input is cast to FP8 (read bf16, write FP8: 3 bytes per element, with its amax); the
+  // backward's gradient casts and transposes cost about twice that, as its two GEMMs do.
+  const double flops = 2 * rows * cols * inner;
+  const double bytes = rows * inner + inner * cols + 2 * rows * cols;
+  const double eff = cal_.gemm_efficiency * flops / (flops + 2 * cal_.gemm_half_efficiency_flops);
+  return std::max(flops / (2 * x.peak * eff), bytes / x.hbm) + 3 * rows * inner / x.hbm;
 }
 
 double AnalyticCostModel::tier_bandwidth(int tier_index, const std::vector<double>& eff) const {
@@ -189,8 +212,8 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
   const double tokens = x.tokens, h = x.h, tp = x.tp;
   // One layer, one micro-batch, forward, on one device.
   auto mlp_s = [&](double ffn, double rows) {
-    return m.gated_mlp ? gemm_s(x, rows, 2 * ffn / tp, h) + gemm_s(x, rows, h, ffn / tp)
-                       : gemm_s(x, rows, ffn / tp, h) + gemm_s(x, rows, h, ffn / tp);
+    return m.gated_mlp ? linear_s(x, rows, 2 * ffn / tp, h) + linear_s(x, rows, h, ffn / tp)
+                       : linear_s(x, rows, ffn / tp, h) + linear_s(x, rows, h, ffn / tp);
   };
   double mlp = 0;
   if (x.moe_fraction < 1)
@@ -220,13 +243,14 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
     const double qk = static_cast<double>(m.qk_nope_head_dim + m.qk_rope_head_dim);
     const double v = static_cast<double>(m.v_head_dim), r = static_cast<double>(m.kv_lora_rank);
     const double rq = static_cast<double>(m.q_lora_rank);
-    proj = (m.q_lora_rank > 0 ? gemm_s(x, tokens, rq, h) + gemm_s(x, tokens, a * qk / tp, rq)
-                              : gemm_s(x, tokens, a * qk / tp, h)) +
-           gemm_s(x, tokens, r + static_cast<double>(m.qk_rope_head_dim), h) +
-           gemm_s(x, tokens, a * (static_cast<double>(m.qk_nope_head_dim) + v) / tp, r) +
-           gemm_s(x, tokens, h, a * v / tp);
+    proj = (m.q_lora_rank > 0 ? linear_s(x, tokens, rq, h) + linear_s(x, tokens, a * qk / tp, rq)
+                              : linear_s(x, tokens, a * qk / tp, h)) +
+           linear_s(x, tokens, r + static_cast<double>(m.qk_rope_head_dim), h) +
+           linear_s(x, tokens, a * (static_cast<double>(m.qk_nope_head_dim) + v) / tp, r) +
+           linear_s(x, tokens, h, a * v / tp);
   } else {
-    proj = gemm_s(x, tokens, (x.q_dim + 2 * x.kv_dim) / tp, h) + gemm_s(x, tokens, h, x.q_dim / tp);
+    proj = linear_s(x, tokens, (x.q_dim + 2 * x.kv_dim) / tp, h) +
+           linear_s(x, tokens, h, x.q_dim / tp);
   }
   // The two s × s products (QKᵀ and the weighted sum of V). FlashAttention skips the masked half
   // of a causal attention and keeps the scores on chip, so it has no score traffic.
@@ -367,7 +391,11 @@ void AnalyticCostModel::add_activations(const TrainingConfig& t, const BlockShap
                                   b * s_local * x.s / tp;
   // Korthikanti's 34·sbh counts the two residual dropout masks (sbh bytes each); without dropout
   // they are not kept: 32·sbh.
-  const double replicated = dropout ? 10 : 8;  // the part tensor parallelism does not split
+  // FP8: the inputs of the QKV and first MLP GEMMs (in the replicated part) and of the second
+  // MLP GEMM (f wide) are saved in FP8, a byte per element less.
+  const double replicated = (dropout ? 10 : 8) - (t.fp8 ? 2 : 0);
+  const double fp8_saved = t.fp8 ? (1 - x.moe_fraction) * static_cast<double>(m.ffn_hidden_size) / h
+                                 : 0.0;  // the part tensor parallelism does not split
   // An MoE layer keeps, instead of the dense MLP's 16·sbh (two 4h-wide bf16 tensors), the
   // permuted expert inputs and, per routed copy, the expert MLP's intermediate tensors (gated:
   // gate, up and their product; else the input and output of the activation), on the busiest
@@ -379,11 +407,12 @@ void AnalyticCostModel::add_activations(const TrainingConfig& t, const BlockShap
         x.top_k * x.load * (2 * h + (m.gated_mlp ? 6.0 : 4.0) * ffn_e) + 4 * x.experts;
     moe_extra = x.moe_fraction * (s_local * b * per_token - 16 * sbh) / tp;
   }
-  const double full_layer = (t.sequence_parallel ? sbh * (replicated + 24) / tp + scores
-                                                 : sbh * (replicated + 24 / tp) + scores) +
+  const double split = 24 - fp8_saved;
+  const double full_layer = (t.sequence_parallel ? sbh * (replicated + split) / tp + scores
+                                                 : sbh * (replicated + split / tp) + scores) +
                             moe_extra;
   const double selective =
-      (t.sequence_parallel ? sbh * (replicated + 24) / tp : sbh * (replicated + 24 / tp)) +
+      (t.sequence_parallel ? sbh * (replicated + split) / tp : sbh * (replicated + split / tp)) +
       moe_extra;
   const double input_only = t.sequence_parallel ? 2 * sbh / tp : 2 * sbh;
   switch (t.recompute) {
@@ -629,6 +658,8 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
     mem.optimizer_bytes = sharded(8, 3);
   } else {
     mem.weights_bytes = sharded(2, 3);
+    // FP8: Transformer Engine keeps each linear weight's FP8 copy and its transpose.
+    if (t.fp8) mem.weights_bytes += 2 * n * (c.layer_dense_params + c.layer_expert_params);
     mem.gradients_bytes = sharded(g, 2);
     mem.optimizer_bytes = sharded(12, 1);
   }

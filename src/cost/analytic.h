@@ -153,6 +153,8 @@ class AnalyticCostModel {
   struct LayerPasses;
   BlockShape block_shape(const TrainingConfig& t) const;
   double gemm_s(const BlockShape& x, double rows, double cols, double inner) const;
+  /// A transformer layer's linear GEMM: gemm_s, or in FP8 with its casts (TrainingConfig::fp8).
+  double linear_s(const BlockShape& x, double rows, double cols, double inner) const;
   double tier_bandwidth(int tier_index, const std::vector<double>& efficiency) const;
   LayerForward layer_forward(const TrainingConfig& t, const BlockShape& x) const;
   LayerPasses layer_passes(const TrainingConfig& t, const BlockShape& x, const LayerForward& f,

@@ -82,8 +82,23 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
                                            t.zero_stage));
   if (t.zero_stage >= 1) arg("--use-distributed-optimizer");
   if (t.overlap_grad_reduce) arg("--overlap-grad-reduce");
-  arg("--attention-backend", t.attention == Attention::kFlash ? "flash" : "unfused");
+  // Megatron-Core's overlaps as priced (Megatron-LM overlaps interleaved pipeline sends unless
+  // told not to).
+  if (t.overlap_param_gather) arg("--overlap-param-gather");
+  if (t.tp_comm_overlap) arg("--tp-comm-overlap");
+  if (t.vpp > 1 && !t.overlap_p2p_comm) arg("--no-overlap-p2p-communication");
+  if (t.bf16_gradient_reduction) arg("--grad-reduce-in-bf16");
+  // The fused attention priced on the megatron stack is Transformer Engine's (cuDNN); the other
+  // stacks call FlashAttention-2.
+  arg("--attention-backend", t.attention == Attention::kStandard ? "unfused"
+                             : t.stack == Stack::kMegatron       ? "fused"
+                                                                 : "flash");
   arg("--bf16");
+  if (t.fp8) {  // Transformer Engine's delayed-scaling recipe, as priced
+    arg("--fp8-format", "hybrid");
+    arg("--fp8-amax-history-len", "1024");
+    arg("--fp8-amax-compute-algo", "max");
+  }
   out.resize(out.size() - 3);  // no continuation after the last argument
   out += "\n";
   return out;

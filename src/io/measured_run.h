@@ -31,6 +31,7 @@ struct MeasuredRun {
   bool fp32_loss = true;                 ///< loss on fp32 logits (else pure bf16)
   /// The engine: vTrain's Megatron-DeepSpeed (Megatron's fused kernels, nothing overlapped).
   Stack stack = Stack::kDeepSpeed;
+  bool fp8 = false;                     ///< FP8 matrix products (Transformer Engine)
   std::string device = "A100";          ///< device type (its calibration)
   std::string cluster = "vtrain-a100";  ///< cluster preset (zoo/cluster_presets)
   double device_memory_bytes = 40.0 * (1ull << 30);

@@ -199,8 +199,10 @@ std::optional<MeasuredRun> read_row(const RowReader& row, int line, std::string*
                                      sharding));
 
   const std::string& precision = row.text("precision");
-  if (precision == "amp_fp8" || precision == "fp8")
-    *skipped = fmt::format("precision {} (FP8 matrix products are not modelled)", precision);
+  if ((precision == "amp_fp8" || precision == "fp8") && r.device != "A100")
+    r.fp8 = true;  // Transformer Engine's FP8 linear layers under Composer
+  else if (precision == "amp_fp8" || precision == "fp8")
+    *skipped = "FP8 on A100, which has no FP8 tensor cores";
   else if (precision != "amp_bf16" && precision != "bf16" && precision != "amp_fp16" &&
            precision != "fp16")
     row.fail("precision", fmt::format("unknown precision \"{}\" (amp_bf16, bf16, amp_fp16, fp16, "

@@ -15,8 +15,8 @@ namespace paraplan::io {
 
 struct MptTable {
   std::vector<MeasuredRun> runs;  ///< set "mpt", one per priced row
-  /// Rows read but not priceable by the analytic model, each "file:line: reason" (FP8 compute,
-  /// CPU offload, hybrid sharding, fp32 parameters).
+  /// Rows read but not priceable by the analytic model, each "file:line: reason" (CPU offload,
+  /// hybrid sharding, fp32 parameters).
   std::vector<std::string> skipped;
 };
 

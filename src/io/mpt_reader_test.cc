@@ -26,7 +26,7 @@ Prose with a | pipe | that is not a table.
 
 TEST(MptReader, ReadsLlmFoundrysMarkdownTables) {
   const MptTable t = parse_mpt_table(kMarkdown, "README.md");
-  ASSERT_EQ(t.runs.size(), 2u);
+  ASSERT_EQ(t.runs.size(), 3u);
   const MeasuredRun& a = t.runs[0];
   EXPECT_EQ(a.line, 8);
   EXPECT_EQ(a.set, "mpt");
@@ -50,9 +50,13 @@ TEST(MptReader, ReadsLlmFoundrysMarkdownTables) {
   EXPECT_TRUE(b.bf16_gradient_reduction);  // PURE: bf16 reduction and loss
   EXPECT_FALSE(b.fp32_loss);
   EXPECT_DOUBLE_EQ(b.device_memory_bytes, 40.0 * (1ull << 30));
-  ASSERT_EQ(t.skipped.size(), 1u);  // FP8 is not modelled: listed, not priced
-  EXPECT_NE(t.skipped[0].find("README.md:14"), std::string::npos) << t.skipped[0];
-  EXPECT_NE(t.skipped[0].find("FP8"), std::string::npos) << t.skipped[0];
+  // FP8 rows (Transformer Engine's linear layers under Composer) are priced on the H100.
+  const MeasuredRun& c = t.runs[2];
+  EXPECT_TRUE(c.fp8);
+  EXPECT_FALSE(a.fp8);
+  EXPECT_EQ(c.device, "H100");
+  EXPECT_EQ(c.line, 14);
+  EXPECT_TRUE(t.skipped.empty());
 }
 
 TEST(MptReader, ReadsTheProjectsTable) {

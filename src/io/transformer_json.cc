@@ -113,6 +113,7 @@ Json training_to_json(const TrainingConfig& t) {
   j["overlap_param_gather"] = t.overlap_param_gather;
   j["grad_reduce_dtype"] = t.bf16_gradient_reduction ? "bf16" : "fp32";
   j["fused_elementwise"] = t.fused_elementwise;
+  j["precision"] = t.fp8 ? "fp8" : "bf16";
   return j;
 }
 
@@ -140,7 +141,8 @@ TrainingConfig training_from_json(const JsonObject& o) {
           "overlap_p2p_comm",
           "overlap_param_gather",
           "grad_reduce_dtype",
-          "fused_elementwise"});
+          "fused_elementwise",
+          "precision"});
   auto flag = [&](std::string_view key) {
     const Json& v = o.field(key);
     if (!v.is_boolean()) o.fail(key, "must be true or false");
@@ -195,6 +197,11 @@ TrainingConfig training_from_json(const JsonObject& o) {
   if (o.has("overlap_p2p_comm")) t.overlap_p2p_comm = flag("overlap_p2p_comm");
   if (o.has("overlap_param_gather")) t.overlap_param_gather = flag("overlap_param_gather");
   if (o.has("fused_elementwise")) t.fused_elementwise = flag("fused_elementwise");
+  if (o.has("precision")) {
+    const std::string p = o.string("precision");
+    if (p != "bf16" && p != "fp8") o.fail("precision", "must be bf16 or fp8");
+    t.fp8 = p == "fp8";
+  }
   if (o.has("grad_reduce_dtype")) {
     const std::string d = o.string("grad_reduce_dtype");
     if (d != "bf16" && d != "fp32") o.fail("grad_reduce_dtype", "must be bf16 or fp32");

@@ -52,6 +52,12 @@ struct TrainingConfig {
   /// The distributed optimizer's all-gather of the updated bf16 parameters overlapped with the
   /// next iteration's forward (--overlap-param-gather; ZeRO 1).
   bool overlap_param_gather = false;
+  /// FP8 matrix products (Transformer Engine's recipe, E4M3 forward and E5M2 gradients with
+  /// delayed scaling): the transformer layers' linear GEMMs at twice the bf16 rate on devices
+  /// with FP8 tensor cores, their inputs cast and (backward) transposed, the weights' FP8 copies
+  /// kept beside the bf16 ones, the GEMM inputs saved for the backward in FP8. Attention, the LM
+  /// head, the router and the optimizer stay in bf16/fp32.
+  bool fp8 = false;
   Attention attention = Attention::kFlash;
   /// Attention and residual dropout: their masks are kept for the backward (Korthikanti et al.
   /// count them; most LLM pretraining today, MPT and Llama among them, runs without).

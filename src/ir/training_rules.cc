@@ -26,6 +26,7 @@ constexpr std::pair<Knob, std::string_view> kFields[] = {
     {Knob::kTpCommOverlap, "tp_comm_overlap"},
     {Knob::kOverlapP2pComm, "overlap_p2p_comm"},
     {Knob::kOverlapParamGather, "overlap_param_gather"},
+    {Knob::kPrecision, "precision"},
 };
 
 template <typename T>

@@ -37,7 +37,8 @@ enum class Knob {
   kStack,
   kTpCommOverlap,
   kOverlapP2pComm,
-  kOverlapParamGather
+  kOverlapParamGather,
+  kPrecision
 };
 
 /// paraplan's own name of a knob: the field of `config` in plan files ("tp", "global_batch").

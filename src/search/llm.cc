@@ -399,6 +399,7 @@ void ShapeSearch::run(const Shape& shape) {
               t.attention = s_.attention;
               t.moe_capacity_factor = s_.moe_capacity_factor;
               t.stack = s_.stack;
+              t.fp8 = s_.fp8;
               StackChoices choices = s_.stack_choices;
               choices.overlap_grad_reduce = overlap;
               apply_stack_defaults(t, choices);

@@ -30,6 +30,7 @@ struct LlmSearchSettings {
   Attention attention = Attention::kFlash;  ///< a property of the software, not searched
   double moe_capacity_factor = 0;           ///< MoE token dropping (0: dropless); not searched
   Stack stack = Stack::kMegatron;           ///< the training engine; not searched
+  bool fp8 = false;  ///< FP8 linear layers (the numerics are the user's choice); not searched
   /// Its overlaps and precisions fixed by the user; the rest take the stack's defaults, which
   /// cost no more than turning them off (apply_stack_defaults).
   StackChoices stack_choices;

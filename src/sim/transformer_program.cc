@@ -297,7 +297,8 @@ bool ProgramBuilder::place_pass(int i, const Op& op) {
   compute.microbatch = op.microbatch;
   Task comm = compute;
   comm.stream = kCollectives;
-  comm.name = label + " collectives";
+  comm.name = label + (t.tp_comm_overlap ? " collectives (exposed part of the overlapped)"
+                                         : " collectives");
   comm.phase = "collectives";
   comm.after.clear();
   const double activations =
@@ -326,24 +327,28 @@ bool ProgramBuilder::place_pass(int i, const Op& op) {
   const int comm_id = prog.add(comm);
   done_pass[{vs, op.microbatch, op.forward}] = comm_id;
   last_blocking[static_cast<std::size_t>(i)] = comm_id;
-  // The send to the neighbour virtual stage (blocking: the next pass waits for it).
+  // The send to the neighbour virtual stage: blocking (the next pass waits for it), or with
+  // Megatron-Core's p2p overlap (interleaved) posted ahead: the next pass goes on, the receiver
+  // waits only for the bytes on the wire.
   const bool sends = op.forward ? vs < vstages - 1 : vs > 0;
+  const bool overlapped = t.overlap_p2p_comm && v > 1;
   if (sends) {
     Task send;
     send.device = i;
     send.stream = kPipeline;
     send.link = p2p_link[static_cast<std::size_t>(i)];
-    send.duration_s = c.p2p_send_s - c.p2p_bytes / nic_bw;  // the fixed overhead
+    send.duration_s = overlapped ? 0.0 : c.p2p_send_s - c.p2p_bytes / nic_bw;  // the fixed overhead
     send.bytes = c.p2p_bytes;
     send.after = {comm_id};
-    send.name = fmt::format("send {} mb {}", op.forward ? "activation" : "gradient", op.microbatch);
+    send.name = fmt::format("send {} mb {}{}", op.forward ? "activation" : "gradient",
+                            op.microbatch, overlapped ? " (overlapped)" : "");
     send.phase = "send";
     send.stage = vs;
     send.microbatch = op.microbatch;
     const int send_id = prog.add(send);
     sent[{vs, op.microbatch, op.forward}] = send_id;
-    last_blocking[static_cast<std::size_t>(i)] = send_id;
-  } else if (p > 1) {
+    if (!overlapped) last_blocking[static_cast<std::size_t>(i)] = send_id;
+  } else if (p > 1 && !overlapped) {
     // The ends of the pipeline send nothing here, but the calibrated model charges them a
     // send's time per micro-batch like every stage (it absorbs what the ends do instead:
     // loading the batch, the loss); replayed as its own event so both agree.

@@ -47,6 +47,7 @@ std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
     t.fused_elementwise = r.fused_elementwise;
     t.fp32_loss = r.fp32_loss;
     t.stack = r.stack;
+    t.fp8 = r.fp8;
     const AnalyticResult result = cost.evaluate(t);
     out.push_back({r, result.iteration_time_s, result.memory.peak_bytes, result.fits});
   }
