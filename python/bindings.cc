@@ -336,10 +336,7 @@ std::string evaluate(const py::dict& kw) {
   api::apply_memory_knobs(t, cluster);
   const AnalyticResult r =
       api::evaluate({model, cluster, api::load_calibration(t.calibration, cluster), config});
-  io::Json j = api::priced_json(config, r, config.devices());
-  j["model"] = model.name;
-  j["cluster"] = cluster_name;
-  j["memory"]["device_memory_bytes"] = cluster.device_types[0].memory_bytes;
+  io::Json j = api::evaluate_json(config, r, model.name, cluster_name, cluster.device_types[0]);
   if (k.has("export")) j["export"] = api::export_plan(k.text("export"), model, config);
   return j.dump();
 }

@@ -58,6 +58,27 @@ def test_evaluate_equals_the_cli():
     assert ours == theirs
 
 
+def test_stack_keywords_equal_the_cli():
+    ours = paraplan.evaluate("llama3-70b", cluster="dgx-h100", devices=64, tp=4, pp=4, cp=2,
+                             vpp=5, batch=128, seq_len=8192, recompute="none",
+                             sequence_parallel=True, zero=1, stack="megatron",
+                             tp_comm_overlap=False, memory_headroom="5%", precision="fp8")
+    theirs = cli("evaluate", "--model", "llama3-70b", "--cluster", "dgx-h100", "--devices", "64",
+                 "--tp", "4", "--pp", "4", "--cp", "2", "--vpp", "5", "--batch", "128",
+                 "--seq-len", "8192", "--recompute", "none", "--sequence-parallel", "--zero", "1",
+                 "--stack", "megatron", "--no-tp-comm-overlap", "--memory-headroom", "5%",
+                 "--precision", "fp8", "--json")
+    assert ours == theirs
+    assert ours["config"]["tp_comm_overlap"] is False
+    assert ours["config"]["overlap_p2p_comm"] is True
+    assert ours["config"]["precision"] == "fp8"
+    fsdp = paraplan.evaluate("llama3-8b", devices=8, batch=16, stack="fsdp",
+                             grad_reduce_dtype="bf16")
+    assert fsdp["config"]["zero"] == 3 and fsdp["config"]["fused_elementwise"] is False
+    with pytest.raises(paraplan.UsageError, match="stack"):
+        paraplan.evaluate("llama3-8b", devices=8, stack="torch")
+
+
 def test_pipeline_plan_equals_the_cli_file(tmp_path):
     path = os.path.join(DATA, "piper", "bert32a100.json")
     ours = paraplan.plan(input=path, devices=16, memory="8GiB")

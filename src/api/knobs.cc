@@ -140,9 +140,6 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   s.stack = stack(k.stack);
   s.stack_choices = stack_choices(k);
   s.fp8 = fp8(k.precision);
-  // Megatron-Core shards at most the optimizer (its distributed optimizer, ZeRO 1): ZeRO 2 and 3
-  // are DeepSpeed's and FSDP's.
-  if (s.stack == Stack::kMegatron) s.max_zero_stage = 1;
   if (!k.stage_layers.empty())
     throw FieldError("stage_layers",
                      " is a setting of evaluate; plan searches the split (uniform stages keep it "

@@ -7,6 +7,17 @@
 
 namespace paraplan::api {
 
+io::Json evaluate_json(const TrainingConfig& t, const AnalyticResult& r, const std::string& model,
+                       const std::string& cluster_name, const DeviceType& device) {
+  io::Json j = priced_json(t, r, t.devices());
+  j["model"] = model;
+  j["cluster"] = cluster_name;
+  j["memory"]["device_memory_bytes"] = device.memory_bytes;
+  j["memory"]["headroom_bytes"] = device.memory_headroom_bytes;
+  j["memory"]["share_of_device"] = r.memory.peak_bytes / device.memory_bytes;
+  return j;
+}
+
 io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices) {
   const MemoryBreakdown& m = r.memory;
   auto memory_json = [](const MemoryBreakdown& mb) {

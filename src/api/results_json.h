@@ -16,6 +16,10 @@ namespace paraplan::api {
 /// iteration_time_s, tokens_per_s, tflops_per_device, mfu, fits, memory{...}, breakdown{...},
 /// stages[], config{...} (with devices and the stage split priced).
 io::Json priced_json(const TrainingConfig& t, const AnalyticResult& r, int devices);
+/// evaluate's document: priced_json with the model, the cluster, and the device's memory, the
+/// headroom kept free and the peak's share of the device under "memory".
+io::Json evaluate_json(const TrainingConfig& t, const AnalyticResult& r, const std::string& model,
+                       const std::string& cluster_name, const DeviceType& device);
 
 /// The transformer planner's answer: the best plan's priced_json with model, cluster, planner
 /// and cost model, the simulated time where replayed, top[] and the search's figures.

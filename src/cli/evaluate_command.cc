@@ -45,13 +45,7 @@ int run(const EvaluateArgs& a) {
   const MemoryBreakdown& m = r.memory;
   const DeviceType& device = cluster.device_types[0];
   if (a.json) {
-    io::Json j = api::priced_json(t, r, devices);
-    j["model"] = model.name;
-    j["cluster"] = a.cluster;
-    j["memory"]["device_memory_bytes"] = device.memory_bytes;
-    j["memory"]["headroom_bytes"] = device.memory_headroom_bytes;
-    j["memory"]["share_of_device"] = m.peak_bytes / device.memory_bytes;
-    std::cout << j.dump(2) << "\n";
+    std::cout << api::evaluate_json(t, r, model.name, a.cluster, device).dump(2) << "\n";
     return 0;
   }
   std::string layout;

@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "ir/topology.h"
+#include "ir/training_rules.h"
 
 namespace paraplan {
 namespace {
@@ -164,9 +165,13 @@ TrainingConfig MixedAnalyticModel::segment_config(const MixedConfig& config, int
   t.recompute = config.recompute;
   t.sequence_parallel = config.sequence_parallel && g.tp > 1;
   t.zero_stage = config.zero_stage;
-  t.overlap_grad_reduce = config.overlap_grad_reduce;
   t.attention = config.attention;
   t.stage_layers = config.stage_layers;
+  // The megatron stack's overlaps where they apply (tensor-parallel with sequence parallelism,
+  // the parameter gather with the distributed optimizer), as the homogeneous planner sets them.
+  StackChoices fixed;
+  fixed.overlap_grad_reduce = config.overlap_grad_reduce;
+  apply_stack_defaults(t, fixed);
   return t;
 }
 

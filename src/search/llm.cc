@@ -315,7 +315,11 @@ InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
   k.sps = {false};
   if (tp > 1 && !rules::sequence_parallel(s_.seq_len, cp, tp)) k.sps.push_back(true);
   if (s_.sequence_parallel) k.sps = {*s_.sequence_parallel};
-  for (int z = 0; z <= s_.max_zero_stage; ++z)
+  // Megatron-Core shards at most the optimizer (its distributed optimizer, ZeRO 1): ZeRO 2 and 3
+  // are DeepSpeed's and FSDP's.
+  const int max_zero =
+      s_.stack == Stack::kMegatron ? std::min(1, s_.max_zero_stage) : s_.max_zero_stage;
+  for (int z = 0; z <= max_zero; ++z)
     if (!rules::zero(z, pp)) k.zeros.push_back(z);
   if (s_.zero_stage) k.zeros = {*s_.zero_stage};
   k.overlaps = {false};

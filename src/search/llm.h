@@ -34,7 +34,8 @@ struct LlmSearchSettings {
   /// Its overlaps and precisions fixed by the user; the rest take the stack's defaults, which
   /// cost no more than turning them off (apply_stack_defaults).
   StackChoices stack_choices;
-  int max_zero_stage = 3;  ///< searched stages stop here (Megatron-LM runs ZeRO 0 and 1 only)
+  /// Searched stages stop here (and at 1 on the megatron stack: Megatron-LM runs ZeRO 0 and 1).
+  int max_zero_stage = 3;
   /// Also try non-uniform layer splits (1F1B, whole-layer recomputation, m ≥ pp).
   bool balance_stages = true;
   int top_k = 5;

@@ -79,7 +79,8 @@ RC_GTEST_PROP(LlmSearch, BalancedSplitIsTheBestBottleneck, ()) {
 /// twin above); `visit` sees the result of each that fits.
 void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int devices,
                            std::int64_t batch,
-                           const std::function<void(const AnalyticResult&)>& visit) {
+                           const std::function<void(const AnalyticResult&)>& visit,
+                           Stack stack = Stack::kMegatron) {
   auto price = [&](const TrainingConfig& t) {
     try {
       const auto r = cost.evaluate(t);
@@ -97,7 +98,9 @@ void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int device
               for (bool sp : {false, true})
                 for (int zero : {0, 1, 2, 3})
                   for (bool overlap : {false, true}) {
+                    if (stack == Stack::kMegatron && zero > 1) continue;  // Megatron's ZeRO
                     TrainingConfig t;
+                    t.stack = stack;
                     t.seq_len = 1024;
                     t.global_batch = batch;
                     t.micro_batch = b;
@@ -139,10 +142,13 @@ void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int device
 // Twin of search_llm: plain loops over every knob; each configuration with the even split and
 // with the balanced one (the split search has its own twin above).
 TEST(LlmSearch, BestEqualsExhaustiveEnumeration) {
-  for (auto [layers, devices, batch, memory_gib] :
-       {std::tuple{8, 8, 16, 80.0}, std::tuple{8, 8, 32, 1.0}, std::tuple{6, 16, 32, 0.8}}) {
+  for (auto [layers, devices, batch, memory_gib, stack] :
+       {std::tuple{8, 8, 16, 80.0, Stack::kMegatron}, std::tuple{8, 8, 32, 1.0, Stack::kMegatron},
+        std::tuple{6, 16, 32, 0.8, Stack::kMegatron}, std::tuple{8, 8, 16, 80.0, Stack::kDeepSpeed},
+        std::tuple{6, 16, 32, 0.8, Stack::kDeepSpeed}}) {
     auto cost = tiny(layers, devices, memory_gib * 1073741824.0);
     LlmSearchSettings s;
+    s.stack = stack;
     s.devices = devices;
     s.global_batch = batch;
     s.seq_len = 1024;
@@ -150,10 +156,13 @@ TEST(LlmSearch, BestEqualsExhaustiveEnumeration) {
     auto found = search_llm(cost, s);
     double best = std::numeric_limits<double>::infinity();
     std::int64_t fitting = 0;
-    for_each_fitting_plan(cost, layers, devices, batch, [&](const AnalyticResult& r) {
-      best = std::min(best, r.iteration_time_s);
-      ++fitting;
-    });
+    for_each_fitting_plan(
+        cost, layers, devices, batch,
+        [&](const AnalyticResult& r) {
+          best = std::min(best, r.iteration_time_s);
+          ++fitting;
+        },
+        stack);
     if (fitting == 0) {
       EXPECT_TRUE(found.top.empty());
       continue;
