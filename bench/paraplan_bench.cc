@@ -28,6 +28,7 @@
 #include "io/piper_reader.h"
 #include "io/vtrain_reader.h"
 #include "ir/cluster.h"
+#include "ir/training_rules.h"
 #include "search/dapple_candidates.h"
 #include "search/dapple_search.h"
 #include "search/intra_op.h"
@@ -558,6 +559,7 @@ void llm_section() {
       TrainingConfig h = c.hand_tuned;
       h.global_batch = c.batch;
       h.seq_len = c.seq;
+      apply_stack_defaults(h, {});  // on today's Megatron-Core, with the overlaps it applies
       const AnalyticResult hr = model.evaluate(h);
       fmt::print(
           "  Megatron-LM's hand-tuned tp {} pp {} dp {}: {:.3f} s ({}); ours/hand-tuned "

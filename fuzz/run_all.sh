@@ -15,21 +15,23 @@ seeds() {  # seeds TARGET: the files and folders its corpus starts from
     fuzz_native_yaml) echo fuzz/seeds/native_yaml/* ;;
     fuzz_dapple) echo data/dapple/*.txt ;;
     fuzz_onnx) echo data/onnx/*.onnx $(ls -d "$onnx_testdata"/test_{Conv2d,Linear,MaxPool2d,BatchNorm2d_eval,Softmax,Embedding}/model.onnx 2>/dev/null) ;;
-    fuzz_hf_config) echo tests/data/hf/*.json ;;
+    fuzz_hf_config) echo tests/data/hf/*.json tests/data/hf-configs/*/config.json ;;
     fuzz_vtrain_csv) echo fuzz/seeds/vtrain_csv/* ;;
     fuzz_transformer_plan) echo fuzz/seeds/transformer_plan/* ;;
     fuzz_mpt_table) echo fuzz/seeds/mpt_table/* ;;
     fuzz_published_runs) echo data/moe/*.json tests/data/bad/published_*.json ;;
+    fuzz_nemo_table) echo data/nemo-h100/nemo_h100.tsv ;;
   esac
 }
 
 failed=()
 for target in fuzz_piper fuzz_native_json fuzz_native_yaml fuzz_dapple fuzz_onnx fuzz_hf_config \
-              fuzz_vtrain_csv fuzz_transformer_plan fuzz_mpt_table fuzz_published_runs; do
+              fuzz_vtrain_csv fuzz_transformer_plan fuzz_mpt_table fuzz_published_runs \
+              fuzz_nemo_table; do
   corpus=$build/corpus/$target
   findings=$build/findings/$target
   mkdir -p "$corpus" "$findings"
-  for seed in $(seeds "$target"); do [ -f "$seed" ] && cp -n "$seed" "$corpus/" ; done
+  for seed in $(seeds "$target"); do [ -f "$seed" ] && cp -n "$seed" "$corpus/$(echo "$seed" | tr / _)" ; done
   echo "== $target: $seconds s, corpus $(ls "$corpus" | wc -l) files" >&2
   if ! "$build/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
        -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" 2> "$build/$target.log"; then

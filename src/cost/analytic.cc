@@ -297,10 +297,11 @@ AnalyticCostModel::LayerPasses AnalyticCostModel::layer_passes(const TrainingCon
   double tp_comm =
       (2 * forwards + 2) * ring_allreduce_s(x.act_bytes, t.tp, tp_group.bandwidth,
                                             ring_latency_s(t.tp, tp_group.nodes, cal_));
-  if (t.tp_comm_overlap && t.tp > 1) {
+  if (t.tp_comm_overlap && t.tp > 1 && tp_group.nodes == 1) {
     // Userbuffers split each all-gather and reduce-scatter into tp chunks pipelined with the
     // GEMM chunks they feed or drain: one chunk stays exposed, or what the GEMMs cannot cover;
-    // the hidden rest slows the GEMMs (the SMs and HBM bandwidth the transfers take).
+    // the hidden rest slows the GEMMs (the SMs and HBM bandwidth the transfers take). They work
+    // inside one NVLink domain: a tensor-parallel group across nodes is priced exposed.
     const double gemm = (forwards + 2) * f.tp_gemm_s;
     const double exposed = std::max(tp_comm / t.tp, tp_comm - gemm);
     tp_comm = exposed + cal_.comm_overlap_slowdown * (tp_comm - exposed);
