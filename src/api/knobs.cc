@@ -187,12 +187,7 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
 }
 
 RecomputeChoice parse_recompute(const std::string& text) {
-  if (text == "none") return {Recompute::kNone, 0};
-  if (text == "selective") return {Recompute::kSelective, 0};
-  if (text == "full") return {Recompute::kFull, 0};
-  if (!text.empty() && text.size() < 7 &&
-      text.find_first_not_of("0123456789") == std::string::npos && std::stoi(text) > 0)
-    return {Recompute::kFull, std::stoi(text)};
+  if (const auto rc = io::recompute_from_text(text)) return {rc->kind, rc->layers};
   throw FieldError(
       "recompute",
       " must be none, selective, full or a number of layers N >= 1 (got \"" + text + "\")");

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "io/hf_config.h"
+#include "io/transformer_json.h"
 #include "ir/error.h"
 #include "ir/training_rules.h"
 
@@ -118,16 +119,13 @@ PublishedRun read_row(const Row& row, const std::string& folder, const BuiltinMo
   if (t.devices() != row.count("gpus"))
     row.fail("gpus",
              fmt::format("{} GPUs, but tp × cp × pp × dp = {}", row.text("gpus"), t.devices()));
-  const std::string& rc = row.text("recompute");
-  if (rc == "none") {
-    t.recompute = Recompute::kNone;
-  } else if (rc == "selective") {
-    t.recompute = Recompute::kSelective;
-  } else if (rc == "full") {
-    t.recompute = Recompute::kFull;
-  } else {
-    row.fail("recompute", fmt::format("expected none, selective or full, got \"{}\"", rc));
-  }
+  const auto rc = recompute_from_text(row.text("recompute"));
+  if (!rc)
+    row.fail("recompute", fmt::format("expected none, selective, full or a number of layers, got "
+                                      "\"{}\"",
+                                      row.text("recompute")));
+  t.recompute = rc->kind;
+  t.recompute_layers = rc->layers;
   t.sequence_parallel = row.yes("sp");
   const std::int64_t zero = row.count("zero");
   if (zero != 1) row.fail("zero", "expected 1 (Megatron's distributed optimizer)");

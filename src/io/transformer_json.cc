@@ -80,6 +80,16 @@ std::string attention_text(Attention attention) {
   return attention == Attention::kFlash ? "flash" : "standard";
 }
 
+std::optional<RecomputeText> recompute_from_text(std::string_view text) {
+  if (text == "none") return RecomputeText{Recompute::kNone, 0};
+  if (text == "selective") return RecomputeText{Recompute::kSelective, 0};
+  if (text == "full") return RecomputeText{Recompute::kFull, 0};
+  if (!text.empty() && text.size() < 7 && text.find_first_not_of("0123456789") == text.npos &&
+      std::stoi(std::string(text)) > 0)
+    return RecomputeText{Recompute::kFull, std::stoi(std::string(text))};
+  return std::nullopt;
+}
+
 std::optional<Attention> attention_from_text(std::string_view text) {
   if (text == "flash") return Attention::kFlash;
   if (text == "standard") return Attention::kStandard;
@@ -158,20 +168,10 @@ TrainingConfig training_from_json(const JsonObject& o) {
   t.dp = static_cast<int>(o.integer("dp", 1, 1 << 24));
   t.ep = static_cast<int>(o.integer("ep", 1, 1 << 20));
   t.vpp = static_cast<int>(o.integer("vpp", 1, 1 << 20));
-  const std::string rc = o.string("recompute");
-  if (rc == "none") {
-    t.recompute = Recompute::kNone;
-  } else if (rc == "selective") {
-    t.recompute = Recompute::kSelective;
-  } else if (rc == "full") {
-    t.recompute = Recompute::kFull;
-  } else if (!rc.empty() && rc.size() < 7 &&
-             rc.find_first_not_of("0123456789") == std::string::npos) {
-    t.recompute = Recompute::kFull;
-    t.recompute_layers = std::stoi(rc);
-  } else {
-    o.fail("recompute", "must be none, selective, full or a number of layers");
-  }
+  const auto rc = recompute_from_text(o.string("recompute"));
+  if (!rc) o.fail("recompute", "must be none, selective, full or a number of layers");
+  t.recompute = rc->kind;
+  t.recompute_layers = rc->layers;
   t.sequence_parallel = flag("sequence_parallel");
   t.zero_stage = static_cast<int>(o.integer("zero", 0, 3));
   t.overlap_grad_reduce = flag("overlap_grad_reduce");

@@ -20,6 +20,12 @@ TransformerConfig transformer_from_json(const JsonObject& object);
 
 /// none, selective, full, or the number of recomputed layers.
 std::string recompute_text(const TrainingConfig& config);
+/// And back: the kind and the number of recomputed layers (0: all), nullopt for anything else.
+struct RecomputeText {
+  Recompute kind = Recompute::kFull;
+  int layers = 0;
+};
+std::optional<RecomputeText> recompute_from_text(std::string_view text);
 /// "flash" or "standard", and back (nullopt for anything else).
 std::string attention_text(Attention attention);
 std::optional<Attention> attention_from_text(std::string_view text);
