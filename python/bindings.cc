@@ -361,8 +361,9 @@ std::string frontier(const py::dict& kw) {
 }
 
 std::string simulate(const py::dict& kw) {
-  const Keywords k(kw, {"plan", "schedule"}, "simulate");
-  return api::simulation_json(api::simulate_plan({k.text("plan"), k.text("schedule"), false}))
+  const Keywords k(kw, {"plan", "schedule", "stack"}, "simulate");
+  return api::simulation_json(
+             api::simulate_plan({k.text("plan"), k.text("schedule"), false, k.text("stack")}))
       .dump();
 }
 

@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "api/knobs.h"
 #include "cost/analytic.h"
 #include "cost/piper_cost.h"
 #include "io/json_fields.h"
@@ -199,7 +200,14 @@ SimulateResult dapple_plan(const SimulateRequest& r, const io::Json& doc) {
 
 // A transformer plan under the analytic model.
 SimulateResult transformer_plan(const SimulateRequest& r) {
-  const io::TransformerPlanFile f = io::read_transformer_plan(r.plan_path);
+  io::TransformerPlanFile f = io::read_transformer_plan(r.plan_path);
+  if (!r.stack.empty()) {  // the same knobs on another engine: its kernels, its overlaps
+    f.config.stack = stack(r.stack);
+    StackChoices keep;
+    keep.overlap_grad_reduce = f.config.overlap_grad_reduce;
+    keep.bf16_gradient_reduction = f.config.bf16_gradient_reduction;
+    apply_stack_defaults(f.config, keep);
+  }
   AnalyticCostModel cost(f.model, f.cluster, f.calibration);
   AnalyticResult analytic;
   try {
@@ -246,6 +254,10 @@ SimulateResult simulate_plan(const SimulateRequest& request) {
     const io::Json doc = io::parse_json_file(request.plan_path);
     // The file says what it is: its format and, for paraplan plans, the planner and cost model.
     if (doc.is_object() && doc.value("format", "") == "paraplan-plan") {
+      if (!request.stack.empty())
+        throw FieldError("stack",
+                         ": a training stack applies to transformer plans (plan --model "
+                         "... -o FILE)");
       if (io::plan_planner(doc) == "intra-op") return intra_op_plan(request, doc);
       if (doc.value("cost_model", "") == "dapple") return dapple_plan(request, doc);
       return pipeline_plan(request, doc);

@@ -16,6 +16,9 @@ struct SimulateRequest {
   std::string plan_path;
   std::string schedule;  ///< empty: the plan's own; transformer plans take gpipe, 1f1b, ...
   bool report = false;
+  /// Transformer plans: replay on this stack (megatron, fsdp, deepspeed) with its own overlaps
+  /// and kernels, the plan's knobs otherwise kept; empty: the plan's stack.
+  std::string stack = {};
 };
 
 struct SimulateResult {

@@ -141,6 +141,29 @@ TEST(CliSimulate, PlansWithoutTheAttentionKnobReadAsStandard) {
             nlohmann::json::parse(flash.out)["analytic_iteration_time_s"].get<double>());
 }
 
+// The same plan replayed on another training stack: its kernels and overlaps, the knobs kept;
+// only transformer plans have a stack.
+TEST(CliSimulate, ReplaysATransformerPlanOnAnotherStack) {
+  const std::string plan =
+      planned("sim_stack.json",
+              "--model llama3-8b --cluster dgx-h100 --devices 16 --batch 64 --seq-len 4096 --tp 2 "
+              "--pp 2 --vpp 2 --sequence-parallel --zero 1");
+  Outcome megatron = run("simulate " + plan + " --json");
+  Outcome deepspeed = run("simulate " + plan + " --stack deepspeed --json");
+  ASSERT_EQ(megatron.exit_code, 0) << megatron.out;
+  ASSERT_EQ(deepspeed.exit_code, 0) << deepspeed.out;
+  const auto m = nlohmann::json::parse(megatron.out), d = nlohmann::json::parse(deepspeed.out);
+  // Nothing overlapped on Megatron-DeepSpeed: slower, in the simulator and the model alike.
+  EXPECT_GT(d["iteration_time_s"].get<double>(), m["iteration_time_s"].get<double>());
+  EXPECT_GT(d["analytic_iteration_time_s"].get<double>(),
+            m["analytic_iteration_time_s"].get<double>());
+  const std::string piper = testing::TempDir() + "sim_stack_piper.json";
+  ASSERT_EQ(run("plan --planner pipeline --memory 5GiB -o " + piper).exit_code, 0);
+  Outcome refused = run("simulate " + piper + " --stack fsdp");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("--stack"), std::string::npos) << refused.out;
+}
+
 TEST(CliSimulate, PipelinePlannerPlans) {
   const std::string plan = testing::TempDir() + "sim_piper.json";
   Outcome planned_run = run("plan --planner pipeline --memory 5GiB -o " + plan);

@@ -21,6 +21,7 @@ struct SimulateArgs {
   std::string trace;
   std::string schedule;
   std::string report;
+  std::string stack;
   bool json = false;
 };
 
@@ -72,7 +73,8 @@ std::string result_text(const api::SimulateResult& s) {
 }
 
 int run(const SimulateArgs& a) {
-  const api::SimulateResult s = api::simulate_plan({a.plan, a.schedule, !a.report.empty()});
+  const api::SimulateResult s =
+      api::simulate_plan({a.plan, a.schedule, !a.report.empty(), a.stack});
   if (!a.trace.empty()) io::write_chrome_trace(a.trace, s.result.timeline);
   if (!a.report.empty()) io::write_text_file(a.report, s.report_html);
   if (a.json) {
@@ -104,6 +106,10 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   cmd->add_option(
       "--report", a->report,
       "Write a self-contained HTML report (summary, stages, timeline, memory, frontier)");
+  cmd->add_option("--stack", a->stack,
+                  "Transformer plans: replay on this training stack (megatron, fsdp, deepspeed) "
+                  "with its kernels and overlaps (default: the plan's)")
+      ->check(CLI::IsMember({"megatron", "fsdp", "deepspeed"}));
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->callback([a, &exit_code] { exit_code = run(*a); });
 }
