@@ -82,6 +82,7 @@ constexpr Family kFamilies[] = {
     {"gemma2", true, true, false, false},       {"gemma3_text", true, true, false, true},
     {"phi3", true, false, false, false},        {"olmo", true, false, false, false},
     {"gpt_oss", true, false, false, false},     {"mpt", false, true, false, false},
+    {"starcoder2", false, true, false, false},
 };
 
 std::string family_names() {
@@ -255,7 +256,8 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
   if (gpt2)
     c.max_positions =
         k.count({"n_positions", "max_position_embeddings"}, "the number of positions", 1024);
-  c.biases = gpt2 || neox;
+  // Biases on every linear layer and norm: GPT-2, GPT-NeoX; StarCoder2 unless use_bias is false.
+  c.biases = gpt2 || neox || (type == "starcoder2" && k.flag("use_bias", true));
   c.attention_bias = k.flag("attention_bias", family ? family->attention_bias : false);
   c.qk_norm = family && family->qk_norm;
   c.attention_sinks = type == "gpt_oss";
@@ -263,7 +265,8 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
   bool any_dropout_key = false;
   c.dropout = false;
   for (const char* key : {"attention_dropout", "hidden_dropout", "resid_pdrop", "attn_pdrop",
-                          "embd_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob"})
+                          "embd_pdrop", "hidden_dropout_prob", "attention_probs_dropout_prob",
+                          "residual_dropout", "embedding_dropout"})
     if (const Json* v = k.find({key}); v && v->is_number()) {
       any_dropout_key = true;
       if (v->get<double>() > 0) c.dropout = true;

@@ -119,6 +119,17 @@ TEST(HfConfig, FamilyFeaturesAreRead) {
   EXPECT_EQ(phi.partial_rotary, 0.75);
   const auto llama = io::read_hf_config(dir + "llama-3.1-8b/config.json");
   EXPECT_FALSE(llama.dropout);
+  // StarCoder2-7B's shape: a GELU MLP with biases, tied embeddings (the family's defaults).
+  const auto starcoder = io::hf_config_from_json(
+      io::parse_json_text(R"({"model_type": "starcoder2", "hidden_size": 4608,
+          "intermediate_size": 18432, "num_attention_heads": 36, "num_key_value_heads": 4,
+          "num_hidden_layers": 32, "vocab_size": 49152, "sliding_window": 4096})",
+                          "config.json"),
+      "config.json");
+  EXPECT_FALSE(starcoder.gated_mlp);
+  EXPECT_TRUE(starcoder.biases);
+  EXPECT_TRUE(starcoder.tied_embeddings);
+  EXPECT_NEAR(starcoder.parameters() / 7.17e9, 1.0, 0.01);
 }
 
 TEST(HfConfig, UnknownModelTypeIsRefusedByName) {
