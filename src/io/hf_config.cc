@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <initializer_list>
 #include <utility>
@@ -95,6 +97,12 @@ double number_or(const Json& doc, const char* key, double fallback) {
   return doc.contains(key) && doc.at(key).is_number() ? doc.at(key).get<double>() : fallback;
 }
 
+// A layer index or count read as a number: clamped to [0, layers] before it becomes an int.
+int layer_number(const Json& doc, const char* key, double fallback, std::int64_t layers) {
+  const double v = number_or(doc, key, fallback);
+  return static_cast<int>(std::clamp(std::isfinite(v) ? v : 0.0, 0.0, static_cast<double>(layers)));
+}
+
 // Which layers use the sliding window, by the family's rule (HF's layer_types when given).
 void read_sliding_window(const Json& doc, const Keys& k, const std::string& type,
                          const std::string& source, TransformerConfig& c) {
@@ -121,12 +129,12 @@ void read_sliding_window(const Json& doc, const Keys& k, const std::string& type
   } else if (type == "gemma2") {  // every other layer, from the first
     for (int i = 0; i < layers; i += 2) on.push_back(i);
   } else if (type == "gemma3_text") {  // all but every sliding_window_pattern-th
-    const auto pattern = static_cast<int>(number_or(doc, "sliding_window_pattern", 6));
+    const int pattern = layer_number(doc, "sliding_window_pattern", 6, c.num_layers);
     for (int i = 0; i < layers; ++i)
       if (pattern <= 0 || (i + 1) % pattern) on.push_back(i);
   } else if (type == "qwen2" || type == "qwen2_moe" || type == "qwen3" || type == "qwen3_moe") {
     if (k.flag("use_sliding_window", false)) {  // from max_window_layers on
-      const auto from = static_cast<int>(number_or(doc, "max_window_layers", 0));
+      const int from = layer_number(doc, "max_window_layers", 0, c.num_layers);
       for (int i = from; i < layers; ++i) on.push_back(i);
     }
   } else {  // Mistral, Mixtral, Phi-3: every layer
@@ -151,9 +159,14 @@ TransformerConfig read_mpt(const Json& doc, const Keys& k, const std::string& so
   c.head_dim = c.hidden_size / c.num_attention_heads;
   const Json* ratio = k.find({"expansion_ratio"});
   const double expansion = ratio && ratio->is_number() ? ratio->get<double>() : 4.0;
-  if (!(expansion > 0))
-    throw Error(ErrorKind::kInput, source + ": /expansion_ratio", "must be a positive number");
-  c.ffn_hidden_size = static_cast<std::int64_t>(expansion * static_cast<double>(c.hidden_size));
+  if (!(expansion > 0 && expansion <= 256))
+    throw Error(ErrorKind::kInput, source + ": /expansion_ratio",
+                "must be a positive number (the MLP's width over d_model), at most 256");
+  const double ffn = expansion * static_cast<double>(c.hidden_size);
+  if (!(ffn >= 1 && ffn <= 1e12))
+    throw Error(ErrorKind::kInput, source + ": /expansion_ratio",
+                fmt::format("gives an MLP {} wide; expected 1 to 1e12", ffn));
+  c.ffn_hidden_size = static_cast<std::int64_t>(ffn);
   c.vocab_size = k.count({"vocab_size"}, "the vocabulary size");
   c.tied_embeddings = true;
   c.biases = !k.flag("no_bias", false);
@@ -169,6 +182,10 @@ TransformerConfig read_mpt(const Json& doc, const Keys& k, const std::string& so
       c.num_kv_heads = a.contains("kv_n_heads") && a.at("kv_n_heads").is_number_integer()
                            ? a.at("kv_n_heads").get<std::int64_t>()
                            : c.num_attention_heads;
+      if (c.num_kv_heads < 1 || c.num_attention_heads % c.num_kv_heads)
+        throw Error(
+            ErrorKind::kInput, source + ": /attn_config/kv_n_heads",
+            fmt::format("must be a positive divisor of the {} heads", c.num_attention_heads));
     } else if (attn_type == "multiquery_attention") {
       c.num_kv_heads = 1;
     } else if (attn_type != "multihead_attention") {

@@ -110,15 +110,19 @@ PublishedRun read_row(const Row& row, const std::string& folder, const BuiltinMo
   t.seq_len = row.count("seq");
   t.global_batch = row.count("global_batch");
   t.micro_batch = row.count("micro_batch");
+  // The degrees' product in floating point first: it must equal gpus before any int holds it.
+  const double product =
+      static_cast<double>(row.count("tp")) * static_cast<double>(row.count("cp")) *
+      static_cast<double>(row.count("pp")) * static_cast<double>(row.count("dp"));
+  if (product != static_cast<double>(row.count("gpus")))
+    row.fail("gpus",
+             fmt::format("{} GPUs, but tp × cp × pp × dp = {:.0f}", row.text("gpus"), product));
   t.tp = static_cast<int>(row.count("tp"));
   t.pp = static_cast<int>(row.count("pp"));
   t.dp = static_cast<int>(row.count("dp"));
   t.cp = static_cast<int>(row.count("cp"));
   t.ep = static_cast<int>(row.count("ep"));
   t.vpp = static_cast<int>(row.count("vpp"));
-  if (t.devices() != row.count("gpus"))
-    row.fail("gpus",
-             fmt::format("{} GPUs, but tp × cp × pp × dp = {}", row.text("gpus"), t.devices()));
   const auto rc = recompute_from_text(row.text("recompute"));
   if (!rc)
     row.fail("recompute", fmt::format("expected none, selective, full or a number of layers, got "
