@@ -31,7 +31,7 @@ for target in fuzz_piper fuzz_native_json fuzz_native_yaml fuzz_dapple fuzz_onnx
   corpus=$build/corpus/$target
   findings=$build/findings/$target
   mkdir -p "$corpus" "$findings"
-  for seed in $(seeds "$target"); do [ -f "$seed" ] && cp -n "$seed" "$corpus/$(echo "$seed" | tr / _)" ; done
+  for seed in $(seeds "$target"); do [ -f "$seed" ] && cp -n "$seed" "$corpus/" ; done
   echo "== $target: $seconds s, corpus $(ls "$corpus" | wc -l) files" >&2
   if ! "$build/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
        -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" 2> "$build/$target.log"; then

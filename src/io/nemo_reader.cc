@@ -172,7 +172,10 @@ std::vector<PublishedRun> parse_nemo_table(const std::string& text, const std::s
     const std::vector<std::string> row = cells(line);
     const std::string place = fmt::format("{}:{}", path, number);
     if (columns.empty()) {
-      for (std::size_t i = 0; i < row.size(); ++i) columns[row[i]] = i;
+      for (std::size_t i = 0; i < row.size(); ++i)
+        if (!columns.emplace(row[i], i).second)
+          throw Error(ErrorKind::kInput, place,
+                      fmt::format("column \"{}\" appears twice in the header", row[i]));
       for (const char* c : kNeeded)
         if (!columns.count(c))
           throw Error(ErrorKind::kInput, place, fmt::format("missing column \"{}\"", c));

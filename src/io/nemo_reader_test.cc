@@ -65,6 +65,13 @@ TEST(NemoReader, BadRowsNameTheColumn) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("missing column"), std::string::npos) << e.what();
   }
+  // A column named twice (the fuzzer's finding: rows then matched the shorter header).
+  try {
+    parse_nemo_table("id\t" + kHeader + kRow, "t.tsv", ".", zoo::llm_model);
+    ADD_FAILURE() << "accepted a header with a column twice";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("appears twice"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
