@@ -175,12 +175,12 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.recompute = rc.kind;
   t.recompute_layers = rc.layers;
   t.sequence_parallel = k.sequence_parallel;
+  t.stack = stack(k.stack);
   // FSDP shards everything unless told otherwise.
-  t.zero_stage = k.zero >= 0 ? k.zero : (stack(k.stack) == Stack::kFsdp ? 3 : 0);
+  t.zero_stage = k.zero >= 0 ? k.zero : (t.stack == Stack::kFsdp ? 3 : 0);
   t.attention = attention(k.attention);
   t.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
-  t.stack = stack(k.stack);
   t.fp8 = fp8(k.precision);
   apply_stack_defaults(t, stack_choices(k));
   return t;

@@ -77,8 +77,7 @@ int run(const EvaluateArgs& a) {
                            100 * m.peak_bytes / device.memory_bytes,
                            device.memory_headroom_bytes > 0
                                ? fmt::format("; limit {} after {} headroom",
-                                             format_bytes(device.memory_bytes -
-                                                          device.memory_headroom_bytes),
+                                             format_bytes(device.memory_limit_bytes()),
                                              format_bytes(device.memory_headroom_bytes))
                                : "",
                            r.fits ? "fits" : "OUT OF MEMORY")

@@ -67,9 +67,7 @@ AnalyticCostModel::AnalyticCostModel(TransformerConfig model, Cluster cluster,
     : model_(std::move(model)), cluster_(std::move(cluster)), cal_(std::move(calibration)) {}
 
 double AnalyticCostModel::device_memory_bytes() const {
-  return cluster_.device_types.empty() ? 0
-                                       : cluster_.device_types[0].memory_bytes -
-                                             cluster_.device_types[0].memory_headroom_bytes;
+  return cluster_.device_types.empty() ? 0 : cluster_.device_types[0].memory_limit_bytes();
 }
 
 void AnalyticCostModel::check(const TrainingConfig& t) const {
@@ -385,12 +383,12 @@ void AnalyticCostModel::add_activations(const TrainingConfig& t, const BlockShap
                             : (dropout ? 5.0 : 2.0) * static_cast<double>(m.num_attention_heads) *
                                   b * s_local * x.s / tp;
   // Korthikanti's 34·sbh counts the two residual dropout masks (sbh bytes each); without dropout
-  // they are not kept: 32·sbh.
+  // they are not kept: 32·sbh. `replicated` is the part tensor parallelism does not split.
   // FP8: the inputs of the QKV and first MLP GEMMs (in the replicated part) and of the second
   // MLP GEMM (f wide) are saved in FP8, a byte per element less.
   const double replicated = (dropout ? 10 : 8) - (t.fp8 ? 2 : 0);
-  const double fp8_saved = t.fp8 ? (1 - x.moe_fraction) * static_cast<double>(m.ffn_hidden_size) / h
-                                 : 0.0;  // the part tensor parallelism does not split
+  const double fp8_saved =
+      t.fp8 ? (1 - x.moe_fraction) * static_cast<double>(m.ffn_hidden_size) / h : 0.0;
   // An MoE layer keeps, instead of the dense MLP's 16·sbh (two 4h-wide bf16 tensors), the
   // permuted expert inputs and, per routed copy, the expert MLP's intermediate tensors (gated:
   // gate, up and their product; else the input and output of the activation), on the busiest

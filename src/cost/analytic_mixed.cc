@@ -236,8 +236,7 @@ MixedResult MixedAnalyticModel::evaluate(const MixedConfig& config) const {
       st.time_per_microbatch_s =
           cost.stage_work_s(t, c, first, last, st.layers) + crossings * boundary;
       st.memory = cost.stage_memory(t, c, stage, st.layers);
-      st.memory_limit_bytes = cluster_.device_types[type].memory_bytes -
-                              cluster_.device_types[type].memory_headroom_bytes;
+      st.memory_limit_bytes = cluster_.device_types[type].memory_limit_bytes();
       const auto [dense, expert] = cost.stage_parameters(c, t, stage, st.layers);
       // Gradient reduction may hide behind the last micro-batch's backward (two thirds of it).
       st.sync_s = cost.gradient_sync_s(t, dense, expert, st.time_per_microbatch_s * 2 / 3);

@@ -110,17 +110,19 @@ PublishedRun read_row(const Row& row, const std::string& folder, const BuiltinMo
   t.seq_len = row.count("seq");
   t.global_batch = row.count("global_batch");
   t.micro_batch = row.count("micro_batch");
-  // The degrees' product in floating point first: it must equal gpus before any int holds it.
-  const double product =
-      static_cast<double>(row.count("tp")) * static_cast<double>(row.count("cp")) *
-      static_cast<double>(row.count("pp")) * static_cast<double>(row.count("dp"));
+  // Each degree fits an int (count caps it at 2^30); their product, in floating point, must
+  // equal gpus before tp × cp × pp × dp is ever taken in ints.
+  const std::int64_t tp = row.count("tp"), cp = row.count("cp"), pp = row.count("pp"),
+                     dp = row.count("dp");
+  const double product = static_cast<double>(tp) * static_cast<double>(cp) *
+                         static_cast<double>(pp) * static_cast<double>(dp);
   if (product != static_cast<double>(row.count("gpus")))
     row.fail("gpus",
              fmt::format("{} GPUs, but tp × cp × pp × dp = {:.0f}", row.text("gpus"), product));
-  t.tp = static_cast<int>(row.count("tp"));
-  t.pp = static_cast<int>(row.count("pp"));
-  t.dp = static_cast<int>(row.count("dp"));
-  t.cp = static_cast<int>(row.count("cp"));
+  t.tp = static_cast<int>(tp);
+  t.cp = static_cast<int>(cp);
+  t.pp = static_cast<int>(pp);
+  t.dp = static_cast<int>(dp);
   t.ep = static_cast<int>(row.count("ep"));
   t.vpp = static_cast<int>(row.count("vpp"));
   const auto rc = recompute_from_text(row.text("recompute"));

@@ -17,6 +17,8 @@ struct DeviceType {
   std::string calibration_file = {};
   /// Memory the user keeps free (--memory-headroom): plans must fit in memory_bytes − this.
   double memory_headroom_bytes = 0;
+  /// What a plan may use: the memory less the headroom.
+  double memory_limit_bytes() const { return memory_bytes - memory_headroom_bytes; }
 };
 
 /// One level of the link hierarchy. Tier 0 connects devices inside a machine, tier 1 machines.

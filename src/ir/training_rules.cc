@@ -93,7 +93,7 @@ void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed) {
   const bool replicas = t.dp * t.cp > 1;
   t.fused_elementwise = !fsdp;
   t.overlap_grad_reduce =
-      fixed.overlap_grad_reduce.value_or(replicas && !(t.stack == Stack::kDeepSpeed));
+      fixed.overlap_grad_reduce.value_or(replicas && t.stack != Stack::kDeepSpeed);
   t.tp_comm_overlap = fixed.tp_comm_overlap.value_or(megatron && t.tp > 1 && t.sequence_parallel);
   t.overlap_p2p_comm = fixed.overlap_p2p_comm.value_or(megatron && t.pp > 1 && t.vpp > 1);
   t.overlap_param_gather = fixed.overlap_param_gather.value_or(megatron && t.zero_stage == 1 &&
