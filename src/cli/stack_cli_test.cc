@@ -94,6 +94,12 @@ TEST(Stacks, OverlapsOutsideTheirStackOrShapeAreRefusedByFlag) {
   refused("--stack torch", "--stack");
   refused("--grad-reduce-dtype fp16", "--grad-reduce-dtype");
   refused("--memory-headroom 100%", "--memory-headroom");
+  const auto a100 =
+      run("evaluate --model llama3-8b --cluster dgx-a100 --devices 8 --precision fp8");
+  EXPECT_EQ(a100.exit_code, 2) << a100.out;
+  EXPECT_NE(a100.out.find("--precision fp8: FP8 matrix products need FP8 tensor cores"),
+            std::string::npos)
+      << a100.out;
 }
 
 TEST(Stacks, MegatronOverlapsHideCommunicationAndHeadroomTightensTheVerdict) {
