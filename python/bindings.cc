@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -14,7 +15,7 @@
 #include "api/inputs.h"
 #include "api/knobs.h"
 #include "api/plan.h"
-#include "api/plan_mixed.h"
+#include "api/plan_job.h"
 #include "api/results_json.h"
 #include "api/simulate.h"
 #include "io/json_fields.h"
@@ -32,7 +33,15 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-// The keywords of one call: refuses those the call does not take, reads each as its type.
+// A rate given as a number, with its unit for the API's parser: 25e9 → "25000000000B/s".
+std::string fmt_rate(double value, const char* unit) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.17g%s", value, unit);
+  return text;
+}
+
+// The keywords of one call: refuses those the call does not take (unless `allowed` is empty),
+// reads each as its type.
 class Keywords {
  public:
   Keywords(const py::dict& given, const std::vector<std::string>& allowed, const std::string& what)
@@ -40,7 +49,7 @@ class Keywords {
     for (const auto& [key, value] : given) {
       const std::string name = py::str(key);
       if (value.is_none()) continue;
-      if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end())
         throw FieldError(name, " does not apply to " + what + ", which takes " + joined(allowed));
     }
   }
@@ -180,144 +189,49 @@ std::string recompute_keyword(const py::dict& kw) {
   throw FieldError("recompute", ": expected none, selective, full or a number of layers");
 }
 
-std::string transformer_plan(const py::dict& kw) {
-  const Keywords k(kw,
-                   with({"model", "cluster", "devices", "batch", "uniform_stages", "top",
-                         "resimulate", "time_limit", "export", "planner", "model_device"},
-                        kKnobs),
-                   "the transformer planner");
-  api::TransformerPlanRequest request;
-  request.model = api::load_transformer(k.text("model"));
-  request.cluster_name = k.text("cluster", "dgx-a100");
-  const int devices = static_cast<int>(k.integer("devices", 8, 1, 1000000));
-  request.cluster = api::load_cluster(request.cluster_name, devices);
-  api::TransformerKnobs t = knobs(k);
-  t.recompute = recompute_keyword(kw);
-  api::apply_memory_knobs(t, request.cluster);
-  if (api::device_types_used(request.cluster, devices) > 1) {  // the mixed planner
-    for (const char* other : {"uniform_stages", "resimulate", "time_limit", "export"})
-      if (k.has(other))
-        throw FieldError(other, ": not available for a cluster of several device types yet");
-    const api::MixedTransformerPlanRequest mixed = api::mixed_transformer_request(
-        request.model, request.cluster, request.cluster_name, devices, t,
-        k.integer("batch", 512, 1, 1000000000), static_cast<int>(k.integer("top", 5, 1, 1000)),
-        k.text("model_device"));
-    return api::mixed_transformer_plan_json(mixed, api::plan_mixed_transformer(mixed)).dump();
-  }
-  if (k.has("model_device"))
-    throw FieldError("model_device",
-                     ": the transformer planner takes it on a cluster of several "
-                     "device types only");
-  request.cluster = api::one_device_type(request.cluster, devices, "the transformer planner");
-  request.settings = api::search_settings(t, devices, k.integer("batch", 512, 1, 1000000000),
-                                          k.flag("uniform_stages"));
-  request.settings.top_k = static_cast<int>(k.integer("top", 5, 1, 1000));
-  request.settings.time_limit_s = k.number("time_limit", 0, 0, 1e6);
-  request.calibration = api::load_calibration(t.calibration, request.cluster);
-  request.resimulate = static_cast<int>(k.integer("resimulate", 0, 0, 1000));
-  const std::string engine = k.text("export");
-  request.megatron_only = engine == "megatron";
-  const api::TransformerPlanResult result = api::plan_transformer(request);
-  io::Json j = api::transformer_plan_json(request, result);
-  if (!engine.empty())
-    j["export"] = api::export_plan(engine, request.model, result.search.top[0].config);
-  return j.dump();
-}
-
-std::string pipeline_plan(const py::dict& kw) {
-  const Keywords k(kw,
-                   {"input", "format", "cluster", "devices", "memory", "bandwidth", "microbatches",
-                    "cost_model", "planner", "machines", "batch", "microbatch_size",
-                    "profile_batch", "placement", "coarsen", "model_device"},
-                   "the pipeline planner (input=)");
-  const int devices = static_cast<int>(k.integer("devices", 0, 1, 1000000));
-  const api::Workload w = api::load_workload(
-      {k.text("input"), k.text("format", "auto"), k.text("cluster"),
-       static_cast<int>(k.integer("profile_batch", 0, 1, 1000000000)), devices > 0 ? devices : 8});
-  std::string cost_model = k.text("cost_model", "auto");
-  if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
-  if (cost_model == "piper") {
-    api::PipelinePlanRequest request;
-    request.settings = api::piper_settings(
-        w, devices, k.bytes("memory"), k.rate("bandwidth", false),
-        static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30)), k.text("model_device"));
-    request.model = w.model;
-    // Placed on the cluster's network, as `paraplan plan` does.
-    request.cluster = w.cluster;
-    request.cluster_name = k.text("cluster").empty() ? w.cluster.name : k.text("cluster");
-    const std::string placement = k.text("placement", "search");
-    if (placement != "search" && placement != "rank-order")
-      throw FieldError("placement",
-                       " must be \"search\" or \"rank-order\" (got \"" + placement + "\")");
-    request.rank_order = placement == "rank-order";
-    request.coarsen = static_cast<int>(k.integer("coarsen", 0, 2, 100000));
-    const api::PipelinePlanResult result = api::plan_pipeline(request);
-    if (!result.plan.feasible) throw api::no_pipeline_plan(request, result, k.text("input"));
-    return api::pipeline_plan_json(request, result, true).dump();
-  }
-  if (cost_model != "dapple")
-    throw FieldError("cost_model", " must be piper or dapple (got \"" + cost_model + "\")");
-  const std::string machines = k.text("machines", "2x8");
-  const api::DapplePlanRequest request{
-      w.model,
-      api::dapple_settings(w, machines, static_cast<int>(k.integer("batch", 0, 1, 1000000000)),
-                           static_cast<int>(k.integer("microbatch_size", 0, 1, 1000000000))),
-      machines,
-      {}};
-  return api::dapple_plan_json(request, api::plan_dapple(request, k.text("input"))).dump();
-}
-
-std::string intra_op_plan(const py::dict& kw) {
-  const Keywords k(
-      kw,
-      {"model", "input", "format", "planner", "cost_model", "devices", "batch", "flops",
-       "bandwidth", "min_block", "keep_all_flows", "powers_of_two", "all_devices"},
-      "the intra-op planner");
-  api::OperatorGraph g = api::load_operator_graph(
-      k.text("model"), k.text("input"), static_cast<int>(k.integer("batch", 0, 1, 1000000000)));
-  api::IntraOpPlanRequest request;
-  PaseSettings& s = request.settings;
-  s.devices = static_cast<int>(k.integer("devices", 8, 1, 1000000));
-  s.flops_per_s = k.has("flops") ? k.rate("flops", true) : 10e12;
-  s.bandwidth_bytes_per_s = k.has("bandwidth") ? k.rate("bandwidth", false) : 16e9;
-  s.min_block = static_cast<int>(k.integer("min_block", g.min_block, 1, 1000000000));
-  s.keep_all_flows = k.flag("keep_all_flows");
-  s.powers_of_two = k.flag("powers_of_two");
-  s.use_all_devices = k.flag("all_devices");
-  request.model = std::move(g.model);
-  request.batch = g.batch;
-  return api::intra_op_plan_json(request, api::plan_intra_op(request)).dump();
-}
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Which planner, as `paraplan plan` chooses (each planner then refuses the keywords it does not
-// take): the transformer planner for a transformer model,
-// the intra-op planner for an operator graph or ONNX file, the pipeline planner for a layer
-// model or profile.
+// paraplan.plan(): the keywords become the API's plan request, as `paraplan plan`'s flags do;
+// the API chooses the planner and refuses the keywords it does not take.
 std::string plan(const py::dict& kw) {
-  auto text = [&](const char* key) {
-    return kw.contains(key) && py::isinstance<py::str>(kw[key]) ? kw[key].cast<std::string>()
-                                                                : std::string();
-  };
-  const std::string model = text("model"), input = text("input"), planner = text("planner");
-  if (!model.empty() && !input.empty())
-    throw FieldError("model", ": give either model= or input=, not both");
-  if (model.empty() && input.empty())
-    throw FieldError("model",
-                     ": give model= (a transformer: built-in or config.json; or an operator graph: "
-                     "alexnet, resnet101, inception3, rnnlm, transformer) or input= (a layer "
-                     "model, profile or ONNX file)");
-  if (!model.empty() && api::is_transformer_model(model) &&
-      (planner.empty() || planner == "auto" || planner == "llm"))
-    return transformer_plan(kw);
-  if (planner == "intra-op" || !model.empty() || ends_with(input, ".onnx") ||
-      text("format") == "onnx")
-    return intra_op_plan(kw);
-  return pipeline_plan(kw);
+  const Keywords k(kw, {}, "");  // the API refuses, naming the planner, what it does not take
+  api::PlanOptions o;
+  for (const auto& [key, value] : kw)
+    if (!value.is_none()) o.given.push_back(py::str(key));
+  o.input = k.text("input");
+  o.format = k.text("format", "auto");
+  o.cost_model = k.text("cost_model", "auto");
+  o.planner = k.text("planner", "auto");
+  o.model = k.text("model");
+  o.cluster = k.text("cluster");
+  o.devices = static_cast<int>(k.integer("devices", 0, 1, 1000000));
+  if (k.has("memory")) o.memory = std::to_string(static_cast<long long>(k.bytes("memory")));
+  if (k.has("bandwidth"))
+    o.bandwidth =
+        k.is_text("bandwidth") ? k.text("bandwidth") : fmt_rate(k.rate("bandwidth", false), "B/s");
+  o.microbatches = static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30));
+  o.machines = k.text("machines");
+  o.placement = k.text("placement", "search");
+  o.coarsen = static_cast<int>(k.integer("coarsen", 0, 2, 100000));
+  o.model_device = k.text("model_device");
+  o.batch = k.integer("batch", 0, 1, 1000000000);
+  o.microbatch_size = static_cast<int>(k.integer("microbatch_size", 0, 1, 1000000000));
+  o.profile_batch = static_cast<int>(k.integer("profile_batch", 0, 1, 1000000000));
+  if (k.has("flops"))
+    o.flops = k.is_text("flops") ? k.text("flops") : fmt_rate(k.rate("flops", true), "FLOP/s");
+  o.min_block = static_cast<int>(k.integer("min_block", 0, 1, 1000000000));
+  o.keep_all_flows = k.flag("keep_all_flows");
+  o.powers_of_two = k.flag("powers_of_two");
+  o.all_devices = k.flag("all_devices");
+  o.knobs = knobs(k);
+  o.knobs.recompute = recompute_keyword(kw);
+  o.knobs.memory.clear();  // plan's memory is the cluster's (o.memory)
+  o.uniform_stages = k.flag("uniform_stages");
+  o.top = static_cast<int>(k.integer("top", 5, 1, 1000));
+  o.resimulate = static_cast<int>(k.integer("resimulate", 0, 0, 1000));
+  o.time_limit_s = k.number("time_limit", 0, 0, 1e6);
+  o.export_to = k.text("export");
+  const api::PlanOutcome out = api::plan(o);
+  if (out.failure) throw *out.failure;
+  return out.document.dump();
 }
 
 std::string evaluate(const py::dict& kw) {

@@ -197,7 +197,8 @@ def test_simulate_equals_the_cli(tmp_path):
     (lambda: paraplan.evaluate("llama3-8b", devices=10, tp=4), paraplan.UsageError,
      "devices 10: must be divisible by tp × cp × pp"),
     (lambda: paraplan.simulate("/no/such/plan.json"), paraplan.IoError, "/no/such/plan.json"),
-    (lambda: paraplan.plan(), paraplan.UsageError, "give model="),
+    (lambda: paraplan.plan(model="alexnet", input="net.onnx"), paraplan.UsageError,
+     "model: give either it or an input, not both"),
 ])
 def test_bad_input_raises_one_clear_error(call, error, message):
     with pytest.raises(error) as info:
@@ -225,3 +226,22 @@ def test_the_readme_example_runs(monkeypatch):
     exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the project's own README
     assert scope["best"]["planner"] == "llm" and scope["points"]
     assert scope["pipeline"]["cost_model"] == "piper"
+
+
+def test_plan_refuses_as_the_cli_does_in_its_words():
+    """One dispatch: the same request refused the same way, each front end naming its field."""
+    path = os.path.join(DATA, "piper", "bert32a100.json")
+    run = subprocess.run([BINARY, "plan", path, "--machines", "2x8"], capture_output=True,
+                         text=True)
+    assert run.returncode == 2
+    with pytest.raises(paraplan.UsageError) as info:
+        paraplan.plan(input=path, machines="2x8")
+    assert str(info.value).startswith("machines does not apply to the piper cost model")
+    assert run.stderr.startswith("paraplan: --machines does not apply to the piper cost model")
+
+
+def test_the_default_plan_equals_the_cli():
+    """Without a model or an input both plan the built-in example."""
+    ours = paraplan.plan(top=1)
+    assert answer(ours) == answer(cli("plan", "--top", "1", "--json", "--quiet"))
+    assert ours["model"] == "llama3-70b"

@@ -52,6 +52,26 @@ void refuse_other_flags(const std::vector<std::string>& given,
                     refused.size() == 1 ? "does" : "do", what, listed(takes)));
 }
 
+std::vector<std::string> fields_of(const std::vector<std::string>& given) {
+  std::vector<std::string> fields;
+  for (std::string flag : given) {
+    if (flag == "--json" || flag == "--quiet" || flag == "--help") continue;
+    if (flag == "INPUT") flag = "input";
+    if (flag.rfind("--no-", 0) == 0) flag = "--" + flag.substr(5);
+    if (flag.rfind("--", 0) == 0) flag = flag.substr(2);
+    std::replace(flag.begin(), flag.end(), '-', '_');
+    if (std::find(fields.begin(), fields.end(), flag) == fields.end()) fields.push_back(flag);
+  }
+  return fields;
+}
+
+std::string field_flag(const std::string& field) {
+  if (field == "input") return "INPUT";
+  std::string flag = "--" + field;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
 std::string flag_name(Knob knob) {
   switch (knob) {
     case Knob::kGlobalBatch:

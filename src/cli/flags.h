@@ -21,6 +21,12 @@ std::vector<std::string> given_flags(const CLI::App& cmd);
 void refuse_other_flags(const std::vector<std::string>& given,
                         const std::vector<std::string>& allowed, const std::string& what);
 
+/// The request fields the given flags set ("--cost-model" → "cost_model", "INPUT" → "input",
+/// "--no-overlap-grad-reduce" → "overlap_grad_reduce"); --json and --quiet set none.
+std::vector<std::string> fields_of(const std::vector<std::string>& given);
+/// The flag of a request field: "cost_model" → "--cost-model", "input" → "INPUT".
+std::string field_flag(const std::string& field);
+
 /// The flag that sets a knob: "--tp", "--batch", "--stage-layers".
 std::string flag_name(Knob knob);
 

@@ -43,9 +43,10 @@ int main(int argc, char** argv) {
     std::cerr << "paraplan: " << e.violation().render(paraplan::cli::flag_name) << "\n";
     return static_cast<int>(e.kind());
   } catch (const paraplan::FieldError& e) {  // a request's field, named by its flag
-    std::string flag = e.field();            // stage_layers -> --stage-layers
-    std::replace(flag.begin(), flag.end(), '_', '-');
-    std::cerr << "paraplan: --" << flag << e.rest() << "\n";
+    std::cerr << "paraplan: " << paraplan::cli::field_flag(e.field()) << e.rest() << "\n";
+    return static_cast<int>(e.kind());
+  } catch (const paraplan::NotApplicable& e) {  // fields the job does not take, by their flags
+    std::cerr << "paraplan: " << e.render(paraplan::cli::field_flag) << "\n";
     return static_cast<int>(e.kind());
   } catch (const paraplan::Error& e) {
     std::cerr << "paraplan: "

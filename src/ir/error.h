@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace paraplan {
 
@@ -47,6 +48,42 @@ class FieldError : public Error {
  private:
   std::string field_;
   std::string rest_;
+};
+
+/// Fields of a request that the chosen job does not take: kUsage, rendered by each front end
+/// in its own words (the CLI its flags, Python its keywords): "--x and --y do not apply to WHAT,
+/// which takes --a, --b". what() renders the fields by name.
+class NotApplicable : public Error {
+ public:
+  NotApplicable(std::vector<std::string> refused, std::string what, std::vector<std::string> takes)
+      : Error(ErrorKind::kUsage, "",
+              render_with(refused, what, takes, [](const std::string& f) { return f; })),
+        refused_(std::move(refused)),
+        what_(std::move(what)),
+        takes_(std::move(takes)) {}
+  template <typename Name>
+  std::string render(Name name) const {
+    return render_with(refused_, what_, takes_, name);
+  }
+
+ private:
+  template <typename Name>
+  static std::string render_with(const std::vector<std::string>& refused, const std::string& what,
+                                 const std::vector<std::string>& takes, Name name) {
+    auto listed = [&](const std::vector<std::string>& fields) {
+      std::string out;
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        if (i > 0) out += i + 1 == fields.size() ? (fields.size() > 2 ? ", and " : " and ") : ", ";
+        out += name(fields[i]);
+      }
+      return out;
+    };
+    return listed(refused) + (refused.size() == 1 ? " does" : " do") + " not apply to " + what +
+           ", which takes " + listed(takes);
+  }
+  std::vector<std::string> refused_;
+  std::string what_;
+  std::vector<std::string> takes_;
 };
 
 }  // namespace paraplan

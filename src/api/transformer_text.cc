@@ -1,24 +1,45 @@
-// Flags → search settings → table or JSON.
-#include "cli/llm_plan_command.h"
-
+// The transformer planner's answers in words: the best plan, the runners-up, how to run it; on
+// several device types, the answer against each type alone and the type-blind plan.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
-#include <iostream>
-
-#include "api/evaluate.h"
-#include "api/inputs.h"
-#include "api/plan.h"
-#include "api/plan_mixed.h"
-#include "api/results_json.h"
-#include "cli/transformer_common.h"
-#include "io/chrome_trace.h"
+#include "api/plan_text.h"
 #include "io/engine_export.h"
 #include "io/transformer_json.h"
-#include "ir/training_rules.h"
 #include "ir/units.h"
 
-namespace paraplan::cli {
+namespace paraplan::api {
 namespace {
+
+std::string layer_split(const TrainingConfig& t) {
+  if (t.stage_layers.empty()) return "even";
+  return fmt::format("{}", fmt::join(t.stage_layers, ","));
+}
+
+std::string mixed_knobs_in_words(const MixedConfig& c) {
+  TrainingConfig knobs;
+  knobs.recompute = c.recompute;
+  return fmt::format(
+      "micro-batch of {} sequences over each stage's replicas ({} per iteration), recompute {}{}, "
+      "ZeRO {}{}",
+      c.samples_per_microbatch, c.microbatches(), recompute_text(knobs),
+      c.sequence_parallel ? ", sequence parallel" : "", c.zero_stage,
+      c.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
+}
+
+std::string id_ranges(const std::vector<int>& ids) {  // {0,1,2,5} -> "0-2,5"
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? fmt::format("{}", ids[i]) : fmt::format("{}-{}", ids[i], ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string grouped(double value) {  // 78405 -> "78,405"
   std::string digits = fmt::format("{:.0f}", value), out;
@@ -26,13 +47,6 @@ std::string grouped(double value) {  // 78405 -> "78,405"
     if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') out += ',';
     out += digits[i];
   }
-  return out;
-}
-
-std::string layer_split(const TrainingConfig& t) {
-  if (t.stage_layers.empty()) return "even";
-  std::string out;
-  for (int n : t.stage_layers) out += (out.empty() ? "" : ",") + std::to_string(n);
   return out;
 }
 
@@ -56,9 +70,9 @@ std::string plan_in_words(const TrainingConfig& t) {
   return s;
 }
 
-// The answer in words: the best plan with its figures, the runners-up, and how to run it.
-void print_answer(const LlmPlanArgs& a, const api::TransformerPlanRequest& request,
-                  const api::TransformerPlanResult& answer) {
+std::string transformer_words(const TransformerPlanRequest& request,
+                              const TransformerPlanResult& answer, bool showcase) {
+  std::string out;
   const TransformerConfig& model = request.model;
   const Cluster& cluster = request.cluster;
   const std::string& preset = request.cluster_name;
@@ -69,28 +83,28 @@ void print_answer(const LlmPlanArgs& a, const api::TransformerPlanRequest& reque
   const LlmCandidate& best = r.top[0];
   const AnalyticResult& b = best.result;
   const TrainingConfig& t = best.config;
-  std::cout << fmt::format(
+  out += fmt::format(
       "{} ({:.1f} B parameters) on {} × {} of {} ({}), global batch {} sequences × {} tokens "
       "({:.2f} M tokens), {} attention\n",
       model.name, model.parameters() / 1e9, s.devices, device.name,
       format_bytes(device.memory_bytes), preset, s.global_batch, s.seq_len,
       static_cast<double>(s.global_batch * s.seq_len) / 1e6, io::attention_text(s.attention));
-  std::cout << fmt::format("searched {} configurations in {:.3f} s ({} do not fit in memory){}\n\n",
+  out += fmt::format("searched {} configurations in {:.3f} s ({} do not fit in memory){}\n\n",
                            grouped(static_cast<double>(r.evaluated)), r.seconds,
                            grouped(static_cast<double>(r.rejected_memory)),
                            r.timed_out ? "; time limit reached, best so far" : "");
-  std::cout << "best plan: " << plan_in_words(t) << "\n";
-  std::cout << fmt::format(
+  out += "best plan: " + plan_in_words(t) + "\n";
+  out += fmt::format(
       "  iteration time    {:.3f} s predicted{}\n", b.iteration_time_s,
       simulated[0] >= 0 ? fmt::format(" ({:.3f} s simulated)", simulated[0]) : "");
-  std::cout << fmt::format("  throughput        {} tokens/s ({} tokens/s per device)\n",
+  out += fmt::format("  throughput        {} tokens/s ({} tokens/s per device)\n",
                            grouped(b.tokens_per_s), grouped(b.tokens_per_s / s.devices));
-  std::cout << fmt::format(
+  out += fmt::format(
       "  MFU               {:.1f} % ({:.1f} TFLOP/s of model FLOPs per device; peak {:.0f} "
       "TFLOP/s)\n",
       100 * b.mfu, b.tflops_per_device, device.peak_flops_per_s / 1e12);
   const MemoryBreakdown& m = b.memory;
-  std::cout << fmt::format(
+  out += fmt::format(
       "  memory per device {} of {} ({:.1f} %) on the fullest stage: weights {}, gradients {}, "
       "optimizer {}, activations {}, buffers {}, allocator fragmentation {}, runtime reserve {}\n",
       format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
@@ -98,12 +112,12 @@ void print_answer(const LlmPlanArgs& a, const api::TransformerPlanRequest& reque
       format_bytes(m.gradients_bytes), format_bytes(m.optimizer_bytes),
       format_bytes(m.activations_bytes), format_bytes(m.buffers_bytes),
       format_bytes(m.fragmentation_bytes), format_bytes(m.reserved_bytes));
-  std::cout << fmt::format("  layers per stage  {}\n", layer_split(t));
+  out += fmt::format("  layers per stage  {}\n", layer_split(t));
   if (r.top.size() > 1) {
-    std::cout << fmt::format(
+    out += fmt::format(
         "\nrunners-up{}:\n",
-        a.resimulate > 0 ? " (re-ranked by the simulator; simulated seconds in brackets)" : "");
-    std::cout << fmt::format(
+        request.resimulate > 0 ? " (re-ranked by the simulator; simulated seconds in brackets)" : "");
+    out += fmt::format(
         "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
         "{:>13} {:>9} {:>6} {:>11}  {}\n",
         "rank", "tp", "cp", "pp", "dp", "ep", "mb", "vpp", "recompute", "sp", "zero", "ovl",
@@ -113,7 +127,7 @@ void print_answer(const LlmPlanArgs& a, const api::TransformerPlanRequest& reque
       const AnalyticResult& ri = r.top[i].result;
       std::string layout = layer_split(c);
       if (simulated[i] >= 0) layout += fmt::format("  [{:.4f} s simulated]", simulated[i]);
-      std::cout << fmt::format(
+      out += fmt::format(
           "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
           "{:>13.4f} {:>9.0f} {:>5.1f}% {:>11}  {}\n",
           i + 1, c.tp, c.cp, c.pp, c.dp, c.ep, c.micro_batch, c.vpp, recompute_text(c),
@@ -125,10 +139,10 @@ void print_answer(const LlmPlanArgs& a, const api::TransformerPlanRequest& reque
   // Megatron-LM's distributed optimizer is ZeRO 1: show the best plan it can run.
   const LlmCandidate* runnable = answer.megatron ? &*answer.megatron : nullptr;
   if (answer.megatron_is_best)
-    std::cout << "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer "
+    out += "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer "
                  "arguments are yours):\n";
   else if (runnable)
-    std::cout << fmt::format(
+    out += fmt::format(
         "\nthe best plan needs ZeRO {} (`--export deepspeed`); Megatron-LM's distributed optimizer "
         "is ZeRO 1, and its best plan ({:.3f} s, {}) runs with:\n",
         t.zero_stage, runnable->result.iteration_time_s, plan_in_words(runnable->config));
@@ -136,60 +150,23 @@ void print_answer(const LlmPlanArgs& a, const api::TransformerPlanRequest& reque
     std::string args = io::megatron_arguments(model, runnable->config);
     for (std::size_t pos = 0; pos < args.size();) {  // one argument per line, indented
       const std::size_t nl = args.find('\n', pos);
-      std::cout << "  " << args.substr(pos, nl - pos) << "\n";
+      out.append("  ").append(args, pos, nl - pos).append("\n");
       pos = nl == std::string::npos ? args.size() : nl + 1;
     }
   }
-  if (a.showcase)
-    std::cout
-        << "\nthis is the built-in example (llama3-70b; without flags on 64 × dgx-h100). Plan your "
+  if (showcase)
+    out +=
+        "\nthis is the built-in example (llama3-70b; without flags on 64 × dgx-h100). Plan your "
            "own: paraplan plan --model "
            "NAME|config.json --cluster dgx-a100|dgx-h100|h200|FILE --devices N --batch B --seq-len "
            "S "
            "(paraplan plan --help; a layer model or profile as INPUT for the pipeline planner)\n";
-}
-
-std::string mixed_knobs_in_words(const MixedConfig& c) {
-  TrainingConfig knobs;
-  knobs.recompute = c.recompute;
-  return fmt::format(
-      "micro-batch of {} sequences over each stage's replicas ({} per iteration), recompute {}{}, "
-      "ZeRO {}{}",
-      c.samples_per_microbatch, c.microbatches(), recompute_text(knobs),
-      c.sequence_parallel ? ", sequence parallel" : "", c.zero_stage,
-      c.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
-}
-
-std::string id_ranges(const std::vector<int>& ids) {  // {0,1,2,5} -> "0-2,5"
-  std::string out;
-  for (std::size_t i = 0; i < ids.size();) {
-    std::size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") +
-           (j == i ? std::to_string(ids[i]) : fmt::format("{}-{}", ids[i], ids[j]));
-    i = j + 1;
-  }
   return out;
 }
 
-// A cluster of several device types: the mixed pipelines against each type alone and the
-// type-blind plan.
-int run_mixed_llm_plan(const LlmPlanArgs& a, api::MixedTransformerPlanRequest request) {
-  const std::pair<bool, const char*> products[] = {
-      {!a.export_to.empty(), "export"},  {!a.output.empty(), "output"},
-      {!a.trace.empty(), "trace"},       {!a.report.empty(), "report"},
-      {a.resimulate > 0, "resimulate"},  {a.uniform_stages, "uniform-stages"},
-      {a.time_limit_s > 0, "time-limit"}};
-  for (const auto& [given, flag] : products)
-    if (given)
-      throw FieldError(flag,
-                       ": not available for a cluster of several device types yet (the "
-                       "answer, --json and the comparison with each type alone are)");
-  const api::MixedTransformerPlanResult r = api::plan_mixed_transformer(request);
-  if (a.json) {
-    std::cout << api::mixed_transformer_plan_json(request, r).dump(2) << "\n";
-    return 0;
-  }
+std::string mixed_transformer_words(const MixedTransformerPlanRequest& request,
+                                    const MixedTransformerPlanResult& r) {
+  std::string out;
   const Cluster& cluster = request.cluster;
   const MixedAnalyticModel mixed(request.model, cluster, request.calibrations, request.devices);
   std::string devices;
@@ -202,12 +179,12 @@ int run_mixed_llm_plan(const LlmPlanArgs& a, api::MixedTransformerPlanRequest re
                            cluster.device_types[t].peak_flops_per_s / 1e12);
   }
   const MixedSearchSettings& s = request.settings;
-  std::cout << fmt::format(
+  out += fmt::format(
       "{} ({:.1f} B parameters) on {} of {}, global batch {} sequences × {} tokens, {} "
       "attention\n",
       request.model.name, request.model.parameters() / 1e9, devices, request.cluster_name,
       s.global_batch, s.seq_len, io::attention_text(s.attention));
-  std::cout << fmt::format(
+  out += fmt::format(
       "searched {} pipelines over both device types in {:.3f} s ({} skipped by a bound, {} do "
       "not fit in memory)\n\n",
       grouped(static_cast<double>(r.search.evaluated)), r.search.seconds,
@@ -216,28 +193,28 @@ int run_mixed_llm_plan(const LlmPlanArgs& a, api::MixedTransformerPlanRequest re
   const double best = r.best_iteration_time_s;
   const auto versus = [&](double t) { return fmt::format("{:+.1f} %", 100 * (t / best - 1)); };
   if (r.best_alone) {
-    const api::SingleTypePlan& alone = r.alone[*r.best_alone];
-    std::cout << fmt::format(
+    const SingleTypePlan& alone = r.alone[*r.best_alone];
+    out += fmt::format(
         "best plan: the {} {} alone (no pipeline over both types is faster): {}\n  iteration "
         "time {:.3f} s predicted, layers per stage {}\n",
         alone.devices, alone.device_type, plan_in_words(alone.best->config), best,
         layer_split(alone.best->config));
   } else {
     const MixedCandidate& c = r.search.top[0];
-    std::cout << "best plan: one pipeline over both device types, "
-              << mixed_knobs_in_words(c.config) << "\n";
-    std::cout << fmt::format(
+    out += "best plan: one pipeline over both device types, " +
+           mixed_knobs_in_words(c.config) + "\n";
+    out += fmt::format(
         "  iteration time    {:.3f} s predicted\n  throughput        {} tokens/s\n  MFU        "
         "       {:.1f} % of the devices' summed peak ({:.1f} TFLOP/s of model FLOPs per "
         "device)\n",
         c.result.iteration_time_s, grouped(c.result.tokens_per_s), 100 * c.result.mfu,
         c.result.tflops_per_device);
-    std::cout << fmt::format("  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15}  {}\n", "stage",
+    out += fmt::format("  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15}  {}\n", "stage",
                              "device", "tp", "dp", "layers", "devices", "s/micro-batch",
                              "memory per device");
     for (std::size_t i = 0; i < c.result.stages.size(); ++i) {
       const MixedStage& st = c.result.stages[i];
-      std::cout << fmt::format(
+      out += fmt::format(
           "  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15.5f}  {} of {}\n", i,
           cluster.device_types[static_cast<std::size_t>(st.device_type)].name, st.tp, st.dp,
           fmt::format("{}-{}", st.first_layer, st.first_layer + st.layers - 1),
@@ -245,28 +222,28 @@ int run_mixed_llm_plan(const LlmPlanArgs& a, api::MixedTransformerPlanRequest re
           format_bytes(st.memory_limit_bytes));
     }
   }
-  std::cout << "\ncompared with:\n";
+  out += "\ncompared with:\n";
   if (!r.search.top.empty() && r.best_alone)
-    std::cout << fmt::format("  the best pipeline over both types   {:.3f} s ({})\n",
+    out += fmt::format("  the best pipeline over both types   {:.3f} s ({})\n",
                              r.search.top[0].result.iteration_time_s,
                              versus(r.search.top[0].result.iteration_time_s));
   for (std::size_t i = 0; i < r.alone.size(); ++i) {
     if (r.best_alone && *r.best_alone == i) continue;
-    const api::SingleTypePlan& alone = r.alone[i];
+    const SingleTypePlan& alone = r.alone[i];
     const std::string who = fmt::format("the {} {} alone", alone.devices, alone.device_type);
     if (alone.best)
-      std::cout << fmt::format(
+      out += fmt::format(
           "  {:<35} {:.3f} s ({}): {}\n", who, alone.best->result.iteration_time_s,
           versus(alone.best->result.iteration_time_s), plan_in_words(alone.best->config));
     else
-      std::cout << fmt::format("  {:<35} no plan fits\n", who);
+      out += fmt::format("  {:<35} no plan fits\n", who);
   }
-  const api::TypeBlindPlan& b = r.blind;
+  const TypeBlindPlan& b = r.blind;
   const std::string who = fmt::format("all {} taken for {}", request.devices, b.device_type);
   if (!b.plan)
-    std::cout << fmt::format("  {:<35} no plan fits\n", who);
+    out += fmt::format("  {:<35} no plan fits\n", who);
   else
-    std::cout << fmt::format(
+    out += fmt::format(
         "  {:<35} {:.3f} s on these devices ({}{}; it predicts {:.3f} s), priced {}: {}\n", who,
         b.iteration_time_s, versus(b.iteration_time_s), b.fits ? "" : ", does not fit",
         b.plan->result.iteration_time_s,
@@ -274,58 +251,11 @@ int run_mixed_llm_plan(const LlmPlanArgs& a, api::MixedTransformerPlanRequest re
                                 : "at the pace of the slowest type",
         plan_in_words(b.plan->config));
   if (!r.best_alone)
-    std::cout << "\nMegatron-LM and DeepSpeed give every stage the same data-parallel width; a "
+    out += "\nMegatron-LM and DeepSpeed give every stage the same data-parallel width; a "
                  "pipeline whose widths differ by device type needs a runtime that splits each "
                  "micro-batch over a stage's replicas (as `paraplan run` does for pipeline "
                  "plans)\n";
-  return 0;
+  return out;
 }
 
-}  // namespace
-
-int run_llm_plan(const LlmPlanArgs& a) {
-  api::TransformerPlanRequest request;
-  request.model = api::load_transformer(a.model);
-  request.cluster_name = a.cluster.empty() ? "dgx-a100" : a.cluster;
-  const int devices = a.devices > 0 ? a.devices : 8;
-  request.cluster = api::load_cluster(request.cluster_name, devices);
-  api::apply_memory_knobs(a.knobs, request.cluster);
-  if (api::device_types_used(request.cluster, devices) > 1) {
-    return run_mixed_llm_plan(a, api::mixed_transformer_request(
-                                     request.model, request.cluster, request.cluster_name, devices,
-                                     a.knobs, a.batch > 0 ? a.batch : 512, a.top, a.model_device));
-  }
-  if (!a.model_device.empty())
-    throw FieldError("model-device",
-                     ": the transformer planner takes it on a cluster of several "
-                     "device types only (" +
-                         request.cluster_name + " has one)");
-  request.cluster = api::one_device_type(request.cluster, devices, "the transformer planner");
-  request.settings =
-      search_settings(a.knobs, devices, a.batch > 0 ? a.batch : 512, a.uniform_stages);
-  request.settings.top_k = a.top;
-  request.settings.time_limit_s = a.time_limit_s;
-  request.settings.progress = a.progress;
-  request.calibration = api::load_calibration(a.knobs.calibration, request.cluster);
-  request.resimulate = a.resimulate;
-  request.megatron_only = a.export_to == "megatron";
-  request.megatron_alternative = a.export_to.empty() && !a.json;  // the answer in words shows it
-  request.products = {!a.trace.empty(), !a.report.empty()};
-  const api::TransformerPlanResult answer = api::plan_transformer(request);
-  if (!a.output.empty())  // the file carries what `paraplan simulate` needs to replay the plan
-    io::write_text_file(a.output, api::transformer_plan_file(request, answer).dump(2) + "\n");
-  if (!a.trace.empty()) io::write_chrome_trace(a.trace, answer.simulation->result.timeline);
-  if (!a.report.empty()) io::write_text_file(a.report, answer.report_html);
-  if (!a.export_to.empty()) {
-    std::cout << api::export_plan(a.export_to, request.model, answer.search.top[0].config);
-    return 0;
-  }
-  if (a.json) {
-    std::cout << api::transformer_plan_json(request, answer).dump(2) << "\n";
-    return 0;
-  }
-  print_answer(a, request, answer);
-  return 0;
-}
-
-}  // namespace paraplan::cli
+}  // namespace paraplan::api

@@ -1,0 +1,280 @@
+// The plan job: which planner, its defaults, its products.
+#include "api/plan_job.h"
+
+#include <algorithm>
+
+#include "api/evaluate.h"
+#include "api/inputs.h"
+#include "api/plan.h"
+#include "api/plan_mixed.h"
+#include "api/plan_text.h"
+#include "api/results_json.h"
+#include "io/dot_writer.h"
+
+namespace paraplan::api {
+namespace {
+
+std::vector<std::string> operator+(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Every planner's products; `dot` is the intra-op planner's own.
+const std::vector<std::string> kProducts = {"output", "report", "trace"};
+
+/// NotApplicable naming every field given that `takes` does not hold.
+void refuse_others(const PlanOptions& o, const std::vector<std::string>& takes,
+                   const std::string& what) {
+  std::vector<std::string> refused;
+  for (const auto& g : o.given)
+    if (std::find(takes.begin(), takes.end(), g) == takes.end()) refused.push_back(g);
+  if (refused.empty()) return;
+  std::vector<std::string> listed;  // what it takes, once each, products last
+  for (const auto& t : takes)
+    if (std::find(listed.begin(), listed.end(), t) == listed.end()) listed.push_back(t);
+  throw NotApplicable(refused, what, listed);
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+double bytes_or_zero(const std::string& field, const std::string& text) {
+  return text.empty() ? 0 : bytes_value(field, text);
+}
+
+void set_timeline(PlanOutcome& out, const Timeline* timeline) {
+  if (timeline) out.timeline = *timeline;
+}
+
+// Without an input or a model, plan answers the question most users come with: how to train a
+// well-known LLM on a realistic cluster.
+constexpr const char* kShowcaseModel = "llama3-70b";
+
+PlanOutcome mixed_transformer(const PlanOptions& o, TransformerPlanRequest& r, int devices) {
+  const std::pair<bool, const char*> products[] = {
+      {!o.export_to.empty(), "export"},  {o.plan_file, "output"},
+      {o.trace, "trace"},                {o.report, "report"},
+      {o.resimulate > 0, "resimulate"},  {o.uniform_stages, "uniform_stages"},
+      {o.time_limit_s > 0, "time_limit"}};
+  for (const auto& [asked, field] : products)
+    if (asked)
+      throw FieldError(field,
+                       ": not available for a cluster of several device types yet (the "
+                       "answer, its document and the comparison with each type alone are)");
+  const MixedTransformerPlanRequest request =
+      mixed_transformer_request(r.model, r.cluster, r.cluster_name, devices, o.knobs,
+                                o.batch > 0 ? o.batch : 512, o.top, o.model_device);
+  const MixedTransformerPlanResult result = plan_mixed_transformer(request);
+  PlanOutcome out;
+  out.planner = "mixed-transformer";
+  out.document = mixed_transformer_plan_json(request, result);
+  if (o.words) out.words = mixed_transformer_words(request, result);
+  return out;
+}
+
+PlanOutcome transformer(const PlanOptions& o, bool showcase) {
+  if (!o.input.empty()) throw FieldError("model", ": give either it or an input, not both");
+  refuse_others(o, kTransformerPlanFields + kKnobFields + kProducts,
+                showcase ? std::string("the transformer planner (without an input or a model it "
+                                       "plans ") +
+                               kShowcaseModel +
+                               "; give an input, or choose the pipeline planner for the built-in "
+                               "layer model)"
+                         : "the transformer planner (" + o.model + ")");
+  TransformerPlanRequest r;
+  r.model = load_transformer(showcase ? kShowcaseModel : o.model);
+  r.cluster_name = !o.cluster.empty() ? o.cluster : showcase ? "dgx-h100" : "dgx-a100";
+  const int devices = o.devices > 0 ? o.devices : showcase ? 64 : 8;
+  r.cluster = load_cluster(r.cluster_name, devices);
+  TransformerKnobs knobs = o.knobs;
+  knobs.memory = o.memory;  // plan's own memory: the device memory of the cluster
+  if (showcase && !knobs.seq_len) knobs.seq_len = 8192;
+  apply_memory_knobs(knobs, r.cluster);
+  if (device_types_used(r.cluster, devices) > 1) {
+    PlanOptions mixed = o;
+    mixed.knobs = knobs;
+    return mixed_transformer(mixed, r, devices);
+  }
+  if (!o.model_device.empty())
+    throw FieldError("model_device",
+                     ": the transformer planner takes it on a cluster of several device types "
+                     "only (" +
+                         r.cluster_name + " has one)");
+  r.cluster = one_device_type(r.cluster, devices, "the transformer planner");
+  const std::int64_t batch = o.batch > 0 ? o.batch : showcase ? 256 : 512;
+  r.settings = search_settings(knobs, devices, batch, o.uniform_stages);
+  r.settings.top_k = o.top;
+  r.settings.time_limit_s = o.time_limit_s;
+  r.settings.progress = o.progress;
+  r.calibration = load_calibration(knobs.calibration, r.cluster);
+  r.resimulate = o.resimulate;
+  r.megatron_only = o.export_to == "megatron";
+  r.megatron_alternative = o.export_to.empty() && o.words;  // the answer in words shows it
+  r.products = {o.trace, o.report};
+  const TransformerPlanResult result = plan_transformer(r);
+  PlanOutcome out;
+  out.planner = "transformer";
+  out.document = transformer_plan_json(r, result);
+  if (!o.export_to.empty()) {
+    out.exported = export_plan(o.export_to, r.model, result.search.top[0].config);
+    out.document["export"] = out.exported;
+  }
+  if (o.plan_file) out.file = transformer_plan_file(r, result);
+  if (o.words) out.words = transformer_words(r, result, showcase);
+  set_timeline(out, result.simulation ? &result.simulation->result.timeline : nullptr);
+  out.report_html = result.report_html;
+  return out;
+}
+
+PlanOutcome piper(const PlanOptions& o, const Workload& w) {
+  PipelinePlanRequest r;
+  r.settings = piper_settings(w, o.devices, bytes_or_zero("memory", o.memory),
+                              o.bandwidth.empty() ? 0 : bandwidth_value("bandwidth", o.bandwidth),
+                              o.microbatches, o.model_device);
+  r.model = w.model;
+  r.products = {o.trace, o.report};
+  r.progress = o.progress;
+  r.cluster = w.cluster;
+  r.cluster_name = o.cluster.empty() ? w.cluster.name : o.cluster;
+  if (o.placement != "search" && o.placement != "rank-order")
+    throw FieldError("placement",
+                     " must be \"search\" or \"rank-order\" (got \"" + o.placement + "\")");
+  r.rank_order = o.placement == "rank-order";
+  r.coarsen = o.coarsen;
+  const PipelinePlanResult result = plan_pipeline(r);
+  PlanOutcome out;
+  out.planner = "pipeline";
+  out.document = pipeline_plan_json(r, result, false);
+  if (!result.plan.feasible) {
+    out.file = out.document;
+    out.failure = no_pipeline_plan(r, result, o.input.empty() ? "default workload" : o.input);
+    return out;
+  }
+  out.document = out.file = pipeline_plan_json(r, result, true);  // one document: it replays
+  if (o.words) out.words = pipeline_words(r, result);
+  set_timeline(out, result.simulation ? &result.simulation->result.timeline : nullptr);
+  out.report_html = result.report_html;
+  return out;
+}
+
+PlanOutcome dapple(const PlanOptions& o, const Workload& w) {
+  if (w.format == "piper" || w.format == "builtin")
+    throw FieldError("cost_model",
+                     " dapple needs a DAPPLE/PipeDream profile (or a model converted from one) "
+                     "as input");
+  refuse_others(o, kDapplePlanFields + kProducts, "the dapple cost model");
+  const std::string machines = o.machines.empty() ? "2x8" : o.machines;
+  const DapplePlanRequest r{w.model,
+                            dapple_settings(w, machines, static_cast<int>(o.batch),
+                                            o.microbatch_size),
+                            machines,
+                            {o.trace, o.report}};
+  const DapplePlanResult result = plan_dapple(r, o.input);
+  PlanOutcome out;
+  out.planner = "dapple";
+  out.document = dapple_plan_json(r, result);
+  if (o.plan_file) out.file = out.document;
+  if (o.words) out.words = dapple_words(r, result);
+  set_timeline(out, result.simulation ? &result.simulation->timeline : nullptr);
+  out.report_html = result.report_html;
+  return out;
+}
+
+PlanOutcome pipeline(const PlanOptions& o) {
+  if (o.cost_model != "auto" && o.cost_model != "piper" && o.cost_model != "dapple")
+    throw FieldError("cost_model", " must be piper or dapple (got \"" + o.cost_model + "\")");
+  // The cost model follows the input (a profile: dapple) unless given; the fields are checked
+  // against both before the input is read, so a wrong field is named even when the input is bad.
+  refuse_others(o, kPiperPlanFields + kDapplePlanFields + kProducts, "the pipeline planner");
+  const Workload w = load_workload({o.input, o.format, o.cluster, o.profile_batch,
+                                    o.devices > 0 ? o.devices : 8});
+  std::string cost_model = o.cost_model;
+  if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
+  if (cost_model == "dapple") return dapple(o, w);
+  refuse_others(o, kPiperPlanFields + kProducts, "the piper cost model");
+  return piper(o, w);
+}
+
+PlanOutcome intra_op(const PlanOptions& o) {
+  if (o.cost_model != "auto" && o.cost_model != "pase")
+    throw FieldError("cost_model", ": the intra-op planner prices with pase (got \"" +
+                                       o.cost_model + "\")");
+  refuse_others(o, kIntraOpPlanFields + kProducts + std::vector<std::string>{"dot"},
+                "the intra-op planner (operator graphs)");
+  if (!o.model.empty() && !o.input.empty())
+    throw FieldError("model", ": give either it or an input, not both");
+  if (o.model.empty() && o.input.empty())
+    throw FieldError("model",
+                     ": the intra-op planner needs an operator graph: a built-in one (alexnet, "
+                     "resnet101, inception3, rnnlm, transformer) or an ONNX file as input");
+  if (o.model.empty() && o.format != "auto" && o.format != "onnx")
+    throw FieldError("format", ": the intra-op planner reads ONNX files (onnx) or built-in models");
+  OperatorGraph g = load_operator_graph(o.model, o.input, static_cast<int>(o.batch));
+  IntraOpPlanRequest r;
+  PaseSettings& s = r.settings;
+  s.devices = o.devices > 0 ? o.devices : 8;
+  s.flops_per_s = o.flops.empty() ? 10e12 : flops_value("flops", o.flops);
+  s.bandwidth_bytes_per_s = o.bandwidth.empty() ? 16e9 : bandwidth_value("bandwidth", o.bandwidth);
+  s.min_block = o.min_block > 0 ? o.min_block : g.min_block;
+  s.keep_all_flows = o.keep_all_flows;
+  s.powers_of_two = o.powers_of_two;
+  s.use_all_devices = o.all_devices;
+  r.model = std::move(g.model);
+  r.batch = g.batch;
+  r.products = {o.trace, o.report};
+  r.progress = o.progress;
+  const IntraOpPlanResult result = plan_intra_op(r);
+  PlanOutcome out;
+  out.planner = "intra-op";
+  out.document = intra_op_plan_json(r, result);
+  if (o.plan_file) out.file = out.document;
+  if (o.words) out.words = intra_op_words(r, result);
+  if (o.dot) out.dot = io::model_to_dot(r.model, &result.plan);
+  set_timeline(out, result.simulation ? &result.simulation->timeline : nullptr);
+  out.report_html = result.report_html;
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string> kTransformerPlanFields = {
+    "model",  "planner", "cluster",    "devices", "batch",        "uniform_stages",
+    "resimulate", "top", "time_limit", "export",  "model_device", "memory"};
+const std::vector<std::string> kPiperPlanFields = {
+    "input",       "format",  "cost_model",  "planner",      "cluster",
+    "devices",     "memory",  "bandwidth",   "microbatches", "profile_batch",
+    "placement",   "coarsen", "model_device"};
+const std::vector<std::string> kDapplePlanFields = {
+    "input",    "format", "cost_model",      "planner",
+    "machines", "batch",  "microbatch_size", "profile_batch"};
+const std::vector<std::string> kIntraOpPlanFields = {
+    "input",       "format",    "cost_model",     "planner",       "model",
+    "devices",     "batch",     "flops",          "bandwidth",     "min_block",
+    "keep_all_flows", "powers_of_two", "all_devices"};
+const std::vector<std::string> kKnobFields = {
+    "seq_len",   "micro_batch", "tp",   "cp", "pp", "dp", "ep", "vpp", "recompute",
+    "sequence_parallel", "zero", "overlap_grad_reduce", "attention", "moe_capacity_factor",
+    "stage_layers", "calibration", "stack", "tp_comm_overlap", "overlap_p2p_comm",
+    "overlap_param_gather", "grad_reduce_dtype", "loss_dtype", "precision", "memory",
+    "memory_headroom"};
+
+PlanOutcome plan(const PlanOptions& o) {
+  const bool transformer_planner = o.planner == "auto" || o.planner == "llm";
+  if (o.input.empty() && o.model.empty() && transformer_planner) return transformer(o, true);
+  if (!o.model.empty() && is_transformer_model(o.model) && transformer_planner)
+    return transformer(o, false);
+  if (o.planner == "llm")
+    throw FieldError("planner", " llm needs a transformer model (built-in or config.json)");
+  std::string planner = o.planner;
+  if (planner == "auto")
+    planner = !o.model.empty() || o.format == "onnx" || ends_with(o.input, ".onnx") ? "intra-op"
+                                                                                     : "pipeline";
+  if (planner == "intra-op") return intra_op(o);
+  if (planner != "pipeline")
+    throw FieldError("planner", " must be pipeline, intra-op or llm (got \"" + o.planner + "\")");
+  return pipeline(o);
+}
+
+}  // namespace paraplan::api

@@ -1,0 +1,145 @@
+// The layer-model planners' answers in words: Piper's, DAPPLE's and the intra-op planner's.
+#include "api/plan_text.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+namespace paraplan::api {
+namespace {
+
+// "3-7,9": the layers' ids as ranges.
+std::string id_ranges(const std::vector<int>& layers, const Model& model) {
+  std::vector<long long> ids;
+  for (int v : layers) ids.push_back(model.layers[v].id);
+  std::sort(ids.begin(), ids.end());
+  std::string out;
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += j == i ? fmt::format("{}", ids[i]) : fmt::format("{}-{}", ids[i], ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+// Where each stage runs and, on a cluster's network, what the placement gains.
+std::string placement_lines(const Plan& plan, const PipelinePlanResult& result,
+                            const PiperSettings& settings) {
+  std::string out = "devices:";
+  for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+    const Stage& st = plan.stages[s];
+    const std::string group =
+        settings.device_groups.empty()
+            ? ""
+            : " " + settings.device_groups[static_cast<std::size_t>(st.device_type)].name;
+    out += fmt::format("{} stage {}{} [{}]", s ? ";" : "", s, group, fmt::join(st.device_ids, " "));
+  }
+  out += "\n";
+  if (result.mixed)
+    out += fmt::format(
+        "mixed devices: {:.9g} per micro-batch; planned as if all were the model's device: "
+        "{:.9g} as planned, {:.9g} on this cluster ({:+.1f} % against this plan); {} alone: "
+        "{:.9g} ({:+.1f} %)\n",
+        plan.objective, result.mixed->blind_planned, result.mixed->blind_on_cluster,
+        100 * (result.mixed->blind_on_cluster / plan.objective - 1), result.mixed->fastest_group,
+        result.mixed->fastest_alone, 100 * (result.mixed->fastest_alone / plan.objective - 1));
+  if (!plan.placement) return out;
+  const PlacementFigures& p = *plan.placement;
+  out += fmt::format(
+      "placement on {}: {:.6g} s per micro-batch on its links (rank order {:.6g} s, {:+.1f} %); "
+      "{}\n",
+      p.cluster, p.cost_s, p.rank_order_cost_s, 100 * (p.cost_s / p.rank_order_cost_s - 1),
+      p.exact ? "optimal"
+              : fmt::format("within {:.1f} % of a lower bound",
+                            100 * (p.cost_s / p.lower_bound_s - 1)));
+  if (result.placed_simulated_s && result.rank_order_simulated_s)
+    out += fmt::format("simulated iteration: {:.6g} s placed, {:.6g} s in rank order ({:+.1f} %)\n",
+                       *result.placed_simulated_s, *result.rank_order_simulated_s,
+                       100 * (*result.placed_simulated_s / *result.rank_order_simulated_s - 1));
+  return out;
+}
+
+}  // namespace
+
+std::string plan_table(const Plan& plan, const Model& model, const std::string& unit) {
+  std::string out;
+  out += fmt::format("model: {}   cost model: {}   schedule: {}\n", model.name, plan.cost_model,
+                     plan.schedule);
+  out +=
+      fmt::format("{:>5}  {:<24} {:>6} {:>5} {:>3} {:>3}  {:<28} {:>14} {:>12} {:>8}\n", "stage",
+                  "layers (ids)", "count", "d", "t", "y", "options", "time", "memory", "devices");
+  for (std::size_t i = 0; i < plan.stages.size(); ++i) {
+    const Stage& st = plan.stages[i];
+    std::map<std::string, int> counts;
+    for (std::size_t j = 0; j < st.layers.size(); ++j) {
+      const auto* opts = model.layers[st.layers[j]].options_for(st.tensor_parallel);
+      counts[opts ? (*opts)[st.option_index[j]].id : "?"]++;
+    }
+    std::string options;
+    for (const auto& [id, n] : counts)
+      options += fmt::format("{}{}x {}", options.empty() ? "" : ", ", n, id);
+    std::string layers = id_ranges(st.layers, model);
+    if (layers.size() > 24) layers = layers.substr(0, 21) + "...";
+    // DAPPLE's model has no memory and no in-flight count.
+    const bool has_memory = plan.cost_model != "dapple";
+    std::string memory =
+        has_memory ? fmt::format("{:.3f} GiB", st.memory_bytes / 1073741824.0) : "n/a";
+    std::string inflight = has_memory ? std::to_string(st.inflight_microbatches) : "-";
+    out += fmt::format("{:>5}  {:<24} {:>6} {:>5} {:>3} {:>3}  {:<28} {:>14.9g} {:>12} {:>8}\n", i,
+                       layers, st.layers.size(), st.data_parallel, st.tensor_parallel, inflight,
+                       options, st.time, memory, st.devices());
+  }
+  out += fmt::format("objective: {:.12g} {}\n", plan.objective, unit);
+  if (plan.speedup)
+    out += fmt::format("speedup: {:.12g} (vs one device running the batch)\n", *plan.speedup);
+  out += fmt::format("stages: {}   micro-batches: {}   devices used: {}\n", plan.stages.size(),
+                     plan.microbatches, plan.devices_used);
+  return out;
+}
+
+std::string pipeline_words(const PipelinePlanRequest& request, const PipelinePlanResult& result) {
+  std::string out = plan_table(result.plan, request.model,
+                               "(time per micro-batch of the bottleneck stage)");
+  if (result.coarsening)
+    out += fmt::format(
+        "coarsened to {} super-nodes ({}): coarse optimum {:.9g}, uncoarsened {:.9g}, refined "
+        "by {} moves\n",
+        result.coarsening->super_nodes, result.coarsening->reason,
+        result.coarsening->coarse_objective, result.coarsening->uncoarsened_objective,
+        result.coarsening->moves);
+  return out + placement_lines(result.plan, result, request.settings);
+}
+
+std::string dapple_words(const DapplePlanRequest& request, const DapplePlanResult& result) {
+  return plan_table(result.plan, request.model, "s per iteration (DAPPLE's estimate)") +
+         fmt::format("data parallelism alone: speedup {:.12g}\n", result.data_parallel_speedup);
+}
+
+std::string intra_op_words(const IntraOpPlanRequest& request, const IntraOpPlanResult& result) {
+  const Plan& plan = result.plan;
+  const Model& model = request.model;
+  const PaseSettings& s = request.settings;
+  std::string out = fmt::format(
+      "intra-op plan of {} (batch {}) on {} devices: pase cost model, {:g} TFLOP/s and {:g} GB/s "
+      "per device\n",
+      model.name, request.batch, s.devices, s.flops_per_s / 1e12, s.bandwidth_bytes_per_s / 1e9);
+  out += fmt::format("{:>5}  {:<32} {:<12} {:<26} {:>7} {:>18} {:>18}\n", "id", "layer", "type",
+                     "split (dim/parts)", "devices", "layer cost", "redistribution");
+  for (const auto& ls : plan.layer_splits) {
+    const Layer& layer = model.layers[ls.layer];
+    std::string name = layer.name.size() > 32 ? layer.name.substr(0, 29) + "..." : layer.name;
+    out += fmt::format("{:>5}  {:<32} {:<12} {:<26} {:>7} {:>18.2f} {:>18.2f}\n", layer.id, name,
+                       op_kind_name(layer.op->kind), layer.op->split_text(ls.split), ls.devices,
+                       ls.compute + ls.communication, ls.redistribution);
+  }
+  out += fmt::format("total cost: {:.2f} FLOP-equivalents per device (PaSE's objective)\n",
+                     plan.objective);
+  out += fmt::format("estimated step time: {:.6g} s\n", *plan.step_time_s);
+  return out;
+}
+
+}  // namespace paraplan::api
