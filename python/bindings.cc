@@ -10,9 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "api/evaluate.h"
-#include "api/frontier.h"
 #include "api/inputs.h"
+#include "api/jobs.h"
 #include "api/knobs.h"
 #include "api/plan.h"
 #include "api/plan_job.h"
@@ -238,40 +237,33 @@ std::string evaluate(const py::dict& kw) {
   const Keywords k(kw,
                    with({"model", "cluster", "devices", "batch", "stage_layers", "export"}, kKnobs),
                    "evaluate");
-  const TransformerConfig model = api::load_transformer(k.text("model"));
-  api::TransformerKnobs t = knobs(k);
-  t.recompute = recompute_keyword(kw);
-  t.stage_layers = k.text("stage_layers");
-  const TrainingConfig config = api::training_config(
-      t, static_cast<int>(k.integer("devices", 0, 1, 1 << 20)), k.integer("batch", 0, 1, 1 << 30));
-  const std::string cluster_name = k.text("cluster", "dgx-a100");
-  Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, config.devices()),
-                                         config.devices(), "evaluate");
-  api::apply_memory_knobs(t, cluster);
-  const AnalyticResult r =
-      api::evaluate({model, cluster, api::load_calibration(t.calibration, cluster), config});
-  io::Json j = api::evaluate_json(config, r, model.name, cluster_name, cluster.device_types[0]);
-  if (k.has("export")) j["export"] = api::export_plan(k.text("export"), model, config);
-  return j.dump();
+  api::EvaluateOptions o;
+  o.model = k.text("model");
+  o.cluster = k.text("cluster", "dgx-a100");
+  o.devices = static_cast<int>(k.integer("devices", 0, 1, 1 << 20));
+  o.batch = k.integer("batch", 0, 1, 1 << 30);
+  o.knobs = knobs(k);
+  o.knobs.recompute = recompute_keyword(kw);
+  o.knobs.stage_layers = k.text("stage_layers");
+  o.export_to = k.text("export");
+  return api::evaluate_job(o).document.dump();
 }
 
 std::string frontier(const py::dict& kw) {
-  const Keywords k(kw, with({"model", "cluster", "devices", "batch", "uniform_stages"}, kKnobs),
-                   "the transformer frontier");
-  const TransformerConfig model = api::load_transformer(k.text("model"));
-  const std::string cluster_name = k.text("cluster", "dgx-a100");
-  const int devices = static_cast<int>(k.integer("devices", 8, 1, 1 << 20));
-  Cluster cluster = api::one_device_type(api::load_cluster(cluster_name, devices), devices,
-                                         "the transformer frontier");
-  api::TransformerKnobs t = knobs(k);
-  t.recompute = recompute_keyword(kw);
-  api::apply_memory_knobs(t, cluster);
-  const api::TransformerFrontierRequest request{
-      model, cluster, api::load_calibration(t.calibration, cluster),
-      api::search_settings(t, devices, k.integer("batch", 512, 1, 1 << 30),
-                           k.flag("uniform_stages"))};
-  return api::transformer_frontier_json(request, cluster_name, api::transformer_frontier(request))
-      .dump();
+  const Keywords k(kw, {}, "");  // the API refuses, naming the frontier, what it does not take
+  api::FrontierOptions o;
+  for (const auto& [key, value] : kw)
+    if (!value.is_none()) o.given.push_back(py::str(key));
+  o.model = k.text("model");
+  o.cluster = k.text("cluster");
+  o.devices = static_cast<int>(k.integer("devices", 0, 1, 1 << 20));
+  o.batch = k.integer("batch", 512, 1, 1 << 30);
+  o.knobs = knobs(k);
+  o.knobs.recompute = recompute_keyword(kw);
+  if (k.has("memory")) o.memory = o.knobs.memory;
+  o.knobs.memory.clear();
+  o.uniform_stages = k.flag("uniform_stages");
+  return api::frontier_job(o).document.dump();
 }
 
 std::string simulate(const py::dict& kw) {

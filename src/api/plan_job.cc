@@ -53,11 +53,13 @@ void set_timeline(PlanOutcome& out, const Timeline* timeline) {
 constexpr const char* kShowcaseModel = "llama3-70b";
 
 PlanOutcome mixed_transformer(const PlanOptions& o, TransformerPlanRequest& r, int devices) {
-  const std::pair<bool, const char*> products[] = {
-      {!o.export_to.empty(), "export"},  {o.plan_file, "output"},
-      {o.trace, "trace"},                {o.report, "report"},
-      {o.resimulate > 0, "resimulate"},  {o.uniform_stages, "uniform_stages"},
-      {o.time_limit_s > 0, "time_limit"}};
+  const std::pair<bool, const char*> products[] = {{!o.export_to.empty(), "export"},
+                                                   {o.plan_file, "output"},
+                                                   {o.trace, "trace"},
+                                                   {o.report, "report"},
+                                                   {o.resimulate > 0, "resimulate"},
+                                                   {o.uniform_stages, "uniform_stages"},
+                                                   {o.time_limit_s > 0, "time_limit"}};
   for (const auto& [asked, field] : products)
     if (asked)
       throw FieldError(field,
@@ -166,11 +168,11 @@ PlanOutcome dapple(const PlanOptions& o, const Workload& w) {
                      "as input");
   refuse_others(o, kDapplePlanFields + kProducts, "the dapple cost model");
   const std::string machines = o.machines.empty() ? "2x8" : o.machines;
-  const DapplePlanRequest r{w.model,
-                            dapple_settings(w, machines, static_cast<int>(o.batch),
-                                            o.microbatch_size),
-                            machines,
-                            {o.trace, o.report}};
+  const DapplePlanRequest r{
+      w.model,
+      dapple_settings(w, machines, static_cast<int>(o.batch), o.microbatch_size),
+      machines,
+      {o.trace, o.report}};
   const DapplePlanResult result = plan_dapple(r, o.input);
   PlanOutcome out;
   out.planner = "dapple";
@@ -188,8 +190,8 @@ PlanOutcome pipeline(const PlanOptions& o) {
   // The cost model follows the input (a profile: dapple) unless given; the fields are checked
   // against both before the input is read, so a wrong field is named even when the input is bad.
   refuse_others(o, kPiperPlanFields + kDapplePlanFields + kProducts, "the pipeline planner");
-  const Workload w = load_workload({o.input, o.format, o.cluster, o.profile_batch,
-                                    o.devices > 0 ? o.devices : 8});
+  const Workload w =
+      load_workload({o.input, o.format, o.cluster, o.profile_batch, o.devices > 0 ? o.devices : 8});
   std::string cost_model = o.cost_model;
   if (cost_model == "auto") cost_model = w.format == "dapple" ? "dapple" : "piper";
   if (cost_model == "dapple") return dapple(o, w);
@@ -199,8 +201,8 @@ PlanOutcome pipeline(const PlanOptions& o) {
 
 PlanOutcome intra_op(const PlanOptions& o) {
   if (o.cost_model != "auto" && o.cost_model != "pase")
-    throw FieldError("cost_model", ": the intra-op planner prices with pase (got \"" +
-                                       o.cost_model + "\")");
+    throw FieldError("cost_model",
+                     ": the intra-op planner prices with pase (got \"" + o.cost_model + "\")");
   refuse_others(o, kIntraOpPlanFields + kProducts + std::vector<std::string>{"dot"},
                 "the intra-op planner (operator graphs)");
   if (!o.model.empty() && !o.input.empty())
@@ -240,25 +242,42 @@ PlanOutcome intra_op(const PlanOptions& o) {
 }  // namespace
 
 const std::vector<std::string> kTransformerPlanFields = {
-    "model",  "planner", "cluster",    "devices", "batch",        "uniform_stages",
-    "resimulate", "top", "time_limit", "export",  "model_device", "memory"};
+    "model",      "planner", "cluster",    "devices", "batch",        "uniform_stages",
+    "resimulate", "top",     "time_limit", "export",  "model_device", "memory"};
 const std::vector<std::string> kPiperPlanFields = {
-    "input",       "format",  "cost_model",  "planner",      "cluster",
-    "devices",     "memory",  "bandwidth",   "microbatches", "profile_batch",
-    "placement",   "coarsen", "model_device"};
-const std::vector<std::string> kDapplePlanFields = {
-    "input",    "format", "cost_model",      "planner",
-    "machines", "batch",  "microbatch_size", "profile_batch"};
+    "input",     "format",       "cost_model",    "planner",   "cluster", "devices",     "memory",
+    "bandwidth", "microbatches", "profile_batch", "placement", "coarsen", "model_device"};
+const std::vector<std::string> kDapplePlanFields = {"input",           "format",       "cost_model",
+                                                    "planner",         "machines",     "batch",
+                                                    "microbatch_size", "profile_batch"};
 const std::vector<std::string> kIntraOpPlanFields = {
-    "input",       "format",    "cost_model",     "planner",       "model",
-    "devices",     "batch",     "flops",          "bandwidth",     "min_block",
-    "keep_all_flows", "powers_of_two", "all_devices"};
-const std::vector<std::string> kKnobFields = {
-    "seq_len",   "micro_batch", "tp",   "cp", "pp", "dp", "ep", "vpp", "recompute",
-    "sequence_parallel", "zero", "overlap_grad_reduce", "attention", "moe_capacity_factor",
-    "stage_layers", "calibration", "stack", "tp_comm_overlap", "overlap_p2p_comm",
-    "overlap_param_gather", "grad_reduce_dtype", "loss_dtype", "precision", "memory",
-    "memory_headroom"};
+    "input", "format",    "cost_model", "planner",        "model",         "devices",    "batch",
+    "flops", "bandwidth", "min_block",  "keep_all_flows", "powers_of_two", "all_devices"};
+const std::vector<std::string> kKnobFields = {"seq_len",
+                                              "micro_batch",
+                                              "tp",
+                                              "cp",
+                                              "pp",
+                                              "dp",
+                                              "ep",
+                                              "vpp",
+                                              "recompute",
+                                              "sequence_parallel",
+                                              "zero",
+                                              "overlap_grad_reduce",
+                                              "attention",
+                                              "moe_capacity_factor",
+                                              "stage_layers",
+                                              "calibration",
+                                              "stack",
+                                              "tp_comm_overlap",
+                                              "overlap_p2p_comm",
+                                              "overlap_param_gather",
+                                              "grad_reduce_dtype",
+                                              "loss_dtype",
+                                              "precision",
+                                              "memory",
+                                              "memory_headroom"};
 
 PlanOutcome plan(const PlanOptions& o) {
   const bool transformer_planner = o.planner == "auto" || o.planner == "llm";
@@ -270,7 +289,7 @@ PlanOutcome plan(const PlanOptions& o) {
   std::string planner = o.planner;
   if (planner == "auto")
     planner = !o.model.empty() || o.format == "onnx" || ends_with(o.input, ".onnx") ? "intra-op"
-                                                                                     : "pipeline";
+                                                                                    : "pipeline";
   if (planner == "intra-op") return intra_op(o);
   if (planner != "pipeline")
     throw FieldError("planner", " must be pipeline, intra-op or llm (got \"" + o.planner + "\")");

@@ -22,12 +22,12 @@ namespace paraplan::api {
 /// the Python keywords; the CLI's flags are the same with dashes ("cost_model": --cost-model,
 /// "input": INPUT).
 struct PlanOptions {
-  std::string input;              ///< a layer model, profile or ONNX file
-  std::string format = "auto";    ///< auto | piper | dapple | native | onnx
+  std::string input;                ///< a layer model, profile or ONNX file
+  std::string format = "auto";      ///< auto | piper | dapple | native | onnx
   std::string cost_model = "auto";  ///< auto | piper | dapple | pase
-  std::string planner = "auto";   ///< auto | pipeline | intra-op | llm
-  std::string model;              ///< a transformer (built-in or config.json) or operator graph
-  std::string cluster;            ///< a preset or a cluster file
+  std::string planner = "auto";     ///< auto | pipeline | intra-op | llm
+  std::string model;                ///< a transformer (built-in or config.json) or operator graph
+  std::string cluster;              ///< a preset or a cluster file
   int devices = 0;
   std::string memory;     ///< memory per device with its unit ("16GiB") or bytes
   std::string bandwidth;  ///< with its unit ("25GB/s")
@@ -50,25 +50,25 @@ struct PlanOptions {
   double time_limit_s = 0;
   std::string export_to;  ///< megatron | deepspeed
   // What to produce beside the document.
-  bool words = false;       ///< the answer in words (the CLI's table)
-  bool plan_file = false;   ///< the plan file `simulate` replays (-o)
-  bool trace = false;       ///< the simulated iteration's timeline
-  bool report = false;      ///< the HTML report
-  bool dot = false;         ///< the intra-op plan's graph for Graphviz
+  bool words = false;              ///< the answer in words (the CLI's table)
+  bool plan_file = false;          ///< the plan file `simulate` replays (-o)
+  bool trace = false;              ///< the simulated iteration's timeline
+  bool report = false;             ///< the HTML report
+  bool dot = false;                ///< the intra-op plan's graph for Graphviz
   std::vector<std::string> given;  ///< the fields the user set, by name
   ProgressSink* progress = nullptr;
 };
 
 /// The field names of PlanOptions that each planner takes (others given are refused by name).
-extern const std::vector<std::string> kTransformerPlanFields, kPiperPlanFields,
-    kDapplePlanFields, kIntraOpPlanFields, kKnobFields;
+extern const std::vector<std::string> kTransformerPlanFields, kPiperPlanFields, kDapplePlanFields,
+    kIntraOpPlanFields, kKnobFields;
 
 struct PlanOutcome {
   /// transformer | mixed-transformer | pipeline | dapple | intra-op
   std::string planner;
-  io::Json document;  ///< what `--json` prints and paraplan.plan() returns
-  io::Json file;      ///< the plan file (plan_file)
-  std::string words;  ///< the answer in words (words)
+  io::Json document;     ///< what `--json` prints and paraplan.plan() returns
+  io::Json file;         ///< the plan file (plan_file)
+  std::string words;     ///< the answer in words (words)
   std::string exported;  ///< the engine's configuration (export_to)
   std::string report_html, dot;
   std::optional<Timeline> timeline;  ///< trace

@@ -102,8 +102,8 @@ std::string plan_table(const Plan& plan, const Model& model, const std::string& 
 }
 
 std::string pipeline_words(const PipelinePlanRequest& request, const PipelinePlanResult& result) {
-  std::string out = plan_table(result.plan, request.model,
-                               "(time per micro-batch of the bottleneck stage)");
+  std::string out =
+      plan_table(result.plan, request.model, "(time per micro-batch of the bottleneck stage)");
   if (result.coarsening)
     out += fmt::format(
         "coarsened to {} super-nodes ({}): coarse optimum {:.9g}, uncoarsened {:.9g}, refined "

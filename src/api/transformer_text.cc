@@ -90,15 +90,14 @@ std::string transformer_words(const TransformerPlanRequest& request,
       format_bytes(device.memory_bytes), preset, s.global_batch, s.seq_len,
       static_cast<double>(s.global_batch * s.seq_len) / 1e6, io::attention_text(s.attention));
   out += fmt::format("searched {} configurations in {:.3f} s ({} do not fit in memory){}\n\n",
-                           grouped(static_cast<double>(r.evaluated)), r.seconds,
-                           grouped(static_cast<double>(r.rejected_memory)),
-                           r.timed_out ? "; time limit reached, best so far" : "");
+                     grouped(static_cast<double>(r.evaluated)), r.seconds,
+                     grouped(static_cast<double>(r.rejected_memory)),
+                     r.timed_out ? "; time limit reached, best so far" : "");
   out += "best plan: " + plan_in_words(t) + "\n";
-  out += fmt::format(
-      "  iteration time    {:.3f} s predicted{}\n", b.iteration_time_s,
-      simulated[0] >= 0 ? fmt::format(" ({:.3f} s simulated)", simulated[0]) : "");
+  out += fmt::format("  iteration time    {:.3f} s predicted{}\n", b.iteration_time_s,
+                     simulated[0] >= 0 ? fmt::format(" ({:.3f} s simulated)", simulated[0]) : "");
   out += fmt::format("  throughput        {} tokens/s ({} tokens/s per device)\n",
-                           grouped(b.tokens_per_s), grouped(b.tokens_per_s / s.devices));
+                     grouped(b.tokens_per_s), grouped(b.tokens_per_s / s.devices));
   out += fmt::format(
       "  MFU               {:.1f} % ({:.1f} TFLOP/s of model FLOPs per device; peak {:.0f} "
       "TFLOP/s)\n",
@@ -114,9 +113,10 @@ std::string transformer_words(const TransformerPlanRequest& request,
       format_bytes(m.fragmentation_bytes), format_bytes(m.reserved_bytes));
   out += fmt::format("  layers per stage  {}\n", layer_split(t));
   if (r.top.size() > 1) {
-    out += fmt::format(
-        "\nrunners-up{}:\n",
-        request.resimulate > 0 ? " (re-ranked by the simulator; simulated seconds in brackets)" : "");
+    out += fmt::format("\nrunners-up{}:\n",
+                       request.resimulate > 0
+                           ? " (re-ranked by the simulator; simulated seconds in brackets)"
+                           : "");
     out += fmt::format(
         "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
         "{:>13} {:>9} {:>6} {:>11}  {}\n",
@@ -139,8 +139,9 @@ std::string transformer_words(const TransformerPlanRequest& request,
   // Megatron-LM's distributed optimizer is ZeRO 1: show the best plan it can run.
   const LlmCandidate* runnable = answer.megatron ? &*answer.megatron : nullptr;
   if (answer.megatron_is_best)
-    out += "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer "
-                 "arguments are yours):\n";
+    out +=
+        "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer "
+        "arguments are yours):\n";
   else if (runnable)
     out += fmt::format(
         "\nthe best plan needs ZeRO {} (`--export deepspeed`); Megatron-LM's distributed optimizer "
@@ -157,10 +158,10 @@ std::string transformer_words(const TransformerPlanRequest& request,
   if (showcase)
     out +=
         "\nthis is the built-in example (llama3-70b; without flags on 64 × dgx-h100). Plan your "
-           "own: paraplan plan --model "
-           "NAME|config.json --cluster dgx-a100|dgx-h100|h200|FILE --devices N --batch B --seq-len "
-           "S "
-           "(paraplan plan --help; a layer model or profile as INPUT for the pipeline planner)\n";
+        "own: paraplan plan --model "
+        "NAME|config.json --cluster dgx-a100|dgx-h100|h200|FILE --devices N --batch B --seq-len "
+        "S "
+        "(paraplan plan --help; a layer model or profile as INPUT for the pipeline planner)\n";
   return out;
 }
 
@@ -201,40 +202,39 @@ std::string mixed_transformer_words(const MixedTransformerPlanRequest& request,
         layer_split(alone.best->config));
   } else {
     const MixedCandidate& c = r.search.top[0];
-    out += "best plan: one pipeline over both device types, " +
-           mixed_knobs_in_words(c.config) + "\n";
+    out +=
+        "best plan: one pipeline over both device types, " + mixed_knobs_in_words(c.config) + "\n";
     out += fmt::format(
         "  iteration time    {:.3f} s predicted\n  throughput        {} tokens/s\n  MFU        "
         "       {:.1f} % of the devices' summed peak ({:.1f} TFLOP/s of model FLOPs per "
         "device)\n",
         c.result.iteration_time_s, grouped(c.result.tokens_per_s), 100 * c.result.mfu,
         c.result.tflops_per_device);
-    out += fmt::format("  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15}  {}\n", "stage",
-                             "device", "tp", "dp", "layers", "devices", "s/micro-batch",
-                             "memory per device");
+    out += fmt::format("  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15}  {}\n", "stage", "device",
+                       "tp", "dp", "layers", "devices", "s/micro-batch", "memory per device");
     for (std::size_t i = 0; i < c.result.stages.size(); ++i) {
       const MixedStage& st = c.result.stages[i];
-      out += fmt::format(
-          "  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15.5f}  {} of {}\n", i,
-          cluster.device_types[static_cast<std::size_t>(st.device_type)].name, st.tp, st.dp,
-          fmt::format("{}-{}", st.first_layer, st.first_layer + st.layers - 1),
-          id_ranges(st.device_ids), st.time_per_microbatch_s, format_bytes(st.memory.peak_bytes),
-          format_bytes(st.memory_limit_bytes));
+      out +=
+          fmt::format("  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15.5f}  {} of {}\n", i,
+                      cluster.device_types[static_cast<std::size_t>(st.device_type)].name, st.tp,
+                      st.dp, fmt::format("{}-{}", st.first_layer, st.first_layer + st.layers - 1),
+                      id_ranges(st.device_ids), st.time_per_microbatch_s,
+                      format_bytes(st.memory.peak_bytes), format_bytes(st.memory_limit_bytes));
     }
   }
   out += "\ncompared with:\n";
   if (!r.search.top.empty() && r.best_alone)
     out += fmt::format("  the best pipeline over both types   {:.3f} s ({})\n",
-                             r.search.top[0].result.iteration_time_s,
-                             versus(r.search.top[0].result.iteration_time_s));
+                       r.search.top[0].result.iteration_time_s,
+                       versus(r.search.top[0].result.iteration_time_s));
   for (std::size_t i = 0; i < r.alone.size(); ++i) {
     if (r.best_alone && *r.best_alone == i) continue;
     const SingleTypePlan& alone = r.alone[i];
     const std::string who = fmt::format("the {} {} alone", alone.devices, alone.device_type);
     if (alone.best)
-      out += fmt::format(
-          "  {:<35} {:.3f} s ({}): {}\n", who, alone.best->result.iteration_time_s,
-          versus(alone.best->result.iteration_time_s), plan_in_words(alone.best->config));
+      out += fmt::format("  {:<35} {:.3f} s ({}): {}\n", who, alone.best->result.iteration_time_s,
+                         versus(alone.best->result.iteration_time_s),
+                         plan_in_words(alone.best->config));
     else
       out += fmt::format("  {:<35} no plan fits\n", who);
   }
@@ -251,10 +251,11 @@ std::string mixed_transformer_words(const MixedTransformerPlanRequest& request,
                                 : "at the pace of the slowest type",
         plan_in_words(b.plan->config));
   if (!r.best_alone)
-    out += "\nMegatron-LM and DeepSpeed give every stage the same data-parallel width; a "
-                 "pipeline whose widths differ by device type needs a runtime that splits each "
-                 "micro-batch over a stage's replicas (as `paraplan run` does for pipeline "
-                 "plans)\n";
+    out +=
+        "\nMegatron-LM and DeepSpeed give every stage the same data-parallel width; a "
+        "pipeline whose widths differ by device type needs a runtime that splits each "
+        "micro-batch over a stage's replicas (as `paraplan run` does for pipeline "
+        "plans)\n";
   return out;
 }
 

@@ -1,0 +1,197 @@
+// The evaluate and frontier jobs: defaults, dispatch, documents, words, plots.
+#include "api/jobs.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+
+#include "api/evaluate.h"
+#include "api/frontier.h"
+#include "api/inputs.h"
+#include "api/plan_job.h"
+#include "api/plan.h"
+#include "api/results_json.h"
+#include "io/svg_plot.h"
+#include "io/transformer_json.h"
+#include "ir/units.h"
+#include "report/plan_report.h"
+
+namespace paraplan::api {
+namespace {
+
+void refuse_others(const std::vector<std::string>& given, const std::vector<std::string>& takes,
+                   const std::string& what) {
+  std::vector<std::string> refused;
+  for (const auto& g : given)
+    if (std::find(takes.begin(), takes.end(), g) == takes.end()) refused.push_back(g);
+  if (!refused.empty()) throw NotApplicable(refused, what, takes);
+}
+
+std::string evaluate_words(const TransformerConfig& model, const std::string& cluster_name,
+                           const DeviceType& device, const TrainingConfig& t,
+                           const AnalyticResult& r) {
+  const MemoryBreakdown& m = r.memory;
+  return fmt::format(
+             "{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} cp {} pp {} dp {} "
+             "ep {} vpp {}, recompute {}{}, ZeRO {}{}, {} attention\n",
+             model.name, t.devices(), device.name, cluster_name, t.global_batch, t.seq_len,
+             t.micro_batch, t.tp, t.cp, t.pp, t.dp, t.ep, t.vpp, recompute_text(t),
+             t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
+             t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
+             io::attention_text(t.attention)) +
+         fmt::format("stack: {}{}{}{}, gradients reduced in {}\n", stack_text(t.stack),
+                     t.tp_comm_overlap ? ", tensor-parallel overlap" : "",
+                     t.overlap_p2p_comm ? ", pipeline sends overlapped" : "",
+                     t.overlap_param_gather ? ", parameter gather overlapped" : "",
+                     t.bf16_gradient_reduction ? "bf16" : "fp32") +
+         fmt::format(
+             "iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: "
+             "{:.1f}%\n",
+             r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu) +
+         fmt::format(
+             "  pipeline {:.4f} s (bubble {:.4f} s), data-parallel gradient sync {:.4f} s, "
+             "optimizer {:.4f} s\n",
+             r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s) +
+         fmt::format("  layers per stage: {}\n", fmt::join(r.stage_layers, ",")) +
+         fmt::format("memory per device (busiest stage): {} of {} ({:.1f} %{}) — {}\n",
+                     format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
+                     100 * m.peak_bytes / device.memory_bytes,
+                     device.memory_headroom_bytes > 0
+                         ? fmt::format("; limit {} after {} headroom",
+                                       format_bytes(device.memory_limit_bytes()),
+                                       format_bytes(device.memory_headroom_bytes))
+                         : "",
+                     r.fits ? "fits" : "OUT OF MEMORY") +
+         fmt::format(
+             "  weights {}, gradients {}, optimizer {}, activations {}, buffers {}, allocator "
+             "fragmentation {}, runtime reserved {}\n",
+             format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
+             format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes),
+             format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
+             format_bytes(m.reserved_bytes));
+}
+
+const std::vector<std::string> kPipelineFrontierFields = {
+    "input",        "format",      "memory",     "bandwidth", "microbatches",
+    "memory_step", "time_limit", "cluster", "devices",   "svg"};
+const std::vector<std::string> kTransformerFrontierFields = {
+    "model", "cluster", "devices", "batch", "uniform_stages", "memory", "svg"};
+
+JobOutcome pipeline_frontier_job(const FrontierOptions& o) {
+  refuse_others(o.given, kPipelineFrontierFields, "the pipeline planner's frontier (an input)");
+  const Workload w =
+      load_workload({o.input, o.format, o.cluster, 0, o.devices > 0 ? o.devices : 8});
+  const PiperSettings settings =
+      piper_settings(w, o.devices, o.memory.empty() ? 0 : bytes_value("memory", o.memory),
+                     o.bandwidth.empty() ? 0 : bandwidth_value("bandwidth", o.bandwidth),
+                     o.microbatches);
+  PipelineFrontierRequest request{w.model, settings, {}};
+  request.options.memory_step = o.memory_step;
+  request.options.time_limit_s = o.time_limit_s;
+  request.options.progress = o.progress;
+  const PipelineFrontierPlan found =
+      pipeline_frontier(request, o.input.empty() ? "default workload" : o.input);
+  const PipelineFrontierResult& f = found.frontier;
+  JobOutcome out;
+  out.document = pipeline_frontier_json(request, found);
+  if (o.svg) {
+    std::map<int, io::PlotSeries> by_devices;
+    for (const auto& p : f.points) {
+      auto& series = by_devices[p.objectives.devices];
+      series.name = fmt::format("{} devices", p.objectives.devices);
+      series.points.emplace_back(p.objectives.peak_bytes / 1073741824.0, p.objectives.time_s);
+    }
+    std::vector<io::PlotSeries> series;
+    for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
+    out.svg = io::scatter_svg(series, w.model.name + ": time against memory",
+                              "peak memory per device (GiB)", "time per sample (Piper's objective)");
+  }
+  if (!o.words) return out;
+  out.words = fmt::format(
+      "{}: {} non-dominated plans over (Piper's time per sample, peak memory per device, "
+      "devices) on up to {} devices; {} planner runs in {:.3f} s{}\n",
+      w.model.name, f.points.size(), settings.max_devices, f.solves, found.seconds,
+      f.truncated ? " (truncated: time or point limit)" : "");
+  out.words += fmt::format("{:>16} {:>12} {:>7} {:>7}\n", "objective", "memory", "devices",
+                           "stages");
+  for (const auto& p : f.points)
+    out.words += fmt::format("{:>16.9g} {:>12} {:>7} {:>7}\n", p.objectives.time_s,
+                             format_bytes(p.objectives.peak_bytes), p.objectives.devices,
+                             p.plan.stages.size());
+  return out;
+}
+
+JobOutcome transformer_frontier_job(const FrontierOptions& o) {
+  if (!o.input.empty()) throw FieldError("model", ": give either it or an input, not both");
+  std::vector<std::string> takes = kTransformerFrontierFields;
+  takes.insert(takes.end(), kKnobFields.begin(), kKnobFields.end());
+  refuse_others(o.given, takes, "the transformer frontier (" + o.model + ")");
+  const std::string cluster_name = o.cluster.empty() ? "dgx-a100" : o.cluster;
+  const int devices = o.devices > 0 ? o.devices : 8;
+  const TransformerConfig model = load_transformer(o.model);
+  Cluster cluster =
+      one_device_type(load_cluster(cluster_name, devices), devices, "the transformer frontier");
+  TransformerKnobs k = o.knobs;
+  k.memory = o.memory;
+  apply_memory_knobs(k, cluster);
+  LlmSearchSettings s = search_settings(k, devices, o.batch, o.uniform_stages);
+  s.progress = o.progress;
+  const TransformerFrontierRequest request{model, cluster, load_calibration(k.calibration, cluster),
+                                           s};
+  const LlmFrontierResult f = transformer_frontier(request);
+  JobOutcome out;
+  out.document = transformer_frontier_json(request, cluster_name, f);
+  if (o.svg)
+    out.svg = report::frontier_svg(f.points, fmt::format("{}: time against memory", model.name));
+  if (!o.words) return out;
+  out.words = fmt::format(
+      "{} on up to {} × {}: {} non-dominated plans over (iteration time, peak memory per device, "
+      "devices) from {} configurations in {:.3f} s\n",
+      model.name, devices, cluster.device_types[0].name, f.points.size(), f.evaluated, f.seconds);
+  out.words += fmt::format("{:>12} {:>12} {:>7}  {}\n", "iteration s", "memory", "devices",
+                           "configuration");
+  for (const auto& c : f.points) {
+    const TrainingConfig& t = c.config;
+    out.words += fmt::format(
+        "{:>12.4f} {:>12} {:>7}  tp {} cp {} pp {} dp {} ep {} mb {} vpp {} recompute {}{} zero "
+        "{}{}\n",
+        c.result.iteration_time_s, format_bytes(c.result.memory.peak_bytes), t.devices(), t.tp,
+        t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp, recompute_text(t),
+        t.sequence_parallel ? " sp" : "", t.zero_stage, t.overlap_grad_reduce ? " overlap" : "");
+  }
+  return out;
+}
+
+}  // namespace
+
+JobOutcome evaluate_job(const EvaluateOptions& o) {
+  const TransformerConfig model = load_transformer(o.model);
+  const TrainingConfig t = training_config(o.knobs, o.devices, o.batch);
+  Cluster cluster =
+      one_device_type(load_cluster(o.cluster, t.devices()), t.devices(), "paraplan evaluate");
+  apply_memory_knobs(o.knobs, cluster);
+  const AnalyticResult r =
+      evaluate({model, cluster, load_calibration(o.knobs.calibration, cluster), t});
+  JobOutcome out;
+  out.document = evaluate_json(t, r, model.name, o.cluster, cluster.device_types[0]);
+  if (!o.export_to.empty()) {
+    out.exported = export_plan(o.export_to, model, t);
+    out.document["export"] = out.exported;
+  }
+  if (o.words) out.words = evaluate_words(model, o.cluster, cluster.device_types[0], t, r);
+  return out;
+}
+
+JobOutcome frontier_job(const FrontierOptions& o) {
+  if (o.model.empty() || !is_transformer_model(o.model)) {
+    if (!o.model.empty())
+      throw FieldError("model", ": the frontier takes a transformer here; give a layer model as "
+                                "the input");
+    return pipeline_frontier_job(o);
+  }
+  return transformer_frontier_job(o);
+}
+
+}  // namespace paraplan::api

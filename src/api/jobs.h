@@ -1,0 +1,59 @@
+// The evaluate and frontier jobs as every front end asks for them: one request of named fields
+// (the CLI's flags and the Python keywords both become it), the defaults, the dispatch and every
+// product — the document `--json` prints, the answer in words, the engine export, the plot.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "api/knobs.h"
+#include "io/json_fields.h"
+#include "ir/progress.h"
+
+namespace paraplan::api {
+
+/// What a job gives back; empty parts were not asked for.
+struct JobOutcome {
+  io::Json document;     ///< what `--json` prints and the Python call returns
+  std::string words;     ///< the answer in words
+  std::string exported;  ///< evaluate: the engine's configuration
+  std::string svg;       ///< frontier: the plot
+};
+
+struct EvaluateOptions {
+  std::string model;
+  std::string cluster = "dgx-a100";
+  int devices = 0;  ///< 0: tp × cp × pp × dp
+  std::int64_t batch = 0;
+  TransformerKnobs knobs;
+  std::string export_to;  ///< megatron | deepspeed
+  bool words = false;
+};
+
+/// One configuration priced by the analytic model (RuleViolation for one that breaks a rule).
+JobOutcome evaluate_job(const EvaluateOptions& options);
+
+struct FrontierOptions {
+  std::string input;  ///< a layer model: the pipeline planner's frontier
+  std::string format = "auto";
+  std::string model;    ///< a transformer: its frontier
+  std::string cluster;  ///< empty: the input's (pipeline) or dgx-a100 (transformer)
+  int devices = 0;      ///< the most devices; 0: the input's (pipeline) or 8 (transformer)
+  std::string memory, bandwidth;
+  int microbatches = 0;
+  double memory_step = 0.01;  ///< pipeline: each next point at least this much leaner
+  double time_limit_s = 30;   ///< pipeline
+  std::int64_t batch = 512;   ///< transformer
+  TransformerKnobs knobs;
+  bool uniform_stages = false;
+  bool words = false, svg = false;
+  std::vector<std::string> given;  ///< the fields the user set, by name
+  ProgressSink* progress = nullptr;
+};
+
+/// Every non-dominated plan over (time, peak memory per device, devices used); NotApplicable for
+/// fields the chosen frontier does not take.
+JobOutcome frontier_job(const FrontierOptions& options);
+
+}  // namespace paraplan::api
