@@ -10,8 +10,8 @@
 #include "api/evaluate.h"
 #include "api/frontier.h"
 #include "api/inputs.h"
-#include "api/plan_job.h"
 #include "api/plan.h"
+#include "api/plan_job.h"
 #include "api/results_json.h"
 #include "io/svg_plot.h"
 #include "io/transformer_json.h"
@@ -74,7 +74,7 @@ std::string evaluate_words(const TransformerConfig& model, const std::string& cl
 }
 
 const std::vector<std::string> kPipelineFrontierFields = {
-    "input",        "format",      "memory",     "bandwidth", "microbatches",
+    "input",       "format",     "memory",  "bandwidth", "microbatches",
     "memory_step", "time_limit", "cluster", "devices",   "svg"};
 const std::vector<std::string> kTransformerFrontierFields = {
     "model", "cluster", "devices", "batch", "uniform_stages", "memory", "svg"};
@@ -83,10 +83,9 @@ JobOutcome pipeline_frontier_job(const FrontierOptions& o) {
   refuse_others(o.given, kPipelineFrontierFields, "the pipeline planner's frontier (an input)");
   const Workload w =
       load_workload({o.input, o.format, o.cluster, 0, o.devices > 0 ? o.devices : 8});
-  const PiperSettings settings =
-      piper_settings(w, o.devices, o.memory.empty() ? 0 : bytes_value("memory", o.memory),
-                     o.bandwidth.empty() ? 0 : bandwidth_value("bandwidth", o.bandwidth),
-                     o.microbatches);
+  const PiperSettings settings = piper_settings(
+      w, o.devices, o.memory.empty() ? 0 : bytes_value("memory", o.memory),
+      o.bandwidth.empty() ? 0 : bandwidth_value("bandwidth", o.bandwidth), o.microbatches);
   PipelineFrontierRequest request{w.model, settings, {}};
   request.options.memory_step = o.memory_step;
   request.options.time_limit_s = o.time_limit_s;
@@ -105,8 +104,9 @@ JobOutcome pipeline_frontier_job(const FrontierOptions& o) {
     }
     std::vector<io::PlotSeries> series;
     for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
-    out.svg = io::scatter_svg(series, w.model.name + ": time against memory",
-                              "peak memory per device (GiB)", "time per sample (Piper's objective)");
+    out.svg =
+        io::scatter_svg(series, w.model.name + ": time against memory",
+                        "peak memory per device (GiB)", "time per sample (Piper's objective)");
   }
   if (!o.words) return out;
   out.words = fmt::format(
@@ -114,8 +114,8 @@ JobOutcome pipeline_frontier_job(const FrontierOptions& o) {
       "devices) on up to {} devices; {} planner runs in {:.3f} s{}\n",
       w.model.name, f.points.size(), settings.max_devices, f.solves, found.seconds,
       f.truncated ? " (truncated: time or point limit)" : "");
-  out.words += fmt::format("{:>16} {:>12} {:>7} {:>7}\n", "objective", "memory", "devices",
-                           "stages");
+  out.words +=
+      fmt::format("{:>16} {:>12} {:>7} {:>7}\n", "objective", "memory", "devices", "stages");
   for (const auto& p : f.points)
     out.words += fmt::format("{:>16.9g} {:>12} {:>7} {:>7}\n", p.objectives.time_s,
                              format_bytes(p.objectives.peak_bytes), p.objectives.devices,
@@ -150,8 +150,8 @@ JobOutcome transformer_frontier_job(const FrontierOptions& o) {
       "{} on up to {} × {}: {} non-dominated plans over (iteration time, peak memory per device, "
       "devices) from {} configurations in {:.3f} s\n",
       model.name, devices, cluster.device_types[0].name, f.points.size(), f.evaluated, f.seconds);
-  out.words += fmt::format("{:>12} {:>12} {:>7}  {}\n", "iteration s", "memory", "devices",
-                           "configuration");
+  out.words +=
+      fmt::format("{:>12} {:>12} {:>7}  {}\n", "iteration s", "memory", "devices", "configuration");
   for (const auto& c : f.points) {
     const TrainingConfig& t = c.config;
     out.words += fmt::format(
@@ -187,8 +187,9 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
 JobOutcome frontier_job(const FrontierOptions& o) {
   if (o.model.empty() || !is_transformer_model(o.model)) {
     if (!o.model.empty())
-      throw FieldError("model", ": the frontier takes a transformer here; give a layer model as "
-                                "the input");
+      throw FieldError("model",
+                       ": the frontier takes a transformer here; give a layer model as "
+                       "the input");
     return pipeline_frontier_job(o);
   }
   return transformer_frontier_job(o);

@@ -56,4 +56,8 @@ struct FrontierOptions {
 /// fields the chosen frontier does not take.
 JobOutcome frontier_job(const FrontierOptions& options);
 
+/// What paraplan reads from a model (built-in, config.json or ONNX; operator graphs at `batch`,
+/// 0: 128 or the file's): its document and, if asked, in words. FieldError("model") otherwise.
+JobOutcome inspect_job(const std::string& model, int batch, bool words);
+
 }  // namespace paraplan::api

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/units.h"
+
 namespace paraplan::api {
 namespace {
 
@@ -139,6 +141,53 @@ std::string intra_op_words(const IntraOpPlanRequest& request, const IntraOpPlanR
   out += fmt::format("total cost: {:.2f} FLOP-equivalents per device (PaSE's objective)\n",
                      plan.objective);
   out += fmt::format("estimated step time: {:.6g} s\n", *plan.step_time_s);
+  return out;
+}
+
+std::string simulation_words(const SimulateResult& s) {
+  const sim::Result& r = s.result;
+  const auto& devices = r.timeline.devices;
+  std::string out;
+  if (s.cost_model == "piper") {
+    out +=
+        fmt::format("{}: {} stage(s), {} replicas, {} micro-batches, {} events simulated (1f1b)\n",
+                    s.model, s.stages, devices.size(), s.microbatches, r.timeline.events.size());
+    out += fmt::format(
+        "iteration (profile time units): simulated {:.6g}, {} {:.6g} ({:+.2f}%: fill, drain and "
+        "the all-reduce{}); bubble {:.1f}%\n",
+        s.iteration_time_s,
+        s.on_network ? "on the cluster's links; the placement's bound N × slowest stage"
+                     : "Piper's bound N × objective",
+        s.reference_s, 100 * s.difference,
+        s.on_network ? ", and contention that comes and goes" : "", 100 * r.bubble_fraction);
+    for (std::size_t i = 0; i < devices.size() && i < 64; ++i)
+      out += fmt::format("  {:<32} busy {:.6g}   peak memory {}\n", devices[i], r.devices[i].busy_s,
+                         format_bytes(r.devices[i].peak_bytes));
+    if (devices.size() > 64) out += fmt::format("  ... {} more replicas\n", devices.size() - 64);
+    return out;
+  }
+  if (s.cost_model == "pase")
+    return fmt::format("{}: {} layers on {} devices, {} events simulated\n", s.model, s.layers,
+                       s.devices, r.timeline.events.size()) +
+           fmt::format("step time: simulated {:.6g} s, the plan's {:.6g} s ({:+.2f}%)\n",
+                       s.iteration_time_s, s.reference_s, 100 * s.difference);
+  if (s.cost_model == "dapple")
+    return fmt::format("DAPPLE plan: {} stage(s), {} micro-batches, {} events simulated\n",
+                       s.stages, s.microbatches, r.timeline.events.size()) +
+           fmt::format(
+               "iteration time: simulated {:.6g} s, DAPPLE's latency {:.6g} s ({:+.2f}%: "
+               "its warm-up is approximate and its all-reduce tail is not replayed); "
+               "bubble {:.1f}%\n",
+               s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
+  out += fmt::format("{}: {} schedule, {} stage(s) × {} micro-batches, {} events simulated\n",
+                     s.model, s.schedule, s.stages, s.microbatches, r.timeline.events.size());
+  out += fmt::format(
+      "iteration time: simulated {:.4f} s, analytic {:.4f} s ({:+.2f}%); "
+      "bubble {:.1f}% of the devices' time\n",
+      s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
+  for (std::size_t d = 0; d < devices.size(); ++d)
+    out += fmt::format("  {:<24} busy {:.4f} s   peak memory {}\n", devices[d], r.devices[d].busy_s,
+                       format_bytes(r.devices[d].peak_bytes));
   return out;
 }
 

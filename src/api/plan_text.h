@@ -7,6 +7,7 @@
 
 #include "api/plan.h"
 #include "api/plan_mixed.h"
+#include "api/simulate.h"
 
 namespace paraplan::api {
 
@@ -28,6 +29,9 @@ std::string transformer_words(const TransformerPlanRequest& request,
 /// On several device types: the answer against each type alone and the type-blind plan.
 std::string mixed_transformer_words(const MixedTransformerPlanRequest& request,
                                     const MixedTransformerPlanResult& result);
+/// A replayed iteration: its time against the plan's own figure, the bubble, each device's busy
+/// time and peak memory.
+std::string simulation_words(const SimulateResult& result);
 /// The knobs of a training configuration in one line ("tensor 8 × context 1 × ...").
 std::string plan_in_words(const TrainingConfig& t);
 /// 78405 → "78,405".

@@ -33,6 +33,10 @@ struct ValidateResult {
 /// Every input is read and priced before anything is returned: a bad file is the only answer.
 ValidateResult validate_model(const ValidateRequest& request);
 
+/// The answer in words: every row (unless `summary`), each set's error, the rankings, the memory
+/// verdicts and the `worst` MPT rows.
+std::string validate_words(const ValidateResult& result, bool summary, int worst);
+
 struct CalibrateRequest {
   std::string vtrain_dir;
   std::string mpt_file;  ///< empty: fit the vTrain runs only (else the calibration's device rows)

@@ -1,16 +1,10 @@
-// The inspect subcommand.
+// The inspect subcommand: the API describes the model; the answer is printed.
 #include "cli/inspect_command.h"
-
-#include <fmt/format.h>
 
 #include <iostream>
 #include <memory>
 
-#include "io/hf_config.h"
-#include "io/onnx_reader.h"
-#include "ir/error.h"
-#include "zoo/llm_models.h"
-#include "zoo/pase_graphs.h"
+#include "api/jobs.h"
 
 namespace paraplan::cli {
 namespace {
@@ -20,165 +14,6 @@ struct InspectArgs {
   int batch = 0;
   bool json = false;
 };
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-void print_transformer(const TransformerConfig& c, bool json) {
-  if (json) {
-    io::Json j{{"name", c.name},
-               {"hidden_size", c.hidden_size},
-               {"num_layers", c.num_layers},
-               {"num_attention_heads", c.num_attention_heads},
-               {"num_kv_heads", c.num_kv_heads},
-               {"head_dim", c.head_dim},
-               {"ffn_hidden_size", c.ffn_hidden_size},
-               {"gated_mlp", c.gated_mlp},
-               {"vocab_size", c.vocab_size},
-               {"tied_embeddings", c.tied_embeddings},
-               {"num_experts", c.num_experts},
-               {"experts_per_token", c.experts_per_token},
-               {"shared_experts", c.shared_experts},
-               {"expert_ffn_hidden_size", c.expert_ffn_hidden_size},
-               {"first_dense_layers", c.first_dense_layers},
-               {"moe_layers", c.moe_layers()},
-               {"dropout", c.dropout},
-               {"biases", c.biases},
-               {"attention_bias", c.attention_bias},
-               {"qk_norm", c.qk_norm},
-               {"attention_sinks", c.attention_sinks},
-               {"alibi", c.alibi},
-               {"partial_rotary", c.partial_rotary},
-               {"attention_softcap", c.attention_softcap},
-               {"logit_softcap", c.logit_softcap},
-               {"mtp_layers", c.mtp_layers},
-               {"parameters", c.parameters()},
-               {"active_parameters", c.active_parameters()}};
-    if (c.mla())
-      j["mla"] = {{"q_lora_rank", c.q_lora_rank},
-                  {"kv_lora_rank", c.kv_lora_rank},
-                  {"qk_nope_head_dim", c.qk_nope_head_dim},
-                  {"qk_rope_head_dim", c.qk_rope_head_dim},
-                  {"v_head_dim", c.v_head_dim}};
-    if (c.windowed_layers() > 0)
-      j["sliding_window"] = {{"tokens", c.sliding_window}, {"layers", c.sliding_window_layers}};
-    io::Json unpriced = io::Json::object();
-    for (const auto& [key, why] : c.unpriced_keys) unpriced[key] = why;
-    j["read_without_cost"] = unpriced;
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
-  std::cout << fmt::format("{}: decoder-only transformer\n", c.name)
-            << fmt::format(
-                   "  layers {}, hidden {}, heads {} ({} key-value, head width {}), MLP {}{}\n",
-                   c.num_layers, c.hidden_size, c.num_attention_heads, c.num_kv_heads, c.head_dim,
-                   c.ffn_hidden_size, c.gated_mlp ? " (gated)" : "")
-            << fmt::format("  vocabulary {}{}\n", c.vocab_size,
-                           c.tied_embeddings ? " (embedding tied to the LM head)" : "");
-  if (c.mla())
-    std::cout << fmt::format(
-        "  multi-head latent attention: query rank {}, key-value rank {}, per head {} + {} "
-        "(rotary) score and {} value dimensions\n",
-        c.q_lora_rank, c.kv_lora_rank, c.qk_nope_head_dim, c.qk_rope_head_dim, c.v_head_dim);
-  if (c.windowed_layers() > 0)
-    std::cout << fmt::format("  sliding window of {} tokens on {} of {} layers\n", c.sliding_window,
-                             c.windowed_layers(), c.num_layers);
-  if (c.attention_softcap > 0 || c.logit_softcap > 0)
-    std::cout << fmt::format("  soft-capping: attention logits {}, final logits {}\n",
-                             c.attention_softcap, c.logit_softcap);
-  if (c.alibi) std::cout << "  ALiBi position biases\n";
-  if (c.mtp_layers > 0)
-    std::cout << fmt::format(
-        "  multi-token prediction: {} module(s), trained with the model "
-        "(not in the parameter count)\n",
-        c.mtp_layers);
-  if (c.moe())
-    std::cout << fmt::format(
-        "  mixture of experts: {} experts, top {}, {} shared, expert MLP {}, "
-        "{} leading dense layers, {} MoE layers\n",
-        c.num_experts, c.experts_per_token, c.shared_experts, c.expert_ffn_hidden_size,
-        c.first_dense_layers, c.moe_layers());
-  std::cout << fmt::format("  parameters: {:.0f} ({:.2f} B)", c.parameters(), c.parameters() / 1e9);
-  if (c.moe())
-    std::cout << fmt::format(", active per token {:.0f} ({:.2f} B)", c.active_parameters(),
-                             c.active_parameters() / 1e9);
-  std::cout << "\n";
-}
-
-void print_graph(const Model& m, bool json) {
-  double flops = 0, weights = 0;
-  for (const auto& l : m.layers) {
-    flops += l.op->forward_flops();
-    weights += l.op->weight_bytes();
-  }
-  if (json) {
-    io::Json layers = io::Json::array();
-    for (const auto& l : m.layers) {
-      io::Json dims = io::Json::array();
-      for (const auto& d : l.op->dims)
-        dims.push_back({{"name", d.name}, {"extent", d.extent}, {"splittable", d.splittable}});
-      layers.push_back({{"id", l.id},
-                        {"name", l.name},
-                        {"type", std::string(op_kind_name(l.op->kind))},
-                        {"dims", dims},
-                        {"forward_flops", l.op->forward_flops()},
-                        {"weight_bytes", l.op->weight_bytes()}});
-    }
-    std::cout << io::Json{{"name", m.name},
-                          {"layers", layers},
-                          {"edges", m.edges.size()},
-                          {"forward_flops", flops},
-                          {"weight_bytes", weights}}
-                     .dump(2)
-              << "\n";
-    return;
-  }
-  std::cout << fmt::format("{}: operator graph, {} layers, {} tensor flows\n", m.name, m.size(),
-                           m.edges.size());
-  std::cout << fmt::format("{:>5}  {:<32} {:<20} {:>16}  {}\n", "id", "layer", "type",
-                           "forward FLOPs", "iteration space");
-  for (const auto& l : m.layers)
-    std::cout << fmt::format("{:>5}  {:<32} {:<20} {:>16.4g}  {}\n", l.id,
-                             l.name.size() > 32 ? l.name.substr(0, 29) + "..." : l.name,
-                             op_kind_name(l.op->kind), l.op->forward_flops(), l.op->dims_text());
-  std::cout << fmt::format("forward FLOPs per step: {:.4g}; weights: {:.4g} bytes (fp32)\n", flops,
-                           weights);
-}
-
-int run(const InspectArgs& args) {
-  if (args.model.empty())
-    throw Error(ErrorKind::kUsage, "",
-                "--model: give a built-in name or a file (config.json, .onnx)");
-  if (auto c = zoo::llm_model(args.model)) {
-    print_transformer(*c, args.json);
-  } else if (ends_with(args.model, ".onnx")) {
-    io::OnnxOptions o;
-    o.batch = args.batch;
-    print_graph(io::read_onnx(args.model, o).model, args.json);
-  } else if (ends_with(args.model, ".json")) {
-    print_transformer(io::read_hf_config(args.model), args.json);
-  } else {
-    const auto& names = zoo::pase_graph_names();
-    if (std::find(names.begin(), names.end(), args.model) == names.end()) {
-      std::string valid;
-      for (const auto& n : zoo::llm_model_names()) {
-        valid += valid.empty() ? "" : ", ";
-        valid += n;
-      }
-      for (const auto& n : names) {
-        valid += ", ";
-        valid += n;
-      }
-      throw Error(ErrorKind::kUsage, "",
-                  "--model: \"" + args.model + "\" is neither a built-in model (" + valid +
-                      ") nor a config.json or .onnx file");
-    }
-    print_graph(zoo::pase_graph(args.model, args.batch > 0 ? args.batch : 128).model, args.json);
-  }
-  return 0;
-}
 
 }  // namespace
 
@@ -196,7 +31,11 @@ void add_inspect_command(CLI::App& app, int& exit_code) {
                   "Operator graphs: batch size (default 128; ONNX: the file's)")
       ->check(CLI::Range(1, 1000000000));
   cmd->add_flag("--json", args->json, "Print JSON instead of text");
-  cmd->callback([args, &exit_code] { exit_code = run(*args); });
+  cmd->callback([args, &exit_code] {
+    const api::JobOutcome out = api::inspect_job(args->model, args->batch, !args->json);
+    std::cout << (args->json ? out.document.dump(2) + "\n" : out.words);
+    exit_code = 0;
+  });
 }
 
 }  // namespace paraplan::cli

@@ -1,17 +1,14 @@
 // The simulate subcommand.
 #include "cli/simulate_command.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
 #include <iostream>
 #include <memory>
 
+#include "api/plan_text.h"
 #include "api/results_json.h"
 #include "api/simulate.h"
 #include "io/chrome_trace.h"
 #include "io/json_fields.h"
-#include "ir/units.h"
 
 namespace paraplan::cli {
 namespace {
@@ -25,53 +22,6 @@ struct SimulateArgs {
   bool json = false;
 };
 
-std::string result_text(const api::SimulateResult& s) {
-  const sim::Result& r = s.result;
-  const auto& devices = r.timeline.devices;
-  std::string out;
-  if (s.cost_model == "piper") {
-    out +=
-        fmt::format("{}: {} stage(s), {} replicas, {} micro-batches, {} events simulated (1f1b)\n",
-                    s.model, s.stages, devices.size(), s.microbatches, r.timeline.events.size());
-    out += fmt::format(
-        "iteration (profile time units): simulated {:.6g}, {} {:.6g} ({:+.2f}%: fill, drain and "
-        "the all-reduce{}); bubble {:.1f}%\n",
-        s.iteration_time_s,
-        s.on_network ? "on the cluster's links; the placement's bound N × slowest stage"
-                     : "Piper's bound N × objective",
-        s.reference_s, 100 * s.difference,
-        s.on_network ? ", and contention that comes and goes" : "", 100 * r.bubble_fraction);
-    for (std::size_t i = 0; i < devices.size() && i < 64; ++i)
-      out += fmt::format("  {:<32} busy {:.6g}   peak memory {}\n", devices[i], r.devices[i].busy_s,
-                         format_bytes(r.devices[i].peak_bytes));
-    if (devices.size() > 64) out += fmt::format("  ... {} more replicas\n", devices.size() - 64);
-    return out;
-  }
-  if (s.cost_model == "pase")
-    return fmt::format("{}: {} layers on {} devices, {} events simulated\n", s.model, s.layers,
-                       s.devices, r.timeline.events.size()) +
-           fmt::format("step time: simulated {:.6g} s, the plan's {:.6g} s ({:+.2f}%)\n",
-                       s.iteration_time_s, s.reference_s, 100 * s.difference);
-  if (s.cost_model == "dapple")
-    return fmt::format("DAPPLE plan: {} stage(s), {} micro-batches, {} events simulated\n",
-                       s.stages, s.microbatches, r.timeline.events.size()) +
-           fmt::format(
-               "iteration time: simulated {:.6g} s, DAPPLE's latency {:.6g} s ({:+.2f}%: "
-               "its warm-up is approximate and its all-reduce tail is not replayed); "
-               "bubble {:.1f}%\n",
-               s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
-  out += fmt::format("{}: {} schedule, {} stage(s) × {} micro-batches, {} events simulated\n",
-                     s.model, s.schedule, s.stages, s.microbatches, r.timeline.events.size());
-  out += fmt::format(
-      "iteration time: simulated {:.4f} s, analytic {:.4f} s ({:+.2f}%); "
-      "bubble {:.1f}% of the devices' time\n",
-      s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
-  for (std::size_t d = 0; d < devices.size(); ++d)
-    out += fmt::format("  {:<24} busy {:.4f} s   peak memory {}\n", devices[d], r.devices[d].busy_s,
-                       format_bytes(r.devices[d].peak_bytes));
-  return out;
-}
-
 int run(const SimulateArgs& a) {
   const api::SimulateResult s =
       api::simulate_plan({a.plan, a.schedule, !a.report.empty(), a.stack});
@@ -81,7 +31,7 @@ int run(const SimulateArgs& a) {
     std::cout << api::simulation_json(s).dump(2) << "\n";
     return 0;
   }
-  std::cout << result_text(s);
+  std::cout << api::simulation_words(s);
   if (!a.trace.empty())
     std::cout << "trace written to " << a.trace
               << (s.planner == "llm" ? " (open in Perfetto or chrome://tracing)\n" : "\n");

@@ -113,37 +113,4 @@ void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& k, bool fo
                   "for the cluster's device (A100, H100, H200)");
 }
 
-const std::vector<std::string>& transformer_knob_flags() {
-  static const std::vector<std::string> flags = {"--seq-len",
-                                                 "--micro-batch",
-                                                 "--tp",
-                                                 "--cp",
-                                                 "--pp",
-                                                 "--dp",
-                                                 "--ep",
-                                                 "--vpp",
-                                                 "--recompute",
-                                                 "--sequence-parallel",
-                                                 "--zero",
-                                                 "--overlap-grad-reduce",
-                                                 "--no-overlap-grad-reduce",
-                                                 "--attention",
-                                                 "--moe-capacity-factor",
-                                                 "--stage-layers",
-                                                 "--calibration",
-                                                 "--stack",
-                                                 "--tp-comm-overlap",
-                                                 "--no-tp-comm-overlap",
-                                                 "--overlap-p2p-comm",
-                                                 "--no-overlap-p2p-comm",
-                                                 "--overlap-param-gather",
-                                                 "--no-overlap-param-gather",
-                                                 "--grad-reduce-dtype",
-                                                 "--loss-dtype",
-                                                 "--precision",
-                                                 "--memory",
-                                                 "--memory-headroom"};
-  return flags;
-}
-
 }  // namespace paraplan::cli

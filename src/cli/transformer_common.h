@@ -20,7 +20,5 @@ using api::TransformerKnobs;
 /// --calibration.
 /// `what` says whether a knob is a value (evaluate) or fixed against the search (plan).
 void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& knobs, bool for_plan);
-/// The long names of the flags add_transformer_knob_flags registers.
-const std::vector<std::string>& transformer_knob_flags();
 
 }  // namespace paraplan::cli

@@ -1,12 +1,6 @@
-// Prices every measured configuration with the analytic model and prints predicted against
-// measured: the vTrain Megatron-DeepSpeed runs (with their rankings) and the MPT FSDP runs (with
-// the memory verdict), each set's mean absolute percentage error, and the worst rows.
+// The validate subcommand: the API prices every measured run; its answer in words is printed.
 #include "cli/validate_command.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -14,8 +8,6 @@
 
 namespace paraplan::cli {
 namespace {
-
-constexpr double kGiB = 1073741824.0;
 
 struct ValidateArgs {
   std::string data = PARAPLAN_DEFAULT_VTRAIN_DIR;
@@ -26,165 +18,6 @@ struct ValidateArgs {
   std::string calibration;
   int worst = 5;
 };
-
-void print_vtrain_rows(const std::vector<validate::ScoredRun>& rows) {
-  std::cout << fmt::format(
-      "{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n", "set",
-      "line", "GPUs", "batch", "hidden", "L", "mb", "t", "p", "d", "measured s", "predicted s",
-      "error");
-  for (const auto& s : rows)
-    std::cout << fmt::format(
-        "{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12.4f} {:>12.4f} "
-        "{:>+7.1f}%\n",
-        s.run.set, s.run.line, s.run.gpus, s.run.global_batch, s.run.hidden, s.run.layers,
-        s.run.micro_batch, s.run.tp, s.run.pp, s.run.dp, s.run.iteration_time_s, s.predicted_s,
-        100 * s.error());
-}
-
-std::string gpu_name(const io::MeasuredRun& r) {
-  return fmt::format("{} {:.0f}GiB", r.device, r.device_memory_bytes / kGiB);
-}
-
-void print_mpt_rows(const std::vector<validate::ScoredRun>& rows) {
-  std::cout << fmt::format(
-      "{:<5} {:>5} {:<11} {:>6} {:>5} {:>4} {:>4} {:>5}  {:>11} {:>11} {:>7}  {:>9} {:>8}\n",
-      "model", "line", "GPU", "seq", "GPUs", "mb", "acc", "ckpt", "measured s", "predicted s",
-      "error", "peak GiB", "of cap.");
-  for (const auto& s : rows)
-    std::cout << fmt::format(
-        "{:<5} {:>5} {:<11} {:>6} {:>5} {:>4} {:>4} {:>5}  {:>11.3f} {:>11.3f} {:>+6.1f}%  "
-        "{:>9.2f} {:>7.1f}%{}\n",
-        s.run.model, s.run.line, gpu_name(s.run), s.run.seq_len, s.run.gpus, s.run.micro_batch,
-        s.run.global_batch / (s.run.micro_batch * s.run.gpus),
-        s.run.recompute == Recompute::kFull ? "yes" : "no", s.run.iteration_time_s, s.predicted_s,
-        100 * s.error(), s.predicted_peak_bytes / kGiB,
-        100 * s.predicted_peak_bytes / s.run.device_memory_bytes, s.fits ? "" : "  does not fit");
-}
-
-void print_worst(const std::vector<validate::ScoredRun>& rows, int count) {
-  std::vector<const validate::ScoredRun*> order;
-  for (const auto& r : rows) order.push_back(&r);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
-    return std::abs(a->error()) > std::abs(b->error());
-  });
-  for (int i = 0; i < count && i < static_cast<int>(order.size()); ++i) {
-    const auto& s = *order[static_cast<std::size_t>(i)];
-    std::cout << fmt::format(
-        "  line {}: {} seq {} on {} × {}, micro-batch {}{}: measured {:.3f} s, "
-        "predicted {:.3f} s ({:+.1f}%)\n",
-        s.run.line, s.run.model, s.run.seq_len, s.run.gpus, gpu_name(s.run), s.run.micro_batch,
-        s.run.recompute == Recompute::kFull ? ", recomputed" : "", s.run.iteration_time_s,
-        s.predicted_s, 100 * s.error());
-  }
-}
-
-void print_published(const std::vector<validate::ScoredPublished>& rows) {
-  if (rows.empty()) return;
-  double sum = 0, worst = 0;
-  for (const auto& s : rows) {
-    const double published_tps = s.run.tokens_per_s_per_device;
-    const double predicted_tps = published_tps * s.measured_s / s.predicted.iteration_time_s;
-    std::cout << fmt::format(
-        "published: {}: {:.0f} tokens/s per device ({:.3f} s), predicted {:.0f} "
-        "({:.3f} s, MFU {:.1f}%): {:+.1f}%; peak {:.1f} of {:.0f} GiB ({})\n",
-        s.run.name, published_tps, s.measured_s, predicted_tps, s.predicted.iteration_time_s,
-        100 * s.predicted.mfu, 100 * s.error(), s.predicted.memory.peak_bytes / kGiB,
-        s.device_memory_bytes / kGiB,
-        s.predicted.fits ? "fits, as it ran" : "does not fit, yet it ran");
-    sum += std::abs(s.error());
-    worst = std::max(worst, std::abs(s.error()));
-  }
-  std::cout << fmt::format(
-      "published runs (never fitted): {} runs, mean absolute percentage error "
-      "{:.2f}%, largest {:.2f}% (target within 15% each)\n",
-      rows.size(), 100 * sum / static_cast<double>(rows.size()), 100 * worst);
-}
-
-void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table,
-                       int worst);
-
-void print_nemo(const std::vector<validate::ScoredPublished>& rows, bool quiet) {
-  if (rows.empty()) return;
-  double sum = 0, worst = 0;
-  int fits = 0;
-  for (const auto& s : rows) {
-    if (!quiet)
-      std::cout << fmt::format(
-          "nemo-h100: {:<24} measured {:7.3f} s, predicted {:7.3f} s (MFU {:.1f}%): {:+6.1f}%; "
-          "peak {:.1f} of {:.0f} GiB ({})\n",
-          s.run.name, s.measured_s, s.predicted.iteration_time_s, 100 * s.predicted.mfu,
-          100 * s.error(), s.predicted.memory.peak_bytes / kGiB, s.device_memory_bytes / kGiB,
-          s.predicted.fits ? "fits, as it ran" : "does not fit, yet it ran");
-    sum += std::abs(s.error());
-    worst = std::max(worst, std::abs(s.error()));
-    fits += s.predicted.fits;
-  }
-  std::cout << fmt::format(
-      "NeMo / Megatron-Core on H100: {} runs, mean absolute percentage error {:.2f}% (target 8%), "
-      "largest {:.2f}%; {} of {} predicted to fit (all ran)\n",
-      rows.size(), 100 * sum / static_cast<double>(rows.size()), 100 * worst, fits, rows.size());
-}
-
-int run(const ValidateArgs& args) {
-  // Every input is read and priced before anything is printed: a bad file is the only line.
-  const api::ValidateResult v =
-      api::validate_model({args.data, args.mpt, args.published, args.nemo, args.calibration});
-  const auto& [multi, single, mpt, mpt_table, published, nemo] = v;
-  if (!args.quiet) {
-    print_vtrain_rows(multi);
-    print_vtrain_rows(single);
-    if (!mpt.empty()) print_mpt_rows(mpt);
-  }
-  std::cout << fmt::format(
-      "vTrain multi-node:  {} runs, mean absolute percentage error {:.2f}% (target 8%)\n",
-      multi.size(), validate::mean_absolute_percentage_error(multi));
-  std::cout << fmt::format(
-      "vTrain single-node: {} runs, mean absolute percentage error {:.2f}% (target 10%)\n",
-      single.size(), validate::mean_absolute_percentage_error(single));
-  for (const auto& r : validate::rankings(multi))
-    std::cout << fmt::format(
-        "ranking {:.1f}B on {} GPUs ({} configurations): first-ranked (line {}) measures {:.3f} s, "
-        "measured best (line {}) {:.3f} s: {:+.1f}% (target within 2%)\n",
-        r.parameters_billion, r.gpus, r.configurations, r.picked->run.line,
-        r.picked->run.iteration_time_s, r.best->run.line, r.best->run.iteration_time_s,
-        100 * r.slowdown());
-  if (!mpt.empty() || !mpt_table.skipped.empty()) print_mpt_summary(mpt, mpt_table, args.worst);
-  print_published(published);
-  print_nemo(nemo, args.quiet);
-  return 0;
-}
-
-void print_mpt_summary(const std::vector<validate::ScoredRun>& mpt, const io::MptTable& mpt_table,
-                       int worst) {
-  // Per GPU type of the MPT set, then all of it.
-  std::vector<std::string> gpus;
-  for (const auto& s : mpt)
-    if (std::find(gpus.begin(), gpus.end(), gpu_name(s.run)) == gpus.end())
-      gpus.push_back(gpu_name(s.run));
-  for (const auto& g : gpus) {
-    std::vector<validate::ScoredRun> part;
-    for (const auto& s : mpt)
-      if (gpu_name(s.run) == g) part.push_back(s);
-    std::cout << fmt::format(
-        "MPT (FSDP, FlashAttention) on {}: {} runs, mean absolute percentage error {:.2f}%\n", g,
-        part.size(), validate::mean_absolute_percentage_error(part));
-  }
-  int fits = 0;
-  double closest = 0;
-  for (const auto& s : mpt) {
-    fits += s.fits;
-    closest = std::max(closest, s.predicted_peak_bytes / s.run.device_memory_bytes);
-  }
-  std::cout << fmt::format(
-      "MPT: {} runs, mean absolute percentage error {:.2f}% (target 8%); memory: {} "
-      "of {} predicted to fit (all ran), highest predicted peak {:.1f}% of capacity\n",
-      mpt.size(), validate::mean_absolute_percentage_error(mpt), fits, mpt.size(), 100 * closest);
-  if (!mpt.empty()) {
-    std::cout << "MPT worst rows:\n";
-    print_worst(mpt, worst);
-  }
-  for (const auto& s : mpt_table.skipped) std::cout << "skipped " << s << "\n";
-}
 
 }  // namespace
 
@@ -213,7 +46,13 @@ void add_validate_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--calibration", args->calibration,
                   "Calibration file to validate (JSON or YAML; default: the shipped A100 one)");
-  cmd->callback([args, &exit_code] { exit_code = run(*args); });
+  cmd->callback([args, &exit_code] {
+    // Every input is read and priced before anything is printed: a bad file is the only line.
+    std::cout << api::validate_words(api::validate_model({args->data, args->mpt, args->published,
+                                                          args->nemo, args->calibration}),
+                                     args->quiet, args->worst);
+    exit_code = 0;
+  });
 }
 
 }  // namespace paraplan::cli
