@@ -1,4 +1,4 @@
-// The Python module `paraplan._paraplan`: the library API (src/api) behind four calls that take
+// The Python module `paraplan._paraplan`: the library API (src/api) behind five calls that take
 // the keywords of the matching CLI command and return the same JSON document `--json` prints.
 // Keywords are checked here, once, with the API's own parsers; errors become paraplan.Error
 // subclasses carrying the CLI's message with the keyword in place of the flag.
@@ -20,172 +20,16 @@
 #include "io/json_fields.h"
 #include "ir/error.h"
 #include "ir/training_rules.h"
+#include "keywords.h"
 
 namespace py = pybind11;
 
 namespace paraplan::python {
 namespace {
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
-// A rate given as a number, with its unit for the API's parser: 25e9 → "25000000000B/s".
-std::string fmt_rate(double value, const char* unit) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.17g%s", value, unit);
-  return text;
-}
-
-// The keywords of one call: refuses those the call does not take (unless `allowed` is empty),
-// reads each as its type.
-class Keywords {
- public:
-  Keywords(const py::dict& given, const std::vector<std::string>& allowed, const std::string& what)
-      : given_(given) {
-    for (const auto& [key, value] : given) {
-      const std::string name = py::str(key);
-      if (value.is_none()) continue;
-      if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), name) == allowed.end())
-        throw FieldError(name, " does not apply to " + what + ", which takes " + joined(allowed));
-    }
-  }
-  bool has(const char* key) const { return given_.contains(key) && !given_[key].is_none(); }
-  bool is_text(const char* key) const { return has(key) && py::isinstance<py::str>(given_[key]); }
-  std::string text(const char* key, const std::string& fallback = "") const {
-    if (!has(key)) return fallback;
-    const py::handle v = given_[key];
-    if (!py::isinstance<py::str>(v)) type_error(key, "a string");
-    return v.cast<std::string>();
-  }
-  long long integer(const char* key, long long fallback, long long lo, long long hi) const {
-    if (!has(key)) return fallback;
-    const py::handle v = given_[key];
-    if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v)) type_error(key, "an integer");
-    const long long x = v.cast<long long>();
-    if (x < lo || x > hi)
-      throw FieldError(key, " " + std::to_string(x) + ": expected " + std::to_string(lo) + " to " +
-                                std::to_string(hi));
-    return x;
-  }
-  double number(const char* key, double fallback, double lo, double hi) const {
-    if (!has(key)) return fallback;
-    const py::handle v = given_[key];
-    if (!(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v)) ||
-        py::isinstance<py::bool_>(v))
-      type_error(key, "a number");
-    const double x = v.cast<double>();
-    if (!(x >= lo && x <= hi))
-      throw FieldError(key, " " + std::to_string(x) + ": expected " + std::to_string(lo) + " to " +
-                                std::to_string(hi));
-    return x;
-  }
-  bool flag(const char* key, bool fallback = false) const {
-    if (!has(key)) return fallback;
-    const py::handle v = given_[key];
-    if (!py::isinstance<py::bool_>(v)) type_error(key, "True or False");
-    return v.cast<bool>();
-  }
-  /// A size: a number of bytes, or a string with its unit ("8GiB").
-  double bytes(const char* key) const {
-    if (!has(key)) return 0;
-    const py::handle v = given_[key];
-    if (py::isinstance<py::str>(v)) return api::bytes_value(key, v.cast<std::string>());
-    return number(key, 0, 1, 1e30);
-  }
-  /// A rate: bytes/s, or a string with its unit ("25GB/s").
-  double rate(const char* key, bool flops) const {
-    if (!has(key)) return 0;
-    const py::handle v = given_[key];
-    if (py::isinstance<py::str>(v))
-      return flops ? api::flops_value(key, v.cast<std::string>())
-                   : api::bandwidth_value(key, v.cast<std::string>());
-    return number(key, 0, 1e-30, 1e30);
-  }
-
- private:
-  [[noreturn]] static void type_error(const char* key, const char* expected) {
-    throw FieldError(key, std::string(": expected ") + expected);
-  }
-  const py::dict& given_;
-};
-
-const std::vector<std::string> kKnobs = {"seq_len",
-                                         "micro_batch",
-                                         "tp",
-                                         "cp",
-                                         "pp",
-                                         "dp",
-                                         "ep",
-                                         "vpp",
-                                         "recompute",
-                                         "sequence_parallel",
-                                         "zero",
-                                         "overlap_grad_reduce",
-                                         "attention",
-                                         "moe_capacity_factor",
-                                         "calibration",
-                                         "stack",
-                                         "tp_comm_overlap",
-                                         "overlap_p2p_comm",
-                                         "overlap_param_gather",
-                                         "grad_reduce_dtype",
-                                         "loss_dtype",
-                                         "memory",
-                                         "memory_headroom",
-                                         "precision"};
-
 std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
-}
-
-api::TransformerKnobs knobs(const Keywords& k) {
-  api::TransformerKnobs t;
-  t.seq_len = k.integer("seq_len", 0, 1, 1 << 24);
-  t.micro_batch = k.integer("micro_batch", 0, 1, 1 << 20);
-  t.tp = static_cast<int>(k.integer("tp", 0, 1, 1 << 16));
-  t.cp = static_cast<int>(k.integer("cp", 0, 1, 1 << 16));
-  t.pp = static_cast<int>(k.integer("pp", 0, 1, 1 << 16));
-  t.dp = static_cast<int>(k.integer("dp", 0, 1, 1 << 20));
-  t.ep = static_cast<int>(k.integer("ep", 0, 1, 1 << 16));
-  t.vpp = static_cast<int>(k.integer("vpp", 0, 1, 1 << 16));
-  t.sequence_parallel = k.flag("sequence_parallel");
-  t.zero = static_cast<int>(k.integer("zero", -1, 0, 3));
-  if (k.has("overlap_grad_reduce")) {
-    t.overlap_on = k.flag("overlap_grad_reduce");
-    t.overlap_off = !t.overlap_on;
-  }
-  t.attention = k.text("attention");
-  api::attention(t.attention);  // refuse a wrong kernel before any work
-  t.moe_capacity_factor = k.number("moe_capacity_factor", 0, 1, 1024);
-  t.calibration = k.text("calibration");
-  t.stack = k.text("stack");
-  api::stack(t.stack);  // refuse a wrong stack before any work
-  for (auto [key, field] : {std::pair{"tp_comm_overlap", &t.tp_comm_overlap},
-                            std::pair{"overlap_p2p_comm", &t.overlap_p2p_comm},
-                            std::pair{"overlap_param_gather", &t.overlap_param_gather}})
-    if (k.has(key)) *field = k.flag(key) ? 1 : 0;
-  t.grad_reduce_dtype = k.text("grad_reduce_dtype");
-  t.precision = k.text("precision");
-  t.loss_dtype = k.text("loss_dtype");
-  if (k.has("memory")) t.memory = std::to_string(static_cast<long long>(k.bytes("memory")));
-  if (k.has("memory_headroom"))  // "5%", "2GiB" or bytes
-    t.memory_headroom = k.is_text("memory_headroom")
-                            ? k.text("memory_headroom")
-                            : std::to_string(static_cast<long long>(k.bytes("memory_headroom")));
-  return t;
-}
-
-std::string recompute_keyword(const py::dict& kw) {
-  if (!kw.contains("recompute") || kw["recompute"].is_none()) return "";
-  const py::handle v = kw["recompute"];
-  if (py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v))
-    return std::to_string(v.cast<long long>());
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  throw FieldError("recompute", ": expected none, selective, full or a number of layers");
 }
 
 // paraplan.plan(): the keywords become the API's plan request, as `paraplan plan`'s flags do;
@@ -234,8 +78,7 @@ std::string plan(const py::dict& kw) {
 }
 
 std::string evaluate(const py::dict& kw) {
-  const Keywords k(kw,
-                   with({"model", "cluster", "devices", "batch", "stage_layers", "export"}, kKnobs),
+  const Keywords k(kw, with({"model", "cluster", "devices", "batch", "export"}, api::kKnobFields),
                    "evaluate");
   api::EvaluateOptions o;
   o.model = k.text("model");
@@ -271,6 +114,13 @@ std::string simulate(const py::dict& kw) {
   return api::simulation_json(
              api::simulate_plan({k.text("plan"), k.text("schedule"), false, k.text("stack")}))
       .dump();
+}
+
+std::string inspect(const py::dict& kw) {
+  const Keywords k(kw, {"model", "batch"}, "inspect");
+  return api::inspect_job(k.text("model"), static_cast<int>(k.integer("batch", 0, 1, 1000000000)),
+                          false)
+      .document.dump();
 }
 
 }  // namespace
@@ -314,5 +164,6 @@ PYBIND11_MODULE(_paraplan, m) {
   m.def("plan", &python::plan, "The plan JSON of `paraplan plan --json` for these keywords");
   m.def("evaluate", &python::evaluate, "The JSON of `paraplan evaluate --json`");
   m.def("frontier", &python::frontier, "The JSON of `paraplan frontier --model ... --json`");
+  m.def("inspect", &python::inspect, "The JSON of `paraplan inspect --model ... --json`");
   m.def("simulate", &python::simulate, "The JSON of `paraplan simulate PLAN --json`");
 }

@@ -21,7 +21,7 @@ from . import _paraplan
 from ._paraplan import (Error, InfeasibleError, InputError, InternalError, IoError, LimitError,
                         UsageError)
 
-__all__ = ["plan", "evaluate", "frontier", "simulate", "profile", "Error", "UsageError", "InputError",
+__all__ = ["plan", "evaluate", "frontier", "inspect", "simulate", "profile", "Error", "UsageError", "InputError",
            "InfeasibleError", "IoError", "LimitError", "InternalError"]
 
 
@@ -77,6 +77,13 @@ def frontier(model, **keywords):
     """Every non-dominated transformer plan over (iteration time, peak memory per device,
     devices), as ``paraplan frontier --model ... --json`` prints it."""
     return _call(_paraplan.frontier, dict(keywords, model=_path(model)))
+
+
+def inspect(model, batch=None):
+    """What paraplan reads from a model (a built-in name, a Hugging Face config.json or an ONNX
+    file), as ``paraplan inspect --model ... --json`` prints it: a transformer's architecture
+    and parameter counts, or an operator graph's layers (``batch``: operator graphs only)."""
+    return _call(_paraplan.inspect, {"model": _path(model), "batch": batch})
 
 
 def simulate(plan, schedule=None):

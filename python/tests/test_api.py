@@ -245,3 +245,10 @@ def test_the_default_plan_equals_the_cli():
     ours = paraplan.plan(top=1)
     assert answer(ours) == answer(cli("plan", "--top", "1", "--json", "--quiet"))
     assert ours["model"] == "llama3-70b"
+
+
+def test_inspect_equals_the_cli():
+    for model in ("llama3-8b", "alexnet"):
+        assert paraplan.inspect(model) == cli("inspect", "--model", model, "--json")
+    with pytest.raises(paraplan.UsageError, match="model: \"nope\" is neither a built-in"):
+        paraplan.inspect("nope")

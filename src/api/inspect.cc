@@ -66,12 +66,11 @@ JobOutcome describe_transformer(const TransformerConfig& c, bool words) {
   if (!words) return result;
   std::string& out = result.words;
   out = fmt::format("{}: decoder-only transformer\n", c.name) +
-            fmt::format(
-                   "  layers {}, hidden {}, heads {} ({} key-value, head width {}), MLP {}{}\n",
-                   c.num_layers, c.hidden_size, c.num_attention_heads, c.num_kv_heads, c.head_dim,
-                   c.ffn_hidden_size, c.gated_mlp ? " (gated)" : "") +
-            fmt::format("  vocabulary {}{}\n", c.vocab_size,
-                           c.tied_embeddings ? " (embedding tied to the LM head)" : "");
+        fmt::format("  layers {}, hidden {}, heads {} ({} key-value, head width {}), MLP {}{}\n",
+                    c.num_layers, c.hidden_size, c.num_attention_heads, c.num_kv_heads, c.head_dim,
+                    c.ffn_hidden_size, c.gated_mlp ? " (gated)" : "") +
+        fmt::format("  vocabulary {}{}\n", c.vocab_size,
+                    c.tied_embeddings ? " (embedding tied to the LM head)" : "");
   if (c.mla())
     out += fmt::format(
         "  multi-head latent attention: query rank {}, key-value rank {}, per head {} + {} "
@@ -79,10 +78,10 @@ JobOutcome describe_transformer(const TransformerConfig& c, bool words) {
         c.q_lora_rank, c.kv_lora_rank, c.qk_nope_head_dim, c.qk_rope_head_dim, c.v_head_dim);
   if (c.windowed_layers() > 0)
     out += fmt::format("  sliding window of {} tokens on {} of {} layers\n", c.sliding_window,
-                             c.windowed_layers(), c.num_layers);
+                       c.windowed_layers(), c.num_layers);
   if (c.attention_softcap > 0 || c.logit_softcap > 0)
     out += fmt::format("  soft-capping: attention logits {}, final logits {}\n",
-                             c.attention_softcap, c.logit_softcap);
+                       c.attention_softcap, c.logit_softcap);
   if (c.alibi) out += "  ALiBi position biases\n";
   if (c.mtp_layers > 0)
     out += fmt::format(
@@ -98,7 +97,7 @@ JobOutcome describe_transformer(const TransformerConfig& c, bool words) {
   out += fmt::format("  parameters: {:.0f} ({:.2f} B)", c.parameters(), c.parameters() / 1e9);
   if (c.moe())
     out += fmt::format(", active per token {:.0f} ({:.2f} B)", c.active_parameters(),
-                             c.active_parameters() / 1e9);
+                       c.active_parameters() / 1e9);
   out += "\n";
   return result;
 }
@@ -124,31 +123,31 @@ JobOutcome describe_graph(const Model& m, bool words) {
                         {"weight_bytes", l.op->weight_bytes()}});
     }
     result.document = io::Json{{"name", m.name},
-                          {"layers", layers},
-                          {"edges", m.edges.size()},
-                          {"forward_flops", flops},
-                          {"weight_bytes", weights}}
-  ;
+                               {"layers", layers},
+                               {"edges", m.edges.size()},
+                               {"forward_flops", flops},
+                               {"weight_bytes", weights}};
   }
   if (!words) return result;
   std::string& out = result.words;
   out += fmt::format("{}: operator graph, {} layers, {} tensor flows\n", m.name, m.size(),
-                           m.edges.size());
-  out += fmt::format("{:>5}  {:<32} {:<20} {:>16}  {}\n", "id", "layer", "type",
-                           "forward FLOPs", "iteration space");
+                     m.edges.size());
+  out += fmt::format("{:>5}  {:<32} {:<20} {:>16}  {}\n", "id", "layer", "type", "forward FLOPs",
+                     "iteration space");
   for (const auto& l : m.layers)
     out += fmt::format("{:>5}  {:<32} {:<20} {:>16.4g}  {}\n", l.id,
-                             l.name.size() > 32 ? l.name.substr(0, 29) + "..." : l.name,
-                             op_kind_name(l.op->kind), l.op->forward_flops(), l.op->dims_text());
-  out += fmt::format("forward FLOPs per step: {:.4g}; weights: {:.4g} bytes (fp32)\n", flops,
-                           weights);
+                       l.name.size() > 32 ? l.name.substr(0, 29) + "..." : l.name,
+                       op_kind_name(l.op->kind), l.op->forward_flops(), l.op->dims_text());
+  out +=
+      fmt::format("forward FLOPs per step: {:.4g}; weights: {:.4g} bytes (fp32)\n", flops, weights);
   return result;
 }
 
 }  // namespace
 
 JobOutcome inspect_job(const std::string& model, int batch, bool words) {
-  if (model.empty()) throw FieldError("model", ": give a built-in name or a file (config.json, .onnx)");
+  if (model.empty())
+    throw FieldError("model", ": give a built-in name or a file (config.json, .onnx)");
   if (auto c = zoo::llm_model(model)) return describe_transformer(*c, words);
   if (ends_with(model, ".onnx")) {
     io::OnnxOptions o;

@@ -12,7 +12,6 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-
 void vtrain_rows(std::string& out, const std::vector<validate::ScoredRun>& rows) {
   out += fmt::format(
       "{:<7} {:>5} {:>6} {:>5} {:>6} {:>4} {:>5} {:>3} {:>3} {:>3}  {:>12} {:>12} {:>8}\n", "set",
@@ -141,7 +140,6 @@ std::string validate_words(const ValidateResult& v, bool summary, int worst) {
 }
 
 namespace {
-
 
 void mpt_summary(std::string& out, const std::vector<validate::ScoredRun>& mpt,
                  const io::MptTable& mpt_table, int worst) {
