@@ -33,19 +33,10 @@ int pick(const std::vector<LayerOption>& options, bool lean) {
   return best;
 }
 
-}  // namespace
-
-CoarseModel coarsen(const Model& model, int nodes) {
-  CoarseModel out;
+// Where the segments of a topological order end (exclusive positions): each near its share of the
+// compute, among those cuts the one fewest bytes cross.
+std::vector<int> segment_ends(const Model& model, const std::vector<int>& order, int nodes) {
   const int n = model.size();
-  const std::vector<int> order = model.topological_order();
-  if (static_cast<int>(order.size()) != n)
-    throw Error(ErrorKind::kInput, "model", "the layer graph has a cycle");
-  if (nodes >= n || nodes < 1) {
-    out.model = model;
-    for (int v = 0; v < n; ++v) out.members.push_back({v});
-    return out;
-  }
   std::vector<int> position(static_cast<std::size_t>(n));
   for (int p = 0; p < n; ++p) position[static_cast<std::size_t>(order[p])] = p;
   // Prefix weights and the bytes crossing a cut after each position.
@@ -95,6 +86,23 @@ CoarseModel coarsen(const Model& model, int nodes) {
     start = best;
   }
   ends.push_back(n);
+  return ends;
+}
+
+}  // namespace
+
+CoarseModel coarsen(const Model& model, int nodes) {
+  CoarseModel out;
+  const int n = model.size();
+  const std::vector<int> order = model.topological_order();
+  if (static_cast<int>(order.size()) != n)
+    throw Error(ErrorKind::kInput, "model", "the layer graph has a cycle");
+  if (nodes >= n || nodes < 1) {
+    out.model = model;
+    for (int v = 0; v < n; ++v) out.members.push_back({v});
+    return out;
+  }
+  const std::vector<int> ends = segment_ends(model, order, nodes);
   std::vector<int> segment(static_cast<std::size_t>(n));
   out.members.assign(ends.size(), {});
   for (std::size_t j = 0, p = 0; j < ends.size(); ++j)

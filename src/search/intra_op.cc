@@ -114,6 +114,78 @@ std::vector<int> elimination_order(const IntraOpNetwork& net, const IntraOpOptio
   return order_cost(net, b) < order_cost(net, a) ? b : a;
 }
 
+// What eliminating e.st.v reads of factor `f` (v at its position `vpos`): the offset of each
+// dependent class and of each group of v, and the floors over the last dependent.
+Part make_part(const IntraOpNetwork& net, const Factor& f, const Elimination& e,
+               const std::vector<int>& group, int vpos) {
+  const int nd = static_cast<int>(e.st.dep.size());
+  Part part;
+  part.val = f.val->data();
+  const int nf = static_cast<int>(f.vars.size());
+  std::vector<std::int64_t> fstride(nf, 1);
+  for (int j = nf - 2; j >= 0; --j) fstride[j] = fstride[j + 1] * f.ncls[j + 1];
+  part.dep_off.assign(nd, {});
+  for (int i = 0; i < nd; ++i) {
+    auto it = std::find(f.vars.begin(), f.vars.end(), e.st.dep[i]);
+    part.dep_off[i].assign(e.ncls[i], 0);
+    if (it == f.vars.end()) continue;
+    int j = static_cast<int>(it - f.vars.begin());
+    const int w = e.st.dep[i];
+    for (int c = 0; c < static_cast<int>(net.unary[w].size()); ++c)
+      part.dep_off[i][e.st.cls[i][c]] = f.cls[j][c] * fstride[j];
+  }
+  part.group_off.assign(e.ngroups, 0);
+  for (int c = 0; c < static_cast<int>(group.size()); ++c)
+    part.group_off[group[c]] = f.cls[vpos][c] * fstride[vpos];
+  if (nd > 0) {
+    auto it = std::find(f.vars.begin(), f.vars.end(), e.st.dep[nd - 1]);
+    part.uses_last = it != f.vars.end();
+    if (part.uses_last && !e.use_last_sums) {
+      const int j = static_cast<int>(it - f.vars.begin());
+      std::vector<double> floor(f.ncls[j], std::numeric_limits<double>::infinity());
+      const std::vector<double>& val = *f.val;
+      for (std::size_t x = 0; x < val.size(); ++x) {
+        double& m = floor[(static_cast<std::int64_t>(x) / fstride[j]) % f.ncls[j]];
+        m = std::min(m, val[x]);
+      }
+      const int w = e.st.dep[nd - 1];
+      part.last_floor.assign(e.ncls[nd - 1], 0);
+      for (int c = 0; c < static_cast<int>(net.unary[w].size()); ++c)
+        part.last_floor[e.st.cls[nd - 1][c]] = floor[f.cls[j][c]];
+    }
+  }
+  return part;
+}
+
+// A symmetric pair of dependents (see Elimination::mirror_a).
+void find_mirror(Elimination& e, const std::vector<Factor>& factors, const std::vector<int>& fs) {
+  const int nd = static_cast<int>(e.st.dep.size());
+  auto sole_reader = [&](int i) {  // the one part reading dependent i, if it is over i and v only
+    int found = -1;
+    for (std::size_t k = 0; k < fs.size(); ++k)
+      if (std::find(factors[fs[k]].vars.begin(), factors[fs[k]].vars.end(), e.st.dep[i]) !=
+          factors[fs[k]].vars.end()) {
+        if (found >= 0 || factors[fs[k]].vars.size() != 2) return -1;
+        found = static_cast<int>(k);
+      }
+    return found;
+  };
+  for (int a = 0; a + 1 < nd - 1 && e.mirror_a < 0; ++a) {
+    const int pa = sole_reader(a);
+    if (pa < 0) continue;
+    for (int b = a + 1; b < nd - 1; ++b) {
+      const int pb = sole_reader(b);
+      if (pb < 0 || e.ncls[a] != e.ncls[b] || factors[fs[pa]].content != factors[fs[pb]].content ||
+          e.parts[pa].group_off != e.parts[pb].group_off ||
+          e.parts[pa].dep_off[a] != e.parts[pb].dep_off[b])
+        continue;
+      e.mirror_a = a;
+      e.mirror_b = b;
+      break;
+    }
+  }
+}
+
 // The classes, groups, strides and offsets of eliminating `v` from the live factors `fs`;
 // Error(kLimit) when its table would exceed the options' limit.
 Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factors,
@@ -208,69 +280,9 @@ Elimination prepare(const IntraOpNetwork& net, const std::vector<Factor>& factor
     }
   }
   e.use_last_sums = e.last_pairwise && e.entries / e.ncls[nd - 1] >= options.threshold_min_prefixes;
-  for (std::size_t k = 0; k < fs.size(); ++k) {
-    const Factor& f = factors[fs[k]];
-    Part part;
-    part.val = f.val->data();
-    const int nf = static_cast<int>(f.vars.size());
-    std::vector<std::int64_t> fstride(nf, 1);
-    for (int j = nf - 2; j >= 0; --j) fstride[j] = fstride[j + 1] * f.ncls[j + 1];
-    part.dep_off.assign(nd, {});
-    for (int i = 0; i < nd; ++i) {
-      auto it = std::find(f.vars.begin(), f.vars.end(), e.st.dep[i]);
-      part.dep_off[i].assign(e.ncls[i], 0);
-      if (it == f.vars.end()) continue;
-      int j = static_cast<int>(it - f.vars.begin());
-      const int w = e.st.dep[i];
-      for (int c = 0; c < static_cast<int>(net.unary[w].size()); ++c)
-        part.dep_off[i][e.st.cls[i][c]] = f.cls[j][c] * fstride[j];
-    }
-    part.group_off.assign(e.ngroups, 0);
-    for (int c = 0; c < kv; ++c) part.group_off[group[c]] = f.cls[vpos[k]][c] * fstride[vpos[k]];
-    if (nd > 0) {
-      auto it = std::find(f.vars.begin(), f.vars.end(), e.st.dep[nd - 1]);
-      part.uses_last = it != f.vars.end();
-      if (part.uses_last && !e.use_last_sums) {
-        const int j = static_cast<int>(it - f.vars.begin());
-        std::vector<double> floor(f.ncls[j], std::numeric_limits<double>::infinity());
-        const std::vector<double>& val = *f.val;
-        for (std::size_t x = 0; x < val.size(); ++x) {
-          double& m = floor[(static_cast<std::int64_t>(x) / fstride[j]) % f.ncls[j]];
-          m = std::min(m, val[x]);
-        }
-        const int w = e.st.dep[nd - 1];
-        part.last_floor.assign(e.ncls[nd - 1], 0);
-        for (int c = 0; c < static_cast<int>(net.unary[w].size()); ++c)
-          part.last_floor[e.st.cls[nd - 1][c]] = floor[f.cls[j][c]];
-      }
-    }
-    e.parts.push_back(std::move(part));
-  }
-  // A symmetric pair of dependents (see Elimination::mirror_a).
-  auto sole_reader = [&](int i) {  // the one part reading dependent i, if it is over i and v only
-    int found = -1;
-    for (std::size_t k = 0; k < fs.size(); ++k)
-      if (std::find(factors[fs[k]].vars.begin(), factors[fs[k]].vars.end(), e.st.dep[i]) !=
-          factors[fs[k]].vars.end()) {
-        if (found >= 0 || factors[fs[k]].vars.size() != 2) return -1;
-        found = static_cast<int>(k);
-      }
-    return found;
-  };
-  for (int a = 0; a + 1 < nd - 1 && e.mirror_a < 0; ++a) {
-    const int pa = sole_reader(a);
-    if (pa < 0) continue;
-    for (int b = a + 1; b < nd - 1; ++b) {
-      const int pb = sole_reader(b);
-      if (pb < 0 || e.ncls[a] != e.ncls[b] || factors[fs[pa]].content != factors[fs[pb]].content ||
-          e.parts[pa].group_off != e.parts[pb].group_off ||
-          e.parts[pa].dep_off[a] != e.parts[pb].dep_off[b])
-        continue;
-      e.mirror_a = a;
-      e.mirror_b = b;
-      break;
-    }
-  }
+  for (std::size_t k = 0; k < fs.size(); ++k)
+    e.parts.push_back(make_part(net, factors[fs[k]], e, group, vpos[k]));
+  find_mirror(e, factors, fs);
   return e;
 }
 

@@ -38,4 +38,15 @@ void place_in_dependency_order(const std::vector<std::size_t>& passes_per_device
   }
 }
 
+int replica_of(int microbatch, int replicas) { return microbatch % replicas; }
+
+std::vector<StagedPass> replica_passes(int microbatches, int replicas, int replica, int inflight) {
+  std::vector<int> mine;
+  for (int j = replica; j < microbatches; j += replicas) mine.push_back(j);
+  std::vector<StagedPass> passes;
+  for (const PassSlot& slot : one_f_one_b(static_cast<int>(mine.size()), std::max(inflight - 1, 0)))
+    passes.push_back({slot.forward, mine[static_cast<std::size_t>(slot.index)]});
+  return passes;
+}
+
 }  // namespace paraplan::sim

@@ -20,6 +20,22 @@ struct PassSlot {
 /// in order 0, 1, ..., count − 1.
 std::vector<PassSlot> one_f_one_b(int count, int warmup);
 
+/// One pass of a staged pipeline plan's replica: the forward or backward of micro-batch
+/// `microbatch` of the iteration.
+struct StagedPass {
+  bool forward = true;
+  int microbatch = 0;
+};
+
+/// The replica of a stage of `replicas` that runs micro-batch `microbatch` of the iteration (every
+/// stage deals the micro-batches round robin over its replicas).
+int replica_of(int microbatch, int replicas);
+
+/// The passes of `replica` of a stage of `replicas` over an iteration of `microbatches`: its
+/// micro-batches (replica_of) in 1F1B order, at most `inflight` forwards ahead of the backwards.
+/// This is the schedule the simulator replays and `paraplan run` executes.
+std::vector<StagedPass> replica_passes(int microbatches, int replicas, int replica, int inflight);
+
 /// Places the passes of every device in its own order: sweeps the devices (0, 1, ...), each
 /// placing passes while `place(device, position)` can (it returns false, placing nothing, while
 /// an input of that pass is not placed yet), until every pass is placed. Error(kInternal) when a

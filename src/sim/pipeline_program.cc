@@ -15,101 +15,89 @@ namespace {
 
 enum Stream { kCompute = 0, kPipeline = 1, kDataParallel = 2 };
 
-}  // namespace
+// Builds the program of a staged plan: its devices (one per replica of each stage), their passes
+// in the schedule's order with the traffic after each, then each replica's all-reduce and
+// optimizer step.
+class StagedBuilder {
+ public:
+  StagedBuilder(const std::vector<ReplayStage>& stages, int n, const Topology* topology)
+      : stages_(stages), n_(n), topology_(topology), count_(static_cast<int>(stages.size())) {
+    prog_.streams = {"compute", "pipeline", "data parallel"};
+    // On a network, every stage names its replicas' devices.
+    placed_ = topology != nullptr;
+    for (const auto& st : stages)
+      placed_ = placed_ && static_cast<int>(st.devices.size()) == st.replicas;
+    if (topology != nullptr && !placed_)
+      throw Error(ErrorKind::kInput, "simulation",
+                  "replaying a plan on a network needs every stage's device ids (a placed plan)");
+    if (placed_)
+      for (int c = 0; c < topology->channel_count(); ++c)
+        prog_.links.push_back({topology->channel_name(c), topology->channel_bandwidth(c)});
+    // Blocking edge traffic is the device's own work; overlapped traffic runs beside it.
+    prog_.busy_streams = 1;
+    for (const auto& st : stages)
+      if (st.traffic_blocks && st.traffic_s > 0) prog_.busy_streams = 2;
+    if (count_ == 0 || n < 1)
+      throw Error(ErrorKind::kInput, "simulation", "the plan has no stages or micro-batches");
+  }
 
-Program staged_program(const std::vector<ReplayStage>& stages, int n, const Topology* topology) {
-  Program prog;
-  prog.streams = {"compute", "pipeline", "data parallel"};
-  const int count = static_cast<int>(stages.size());
-  // On a network, every stage names its replicas' devices.
-  bool placed = topology != nullptr;
-  for (const auto& st : stages)
-    placed = placed && static_cast<int>(st.devices.size()) == st.replicas;
-  if (topology != nullptr && !placed)
-    throw Error(ErrorKind::kInput, "simulation",
-                "replaying a plan on a network needs every stage's device ids (a placed plan)");
-  if (placed)
-    for (int c = 0; c < topology->channel_count(); ++c)
-      prog.links.push_back({topology->channel_name(c), topology->channel_bandwidth(c)});
+  Program build() {
+    add_devices();
+    add_passes();
+    for (int s = 0; s < count_; ++s) add_tail(s);
+    return std::move(prog_);
+  }
+
+ private:
+  const ReplayStage& stage(int s) const { return stages_[static_cast<std::size_t>(s)]; }
+  int first(int s) const { return first_device_[static_cast<std::size_t>(s)]; }
+
   // A transfer on the route between two devices (the first link, the rest as its route).
-  const auto transfer = [&](Task task, int from, int to, double bytes) {
-    const std::vector<int> route = topology->route(from, to);
+  int transfer(Task task, int from, int to, double bytes) {
+    const std::vector<int> route = topology_->route(from, to);
     task.link = route.front();
     task.route.assign(route.begin() + 1, route.end());
     task.bytes = bytes;
-    task.duration_s += topology->route_latency_s(from, to);
-    return prog.add(std::move(task));
-  };
-  // Blocking edge traffic is the device's own work; overlapped traffic runs beside it.
-  prog.busy_streams = 1;
-  for (const auto& st : stages)
-    if (st.traffic_blocks && st.traffic_s > 0) prog.busy_streams = 2;
-  if (count == 0 || n < 1)
-    throw Error(ErrorKind::kInput, "simulation", "the plan has no stages or micro-batches");
-  std::vector<int> first_device(static_cast<std::size_t>(count));
-  for (int s = 0; s < count; ++s) {
-    const ReplayStage& st = stages[static_cast<std::size_t>(s)];
-    if (st.replicas < 1 || n % st.replicas)
-      throw Error(
-          ErrorKind::kInput, "simulation",
-          fmt::format("stage {}: {} replicas must divide the {} micro-batches", s, st.replicas, n));
-    first_device[static_cast<std::size_t>(s)] = static_cast<int>(prog.devices.size());
-    for (int r = 0; r < st.replicas; ++r) {
-      std::string name = st.replicas > 1 ? fmt::format("{} replica {}", st.name, r) : st.name;
-      if (placed) name += fmt::format(" (device {})", st.devices[static_cast<std::size_t>(r)]);
-      prog.devices.push_back(std::move(name));
-      prog.static_bytes.push_back(st.fixed_bytes);
-    }
+    task.duration_s += topology_->route_latency_s(from, to);
+    return prog_.add(std::move(task));
   }
-  // Per replica: its micro-batches in 1F1B order with at most `inflight` in flight.
-  struct Op {
-    bool forward;
-    int microbatch;
-  };
-  std::vector<std::vector<Op>> orders(prog.devices.size());
-  for (int s = 0; s < count; ++s) {
-    const ReplayStage& st = stages[static_cast<std::size_t>(s)];
-    for (int r = 0; r < st.replicas; ++r) {
-      std::vector<int> mine;
-      for (int j = r; j < n; j += st.replicas) mine.push_back(j);
-      auto& ops = orders[static_cast<std::size_t>(first_device[static_cast<std::size_t>(s)] + r)];
-      for (const PassSlot& slot :
-           one_f_one_b(static_cast<int>(mine.size()), std::max(st.inflight - 1, 0)))
-        ops.push_back({slot.forward, mine[static_cast<std::size_t>(slot.index)]});
-    }
-  }
-  std::map<std::tuple<int, int, bool>, int>
-      finished;  // (stage, micro-batch, forward) → its traffic
-  std::vector<int> last(prog.devices.size(), -1);
-  // Each device is one replica of one stage: its stage by device number.
-  std::vector<int> stage_of(prog.devices.size());
-  for (int s = 0; s < count; ++s)
-    for (int r = 0; r < stages[static_cast<std::size_t>(s)].replicas; ++r)
-      stage_of[static_cast<std::size_t>(first_device[static_cast<std::size_t>(s)] + r)] = s;
-  std::vector<std::size_t> passes;
-  for (const auto& o : orders) passes.push_back(o.size());
-  place_in_dependency_order(passes, [&](int dev, std::size_t position) {
-    const int s = stage_of[static_cast<std::size_t>(dev)];
-    const ReplayStage& st = stages[static_cast<std::size_t>(s)];
-    const Op op = orders[static_cast<std::size_t>(dev)][position];
-    std::vector<int> after;
-    if (op.forward && s > 0) {
-      auto it = finished.find({s - 1, op.microbatch, true});
-      if (it == finished.end()) return false;
-      after.push_back(it->second);
-    }
-    if (!op.forward) {
-      if (s + 1 < count) {
-        auto it = finished.find({s + 1, op.microbatch, false});
-        if (it == finished.end()) return false;
-        after.push_back(it->second);
+
+  void add_devices() {
+    for (int s = 0; s < count_; ++s) {
+      const ReplayStage& st = stage(s);
+      if (st.replicas < 1 || n_ % st.replicas)
+        throw Error(ErrorKind::kInput, "simulation",
+                    fmt::format("stage {}: {} replicas must divide the {} micro-batches", s,
+                                st.replicas, n_));
+      first_device_.push_back(static_cast<int>(prog_.devices.size()));
+      for (int r = 0; r < st.replicas; ++r) {
+        std::string name = st.replicas > 1 ? fmt::format("{} replica {}", st.name, r) : st.name;
+        if (placed_) name += fmt::format(" (device {})", st.devices[static_cast<std::size_t>(r)]);
+        prog_.devices.push_back(std::move(name));
+        prog_.static_bytes.push_back(st.fixed_bytes);
+        stage_of_.push_back(s);
+        orders_.push_back(replica_passes(n_, st.replicas, r, st.inflight));
       }
-      auto f = finished.find({s, op.microbatch, true});
-      if (f == finished.end()) return false;
-      after.push_back(f->second);
     }
-    if (last[static_cast<std::size_t>(dev)] >= 0)
-      after.push_back(last[static_cast<std::size_t>(dev)]);
+    last_.assign(prog_.devices.size(), -1);
+  }
+
+  // The pass `position` of device `dev`, once its inputs are placed (false until then).
+  bool place(int dev, std::size_t position) {
+    const int s = stage_of_[static_cast<std::size_t>(dev)];
+    const ReplayStage& st = stage(s);
+    const StagedPass op = orders_[static_cast<std::size_t>(dev)][position];
+    std::vector<int> after;
+    const auto needs = [&](int stage_index, bool forward) {
+      auto it = finished_.find({stage_index, op.microbatch, forward});
+      if (it == finished_.end()) return false;
+      after.push_back(it->second);
+      return true;
+    };
+    if (op.forward && s > 0 && !needs(s - 1, true)) return false;
+    if (!op.forward && ((s + 1 < count_ && !needs(s + 1, false)) || !needs(s, true))) return false;
+    if (last_[static_cast<std::size_t>(dev)] >= 0)
+      after.push_back(last_[static_cast<std::size_t>(dev)]);
     Task pass;
     pass.device = dev;
     pass.stream = kCompute;
@@ -119,63 +107,76 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n, const Topo
     pass.phase = op.forward ? "forward" : "backward";
     pass.stage = s;
     pass.microbatch = op.microbatch;
-    if (op.forward)
-      pass.allocate_bytes = st.activation_bytes;
-    else
-      pass.free_bytes = st.activation_bytes;
-    const int pass_id = prog.add(pass);
+    (op.forward ? pass.allocate_bytes : pass.free_bytes) = st.activation_bytes;
+    const int pass_id = prog_.add(pass);
+    const int traffic_id = add_traffic(dev, s, op, pass_id);
+    finished_[{s, op.microbatch, op.forward}] = traffic_id;
+    // Blocking traffic holds the next pass; overlapped traffic only its receiver.
+    last_[static_cast<std::size_t>(dev)] = st.traffic_blocks ? traffic_id : pass_id;
+    return true;
+  }
+
+  // What a pass sends: on a network one transfer per stage it sends to, one after the other;
+  // else the stage's traffic time.
+  int add_traffic(int dev, int s, StagedPass op, int pass_id) {
+    const ReplayStage& st = stage(s);
     Task traffic;
     traffic.device = dev;
     traffic.stream = kPipeline;
     traffic.after = {pass_id};
-    traffic.duration_s = placed ? 0 : st.traffic_s;
+    traffic.duration_s = placed_ ? 0 : st.traffic_s;
     traffic.name =
         fmt::format("{} traffic mb {}", op.forward ? "activation" : "gradient", op.microbatch);
     traffic.phase = "send";
     traffic.stage = s;
     traffic.microbatch = op.microbatch;
     int traffic_id = -1;
-    if (placed) {  // one transfer per stage it sends to, one after the other
-      const int from = st.devices[static_cast<std::size_t>(dev - first_device[s])];
+    if (placed_) {
+      const int from = st.devices[static_cast<std::size_t>(dev - first(s))];
       for (const auto& [other, bytes] : op.forward ? st.sends : st.receives) {
-        const ReplayStage& to = stages[static_cast<std::size_t>(other)];
+        const ReplayStage& to = stage(other);
         traffic.after = {traffic_id < 0 ? pass_id : traffic_id};
-        traffic_id = transfer(traffic, from,
-                              to.devices[static_cast<std::size_t>(op.microbatch % to.replicas)],
-                              bytes / std::max(st.tensor_parallel, to.tensor_parallel));
+        traffic_id =
+            transfer(traffic, from,
+                     to.devices[static_cast<std::size_t>(replica_of(op.microbatch, to.replicas))],
+                     bytes / std::max(st.tensor_parallel, to.tensor_parallel));
       }
     }
-    if (traffic_id < 0) traffic_id = prog.add(traffic);
-    finished[{s, op.microbatch, op.forward}] = traffic_id;
-    // Blocking traffic holds the next pass; overlapped traffic only its receiver.
-    last[static_cast<std::size_t>(dev)] = st.traffic_blocks ? traffic_id : pass_id;
-    return true;
-  });
-  // Once per replica after its last pass: the all-reduce, then the optimizer step. On a
-  // network the all-reduce is each replica's ring send to the next, and every replica's
-  // optimizer step waits for the whole ring.
-  for (int s = 0; s < count; ++s) {
-    const ReplayStage& st = stages[static_cast<std::size_t>(s)];
+    return traffic_id < 0 ? prog_.add(traffic) : traffic_id;
+  }
+
+  void add_passes() {
+    std::vector<std::size_t> passes;
+    for (const auto& o : orders_) passes.push_back(o.size());
+    place_in_dependency_order(passes,
+                              [&](int dev, std::size_t position) { return place(dev, position); });
+  }
+
+  // Once per replica after its last pass: the all-reduce, then the optimizer step. On a network
+  // the all-reduce is each replica's ring send to the next, and every replica's optimizer step
+  // waits for the whole ring.
+  void add_tail(int s) {
+    const ReplayStage& st = stage(s);
     std::vector<int> ring;
-    if (placed && st.replicas > 1 && st.ring_bytes > 0)
+    if (placed_ && st.replicas > 1 && st.ring_bytes > 0)
       for (int r = 0; r < st.replicas; ++r) {
-        const int dev = first_device[static_cast<std::size_t>(s)] + r;
+        const int dev = first(s) + r;
         Task send;
         send.device = dev;
         send.stream = kDataParallel;
-        send.after = {last[static_cast<std::size_t>(dev)]};
+        send.after = {last_[static_cast<std::size_t>(dev)]};
         send.name = "all-reduce";
         send.phase = "gradient sync";
         send.stage = s;
         const int from = st.devices[static_cast<std::size_t>(r)];
         const int to = st.devices[static_cast<std::size_t>((r + 1) % st.replicas)];
         // 2(d − 1) ring steps, each paying the route's latency.
-        send.duration_s = (2 * (st.replicas - 1) - 1) * topology->route_latency_s(from, to);
+        send.duration_s = (2 * (st.replicas - 1) - 1) * topology_->route_latency_s(from, to);
         ring.push_back(transfer(send, from, to, st.ring_bytes));
       }
     for (int r = 0; r < st.replicas; ++r) {
-      const int dev = first_device[static_cast<std::size_t>(s)] + r;
-      int tail = last[static_cast<std::size_t>(dev)];
+      const int dev = first(s) + r;
+      int tail = last_[static_cast<std::size_t>(dev)];
       const auto then = [&](int stream, double duration_s, const char* name, const char* phase,
                             std::vector<int> after) {
         if (!(duration_s > 0)) return;
@@ -187,15 +188,30 @@ Program staged_program(const std::vector<ReplayStage>& stages, int n, const Topo
         task.name = name;
         task.phase = phase;
         task.stage = s;
-        tail = prog.add(task);
+        tail = prog_.add(task);
       };
-      if (!placed) then(kDataParallel, st.allreduce_s, "all-reduce", "gradient sync", {tail});
+      if (!placed_) then(kDataParallel, st.allreduce_s, "all-reduce", "gradient sync", {tail});
       std::vector<int> after = ring;
       after.push_back(tail);
       then(kCompute, st.optimizer_s, "optimizer", "optimizer", after);
     }
   }
-  return prog;
+
+  const std::vector<ReplayStage>& stages_;
+  const int n_;
+  const Topology* topology_;
+  const int count_;
+  bool placed_ = false;
+  Program prog_;
+  std::vector<int> first_device_, stage_of_, last_;
+  std::vector<std::vector<StagedPass>> orders_;         // per device
+  std::map<std::tuple<int, int, bool>, int> finished_;  // (stage, micro-batch, forward) → traffic
+};
+
+}  // namespace
+
+Program staged_program(const std::vector<ReplayStage>& stages, int n, const Topology* topology) {
+  return StagedBuilder(stages, n, topology).build();
 }
 
 Program pipeline_program(const Model& model, const Plan& plan, int n, const Topology* topology) {
