@@ -80,8 +80,21 @@ TEST(Cli, WritesThePlanFile) {
 }
 
 TEST(Cli, DeterministicOutput) {
-  std::string args = "plan " + kPiper + "resnet.json --devices 16 --memory 8GiB --json";
-  EXPECT_EQ(run(args).out, run(args).out);
+  // Every planner's --json, twice: the same bytes (no seconds, no counts that depend on how the
+  // threads ran), from runs that succeed.
+  for (const std::string& args :
+       {"plan " + kPiper + "resnet.json --devices 16 --memory 8GiB --json",
+        std::string("plan --model llama3-70b --cluster dgx-h100 --devices 256 --batch 512 --json "
+                    "--quiet"),
+        std::string("plan --model gpt-7.5b --cluster mixed-a100-h100 --devices 16 --json --quiet"),
+        std::string("plan --model alexnet --devices 8 --json"),
+        std::string("frontier --model llama3-8b --devices 16 --batch 64 --json --quiet"),
+        "frontier " + kPiper + "resnet.json --devices 8 --json --quiet"}) {
+    const Outcome first = run(args), second = run(args);
+    ASSERT_EQ(first.exit_code, 0) << args << "\n" << first.out;
+    ASSERT_EQ(second.exit_code, 0) << args << "\n" << second.out;
+    EXPECT_EQ(first.out, second.out) << args;
+  }
 }
 
 TEST(Cli, InfeasibleMemoryNamesTheSmallestThatFits) {
@@ -472,7 +485,7 @@ TEST(CliLlmPlan, SearchesTheKnobsAndPrintsTheTop) {
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["top"].size(), 3u);
   EXPECT_EQ(j["config"]["devices"], 1024);
-  EXPECT_GT(j["search"]["evaluated"].get<int>(), 1000);
+  EXPECT_EQ(j["search"], (nlohmann::json{{"timed_out", false}}));
   Outcome fixed = run("plan --model llama3-8b --devices 16 --batch 64 --tp 2 --json");
   ASSERT_EQ(fixed.exit_code, 0) << fixed.out;
   EXPECT_EQ(nlohmann::json::parse(fixed.out)["config"]["tp"], 2);

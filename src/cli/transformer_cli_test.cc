@@ -35,7 +35,7 @@ TEST(CliTransformer, PlanJsonCarriesEveryKnobAndTheStages) {
   EXPECT_EQ(layers, 24);
   EXPECT_EQ(j["stages"].size(), j["config"]["pp"].get<std::size_t>());
   EXPECT_EQ(j["top"].size(), 3u);
-  EXPECT_TRUE(j["search"].contains("configurations_per_s"));
+  EXPECT_FALSE(j["search"].contains("seconds"));  // the document is the same on every run
 }
 
 TEST(CliTransformer, EvaluateTakesEveryKnob) {

@@ -2,10 +2,14 @@
 // composition of the layers, the joint search against plain loops over every knob.
 #include "search/llm.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <array>
 #include <functional>
+#include <optional>
+#include <random>
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
@@ -24,13 +28,14 @@ AnalyticCostModel model_on(const std::string& name, const std::string& cluster, 
 }
 
 /// A small GPT on `devices` A100s with `memory_bytes` each.
-AnalyticCostModel tiny(int layers, int devices, double memory_bytes) {
+AnalyticCostModel tiny(int layers, int devices, double memory_bytes, int vocab = 50257,
+                       int hidden = 1024) {
   Cluster c = *zoo::cluster_preset("dgx-a100", devices);
   c.device_types[0].memory_bytes = memory_bytes;
   // Budgets here are fractions of a GiB, for the tensors of a tiny model: no runtime reserve.
   Calibration cal = default_calibration("A100");
   cal.runtime_reserved_bytes = 0;
-  return AnalyticCostModel(zoo::megatron_gpt("tiny", 8, 1024, layers, 50257), c, cal);
+  return AnalyticCostModel(zoo::megatron_gpt("tiny", 8, hidden, layers, vocab), c, cal);
 }
 
 using testing_support::compositions;
@@ -139,38 +144,161 @@ void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int device
       }
 }
 
-// Twin of search_llm: plain loops over every knob; each configuration with the even split and
-// with the balanced one (the split search has its own twin above).
-TEST(LlmSearch, BestEqualsExhaustiveEnumeration) {
-  for (auto [layers, devices, batch, memory_gib, stack] :
-       {std::tuple{8, 8, 16, 80.0, Stack::kMegatron}, std::tuple{8, 8, 32, 1.0, Stack::kMegatron},
-        std::tuple{6, 16, 32, 0.8, Stack::kMegatron}, std::tuple{8, 8, 16, 80.0, Stack::kDeepSpeed},
-        std::tuple{6, 16, 32, 0.8, Stack::kDeepSpeed}}) {
-    auto cost = tiny(layers, devices, memory_gib * 1073741824.0);
+// What the twin finds over the planner's space (every knob; each configuration with the even
+// split and, where the planner balances one, the splits whose slowest stage is fastest, found
+// by trying every composition of the layers): the fastest iteration whichever of the tied
+// balanced splits is taken (`low`), and when the worst of them is (`high`); the planner takes
+// one, so its optimum lies between (equal without ties).
+struct TwinOptimum {
+  double low = std::numeric_limits<double>::infinity();
+  double high = std::numeric_limits<double>::infinity();
+  int pp_at_low = 0;
+};
+
+TwinOptimum independent_twin(const AnalyticCostModel& cost, int layers, int devices,
+                             std::int64_t batch, Stack stack, int max_tp, int max_cp) {
+  TwinOptimum best;
+  auto offer = [&](double low, double high, int pp) {
+    if (low < best.low) best.pp_at_low = pp;
+    best.low = std::min(best.low, low);
+    best.high = std::min(best.high, high);
+  };
+  auto fitting = [&](const TrainingConfig& t) -> std::optional<AnalyticResult> {
+    try {
+      AnalyticResult r = cost.evaluate(t);
+      if (r.fits) return r;
+    } catch (const Error&) {
+    }
+    return std::nullopt;
+  };
+  for (int tp = 1; tp <= std::min(devices, max_tp); ++tp)
+    for (int cp = 1; tp * cp <= devices && cp <= max_cp; ++cp)
+      for (int pp = 1; tp * cp * pp <= devices; ++pp) {
+        if (devices % (tp * cp * pp)) continue;
+        for (int b = 1; b <= batch; ++b)
+          for (int vpp = 1; vpp <= layers; ++vpp)
+            for (int rc = 0; rc <= layers + 2; ++rc)  // none, selective, full, N = 1, 2, ...
+              for (bool sp : {false, true})
+                for (int zero : {0, 1, 2, 3})
+                  for (bool overlap : {false, true})
+                    for (int mask = 0; mask < 8; ++mask) {  // Megatron-Core's three overlaps
+                      if (stack == Stack::kMegatron && zero > 1) continue;  // Megatron's ZeRO
+                      TrainingConfig t;
+                      t.stack = stack;
+                      t.seq_len = 1024;
+                      t.global_batch = batch;
+                      t.micro_batch = b;
+                      t.tp = tp;
+                      t.cp = cp;
+                      t.pp = pp;
+                      t.dp = devices / (tp * cp * pp);
+                      t.vpp = vpp;
+                      t.recompute = rc == 0   ? Recompute::kNone
+                                    : rc == 1 ? Recompute::kSelective
+                                              : Recompute::kFull;
+                      t.recompute_layers = rc > 2 ? rc - 2 : 0;
+                      t.sequence_parallel = sp;
+                      t.zero_stage = zero;
+                      t.overlap_grad_reduce = overlap;
+                      t.tp_comm_overlap = mask & 1;
+                      t.overlap_p2p_comm = mask & 2;
+                      t.overlap_param_gather = mask & 4;
+                      try {
+                        cost.check(t);
+                      } catch (const Error&) {
+                        continue;
+                      }
+                      if (rules::overlaps(t)) continue;
+                      if (auto r = fitting(t)) offer(r->iteration_time_s, r->iteration_time_s, pp);
+                      if (pp == 1 || vpp > 1 || t.recompute_layers > 0 || t.microbatches() < pp)
+                        continue;
+                      // Every composition; keep those whose slowest stage is fastest.
+                      double fastest_bottleneck = std::numeric_limits<double>::infinity();
+                      std::vector<double> tied;
+                      std::vector<int> prefix;
+                      compositions(layers, pp, prefix, [&](const std::vector<int>& split) {
+                        TrainingConfig ts = t;
+                        ts.stage_layers = split;
+                        const auto r = fitting(ts);
+                        if (!r) return;
+                        const double neck = bottleneck(*r);
+                        if (neck < fastest_bottleneck * (1 - 1e-12)) {
+                          fastest_bottleneck = neck;
+                          tied.clear();
+                        }
+                        if (neck <= fastest_bottleneck * (1 + 1e-12))
+                          tied.push_back(r->iteration_time_s);
+                      });
+                      if (!tied.empty())
+                        offer(*std::min_element(tied.begin(), tied.end()),
+                              *std::max_element(tied.begin(), tied.end()), pp);
+                    }
+      }
+  return best;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr int kRandomTwinCases = 4;  // the sanitizer build: the same checks on fewer cases
+#else
+constexpr int kRandomTwinCases = 10;
+#endif
+
+// Twin of search_llm on random small cases: the enumeration above (plain loops, every layer
+// split by composition, nothing of the planner's) against the planner, and optima with several
+// stages among them.
+TEST(LlmSearch, BestEqualsAnIndependentEnumerationOnRandomCases) {
+  // Wide layers and a small vocabulary: the layers, not the embedding or the buffers of another
+  // process group, hold the memory, so that splitting them into stages pays.
+  constexpr int kVocab = 2048, kHidden = 4096;
+  std::mt19937 random(20261125);
+  int multi_stage = 0, exact = 0;
+  for (int c = 0; c < kRandomTwinCases; ++c) {
+    const int layers = std::uniform_int_distribution<int>(3, 8)(random);
+    const int devices = std::array{4, 8}[std::uniform_int_distribution<int>(0, 1)(random)];
+    const bool tight = c % 2 == 1;
+    const int batch =
+        tight ? 16 : std::array{4, 8, 16}[std::uniform_int_distribution<int>(0, 2)(random)];
+    const Stack stack = c % 3 == 2 ? Stack::kDeepSpeed : Stack::kMegatron;
     LlmSearchSettings s;
     s.stack = stack;
     s.devices = devices;
     s.global_batch = batch;
     s.seq_len = 1024;
-    s.top_k = 3;
-    auto found = search_llm(cost, s);
-    double best = std::numeric_limits<double>::infinity();
-    std::int64_t fitting = 0;
-    for_each_fitting_plan(
-        cost, layers, devices, batch,
-        [&](const AnalyticResult& r) {
-          best = std::min(best, r.iteration_time_s);
-          ++fitting;
-        },
-        stack);
-    if (fitting == 0) {
-      EXPECT_TRUE(found.top.empty());
+    s.top_k = 1;
+    // Every other case without tensor or context parallelism and a budget just below what any
+    // plan without a pipeline needs (found by the planner's frontier; it only sets the case), so
+    // that its optimum is a pipeline; else every knob and a loose budget.
+    double memory_bytes = 80.0 * 1073741824.0;
+    if (tight) {
+      s.tp = s.cp = 1;
+      LlmSearchSettings one_stage = s;
+      one_stage.pp = 1;
+      one_stage.frontier = true;
+      const auto f = search_llm(tiny(layers, devices, memory_bytes, kVocab, kHidden), one_stage);
+      double leanest = memory_bytes;
+      for (const auto& p : f.frontier) leanest = std::min(leanest, p.result.memory.peak_bytes);
+      memory_bytes = 0.97 * leanest;
+    }
+    const std::string what = fmt::format("{} layers, {} devices, batch {}, {:.0f} bytes, {}",
+                                         layers, devices, batch, memory_bytes, stack_text(stack));
+    auto cost = tiny(layers, devices, memory_bytes, kVocab, kHidden);
+    const auto found = search_llm(cost, s);
+    const TwinOptimum twin = independent_twin(cost, layers, devices, batch, stack,
+                                              tight ? 1 : devices, tight ? 1 : devices);
+    if (twin.low == std::numeric_limits<double>::infinity()) {
+      EXPECT_TRUE(found.top.empty()) << what;
       continue;
     }
-    ASSERT_FALSE(found.top.empty()) << layers << " " << devices;
-    EXPECT_EQ(found.top[0].result.iteration_time_s, best) << layers << " " << devices;
-    EXPECT_TRUE(found.top[0].result.fits);
+    ASSERT_FALSE(found.top.empty()) << what;
+    const double planner = found.top[0].result.iteration_time_s;
+    EXPECT_TRUE(found.top[0].result.fits) << what;
+    EXPECT_GE(planner, twin.low * (1 - 1e-12)) << what;
+    EXPECT_LE(planner, twin.high * (1 + 1e-12)) << what;
+    exact += twin.low == twin.high;
+    multi_stage += twin.pp_at_low > 1 && found.top[0].config.pp > 1;
   }
+  EXPECT_GE(multi_stage, 1) << "no case's optimum is a pipeline: the cases test too little";
+  EXPECT_GE(exact, kRandomTwinCases / 2) << "ties everywhere: the bounds test too little";
 }
 
 // The frontier against the twin's enumeration: nothing dominated, the fastest point is the
@@ -298,9 +426,31 @@ TEST(LlmSearch, SameInputSamePlans) {
   s.top_k = 5;
   auto a = search_llm(cost, s), b = search_llm(cost, s);
   ASSERT_EQ(a.top.size(), b.top.size());
+  // Every knob of every plan, in the same order.
+  auto knobs = [](const TrainingConfig& t) {
+    return std::tuple{t.tp,
+                      t.cp,
+                      t.pp,
+                      t.dp,
+                      t.ep,
+                      t.vpp,
+                      t.micro_batch,
+                      t.global_batch,
+                      t.recompute,
+                      t.recompute_layers,
+                      t.sequence_parallel,
+                      t.zero_stage,
+                      t.overlap_grad_reduce,
+                      t.tp_comm_overlap,
+                      t.overlap_p2p_comm,
+                      t.overlap_param_gather,
+                      t.stack,
+                      t.stage_layers};
+  };
   for (std::size_t i = 0; i < a.top.size(); ++i) {
     EXPECT_EQ(a.top[i].result.iteration_time_s, b.top[i].result.iteration_time_s);
-    EXPECT_EQ(a.top[i].config.stage_layers, b.top[i].config.stage_layers);
+    EXPECT_EQ(a.top[i].result.memory.peak_bytes, b.top[i].result.memory.peak_bytes);
+    EXPECT_TRUE(knobs(a.top[i].config) == knobs(b.top[i].config)) << i;
   }
 }
 
