@@ -116,6 +116,11 @@ std::string simulate(const py::dict& kw) {
       .dump();
 }
 
+std::string schedule(const py::dict& kw) {
+  const Keywords k(kw, {"plan", "schedule"}, "schedule_of");
+  return api::pipeline_schedule({k.text("plan"), k.text("schedule")}).dump();
+}
+
 std::string inspect(const py::dict& kw) {
   const Keywords k(kw, {"model", "batch"}, "inspect");
   return api::inspect_job(k.text("model"), static_cast<int>(k.integer("batch", 0, 1, 1000000000)),
@@ -164,6 +169,9 @@ PYBIND11_MODULE(_paraplan, m) {
   m.def("plan", &python::plan, "The plan JSON of `paraplan plan --json` for these keywords");
   m.def("evaluate", &python::evaluate, "The JSON of `paraplan evaluate --json`");
   m.def("frontier", &python::frontier, "The JSON of `paraplan frontier --model ... --json`");
+  m.def("schedule", &python::schedule,
+        "The schedule of a pipeline plan file: every replica's passes, as the simulator replays "
+        "them");
   m.def("inspect", &python::inspect, "The JSON of `paraplan inspect --model ... --json`");
   m.def("simulate", &python::simulate, "The JSON of `paraplan simulate PLAN --json`");
 }

@@ -21,7 +21,7 @@ from . import _paraplan
 from ._paraplan import (Error, InfeasibleError, InputError, InternalError, IoError, LimitError,
                         UsageError)
 
-__all__ = ["plan", "evaluate", "frontier", "inspect", "simulate", "profile", "Error", "UsageError", "InputError",
+__all__ = ["plan", "evaluate", "frontier", "inspect", "schedule_of", "simulate", "profile", "Error", "UsageError", "InputError",
            "InfeasibleError", "IoError", "LimitError", "InternalError"]
 
 
@@ -84,6 +84,14 @@ def inspect(model, batch=None):
     file), as ``paraplan inspect --model ... --json`` prints it: a transformer's architecture
     and parameter counts, or an operator graph's layers (``batch``: operator graphs only)."""
     return _call(_paraplan.inspect, {"model": _path(model), "batch": batch})
+
+
+def schedule_of(plan, schedule=None):
+    """The schedule of a pipeline plan file as the core builds it (the pass list the simulator
+    replays and ``python3 -m paraplan run`` executes): ``microbatches``, ``schedule`` and per
+    stage its ``replicas`` and, per replica, its ``passes`` in order, each ["F" or "B",
+    micro-batch]. ``schedule``: "1f1b" (default: the plan's) or "gpipe"."""
+    return _call(_paraplan.schedule, {"plan": _path(plan), "schedule": schedule})
 
 
 def simulate(plan, schedule=None):

@@ -10,48 +10,11 @@ written.
 """
 
 import argparse
-import importlib
-import importlib.util
 import json
 import os
 import sys
 
-
-def _value(text):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def load_module(spec, args=()):
-    """The torch.nn.Module `spec` names, built by its factory with `args` ("key=value")."""
-    if ":" not in spec:
-        raise ValueError(f"{spec}: expected package.module:factory or file.py:factory "
-                         f"(e.g. torchvision.models:resnet50)")
-    where, factory = spec.rsplit(":", 1)
-    if where.endswith(".py"):
-        if not os.path.isfile(where):
-            raise ValueError(f"{where}: no such file")
-        loader = importlib.util.spec_from_file_location("paraplan_user_model", where)
-        source = importlib.util.module_from_spec(loader)
-        loader.loader.exec_module(source)
-    else:
-        try:
-            source = importlib.import_module(where)
-        except ImportError as error:
-            raise ValueError(f"{where}: cannot import ({error})") from None
-    if not hasattr(source, factory):
-        raise ValueError(f"{spec}: {where} has no {factory}")
-    keywords = {}
-    for pair in args:
-        if "=" not in pair:
-            raise ValueError(f"--arg {pair}: expected key=value")
-        key, text = pair.split("=", 1)
-        keywords[key] = _value(text)
-    return getattr(source, factory)(**keywords)
+from .modules import load_module
 
 
 def _write_json(path, document, command):
@@ -231,15 +194,17 @@ def run_main(a):
                "checkpoint": a.checkpoint, "save_every": a.save_every, "resume": a.resume,
                "die": die, "verbose": not a.quiet, "overlap": a.overlap_grad_reduce,
                "bucket_mib": a.bucket_mib}
-    config = {"plan": plan, "options": options, "module": a.model, "args": a.arg}
-    from . import Error, run_report, runtime, simulate
-    simulation = None
-    if a.compare:  # before training: a plan the simulator cannot replay is refused at once
-        try:
-            simulation = simulate(a.plan, schedule=schedule)
-        except Error as error:
-            print(f"paraplan run: --compare: {error}", file=sys.stderr)
-            return 2
+    from . import Error, run_report, runtime, schedule_of, simulate
+    # Before training, always: the core reads the plan (a plan it cannot replay is refused at
+    # once) and gives the schedule every rank executes, the one its simulator replays.
+    try:
+        simulation = simulate(a.plan, schedule=schedule)
+        passes = schedule_of(a.plan, schedule=schedule)
+    except Error as error:
+        print(f"paraplan run: {error}", file=sys.stderr)
+        return 2
+    config = {"plan": plan, "options": options, "module": a.model, "args": a.arg,
+              "schedule": passes}
     try:
         import torch
         module = load_module(a.model, a.arg)
@@ -252,7 +217,7 @@ def run_main(a):
         return getattr(error, "code", 3 if isinstance(error, runtime.RunError) else 2)
     if summary is None:  # a torchrun rank other than 0
         return 0
-    prediction = run_report.prediction_of(plan, simulation) if simulation else None
+    prediction = run_report.prediction_of(plan, simulation)
     document = run_report.metrics(summary, plan, prediction)
     if a.metrics and not _write_json(a.metrics, document, "run"):
         return 5

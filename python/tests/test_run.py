@@ -39,13 +39,32 @@ def make_plan(profile, stages, schedule="1F1B"):
     by_name = {layer["name"]: layer["id"] for layer in profile["layers"]}
     out = []
     for s, (names, d, t, recompute) in enumerate(stages):
+        recomputable = {layer["name"] for layer in profile["layers"]
+                        if any(o["id"] == "recompute" for o in layer["options"]["1"])}
         out.append({"layers": [by_name[n] for n in names],
-                    "options": ["recompute" if recompute else "vanilla"] * len(names),
+                    "options": ["recompute" if recompute and n in recomputable else "vanilla"
+                                for n in names],
                     "data_parallel": d, "tensor_parallel": t,
-                    "inflight_microbatches": len(stages) - s})
-    return {"format": "paraplan-plan", "version": 1, "planner": "pipeline", "model": "gpt",
-            "schedule": schedule, "microbatches": MICROBATCHES, "stages": out,
-            "model_config": copy.deepcopy(profile)}  # tests change plans, not the profile
+                    "inflight_microbatches": len(stages) - s,
+                    # The core prices the plan again: its figures are its own.
+                    "time": None, "compute_time": 0, "communication_time": 0,
+                    "allreduce_time": 0, "memory_bytes": 0})
+    model = copy.deepcopy(profile)  # tests change plans, not the profile
+    # A stage split t ways needs its layers' options on t devices (the runtime shards the GPT's
+    # blocks Megatron-style): the profile's, each device doing its share.
+    for names, _, t, _ in stages:
+        for layer in model["layers"]:
+            if layer["name"] in names and t > 1:
+                layer["options"][str(t)] = [dict(o, compute_time_s=o["compute_time_s"] / t)
+                                            for o in layer["options"]["1"]]
+    devices = sum(d * t for _, d, t, _ in stages)
+    return {"format": "paraplan-plan", "version": 1, "planner": "pipeline", "cost_model": "piper",
+            "model": "gpt", "feasible": True, "objective": None, "schedule": schedule,
+            "microbatches": MICROBATCHES, "pipeline_replicas": 1, "devices_used": devices,
+            "stages": out,
+            "model_config": model,
+            "piper_settings": {"max_devices": devices, "memory_per_device_bytes": 1e12,
+                               "bandwidth_bytes_per_s": 1e9, "microbatches": MICROBATCHES}}
 
 
 def reference(optimizer):
@@ -147,19 +166,35 @@ def test_a_dead_rank_stops_the_run(profile, tmp_path):
     assert time.monotonic() - start < 60
 
 
-@pytest.mark.parametrize("change, message", [
-    (lambda p: p["stages"][0]["layers"].pop(), "leave layers"),
-    (lambda p: p["stages"][1].update(tensor_parallel=2),
-     "has parameters outside the GPT's attention and MLP blocks"),
-    (lambda p: p["stages"].reverse(), "stages must follow the graph's order"),
-    (lambda p: p["model_config"]["layers"][0].update(name="renamed"),
+def _split_last_stage(profile):  # a valid plan file whose last stage the runtime cannot shard
+    (first, *_), (last, *_) = SHAPES["2 stages, 1F1B"][0]
+    return make_plan(profile, [(first, 1, 1, False), (last, 1, 2, False)])
+
+
+def _without_last_layer(plan):
+    for key in ("layers", "options"):
+        plan["stages"][0][key].pop()
+    return plan
+
+
+# The core reads and prices every plan before training (exit 2 for a plan file it refuses); the
+# runtime then checks the plan against the module (exit 3).
+@pytest.mark.parametrize("make, code, message", [
+    (lambda profile: _without_last_layer(make_plan(profile, SHAPES["2 stages, 1F1B"][0])), 2,
+     "is in no stage"),
+    (_split_last_stage, 3, "has parameters outside the GPT's attention and MLP blocks"),
+    (lambda profile: dict(make_plan(profile, SHAPES["2 stages, 1F1B"][0]),
+                          stages=make_plan(profile, SHAPES["2 stages, 1F1B"][0])["stages"][::-1]),
+     2, "stage"),
+    (lambda profile: make_plan(profile, SHAPES["2 stages, 1F1B"][0]) | {
+        "model_config": dict(profile, layers=[dict(profile["layers"][0], name="renamed")] +
+                             profile["layers"][1:])}, 3,
      "but the module, grouped at granularity 2"),
 ])
-def test_mismatched_plans_are_refused_before_training(change, message, profile, tmp_path):
-    plan = make_plan(profile, SHAPES["2 stages, 1F1B"][0])
-    change(plan)
+def test_mismatched_plans_are_refused_before_training(make, code, message, profile, tmp_path):
+    plan = make(profile)
     result = run(plan, tmp_path)
-    assert result.returncode == 3, result.stderr
+    assert result.returncode == code, result.stderr
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "metrics.json").exists()

@@ -20,6 +20,7 @@
 #include "ir/units.h"
 #include "report/plan_report.h"
 #include "sim/intra_op_program.h"
+#include "sim/pass_order.h"
 #include "sim/pipeline_program.h"
 #include "sim/transformer_program.h"
 
@@ -30,17 +31,28 @@ void only_schedule(const SimulateRequest& r, const char* allowed, const char* wh
   if (!r.schedule.empty() && r.schedule != allowed) throw FieldError("schedule", why);
 }
 
-// A pipeline planner's plan under Piper's cost model, with its model and settings embedded.
-SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
+// A pipeline planner's plan under Piper's cost model as its file holds it: the model and
+// settings embedded, the cluster it was placed on, the plan priced again (which refuses layers,
+// options or degrees the model lacks, and a plan that does not fit).
+struct PipelineReplay {
+  Model model;
+  PiperSettings settings;
+  std::optional<Topology> topology;
+  Plan plan;
+};
+
+PipelineReplay read_pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   const std::string& path = r.plan_path;
   io::JsonObject top(doc, path, "");
   if (!top.has("model_config") || !top.has("piper_settings"))
     top.fail("model_config",
              "a pipeline plan to replay needs the model and Piper's settings; write it "
              "with `paraplan plan INPUT --cost-model piper -o FILE`");
-  const Model model = io::model_from_json(top.field("model_config"), path + " (model_config)");
+  PipelineReplay out;
+  Model& model = out.model;
+  model = io::model_from_json(top.field("model_config"), path + " (model_config)");
   const io::JsonObject ps = top.object("piper_settings");
-  PiperSettings settings;
+  PiperSettings& settings = out.settings;
   settings.max_devices = static_cast<int>(ps.integer("max_devices", 1, 1 << 24));
   settings.memory_per_device_bytes = ps.positive_number("memory_per_device_bytes");
   settings.bandwidth_bytes_per_s = ps.positive_number("bandwidth_bytes_per_s");
@@ -70,7 +82,7 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
         "mixed_baselines"})
     plan_part.erase(extra);
   // A placed plan replays on its cluster's links (the devices its stages name).
-  std::optional<Topology> topology;
+  std::optional<Topology>& topology = out.topology;
   if (top.has("cluster_config")) {
     const std::string where = path + " (cluster_config)";
     const Cluster cluster = io::cluster_from_json(top.field("cluster_config"), where);
@@ -78,19 +90,37 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   }
   const Plan read = io::plan_from_json(plan_part, model, path);
   PiperCostModel cost(model, settings);
-  const Plan plan = cost.evaluate(read);  // refuses layers, options or degrees the model lacks
-  if (!plan.feasible)
+  out.plan = cost.evaluate(read);  // refuses layers, options or degrees the model lacks
+  if (!out.plan.feasible)
     throw Error(ErrorKind::kInfeasible, path,
                 fmt::format("the plan does not fit in {} per device",
                             format_bytes(settings.memory_per_device_bytes)));
-  only_schedule(r, "1f1b", ": pipeline plans replay under 1f1b (Piper's in-flight count)");
+  return out;
+}
+
+// The schedule a pipeline plan runs under: 1f1b (each stage's in-flight count, the plan's own)
+// or gpipe (every forward first); FieldError("schedule") otherwise.
+Plan under_schedule(const SimulateRequest& r, Plan plan, int microbatches) {
+  if (r.schedule.empty() || r.schedule == "1f1b") return plan;
+  if (r.schedule != "gpipe")
+    throw FieldError("schedule", " " + r.schedule + ": pipeline plans replay under 1f1b or gpipe");
+  for (Stage& st : plan.stages) st.inflight_microbatches = microbatches / st.data_parallel;
+  return plan;
+}
+
+SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
+  const PipelineReplay replay = read_pipeline_plan(r, doc);
+  const Model& model = replay.model;
+  const PiperSettings& settings = replay.settings;
+  const std::optional<Topology>& topology = replay.topology;
+  const Plan plan = under_schedule(r, replay.plan, settings.microbatches);
   const sim::PipelineSimulation s = sim::simulate_pipeline_plan(model, plan, settings.microbatches,
                                                                 topology ? &*topology : nullptr);
   SimulateResult out;
   out.planner = "pipeline";
   out.cost_model = "piper";
   out.model = model.name;
-  out.schedule = "1f1b";
+  out.schedule = r.schedule == "gpipe" ? "gpipe" : "1f1b";
   out.iteration_time_s = s.makespan_s;
   out.reference_s = s.bound_s;
   out.difference = s.difference;
@@ -264,6 +294,35 @@ SimulateResult simulate_plan(const SimulateRequest& request) {
     }
   }
   return transformer_plan(request);
+}
+
+io::Json pipeline_schedule(const SimulateRequest& request) {
+  const io::Json doc = io::parse_json_file(request.plan_path);
+  if (!doc.is_object() || doc.value("format", "") != "paraplan-plan" ||
+      io::plan_planner(doc) != "pipeline" || doc.value("cost_model", "") != "piper")
+    throw Error(ErrorKind::kInput, request.plan_path,
+                "not a pipeline plan under Piper's cost model (write one with `paraplan plan "
+                "PROFILE.json -o PLAN.json`)");
+  const PipelineReplay replay = read_pipeline_plan(request, doc);
+  const int n = replay.settings.microbatches;
+  const Plan plan = under_schedule(request, replay.plan, n);
+  io::Json stages = io::Json::array();
+  for (const Stage& st : plan.stages) {
+    io::Json replicas = io::Json::array();
+    for (int r = 0; r < st.data_parallel; ++r) {
+      io::Json passes = io::Json::array();
+      for (const sim::StagedPass& p :
+           sim::replica_passes(n, st.data_parallel, r, st.inflight_microbatches))
+        passes.push_back({p.forward ? "F" : "B", p.microbatch});
+      replicas.push_back(passes);
+    }
+    stages.push_back({{"replicas", st.data_parallel}, {"passes", replicas}});
+  }
+  return {{"format", "paraplan-schedule"},
+          {"microbatches", n},
+          {"schedule", request.schedule.empty() ? "1f1b" : request.schedule},
+          {"stages", stages},
+          {"after_passes", {"all-reduce", "optimizer"}}};
 }
 
 }  // namespace paraplan::api

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 
+#include "io/json_fields.h"
 #include "sim/simulator.h"
 
 namespace paraplan::api {
@@ -46,5 +47,12 @@ struct SimulateResult {
 /// Error(kInput) placed in the file for a plan it cannot read, Error(kInfeasible) for a plan
 /// that does not fit, FieldError("schedule") for a schedule the plan cannot replay under.
 SimulateResult simulate_plan(const SimulateRequest& request);
+
+/// The schedule a pipeline plan file (Piper's cost model) runs under — the pass list the
+/// simulator replays and `paraplan run` executes: per stage its replicas and, per replica, its
+/// passes in order (["F" or "B", micro-batch]); then each replica's all-reduce and optimizer step.
+/// `schedule`: 1f1b (the plan's in-flight counts) or gpipe. The plan is read and checked as
+/// simulate_plan does.
+io::Json pipeline_schedule(const SimulateRequest& request);
 
 }  // namespace paraplan::api
