@@ -345,7 +345,7 @@ void dapple_section() {
       s.global_batch = gbs;
       s.microbatch_size = mbs;
       DappleCostModel cost(model, dapple_states(model), s);
-      return *search_dapple(cost).plan.speedup;
+      return search_dapple(cost).plan.as<DappleDetail>().speedup;
     });
     // Every candidate DAPPLE printed for this run, rebuilt, and every one paraplan regenerates:
     // none may be faster than paraplan's plan under the same model.
@@ -379,7 +379,8 @@ void dapple_section() {
         s.global_batch = 512;
         DappleCostModel cost(model, dapple_states(model), s);
         auto r = search_dapple(cost);
-        return *r.plan.speedup / (cost.total_compute_s() / r.data_parallel_latency_s);
+        return r.plan.as<DappleDetail>().speedup /
+               (cost.total_compute_s() / r.data_parallel_latency_s);
       });
       const int candidates = candidates_no_faster(profile, 0, ends, 512, 1, io::Json::array());
       bool ok = m.value >= 1 - 1e-9 && candidates >= 0;

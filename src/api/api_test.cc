@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -43,7 +44,7 @@ TEST(ApiPlanPipeline, WhenNothingFitsGivesTheSmallestMemoryThatDoes) {
   PipelinePlanRequest r = small_pipeline(1e6);  // 1 MB: nothing fits
   const PipelinePlanResult none = plan_pipeline(r);
   ASSERT_FALSE(none.plan.feasible);
-  EXPECT_EQ(none.plan.planner, "pipeline");
+  EXPECT_EQ(none.plan.kind, PlanKind::kPipeline);
   ASSERT_TRUE(none.smallest_memory_per_device_bytes);
   const double need = *none.smallest_memory_per_device_bytes;
   EXPECT_EQ(need, std::ceil(need));
@@ -102,13 +103,13 @@ TEST(ApiPlanPipeline, PlacesStageReplicasOnTheClusterNetwork) {
     for (int id : st.device_ids)
       EXPECT_NE(placed.report_html.find(fmt::format("<title>device {}: ", id)), std::string::npos);
   r.products.report = false;
-  ASSERT_TRUE(placed.plan.placement);
+  ASSERT_TRUE(placed.plan.as<PipelineDetail>().placement);
   std::set<int> used;
   for (const Stage& st : placed.plan.stages) {
     EXPECT_EQ(static_cast<int>(st.device_ids.size()), st.devices());
     for (int id : st.device_ids) EXPECT_TRUE(used.insert(id).second) << id;
   }
-  const PlacementFigures& p = *placed.plan.placement;
+  const PlacementFigures& p = *placed.plan.as<PipelineDetail>().placement;
   EXPECT_EQ(p.cluster, "pcie-2socket");
   EXPECT_LT(p.cost_s, p.rank_order_cost_s);
   EXPECT_TRUE(p.exact);
@@ -120,7 +121,7 @@ TEST(ApiPlanPipeline, PlacesStageReplicasOnTheClusterNetwork) {
   int next = 0;
   for (const Stage& st : ranked.plan.stages)
     for (int id : st.device_ids) EXPECT_EQ(id, next++);
-  EXPECT_DOUBLE_EQ(ranked.plan.placement->cost_s, p.rank_order_cost_s);
+  EXPECT_DOUBLE_EQ(ranked.plan.as<PipelineDetail>().placement->cost_s, p.rank_order_cost_s);
   // The plan file keeps the placement.
   const io::Json doc = io::plan_to_json(placed.plan, r.model);
   const Plan back = io::plan_from_json(doc, r.model, "p.json");
@@ -138,7 +139,8 @@ TEST(ApiPlanPipeline, PlacementNeverLosesToRankOrderInSimulation) {
     const PipelinePlanResult out = plan_pipeline(placed_request(profile, cluster, devices));
     ASSERT_TRUE(out.placed_simulated_s) << profile << " " << cluster;
     EXPECT_LE(*out.placed_simulated_s, *out.rank_order_simulated_s) << profile << " " << cluster;
-    EXPECT_LE(out.plan.placement->cost_s, out.plan.placement->rank_order_cost_s);
+    const PlacementFigures& placed = *out.plan.as<PipelineDetail>().placement;
+    EXPECT_LE(placed.cost_s, placed.rank_order_cost_s);
   }
 }
 
@@ -255,22 +257,37 @@ TEST(ApiSimulate, ReadsEachPlanFileByThePlannerItStates) {
                            {"microbatches", r.settings.microbatches}};
   const std::string path = write_temp("api_pipeline.json", doc.dump());
   const SimulateResult s = simulate_plan({path, "", false});
-  EXPECT_EQ(s.planner, "pipeline");
-  EXPECT_EQ(s.cost_model, "piper");
+  EXPECT_EQ(s.kind, PlanKind::kPipeline);
   EXPECT_GE(s.difference, -1e-12);  // Piper's bound has no fill or drain
   EXPECT_NEAR(s.iteration_time_s, s.reference_s * (1 + s.difference), 1e-9 * s.iteration_time_s);
+  // GPipe replays too (every forward first: no faster than 1F1B, as many activations held as
+  // micro-batches); a schedule pipeline plans have no runtime for is refused at the field.
+  const SimulateResult gpipe = simulate_plan({path, "gpipe", false});
+  EXPECT_EQ(gpipe.schedule, "gpipe");
+  EXPECT_GE(gpipe.iteration_time_s, s.iteration_time_s * (1 - 1e-12));
   try {
-    simulate_plan({path, "gpipe", false});
+    simulate_plan({path, "zero-bubble", false});
     FAIL();
   } catch (const FieldError& e) {
     EXPECT_EQ(e.field(), "schedule");
+  }
+  // The schedule as data: every replica's passes, each micro-batch forward then backward once.
+  const io::Json schedule = pipeline_schedule({path, "", false});
+  ASSERT_EQ(schedule["stages"].size(), s.stages);
+  for (const auto& stage : schedule["stages"]) {
+    std::map<int, int> forwards, backwards;
+    for (const auto& replica : stage["passes"])
+      for (const auto& pass : replica)
+        ++(pass[0] == "F" ? forwards : backwards)[pass[1].get<int>()];
+    EXPECT_EQ(static_cast<int>(forwards.size()), s.microbatches);
+    EXPECT_EQ(forwards, backwards);
   }
   // A planner the cost model does not belong to is refused at the field, not guessed around.
   doc["planner"] = "intra-op";
   const std::string wrong = write_temp("api_wrong_planner.json", doc.dump());
   doc.erase("planner");  // files from before the field: the planner of their cost model
   const std::string old = write_temp("api_old_plan.json", doc.dump());
-  EXPECT_EQ(simulate_plan({old, "", false}).planner, "pipeline");
+  EXPECT_EQ(simulate_plan({old, "", false}).kind, PlanKind::kPipeline);
   doc["planner"] = "pipeline";
   doc["cost_model"] = "alpa";
   const std::string unknown = write_temp("api_unknown_cost.json", doc.dump());
@@ -298,9 +315,9 @@ TEST(ApiSimulate, ReadsEachPlanFileByThePlannerItStates) {
   idoc["flops_per_s"] = ir.settings.flops_per_s;
   idoc["devices"] = ir.settings.devices;
   const SimulateResult is = simulate_plan({write_temp("api_intra.json", idoc.dump()), "", false});
-  EXPECT_EQ(is.planner, "intra-op");
+  EXPECT_EQ(is.kind, PlanKind::kIntraOp);
   EXPECT_EQ(is.layers, ir.model.layers.size());
-  EXPECT_NEAR(is.reference_s, *ip.plan.step_time_s, 1e-9 * is.reference_s);
+  EXPECT_NEAR(is.reference_s, ip.plan.as<IntraOpDetail>().step_time_s, 1e-9 * is.reference_s);
 
   // A transformer plan.
   TransformerPlanRequest tr = small_transformer();
@@ -308,7 +325,7 @@ TEST(ApiSimulate, ReadsEachPlanFileByThePlannerItStates) {
   io::Json tdoc{{"config", io::training_to_json(tp.search.top[0].config)}};
   io::add_replay_keys(tdoc, tr.model, tr.cluster, tr.calibration);
   const SimulateResult ts = simulate_plan({write_temp("api_llm.json", tdoc.dump()), "", true});
-  EXPECT_EQ(ts.planner, "llm");
+  EXPECT_EQ(ts.kind, PlanKind::kTransformer);
   EXPECT_NEAR(ts.reference_s, tp.search.top[0].result.iteration_time_s, 1e-9 * ts.reference_s);
   EXPECT_NE(ts.report_html.find("<html"), std::string::npos);
 }

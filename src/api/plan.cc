@@ -139,8 +139,9 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
     placed = place(cost, options);
   }
   cost.apply(placed.device_of_slot, plan);
-  plan.placement = PlacementFigures{request.cluster_name, placed.cost_s, placed.rank_order_cost_s,
-                                    placed.lower_bound_s, placed.exact};
+  std::optional<PlacementFigures>& placement = plan.as<PipelineDetail>().placement;
+  placement = PlacementFigures{request.cluster_name, placed.cost_s, placed.rank_order_cost_s,
+                               placed.lower_bound_s, placed.exact};
   const int n = request.settings.microbatches;
   out.placed_simulated_s =
       sim::simulate_pipeline_plan(request.model, plan, n, &*topology).makespan_s;
@@ -152,9 +153,9 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
   // finds slower than rank order is not kept.
   if (*out.placed_simulated_s > *out.rank_order_simulated_s) {
     cost.apply(cost.rank_order(), plan);
-    plan.placement->cost_s = placed.rank_order_cost_s;
-    plan.placement->exact = false;
-    plan.placement->lower_bound_s = std::min(placed.lower_bound_s, placed.rank_order_cost_s);
+    placement->cost_s = placed.rank_order_cost_s;
+    placement->exact = false;
+    placement->lower_bound_s = std::min(placed.lower_bound_s, placed.rank_order_cost_s);
     out.placed_simulated_s = out.rank_order_simulated_s;
   }
 }
@@ -229,9 +230,7 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     }
   }
   if (!out.plan.feasible && out.coarsening) {
-    out.plan = Plan{};
-    out.plan.planner = "pipeline";
-    out.plan.cost_model = cost.name();
+    out.plan = Plan::of(PlanKind::kPipeline);
     out.plan.objective = kInfinity;
     out.plan.microbatches = settings.microbatches;
     return out;  // no smallest-memory search on a graph this large
@@ -246,9 +245,7 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     double need = 0;
     for (const auto& st : smallest.plan.stages) need = std::max(need, st.memory_bytes);
     out.smallest_memory_per_device_bytes = std::ceil(need);  // whole bytes, not below the need
-    out.plan = Plan{};
-    out.plan.planner = "pipeline";
-    out.plan.cost_model = cost.name();
+    out.plan = Plan::of(PlanKind::kPipeline);
     out.plan.feasible = false;
     out.plan.objective = kInfinity;
     out.plan.microbatches = settings.microbatches;
@@ -330,7 +327,7 @@ DapplePlanResult plan_dapple(const DapplePlanRequest& request, const std::string
          {"global batch", fmt::format("{} samples, micro-batch {}", settings.global_batch,
                                       settings.microbatch_size)},
          {"speedup", fmt::format("{:.4g} over one GPU; data parallelism alone {:.4g}",
-                                 out.plan.speedup.value_or(0), out.data_parallel_speedup)}});
+                                 out.plan.as<DappleDetail>().speedup, out.data_parallel_speedup)}});
   return out;
 }
 
@@ -344,10 +341,9 @@ IntraOpPlanResult plan_intra_op(const IntraOpPlanRequest& request) {
   out.plan = cost.to_plan(out.solve.choice);
   if (request.products.simulation || request.products.report) {
     std::vector<std::string> names;
-    for (const LayerSplit& ls : out.plan.layer_splits)
-      names.push_back(request.model.layers[ls.layer].name);
-    out.simulation = sim::simulate(
-        sim::intra_op_program(out.plan.layer_splits, names, s.flops_per_s, s.devices));
+    const std::vector<LayerSplit>& splits = out.plan.as<IntraOpDetail>().layer_splits;
+    for (const LayerSplit& ls : splits) names.push_back(request.model.layers[ls.layer].name);
+    out.simulation = sim::simulate(sim::intra_op_program(splits, names, s.flops_per_s, s.devices));
   }
   if (request.products.report)
     out.report_html = report::intra_op_report(

@@ -49,8 +49,9 @@ std::string placement_lines(const Plan& plan, const PipelinePlanResult& result,
         plan.objective, result.mixed->blind_planned, result.mixed->blind_on_cluster,
         100 * (result.mixed->blind_on_cluster / plan.objective - 1), result.mixed->fastest_group,
         result.mixed->fastest_alone, 100 * (result.mixed->fastest_alone / plan.objective - 1));
-  if (!plan.placement) return out;
-  const PlacementFigures& p = *plan.placement;
+  const std::optional<PlacementFigures>& placement = plan.as<PipelineDetail>().placement;
+  if (!placement) return out;
+  const PlacementFigures& p = *placement;
   out += fmt::format(
       "placement on {}: {:.6g} s per micro-batch on its links (rank order {:.6g} s, {:+.1f} %); "
       "{}\n",
@@ -69,7 +70,7 @@ std::string placement_lines(const Plan& plan, const PipelinePlanResult& result,
 
 std::string plan_table(const Plan& plan, const Model& model, const std::string& unit) {
   std::string out;
-  out += fmt::format("model: {}   cost model: {}   schedule: {}\n", model.name, plan.cost_model,
+  out += fmt::format("model: {}   cost model: {}   schedule: {}\n", model.name, plan.cost_model(),
                      plan.schedule);
   out +=
       fmt::format("{:>5}  {:<24} {:>6} {:>5} {:>3} {:>3}  {:<28} {:>14} {:>12} {:>8}\n", "stage",
@@ -87,7 +88,7 @@ std::string plan_table(const Plan& plan, const Model& model, const std::string& 
     std::string layers = id_ranges(st.layers, model);
     if (layers.size() > 24) layers = layers.substr(0, 21) + "...";
     // DAPPLE's model has no memory and no in-flight count.
-    const bool has_memory = plan.cost_model != "dapple";
+    const bool has_memory = plan.kind != PlanKind::kDapple;
     std::string memory =
         has_memory ? fmt::format("{:.3f} GiB", st.memory_bytes / 1073741824.0) : "n/a";
     std::string inflight = has_memory ? std::to_string(st.inflight_microbatches) : "-";
@@ -96,8 +97,8 @@ std::string plan_table(const Plan& plan, const Model& model, const std::string& 
                        options, st.time, memory, st.devices());
   }
   out += fmt::format("objective: {:.12g} {}\n", plan.objective, unit);
-  if (plan.speedup)
-    out += fmt::format("speedup: {:.12g} (vs one device running the batch)\n", *plan.speedup);
+  if (const auto* dapple = plan.get_if<DappleDetail>())
+    out += fmt::format("speedup: {:.12g} (vs one device running the batch)\n", dapple->speedup);
   out += fmt::format("stages: {}   micro-batches: {}   devices used: {}\n", plan.stages.size(),
                      plan.microbatches, plan.devices_used);
   return out;
@@ -131,7 +132,8 @@ std::string intra_op_words(const IntraOpPlanRequest& request, const IntraOpPlanR
       model.name, request.batch, s.devices, s.flops_per_s / 1e12, s.bandwidth_bytes_per_s / 1e9);
   out += fmt::format("{:>5}  {:<32} {:<12} {:<26} {:>7} {:>18} {:>18}\n", "id", "layer", "type",
                      "split (dim/parts)", "devices", "layer cost", "redistribution");
-  for (const auto& ls : plan.layer_splits) {
+  const IntraOpDetail& detail = plan.as<IntraOpDetail>();
+  for (const auto& ls : detail.layer_splits) {
     const Layer& layer = model.layers[ls.layer];
     std::string name = layer.name.size() > 32 ? layer.name.substr(0, 29) + "..." : layer.name;
     out += fmt::format("{:>5}  {:<32} {:<12} {:<26} {:>7} {:>18.2f} {:>18.2f}\n", layer.id, name,
@@ -140,7 +142,7 @@ std::string intra_op_words(const IntraOpPlanRequest& request, const IntraOpPlanR
   }
   out += fmt::format("total cost: {:.2f} FLOP-equivalents per device (PaSE's objective)\n",
                      plan.objective);
-  out += fmt::format("estimated step time: {:.6g} s\n", *plan.step_time_s);
+  out += fmt::format("estimated step time: {:.6g} s\n", detail.step_time_s);
   return out;
 }
 
@@ -148,7 +150,7 @@ std::string simulation_words(const SimulateResult& s) {
   const sim::Result& r = s.result;
   const auto& devices = r.timeline.devices;
   std::string out;
-  if (s.cost_model == "piper") {
+  if (s.kind == PlanKind::kPipeline) {
     out +=
         fmt::format("{}: {} stage(s), {} replicas, {} micro-batches, {} events simulated (1f1b)\n",
                     s.model, s.stages, devices.size(), s.microbatches, r.timeline.events.size());
@@ -166,12 +168,12 @@ std::string simulation_words(const SimulateResult& s) {
     if (devices.size() > 64) out += fmt::format("  ... {} more replicas\n", devices.size() - 64);
     return out;
   }
-  if (s.cost_model == "pase")
+  if (s.kind == PlanKind::kIntraOp)
     return fmt::format("{}: {} layers on {} devices, {} events simulated\n", s.model, s.layers,
                        s.devices, r.timeline.events.size()) +
            fmt::format("step time: simulated {:.6g} s, the plan's {:.6g} s ({:+.2f}%)\n",
                        s.iteration_time_s, s.reference_s, 100 * s.difference);
-  if (s.cost_model == "dapple")
+  if (s.kind == PlanKind::kDapple)
     return fmt::format("DAPPLE plan: {} stage(s), {} micro-batches, {} events simulated\n",
                        s.stages, s.microbatches, r.timeline.events.size()) +
            fmt::format(

@@ -202,7 +202,7 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
       j["piper_settings"]["device_groups"] = groups;
     }
     // A placed plan replays on its cluster's links.
-    if (result.plan.placement && request.cluster)
+    if (result.plan.as<PipelineDetail>().placement && request.cluster)
       j["cluster_config"] = io::cluster_to_json(*request.cluster);
   }
   if (!settings.device_groups.empty()) {
@@ -273,7 +273,7 @@ io::Json devices_json(const sim::Result& r) {
 
 io::Json simulation_json(const SimulateResult& s) {
   const sim::Result& r = s.result;
-  if (s.cost_model == "piper")
+  if (s.kind == PlanKind::kPipeline)
     return {{"model", s.model},
             {"schedule", s.schedule},
             {"iteration_time", s.iteration_time_s},
@@ -283,14 +283,14 @@ io::Json simulation_json(const SimulateResult& s) {
             {"bubble_fraction", r.bubble_fraction},
             {"events", r.timeline.events.size()},
             {"devices", devices_json(r)}};
-  if (s.cost_model == "pase")
+  if (s.kind == PlanKind::kIntraOp)
     return {{"model", s.model},
             {"schedule", s.schedule},
             {"iteration_time_s", s.iteration_time_s},
             {"analytic_iteration_time_s", s.reference_s},
             {"difference", s.difference},
             {"events", r.timeline.events.size()}};
-  if (s.cost_model == "dapple")
+  if (s.kind == PlanKind::kDapple)
     return {{"schedule", s.schedule},
             {"iteration_time_s", s.iteration_time_s},
             {"analytic_iteration_time_s", s.reference_s},

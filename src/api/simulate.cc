@@ -117,8 +117,7 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   const sim::PipelineSimulation s = sim::simulate_pipeline_plan(model, plan, settings.microbatches,
                                                                 topology ? &*topology : nullptr);
   SimulateResult out;
-  out.planner = "pipeline";
-  out.cost_model = "piper";
+  out.kind = PlanKind::kPipeline;
   out.model = model.name;
   out.schedule = r.schedule == "gpipe" ? "gpipe" : "1f1b";
   out.iteration_time_s = s.makespan_s;
@@ -179,8 +178,7 @@ SimulateResult intra_op_plan(const SimulateRequest& r, const io::Json& doc) {
                          objective));
   if (!r.schedule.empty())
     throw FieldError("schedule", ": an intra-operator plan runs its layers one after the other");
-  out.planner = "intra-op";
-  out.cost_model = "pase";
+  out.kind = PlanKind::kIntraOp;
   out.model = top.string("model");
   out.schedule = "layer by layer";
   out.iteration_time_s = out.result.makespan_s;
@@ -215,8 +213,7 @@ SimulateResult dapple_plan(const SimulateRequest& r, const io::Json& doc) {
   only_schedule(r, "1f1b", ": DAPPLE plans replay under its early-backward (1F1B) schedule");
   SimulateResult out;
   out.result = sim::simulate(sim::dapple_program(plan));
-  out.planner = "pipeline";
-  out.cost_model = "dapple";
+  out.kind = PlanKind::kDapple;
   out.model = top.json().value("model", "model");
   out.schedule = "1f1b";
   out.iteration_time_s = out.result.makespan_s;
@@ -255,8 +252,7 @@ SimulateResult transformer_plan(const SimulateRequest& r) {
       r.schedule.empty() ? sim::default_schedule(f.config) : sim::parse_schedule(r.schedule);
   const sim::TransformerSimulation s = sim::simulate_transformer(cost, f.config, schedule);
   SimulateResult out;
-  out.planner = "llm";
-  out.cost_model = "analytic";
+  out.kind = PlanKind::kTransformer;
   out.model = f.model.name;
   out.schedule = sim::schedule_name(schedule);
   out.iteration_time_s = s.iteration_time_s;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "io/json_fields.h"
+#include "ir/plan.h"
 #include "sim/simulator.h"
 
 namespace paraplan::api {
@@ -23,10 +24,9 @@ struct SimulateRequest {
 };
 
 struct SimulateResult {
-  std::string planner;          ///< "llm", "pipeline" or "intra-op"
-  std::string cost_model;       ///< "analytic", "piper", "dapple" or "pase"
-  std::string model;            ///< the model's name
-  std::string schedule;         ///< "1f1b", "gpipe", "interleaved-1f1b" or "layer by layer"
+  PlanKind kind = PlanKind::kPipeline;  ///< the plan's planner and cost model
+  std::string model;                    ///< the model's name
+  std::string schedule;                 ///< "1f1b", "gpipe", "interleaved-1f1b" or "layer by layer"
   sim::Result result;           ///< the timeline, per-device busy time and peak memory, the bubble
   double iteration_time_s = 0;  ///< simulated (Piper's plans: in the profile's time unit)
   /// The planner's own figure for the same plan: the analytic iteration time, Piper's bound

@@ -34,7 +34,8 @@ int run(const SimulateArgs& a) {
   std::cout << api::simulation_words(s);
   if (!a.trace.empty())
     std::cout << "trace written to " << a.trace
-              << (s.planner == "llm" ? " (open in Perfetto or chrome://tracing)\n" : "\n");
+              << (s.kind == PlanKind::kTransformer ? " (open in Perfetto or chrome://tracing)\n"
+                                                   : "\n");
   return 0;
 }
 

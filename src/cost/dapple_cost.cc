@@ -108,17 +108,16 @@ double DappleCostModel::data_parallel_latency_s() const {
 }
 
 Plan DappleCostModel::to_plan(const DappleLayout& l) const {
-  Plan plan;
-  plan.planner = "pipeline";
-  plan.cost_model = "dapple";
+  Plan plan = Plan::of(PlanKind::kDapple);
+  DappleDetail& dapple = plan.as<DappleDetail>();
   plan.schedule = "DAPPLE (early backward, synchronous)";
-  plan.pipeline_replicas = l.replicas;
+  dapple.pipeline_replicas = l.replicas;
   plan.microbatches =
       static_cast<int>(settings_.global_batch / l.replicas / settings_.microbatch_size);
   const double p = bottleneck_s(l);
   plan.objective = latency_s(l, p);
   plan.feasible = std::isfinite(plan.objective);
-  plan.speedup = plan.feasible ? total_compute_s() / plan.objective : 0.0;
+  dapple.speedup = plan.feasible ? total_compute_s() / plan.objective : 0.0;
   std::vector<bool> placed(model_.size(), false);
   for (std::size_t s = 0; s < l.cuts.size(); ++s) {
     Stage st;

@@ -360,9 +360,8 @@ double PaseCostModel::evaluate(const std::vector<int>& choice) const {
 }
 
 Plan PaseCostModel::to_plan(const std::vector<int>& choice) const {
-  Plan plan;
-  plan.planner = "intra-op";
-  plan.cost_model = "pase";
+  Plan plan = Plan::of(PlanKind::kIntraOp);
+  IntraOpDetail& detail = plan.as<IntraOpDetail>();
   plan.feasible = true;
   plan.schedule = "none";
   for (int v = 0; v < model_.size(); ++v) {
@@ -374,14 +373,14 @@ Plan PaseCostModel::to_plan(const std::vector<int>& choice) const {
     ls.compute = lc.compute;
     ls.communication = lc.communication;
     plan.devices_used = std::max(plan.devices_used, ls.devices);
-    plan.layer_splits.push_back(std::move(ls));
+    detail.layer_splits.push_back(std::move(ls));
   }
   for (const auto& f : flows_)
-    plan.layer_splits[f.to].redistribution +=
+    detail.layer_splits[f.to].redistribution +=
         flow_cost(f.from, f.from_output, configs_[f.from][choice[f.from]], f.to, f.to_input,
                   configs_[f.to][choice[f.to]]);
   plan.objective = evaluate(choice);
-  plan.step_time_s = plan.objective / settings_.flops_per_s;
+  detail.step_time_s = plan.objective / settings_.flops_per_s;
   return plan;
 }
 

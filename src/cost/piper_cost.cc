@@ -121,10 +121,9 @@ PipelineCostModel::LayerBounds PiperCostModel::layer_bounds() const {
 // From-scratch plan evaluation (Piper's getTPSForResult).
 Plan PiperCostModel::evaluate(const Plan& input) const {
   Plan plan = input;
-  plan.planner = "pipeline";
-  plan.cost_model = name();
+  plan.kind = PlanKind::kPipeline;
+  if (!plan.get_if<PipelineDetail>()) plan.detail = PipelineDetail{};
   plan.microbatches = settings_.microbatches;
-  plan.speedup.reset();
   const Model& model = model_;
   const double b = settings_.bandwidth_bytes_per_s;
   const double n = settings_.microbatches;

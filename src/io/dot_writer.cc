@@ -24,8 +24,8 @@ std::string model_to_dot(const Model& model, const Plan* plan) {
   static const char* palette[] = {"#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6",
                                   "#4292c6", "#2171b5", "#08519c", "#08306b"};
   std::map<int, const LayerSplit*> split_of;
-  if (plan)
-    for (const auto& ls : plan->layer_splits) split_of[ls.layer] = &ls;
+  if (const auto* detail = plan ? plan->get_if<IntraOpDetail>() : nullptr)
+    for (const auto& ls : detail->layer_splits) split_of[ls.layer] = &ls;
   std::ostringstream s;
   s << "digraph \"" << escape(model.name) << "\" {\n";
   s << "  node [shape=box, style=filled, fontname=\"Helvetica\"];\n";

@@ -58,7 +58,7 @@ std::string operator_graph_svg(const Model& model, const Plan& plan) {
   std::size_t widest = 1;
   for (const auto& [d, layers] : rows) widest = std::max(widest, layers.size());
   std::vector<const LayerSplit*> split_of(static_cast<std::size_t>(n), nullptr);
-  for (const LayerSplit& ls : plan.layer_splits)
+  for (const LayerSplit& ls : plan.as<IntraOpDetail>().layer_splits)
     if (ls.layer >= 0 && ls.layer < n) split_of[static_cast<std::size_t>(ls.layer)] = &ls;
 
   const double box_w = 170, box_h = 36, gap_x = 16, gap_y = 26, margin = 20, legend = 30;

@@ -28,8 +28,9 @@ TEST(GraphSvg, DrawsEveryLayerWithItsSplitAndEveryFlow) {
   const std::string svg = operator_graph_svg(w.model, plan);
   EXPECT_EQ(count(svg, "<g><title>"), static_cast<std::size_t>(w.model.size()));
   EXPECT_EQ(count(svg, "<line "), w.model.edges.size());
-  EXPECT_NE(svg.find(w.model.layers[0].op->split_text(plan.layer_splits[0].split)),
-            std::string::npos);
+  EXPECT_NE(
+      svg.find(w.model.layers[0].op->split_text(plan.as<IntraOpDetail>().layer_splits[0].split)),
+      std::string::npos);
   EXPECT_EQ(svg, operator_graph_svg(w.model, plan));  // deterministic
 }
 

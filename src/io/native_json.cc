@@ -356,26 +356,30 @@ Json plan_to_json(const Plan& plan, const Model& model) {
   Json out{{"format", "paraplan-plan"},
            {"version", kFormatVersion},
            {"model", model.name},
-           {"planner", plan.planner},
-           {"cost_model", plan.cost_model},
+           {"planner", plan.planner()},
+           {"cost_model", plan.cost_model()},
            {"feasible", plan.feasible},
            {"objective", finite_or_null(plan.objective)}};
-  if (plan.speedup) out["speedup"] = *plan.speedup;
+  const auto* dapple = plan.get_if<DappleDetail>();
+  if (dapple) out["speedup"] = dapple->speedup;
   out["schedule"] = plan.schedule;
   out["microbatches"] = plan.microbatches;
-  out["pipeline_replicas"] = plan.pipeline_replicas;
+  out["pipeline_replicas"] = dapple ? dapple->pipeline_replicas : 1;
   out["devices_used"] = plan.devices_used;
   out["stages"] = stages;
-  if (plan.step_time_s) out["step_time_s"] = *plan.step_time_s;
-  if (plan.placement)
-    out["placement"] = {{"cluster", plan.placement->cluster},
-                        {"cost_s", plan.placement->cost_s},
-                        {"rank_order_cost_s", plan.placement->rank_order_cost_s},
-                        {"lower_bound_s", plan.placement->lower_bound_s},
-                        {"exact", plan.placement->exact}};
-  if (!plan.layer_splits.empty()) {
+  const auto* intra_op = plan.get_if<IntraOpDetail>();
+  if (intra_op) out["step_time_s"] = intra_op->step_time_s;
+  if (const auto* pipeline = plan.get_if<PipelineDetail>(); pipeline && pipeline->placement) {
+    const PlacementFigures& p = *pipeline->placement;
+    out["placement"] = {{"cluster", p.cluster},
+                        {"cost_s", p.cost_s},
+                        {"rank_order_cost_s", p.rank_order_cost_s},
+                        {"lower_bound_s", p.lower_bound_s},
+                        {"exact", p.exact}};
+  }
+  if (intra_op && !intra_op->layer_splits.empty()) {
     Json splits = Json::array();
-    for (const auto& ls : plan.layer_splits) {
+    for (const auto& ls : intra_op->layer_splits) {
       const Layer& layer = model.layers[ls.layer];
       Json dims = Json::array();
       if (layer.op)
@@ -411,22 +415,33 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
             "speedup", "schedule", "microbatches", "pipeline_replicas", "devices_used", "stages",
             "step_time_s", "layer_splits", "placement"});
   check_header(top, "paraplan-plan");
-  Plan plan;
-  plan.cost_model = top.string("cost_model");
-  if (plan.cost_model != "piper" && plan.cost_model != "dapple" && plan.cost_model != "pase")
-    top.fail("cost_model", "must be piper, dapple or pase, got \"" + plan.cost_model + "\"");
-  plan.planner = plan.cost_model == "pase" ? "intra-op" : "pipeline";
-  if (top.has("planner") && top.string("planner") != plan.planner)
-    top.fail("planner",
-             "the " + plan.cost_model + " cost model belongs to the " + plan.planner + " planner");
+  const std::string cost_model = top.string("cost_model");
+  PlanKind kind = PlanKind::kPipeline;
+  if (cost_model == "dapple")
+    kind = PlanKind::kDapple;
+  else if (cost_model == "pase")
+    kind = PlanKind::kIntraOp;
+  else if (cost_model != "piper")
+    top.fail("cost_model", "must be piper, dapple or pase, got \"" + cost_model + "\"");
+  Plan plan = Plan::of(kind);
+  if (top.has("planner") && top.string("planner") != plan.planner())
+    top.fail("planner", "the " + cost_model + " cost model belongs to the " +
+                            std::string(plan.planner()) + " planner");
   const Json& feasible = top.field("feasible");
   if (!feasible.is_boolean()) top.fail("feasible", "must be true or false");
   plan.feasible = feasible.get<bool>();
   plan.objective = top.field("objective").is_null() ? INFINITY : top.number("objective");
-  if (top.has("speedup")) plan.speedup = top.number("speedup");
+  if (top.has("speedup")) {
+    if (kind != PlanKind::kDapple) top.fail("speedup", "only DAPPLE plans have a speedup");
+    plan.as<DappleDetail>().speedup = top.number("speedup");
+  }
   plan.schedule = top.string("schedule");
   plan.microbatches = static_cast<int>(top.integer("microbatches", 1, 1000000000));
-  plan.pipeline_replicas = static_cast<int>(top.integer("pipeline_replicas", 1, 1000000000));
+  const int replicas = static_cast<int>(top.integer("pipeline_replicas", 1, 1000000000));
+  if (kind == PlanKind::kDapple)
+    plan.as<DappleDetail>().pipeline_replicas = replicas;
+  else if (replicas != 1)
+    top.fail("pipeline_replicas", "only DAPPLE plans replicate the whole pipeline");
   plan.devices_used = static_cast<int>(top.integer("devices_used", 0, 1000000000));
   std::map<long long, int> index_of;
   for (int v = 0; v < model.size(); ++v) index_of[model.layers[v].id] = v;
@@ -486,12 +501,16 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
     st.memory_bytes = s.number("memory_bytes");
     plan.stages.push_back(std::move(st));
   }
-  if (top.has("step_time_s")) plan.step_time_s = top.number("step_time_s");
+  if (top.has("step_time_s")) {
+    if (kind != PlanKind::kIntraOp) top.fail("step_time_s", "only intra-operator plans have it");
+    plan.as<IntraOpDetail>().step_time_s = top.number("step_time_s");
+  }
   if (top.has("placement")) {
     JsonObject p = top.object("placement");
     p.only({"cluster", "cost_s", "rank_order_cost_s", "lower_bound_s", "exact"});
     if (!p.field("exact").is_boolean()) p.fail("exact", "must be true or false");
-    plan.placement =
+    if (kind != PlanKind::kPipeline) top.fail("placement", "only Piper's plans are placed");
+    plan.as<PipelineDetail>().placement =
         PlacementFigures{p.string("cluster"), p.number("cost_s"), p.number("rank_order_cost_s"),
                          p.number("lower_bound_s"), p.field("exact").get<bool>()};
   }
@@ -529,7 +548,7 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
       ls.compute = s.number("compute");
       ls.communication = s.number("communication");
       ls.redistribution = s.number("redistribution");
-      plan.layer_splits.push_back(std::move(ls));
+      plan.as<IntraOpDetail>().layer_splits.push_back(std::move(ls));
     }
   }
   return plan;

@@ -3,8 +3,10 @@
 
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
+#include "ir/error.h"
 #include "ir/training.h"
 
 namespace paraplan {
@@ -77,32 +79,74 @@ struct PlacementFigures {
   bool exact = false;            ///< no placement is better (branch and bound finished)
 };
 
-/// A complete parallelisation of one model on one cluster, whichever planner made it: the
-/// stages and their device groups, degrees, per-layer choices, schedule and predicted figures,
-/// plus the planner's own detail in a typed extension (DAPPLE's `speedup` and
-/// `pipeline_replicas`, the intra-op planner's `layer_splits`, the transformer planner's
-/// `training`).
-struct Plan {
-  bool feasible = false;
-  /// "pipeline" (stages; piper or dapple), "intra-op" (pase) or "llm" (analytic)
-  std::string planner;
-  std::string cost_model;         ///< "piper", "dapple", "pase" or "analytic"
-  double objective = 0;           ///< the cost model's own figure (lower is better)
-  std::optional<double> speedup;  ///< DAPPLE: one device on the whole batch / plan time
-  std::string schedule = "1F1B";
-  int microbatches = 1;       ///< per pipeline replica per iteration
-  int pipeline_replicas = 1;  ///< DAPPLE's rp: identical copies of the pipeline
-  int devices_used = 0;
-  std::vector<Stage> stages;
-  std::vector<LayerSplit> layer_splits;  ///< intra-operator plans: one per layer
-  std::optional<double> step_time_s;     ///< estimated seconds per training step, if known
-  /// Transformer plans: the knobs and the breakdown. Their stages hold the transformer blocks
-  /// (layers 0 .. L − 1) each pipeline stage runs, with tensor_parallel tp and data_parallel dp
-  /// (the stage spans tp × cp × dp devices) and, as inflight_microbatches, the micro-batches
-  /// (interleaved: micro-batch chunks) whose activations it holds at once.
-  std::optional<TrainingPlan> training;
-  /// Pipeline plans placed on a cluster's network: the placement's figures.
+/// Which planner made a plan under which cost model: a closed kind (branch on it, never on
+/// strings). Its detail (Plan::detail) is the planner's own.
+enum class PlanKind {
+  kPipeline,     ///< the pipeline planner under Piper's cost model: PipelineDetail
+  kDapple,       ///< the pipeline planner under DAPPLE's cost model: DappleDetail
+  kIntraOp,      ///< the intra-operator planner under PaSE's cost model: IntraOpDetail
+  kTransformer,  ///< the transformer planner under the analytic model: TrainingPlan
+};
+
+/// The planner's name as plan files and documents give it: "pipeline", "intra-op" or "llm".
+const char* planner_name(PlanKind kind);
+/// The cost model's name: "piper", "dapple", "pase" or "analytic".
+const char* cost_model_name(PlanKind kind);
+
+/// The pipeline planner's detail under Piper's cost model.
+struct PipelineDetail {
+  /// Placed on a cluster's network: the placement's figures.
   std::optional<PlacementFigures> placement;
+};
+
+/// DAPPLE's detail.
+struct DappleDetail {
+  double speedup = 0;         ///< one device on the whole batch / plan time
+  int pipeline_replicas = 1;  ///< identical copies of the pipeline
+};
+
+/// The intra-operator planner's detail.
+struct IntraOpDetail {
+  std::vector<LayerSplit> layer_splits;  ///< one per layer
+  double step_time_s = 0;                ///< estimated seconds per training step
+};
+
+/// A complete parallelisation of one model on one cluster, whichever planner made it: the
+/// common figures — stages with their layers, degrees, devices and predicted figures, the
+/// schedule, the objective — and the planner's own detail, by kind.
+struct Plan {
+  PlanKind kind = PlanKind::kPipeline;
+  bool feasible = false;
+  double objective = 0;  ///< the cost model's own figure (lower is better)
+  std::string schedule = "1F1B";
+  int microbatches = 1;  ///< per pipeline replica per iteration
+  int devices_used = 0;
+  /// Transformer plans: the transformer blocks (layers 0 .. L − 1) each pipeline stage runs,
+  /// with tensor_parallel tp and data_parallel dp (the stage spans tp × cp × dp devices) and, as
+  /// inflight_microbatches, the micro-batches (interleaved: chunks) it holds at once.
+  std::vector<Stage> stages;
+  std::variant<PipelineDetail, DappleDetail, IntraOpDetail, TrainingPlan> detail;
+
+  /// A plan of `kind` with its empty detail.
+  static Plan of(PlanKind kind);
+  const char* planner() const { return planner_name(kind); }
+  const char* cost_model() const { return cost_model_name(kind); }
+  /// The detail as its type; Error(kInternal) when the plan is of another kind (a checked cast).
+  template <typename Detail>
+  const Detail& as() const {
+    if (const Detail* d = std::get_if<Detail>(&detail)) return *d;
+    throw Error(ErrorKind::kInternal, "plan",
+                std::string("a ") + cost_model_name(kind) + " plan read as another kind");
+  }
+  template <typename Detail>
+  Detail& as() {
+    return const_cast<Detail&>(static_cast<const Plan*>(this)->as<Detail>());
+  }
+  /// The detail if the plan is of that kind, else nullptr.
+  template <typename Detail>
+  const Detail* get_if() const {
+    return std::get_if<Detail>(&detail);
+  }
 };
 
 }  // namespace paraplan

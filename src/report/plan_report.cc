@@ -123,8 +123,8 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
                                                    s.makespan_s, s.bound_s, 100 * s.difference)},
                {"bubble (simulated)",
                 fmt::format("{:.1f}% of the devices' time", 100 * s.result.bubble_fraction)}};
-  if (plan.placement) {
-    const PlacementFigures& p = *plan.placement;
+  if (const auto* detail = plan.get_if<PipelineDetail>(); detail && detail->placement) {
+    const PlacementFigures& p = *detail->placement;
     d.summary.push_back(
         {"placement",
          fmt::format("on {}: slowest stage {:.6g} s per micro-batch on its links, rank order "
@@ -219,7 +219,7 @@ std::string dapple_report(const std::string& title, const Plan& plan, const sim:
 
 std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan) {
   std::vector<IntraOpRow> rows;
-  for (const LayerSplit& ls : plan.layer_splits) {
+  for (const LayerSplit& ls : plan.as<IntraOpDetail>().layer_splits) {
     const Layer& layer = model.layers.at(static_cast<std::size_t>(ls.layer));
     rows.push_back({layer.name, layer.op ? std::string(op_kind_name(layer.op->kind)) : "",
                     layer.op ? layer.op->split_text(ls.split) : "", ls.devices, ls.compute,

@@ -36,8 +36,8 @@ TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
     double dapple = std::stod(std::regex_replace(run["best"].get<std::string>(),
                                                  std::regex(R"(^BEST speedup=(\S+) .*$)"), "$1"));
     double dp = run["dp_speedup"];
-    ASSERT_TRUE(r.plan.speedup.has_value());
-    double ours = *r.plan.speedup;
+    ASSERT_EQ(r.plan.kind, PlanKind::kDapple);
+    double ours = r.plan.as<DappleDetail>().speedup;
     EXPECT_GE(ours, dapple * (1 - 1e-9))
         << profile << " gbs " << run["gbs"] << " " << run["devices"] << " mbs " << run["mbs"];
     EXPECT_GE(ours, dp * (1 - 1e-9)) << profile;
@@ -60,7 +60,8 @@ TEST(DappleSearch, ProfilesWithoutReferenceRunsBeatDataParallelism) {
       s.global_batch = 512;
       DappleCostModel cost(model, dapple_states(model), s);
       DappleSearchResult r = search_dapple(cost);
-      EXPECT_GE(*r.plan.speedup, cost.total_compute_s() / r.data_parallel_latency_s * (1 - 1e-9))
+      EXPECT_GE(r.plan.as<DappleDetail>().speedup,
+                cost.total_compute_s() / r.data_parallel_latency_s * (1 - 1e-9))
           << profile;
     }
   }

@@ -85,12 +85,9 @@ bool llm_candidate_before(const LlmCandidate& a, const LlmCandidate& b) { return
 Plan llm_plan(const LlmCandidate& c) {
   const TrainingConfig& t = c.config;
   const AnalyticResult& r = c.result;
-  Plan plan;
+  Plan plan = Plan::of(PlanKind::kTransformer);
   plan.feasible = r.fits;
-  plan.planner = "llm";
-  plan.cost_model = "analytic";
   plan.objective = r.iteration_time_s;
-  plan.step_time_s = r.iteration_time_s;
   plan.schedule = t.vpp > 1 ? "interleaved 1F1B" : "1F1B";
   plan.microbatches = static_cast<int>(t.microbatches());
   plan.devices_used = t.devices();
@@ -121,7 +118,7 @@ Plan llm_plan(const LlmCandidate& c) {
   detail.bubble_s = r.bubble_s;
   detail.dp_allreduce_s = r.dp_allreduce_s;
   detail.optimizer_s = r.optimizer_s;
-  plan.training = std::move(detail);
+  plan.detail = std::move(detail);
   return plan;
 }
 

@@ -372,7 +372,8 @@ TEST(LlmSearch, EveryCandidateIsAPlanWithItsStagesAndKnobs) {
   for (const LlmCandidate& c : r.top) {
     const Plan plan = llm_plan(c);
     const TrainingConfig& t = c.config;
-    EXPECT_EQ(plan.planner, "llm");
+    EXPECT_EQ(plan.kind, PlanKind::kTransformer);
+    EXPECT_STREQ(plan.planner(), "llm");
     EXPECT_TRUE(plan.feasible);
     EXPECT_EQ(plan.objective, c.result.iteration_time_s);
     EXPECT_EQ(plan.devices_used, t.devices());
@@ -392,10 +393,11 @@ TEST(LlmSearch, EveryCandidateIsAPlanWithItsStagesAndKnobs) {
       fullest = std::max(fullest, st.memory_bytes);
     }
     EXPECT_EQ(next, static_cast<int>(cost.model().num_layers));
-    ASSERT_TRUE(plan.training);
-    EXPECT_EQ(plan.training->memory.peak_bytes, fullest);
-    EXPECT_EQ(plan.training->config.tp, t.tp);
-    EXPECT_EQ(plan.training->config.stage_layers, c.result.stage_layers);
+    const TrainingPlan& training = plan.as<TrainingPlan>();
+    EXPECT_EQ(training.memory.peak_bytes, fullest);
+    EXPECT_EQ(training.config.tp, t.tp);
+    EXPECT_EQ(training.config.stage_layers, c.result.stage_layers);
+    EXPECT_THROW(plan.as<IntraOpDetail>(), Error);  // a checked cast
     interleaved = interleaved || t.vpp > 1;
     EXPECT_EQ(plan.schedule, t.vpp > 1 ? "interleaved 1F1B" : "1F1B");
   }

@@ -298,9 +298,7 @@ PipelineSearchResult Search::extract() {
   result.stats.stage_pairs = pairs_;
   const int full = lattice_.full();
   double best = at(full, k_max_, s_max_);
-  Plan plan;
-  plan.planner = "pipeline";
-  plan.cost_model = cost_.name();
+  Plan plan = Plan::of(PlanKind::kPipeline);
   if (!(best < kInfinity)) {
     plan.feasible = false;
     plan.objective = kInfinity;

@@ -304,7 +304,9 @@ PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, 
   s.makespan_s = s.result.makespan_s;
   // On a network the reference is the placement's own bottleneck (its links are full duplex,
   // Piper's flat term counts both directions on one bandwidth).
-  s.bound_s = (topology != nullptr && plan.placement ? plan.placement->cost_s : plan.objective) *
+  s.bound_s = (topology != nullptr && plan.as<PipelineDetail>().placement
+                   ? plan.as<PipelineDetail>().placement->cost_s
+                   : plan.objective) *
               microbatches;
   s.difference = s.bound_s > 0 ? s.makespan_s / s.bound_s - 1 : 0;
   return s;
