@@ -55,4 +55,28 @@ LlmFrontierResult transformer_frontier(const TransformerFrontierRequest& request
   return f;
 }
 
+std::optional<PipelineFrontierResult> report_frontier(const Model& model,
+                                                      const PiperSettings& settings,
+                                                      ProgressSink* progress) {
+  if (!settings.device_groups.empty()) return std::nullopt;
+  auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
+    PiperSettings st = settings;
+    st.max_devices = devices;
+    st.memory_per_device_bytes = memory;
+    return std::make_unique<PiperCostModel>(model, st);
+  };
+  PipelineFrontierOptions options;
+  options.memory_step = 0.05;
+  options.time_limit_s = 20;
+  options.progress = progress;
+  return pipeline_frontier(model, factory, {settings.max_devices}, settings.memory_per_device_bytes,
+                           options);
+}
+
+LlmFrontierResult report_frontier(const AnalyticCostModel& cost, LlmSearchSettings settings) {
+  settings.top_k = 1;
+  settings.time_limit_s = 0;
+  return llm_frontier(cost, settings);
+}
+
 }  // namespace paraplan::api

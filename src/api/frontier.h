@@ -3,6 +3,7 @@
 // and for a transformer under the analytic model (device counts halving down to 1).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "cost/piper_cost.h"
@@ -37,5 +38,15 @@ struct TransformerFrontierRequest {
 
 /// Error(kInfeasible) when no configuration fits.
 LlmFrontierResult transformer_frontier(const TransformerFrontierRequest& request);
+
+/// What a report plots beside a pipeline plan: the frontier of its settings (device budget and
+/// memory; 5 % memory steps, 20 s at most); none on a cluster of several device groups, whose
+/// memories differ.
+std::optional<PipelineFrontierResult> report_frontier(const Model& model,
+                                                      const PiperSettings& settings,
+                                                      ProgressSink* progress);
+/// ... and beside a transformer plan: the frontier of its search (`settings`: its fixed knobs,
+/// devices, batch), without a time limit.
+LlmFrontierResult report_frontier(const AnalyticCostModel& cost, LlmSearchSettings settings);
 
 }  // namespace paraplan::api

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "api/frontier.h"
 #include "cost/dapple_states.h"
 #include "cost/placement.h"
 #include "io/graph_svg.h"
@@ -257,10 +258,12 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   if (request.products.simulation || request.products.report)
     out.simulation = sim::simulate_pipeline_plan(request.model, out.plan, settings.microbatches,
                                                  topology ? &*topology : nullptr);
-  if (request.products.report)
-    out.report_html =
-        report::pipeline_report(request.model, out.plan, settings, *out.simulation, {},
-                                request.progress, topology ? &*topology : nullptr);
+  if (request.products.report) {
+    const auto frontier = report_frontier(request.model, settings, request.progress);
+    out.report_html = report::pipeline_report(request.model, out.plan, settings, *out.simulation,
+                                              frontier ? &*frontier : nullptr, {},
+                                              topology ? &*topology : nullptr);
+  }
   return out;
 }
 
@@ -404,11 +407,9 @@ TransformerPlanResult plan_transformer(const TransformerPlanRequest& request) {
   if (request.products.simulation || request.products.report)
     out.simulation = sim::simulate_transformer(cost, best, sim::default_schedule(best));
   if (request.products.report) {
-    LlmSearchSettings fs = s;  // the report plots the frontier of the same search
-    fs.top_k = 1;
-    fs.time_limit_s = 0;
-    out.report_html =
-        report::transformer_report(cost, best, *out.simulation, request.cluster_name, fs);
+    // The report plots the frontier of the same search.
+    out.report_html = report::transformer_report(cost, best, *out.simulation, request.cluster_name,
+                                                 report_frontier(cost, s), s.devices);
   }
   if (request.megatron_alternative) {
     for (const LlmCandidate& c : out.search.top)

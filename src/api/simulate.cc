@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "api/frontier.h"
 #include "api/knobs.h"
 #include "cost/analytic.h"
 #include "cost/piper_cost.h"
@@ -126,9 +127,12 @@ SimulateResult pipeline_plan(const SimulateRequest& r, const io::Json& doc) {
   out.on_network = topology.has_value();
   out.stages = static_cast<int>(plan.stages.size());
   out.microbatches = settings.microbatches;
-  if (r.report)
-    out.report_html = report::pipeline_report(model, plan, settings, s, {}, nullptr,
-                                              topology ? &*topology : nullptr);
+  if (r.report) {
+    const auto frontier = report_frontier(model, settings, nullptr);
+    out.report_html =
+        report::pipeline_report(model, plan, settings, s, frontier ? &*frontier : nullptr, {},
+                                topology ? &*topology : nullptr);
+  }
   out.result = s.result;
   return out;
 }
@@ -266,8 +270,8 @@ SimulateResult transformer_plan(const SimulateRequest& r) {
     fs.devices = f.config.devices();
     fs.global_batch = f.config.global_batch;
     fs.seq_len = f.config.seq_len;
-    fs.top_k = 1;
-    out.report_html = report::transformer_report(cost, f.config, s, f.cluster.name, fs);
+    out.report_html = report::transformer_report(cost, f.config, s, f.cluster.name,
+                                                 report_frontier(cost, fs), fs.devices);
   }
   out.result = s.result;
   return out;

@@ -12,8 +12,6 @@
 #include "io/network_svg.h"
 #include "io/transformer_json.h"
 #include "ir/units.h"
-#include "search/llm_frontier.h"
-#include "search/pipeline_frontier.h"
 
 namespace paraplan::report {
 namespace {
@@ -41,8 +39,8 @@ std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::str
 
 std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& t,
                                const sim::TransformerSimulation& s,
-                               const std::string& cluster_label,
-                               const LlmSearchSettings& frontier_settings) {
+                               const std::string& cluster_label, const LlmFrontierResult& f,
+                               int frontier_devices) {
   const AnalyticResult a = cost.evaluate(t);
   const TransformerConfig& m = cost.model();
   const DeviceType& device = cost.cluster().device_types.at(0);
@@ -94,19 +92,19 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
   for (std::size_t i = 0; i < s.result.devices.size(); ++i)
     d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / kGiB,
                         device.memory_bytes / kGiB});
-  const LlmFrontierResult f = llm_frontier(cost, frontier_settings);
   d.frontier = frontier_series(f.points);
   d.notes = fmt::format(
       "One pipeline replica is simulated (the data-, tensor- and context-parallel "
       "replicas run the same program). The frontier holds {} non-dominated plans "
       "over (iteration time, peak memory per device, devices) on up to {} devices.",
-      f.points.size(), frontier_settings.devices);
+      f.points.size(), frontier_devices);
   return io::html_report(d);
 }
 
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
-                            const sim::PipelineSimulation& s, const SummaryRows& extra,
-                            ProgressSink* progress, const Topology* topology) {
+                            const sim::PipelineSimulation& s,
+                            const PipelineFrontierResult* frontier, const SummaryRows& extra,
+                            const Topology* topology) {
   io::ReportData d;
   d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(),
                         plan.devices_used);
@@ -171,21 +169,9 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
   for (std::size_t i = 0; i < s.result.devices.size(); ++i)
     d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / kGiB,
                         settings.memory_per_device_bytes / kGiB});
-  if (settings.device_groups.empty()) {  // the frontier sweeps one device type's memory
-    auto factory = [&](int devices, double memory) -> std::unique_ptr<PipelineCostModel> {
-      PiperSettings st = settings;
-      st.max_devices = devices;
-      st.memory_per_device_bytes = memory;
-      return std::make_unique<PiperCostModel>(model, st);
-    };
-    PipelineFrontierOptions options;
-    options.memory_step = 0.05;
-    options.time_limit_s = 20;
-    options.progress = progress;
-    const PipelineFrontierResult f = pipeline_frontier(model, factory, {settings.max_devices},
-                                                       settings.memory_per_device_bytes, options);
+  if (frontier) {
     io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
-    for (const auto& p : f.points)
+    for (const auto& p : frontier->points)
       series.points.emplace_back(p.objectives.peak_bytes / kGiB, p.objectives.time_s);
     d.frontier = {series};
   }

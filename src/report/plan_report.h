@@ -15,6 +15,8 @@
 #include "ir/plan.h"
 #include "ir/topology.h"
 #include "search/llm.h"
+#include "search/llm_frontier.h"
+#include "search/pipeline_frontier.h"
 #include "sim/pipeline_program.h"
 #include "sim/simulator.h"
 #include "sim/transformer_program.h"
@@ -27,18 +29,19 @@ using SummaryRows = std::vector<std::pair<std::string, std::string>>;  ///< labe
 std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points);
 std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title);
 
-/// A transformer plan: `frontier_settings` is the search whose frontier the report plots (its
-/// `progress` sink, if any, is told of that search).
+/// A transformer plan, with the frontier the caller found on up to `frontier_devices` devices
+/// (api/ runs the searches; the report only draws what it is given).
 std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& config,
                                const sim::TransformerSimulation& simulation,
-                               const std::string& cluster_label,
-                               const LlmSearchSettings& frontier_settings);
+                               const std::string& cluster_label, const LlmFrontierResult& frontier,
+                               int frontier_devices);
 
 /// A pipeline planner's plan under Piper's cost model (as `PiperCostModel::evaluate` fills it).
 /// With the topology it was placed on: its placement drawn on the network, links by load.
+/// `frontier`: the time–memory frontier to plot (none on a cluster of several device types).
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
                             const sim::PipelineSimulation& simulation,
-                            const SummaryRows& extra = {}, ProgressSink* progress = nullptr,
+                            const PipelineFrontierResult* frontier, const SummaryRows& extra = {},
                             const Topology* topology = nullptr);
 
 /// A DAPPLE plan from its stage figures; `title` names the model.
