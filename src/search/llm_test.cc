@@ -79,22 +79,14 @@ RC_GTEST_PROP(LlmSearch, BalancedSplitIsTheBestBottleneck, ()) {
   }
 }
 
-/// The twins' enumeration: every knob by plain loops (sequence 1024), each configuration with
-/// the even split and, where the planner would try one, the balanced split (which has its own
-/// twin above); `visit` sees the result of each that fits.
-void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int devices,
-                           std::int64_t batch,
-                           const std::function<void(const AnalyticResult&)>& visit,
-                           Stack stack = Stack::kMegatron) {
-  auto price = [&](const TrainingConfig& t) {
-    try {
-      const auto r = cost.evaluate(t);
-      if (r.fits) visit(r);
-    } catch (const Error&) {
-    }
-  };
-  for (int tp = 1; tp <= devices; ++tp)
-    for (int cp = 1; tp * cp <= devices; ++cp)
+/// Every configuration of the knobs by plain loops (sequence 1024; tp and cp up to `max_tp`,
+/// `max_cp`), each Megatron-Core overlap on or off where it applies, that passes the model's
+/// checks; `visit` sees each with the even split.
+void for_each_configuration(const AnalyticCostModel& cost, int layers, int devices,
+                            std::int64_t batch, Stack stack, int max_tp, int max_cp,
+                            const std::function<void(const TrainingConfig&)>& visit) {
+  for (int tp = 1; tp <= std::min(devices, max_tp); ++tp)
+    for (int cp = 1; tp * cp <= devices && cp <= max_cp; ++cp)
       for (int pp = 1; tp * cp * pp <= devices; ++pp) {
         if (devices % (tp * cp * pp)) continue;
         for (int b = 1; b <= batch; ++b)
@@ -126,22 +118,41 @@ void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int device
                     } catch (const Error&) {
                       continue;
                     }
-                    // Megatron-Core's three overlaps, each on or off where it applies.
                     for (int mask = 0; mask < 8; ++mask) {
                       TrainingConfig o = t;
                       o.tp_comm_overlap = mask & 1;
                       o.overlap_p2p_comm = mask & 2;
                       o.overlap_param_gather = mask & 4;
-                      if (rules::overlaps(o)) continue;
-                      price(o);
-                      if (pp > 1 && vpp == 1 && o.recompute_layers == 0 && o.microbatches() >= pp)
-                        if (auto split = balance_stages(cost, o)) {
-                          o.stage_layers = *split;
-                          price(o);
-                        }
+                      if (!rules::overlaps(o)) visit(o);
                     }
                   }
       }
+}
+
+/// The frontier twin's enumeration: each configuration with the even split and, where the
+/// planner would try one, the balanced split (which has its own twin above); `visit` sees the
+/// result of each that fits.
+void for_each_fitting_plan(const AnalyticCostModel& cost, int layers, int devices,
+                           std::int64_t batch,
+                           const std::function<void(const AnalyticResult&)>& visit,
+                           Stack stack = Stack::kMegatron) {
+  auto price = [&](const TrainingConfig& t) {
+    try {
+      const auto r = cost.evaluate(t);
+      if (r.fits) visit(r);
+    } catch (const Error&) {
+    }
+  };
+  for_each_configuration(
+      cost, layers, devices, batch, stack, devices, devices, [&](const TrainingConfig& t) {
+        price(t);
+        if (t.pp > 1 && t.vpp == 1 && t.recompute_layers == 0 && t.microbatches() >= t.pp)
+          if (auto split = balance_stages(cost, t)) {
+            TrainingConfig o = t;
+            o.stage_layers = *split;
+            price(o);
+          }
+      });
 }
 
 // What the twin finds over the planner's space (every knob; each configuration with the even
@@ -171,69 +182,30 @@ TwinOptimum independent_twin(const AnalyticCostModel& cost, int layers, int devi
     }
     return std::nullopt;
   };
-  for (int tp = 1; tp <= std::min(devices, max_tp); ++tp)
-    for (int cp = 1; tp * cp <= devices && cp <= max_cp; ++cp)
-      for (int pp = 1; tp * cp * pp <= devices; ++pp) {
-        if (devices % (tp * cp * pp)) continue;
-        for (int b = 1; b <= batch; ++b)
-          for (int vpp = 1; vpp <= layers; ++vpp)
-            for (int rc = 0; rc <= layers + 2; ++rc)  // none, selective, full, N = 1, 2, ...
-              for (bool sp : {false, true})
-                for (int zero : {0, 1, 2, 3})
-                  for (bool overlap : {false, true})
-                    for (int mask = 0; mask < 8; ++mask) {  // Megatron-Core's three overlaps
-                      if (stack == Stack::kMegatron && zero > 1) continue;  // Megatron's ZeRO
-                      TrainingConfig t;
-                      t.stack = stack;
-                      t.seq_len = 1024;
-                      t.global_batch = batch;
-                      t.micro_batch = b;
-                      t.tp = tp;
-                      t.cp = cp;
-                      t.pp = pp;
-                      t.dp = devices / (tp * cp * pp);
-                      t.vpp = vpp;
-                      t.recompute = rc == 0   ? Recompute::kNone
-                                    : rc == 1 ? Recompute::kSelective
-                                              : Recompute::kFull;
-                      t.recompute_layers = rc > 2 ? rc - 2 : 0;
-                      t.sequence_parallel = sp;
-                      t.zero_stage = zero;
-                      t.overlap_grad_reduce = overlap;
-                      t.tp_comm_overlap = mask & 1;
-                      t.overlap_p2p_comm = mask & 2;
-                      t.overlap_param_gather = mask & 4;
-                      try {
-                        cost.check(t);
-                      } catch (const Error&) {
-                        continue;
-                      }
-                      if (rules::overlaps(t)) continue;
-                      if (auto r = fitting(t)) offer(r->iteration_time_s, r->iteration_time_s, pp);
-                      if (pp == 1 || vpp > 1 || t.recompute_layers > 0 || t.microbatches() < pp)
-                        continue;
-                      // Every composition; keep those whose slowest stage is fastest.
-                      double fastest_bottleneck = std::numeric_limits<double>::infinity();
-                      std::vector<double> tied;
-                      std::vector<int> prefix;
-                      compositions(layers, pp, prefix, [&](const std::vector<int>& split) {
-                        TrainingConfig ts = t;
-                        ts.stage_layers = split;
-                        const auto r = fitting(ts);
-                        if (!r) return;
-                        const double neck = bottleneck(*r);
-                        if (neck < fastest_bottleneck * (1 - 1e-12)) {
-                          fastest_bottleneck = neck;
-                          tied.clear();
-                        }
-                        if (neck <= fastest_bottleneck * (1 + 1e-12))
-                          tied.push_back(r->iteration_time_s);
-                      });
-                      if (!tied.empty())
-                        offer(*std::min_element(tied.begin(), tied.end()),
-                              *std::max_element(tied.begin(), tied.end()), pp);
-                    }
-      }
+  for_each_configuration(
+      cost, layers, devices, batch, stack, max_tp, max_cp, [&](const TrainingConfig& t) {
+        if (auto r = fitting(t)) offer(r->iteration_time_s, r->iteration_time_s, t.pp);
+        if (t.pp == 1 || t.vpp > 1 || t.recompute_layers > 0 || t.microbatches() < t.pp) return;
+        // Every composition; keep those whose slowest stage is fastest.
+        double fastest_bottleneck = std::numeric_limits<double>::infinity();
+        std::vector<double> tied;
+        std::vector<int> prefix;
+        compositions(layers, t.pp, prefix, [&](const std::vector<int>& split) {
+          TrainingConfig ts = t;
+          ts.stage_layers = split;
+          const auto r = fitting(ts);
+          if (!r) return;
+          const double neck = bottleneck(*r);
+          if (neck < fastest_bottleneck * (1 - 1e-12)) {
+            fastest_bottleneck = neck;
+            tied.clear();
+          }
+          if (neck <= fastest_bottleneck * (1 + 1e-12)) tied.push_back(r->iteration_time_s);
+        });
+        if (!tied.empty())
+          offer(*std::min_element(tied.begin(), tied.end()),
+                *std::max_element(tied.begin(), tied.end()), t.pp);
+      });
   return best;
 }
 
