@@ -37,8 +37,7 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 std::string plan(const py::dict& kw) {
   const Keywords k(kw, {}, "");  // the API refuses, naming the planner, what it does not take
   api::PlanOptions o;
-  for (const auto& [key, value] : kw)
-    if (!value.is_none()) o.given.push_back(py::str(key));
+  o.given = k.names();
   o.input = k.text("input");
   o.format = k.text("format", "auto");
   o.cost_model = k.text("cost_model", "auto");
@@ -95,8 +94,7 @@ std::string evaluate(const py::dict& kw) {
 std::string frontier(const py::dict& kw) {
   const Keywords k(kw, {}, "");  // the API refuses, naming the frontier, what it does not take
   api::FrontierOptions o;
-  for (const auto& [key, value] : kw)
-    if (!value.is_none()) o.given.push_back(py::str(key));
+  o.given = k.names();
   o.model = k.text("model");
   o.cluster = k.text("cluster");
   o.devices = static_cast<int>(k.integer("devices", 0, 1, 1 << 20));

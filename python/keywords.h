@@ -42,6 +42,13 @@ class Keywords {
         throw FieldError(name, " does not apply to " + what + ", which takes " + joined(allowed));
     }
   }
+  /// The keywords given (not None), by name: the request's `given`.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [key, value] : given_)
+      if (!value.is_none()) out.push_back(py::str(key));
+    return out;
+  }
   bool has(const char* key) const { return given_.contains(key) && !given_[key].is_none(); }
   bool is_text(const char* key) const { return has(key) && py::isinstance<py::str>(given_[key]); }
   std::string text(const char* key, const std::string& fallback = "") const {

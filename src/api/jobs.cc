@@ -21,14 +21,6 @@
 namespace paraplan::api {
 namespace {
 
-void refuse_others(const std::vector<std::string>& given, const std::vector<std::string>& takes,
-                   const std::string& what) {
-  std::vector<std::string> refused;
-  for (const auto& g : given)
-    if (std::find(takes.begin(), takes.end(), g) == takes.end()) refused.push_back(g);
-  if (!refused.empty()) throw NotApplicable(refused, what, takes);
-}
-
 std::string evaluate_words(const TransformerConfig& model, const std::string& cluster_name,
                            const DeviceType& device, const TrainingConfig& t,
                            const AnalyticResult& r) {
@@ -80,7 +72,7 @@ const std::vector<std::string> kTransformerFrontierFields = {
     "model", "cluster", "devices", "batch", "uniform_stages", "memory", "svg"};
 
 JobOutcome pipeline_frontier_job(const FrontierOptions& o) {
-  refuse_others(o.given, kPipelineFrontierFields, "the pipeline planner's frontier (an input)");
+  refuse_fields(o.given, kPipelineFrontierFields, "the pipeline planner's frontier (an input)");
   const Workload w =
       load_workload({o.input, o.format, o.cluster, 0, o.devices > 0 ? o.devices : 8});
   const PiperSettings settings = piper_settings(
@@ -127,7 +119,7 @@ JobOutcome transformer_frontier_job(const FrontierOptions& o) {
   if (!o.input.empty()) throw FieldError("model", ": give either it or an input, not both");
   std::vector<std::string> takes = kTransformerFrontierFields;
   takes.insert(takes.end(), kKnobFields.begin(), kKnobFields.end());
-  refuse_others(o.given, takes, "the transformer frontier (" + o.model + ")");
+  refuse_fields(o.given, takes, "the transformer frontier (" + o.model + ")");
   const std::string cluster_name = o.cluster.empty() ? "dgx-a100" : o.cluster;
   const int devices = o.devices > 0 ? o.devices : 8;
   const TransformerConfig model = load_transformer(o.model);

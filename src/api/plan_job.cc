@@ -22,17 +22,9 @@ std::vector<std::string> operator+(std::vector<std::string> a, const std::vector
 // Every planner's products; `dot` is the intra-op planner's own.
 const std::vector<std::string> kProducts = {"output", "report", "trace"};
 
-/// NotApplicable naming every field given that `takes` does not hold.
 void refuse_others(const PlanOptions& o, const std::vector<std::string>& takes,
                    const std::string& what) {
-  std::vector<std::string> refused;
-  for (const auto& g : o.given)
-    if (std::find(takes.begin(), takes.end(), g) == takes.end()) refused.push_back(g);
-  if (refused.empty()) return;
-  std::vector<std::string> listed;  // what it takes, once each, products last
-  for (const auto& t : takes)
-    if (std::find(listed.begin(), listed.end(), t) == listed.end()) listed.push_back(t);
-  throw NotApplicable(refused, what, listed);
+  refuse_fields(o.given, takes, what);
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -52,7 +44,8 @@ void set_timeline(PlanOutcome& out, const Timeline* timeline) {
 // well-known LLM on a realistic cluster.
 constexpr const char* kShowcaseModel = "llama3-70b";
 
-PlanOutcome mixed_transformer(const PlanOptions& o, TransformerPlanRequest& r, int devices) {
+PlanOutcome mixed_transformer(const PlanOptions& o, const TransformerKnobs& knobs,
+                              TransformerPlanRequest& r, int devices) {
   const std::pair<bool, const char*> products[] = {{!o.export_to.empty(), "export"},
                                                    {o.plan_file, "output"},
                                                    {o.trace, "trace"},
@@ -66,11 +59,10 @@ PlanOutcome mixed_transformer(const PlanOptions& o, TransformerPlanRequest& r, i
                        ": not available for a cluster of several device types yet (the "
                        "answer, its document and the comparison with each type alone are)");
   const MixedTransformerPlanRequest request =
-      mixed_transformer_request(r.model, r.cluster, r.cluster_name, devices, o.knobs,
+      mixed_transformer_request(r.model, r.cluster, r.cluster_name, devices, knobs,
                                 o.batch > 0 ? o.batch : 512, o.top, o.model_device);
   const MixedTransformerPlanResult result = plan_mixed_transformer(request);
   PlanOutcome out;
-  out.planner = "mixed-transformer";
   out.document = mixed_transformer_plan_json(request, result);
   if (o.words) out.words = mixed_transformer_words(request, result);
   return out;
@@ -95,9 +87,7 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   if (showcase && !knobs.seq_len) knobs.seq_len = 8192;
   apply_memory_knobs(knobs, r.cluster);
   if (device_types_used(r.cluster, devices) > 1) {
-    PlanOptions mixed = o;
-    mixed.knobs = knobs;
-    return mixed_transformer(mixed, r, devices);
+    return mixed_transformer(o, knobs, r, devices);
   }
   if (!o.model_device.empty())
     throw FieldError("model_device",
@@ -117,7 +107,6 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   r.products = {o.trace, o.report};
   const TransformerPlanResult result = plan_transformer(r);
   PlanOutcome out;
-  out.planner = "transformer";
   out.document = transformer_plan_json(r, result);
   if (!o.export_to.empty()) {
     out.exported = export_plan(o.export_to, r.model, result.search.top[0].config);
@@ -147,7 +136,6 @@ PlanOutcome piper(const PlanOptions& o, const Workload& w) {
   r.coarsen = o.coarsen;
   const PipelinePlanResult result = plan_pipeline(r);
   PlanOutcome out;
-  out.planner = "pipeline";
   out.document = pipeline_plan_json(r, result, false);
   if (!result.plan.feasible) {
     out.file = out.document;
@@ -175,7 +163,6 @@ PlanOutcome dapple(const PlanOptions& o, const Workload& w) {
       {o.trace, o.report}};
   const DapplePlanResult result = plan_dapple(r, o.input);
   PlanOutcome out;
-  out.planner = "dapple";
   out.document = dapple_plan_json(r, result);
   if (o.plan_file) out.file = out.document;
   if (o.words) out.words = dapple_words(r, result);
@@ -229,7 +216,6 @@ PlanOutcome intra_op(const PlanOptions& o) {
   r.progress = o.progress;
   const IntraOpPlanResult result = plan_intra_op(r);
   PlanOutcome out;
-  out.planner = "intra-op";
   out.document = intra_op_plan_json(r, result);
   if (o.plan_file) out.file = out.document;
   if (o.words) out.words = intra_op_words(r, result);
@@ -240,6 +226,18 @@ PlanOutcome intra_op(const PlanOptions& o) {
 }
 
 }  // namespace
+
+void refuse_fields(const std::vector<std::string>& given, const std::vector<std::string>& takes,
+                   const std::string& what) {
+  std::vector<std::string> refused;
+  for (const auto& g : given)
+    if (std::find(takes.begin(), takes.end(), g) == takes.end()) refused.push_back(g);
+  if (refused.empty()) return;
+  std::vector<std::string> listed;  // what it takes, once each, in order
+  for (const auto& t : takes)
+    if (std::find(listed.begin(), listed.end(), t) == listed.end()) listed.push_back(t);
+  throw NotApplicable(refused, what, listed);
+}
 
 const std::vector<std::string> kTransformerPlanFields = {
     "model",      "planner", "cluster",    "devices", "batch",        "uniform_stages",

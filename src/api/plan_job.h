@@ -64,8 +64,6 @@ extern const std::vector<std::string> kTransformerPlanFields, kPiperPlanFields, 
     kIntraOpPlanFields, kKnobFields;
 
 struct PlanOutcome {
-  /// transformer | mixed-transformer | pipeline | dapple | intra-op
-  std::string planner;
   io::Json document;     ///< what `--json` prints and paraplan.plan() returns
   io::Json file;         ///< the plan file (plan_file)
   std::string words;     ///< the answer in words (words)
@@ -75,6 +73,11 @@ struct PlanOutcome {
   /// Nothing fits: the front end emits the document if asked, then raises this.
   std::optional<Error> failure;
 };
+
+/// NotApplicable naming every field of `given` that `takes` does not hold ("WHAT takes ...",
+/// listing `takes` once each, in order). Every job refuses with it.
+void refuse_fields(const std::vector<std::string>& given, const std::vector<std::string>& takes,
+                   const std::string& what);
 
 /// Plans as the request asks. Errors: FieldError naming the field; NotApplicable for fields the
 /// chosen planner does not take; the planners' own.
