@@ -252,3 +252,19 @@ def test_inspect_equals_the_cli():
         assert paraplan.inspect(model) == cli("inspect", "--model", model, "--json")
     with pytest.raises(paraplan.UsageError, match="model: \"nope\" is neither a built-in"):
         paraplan.inspect("nope")
+
+
+def test_schedule_of_refuses_what_is_not_a_pipeline_plan(tmp_path):
+    out = tmp_path / "llm.json"
+    subprocess.run([BINARY, "plan", "--model", "llama3-8b", "--devices", "8", "--batch", "16",
+                    "-o", str(out), "--quiet"], check=True, capture_output=True)
+    with pytest.raises(paraplan.InputError, match="not a pipeline plan under Piper's cost model"):
+        paraplan.schedule_of(out)
+    path = os.path.join(DATA, "piper", "bert32a100.json")
+    plan = tmp_path / "pipeline.json"
+    subprocess.run([BINARY, "plan", path, "--devices", "8", "--memory", "8GiB", "-o", str(plan),
+                    "--quiet"], check=True, capture_output=True)
+    with pytest.raises(paraplan.UsageError, match="schedule zero-bubble"):
+        paraplan.schedule_of(plan, schedule="zero-bubble")
+    schedule = paraplan.schedule_of(plan)
+    assert schedule["format"] == "paraplan-schedule" and schedule["stages"]
