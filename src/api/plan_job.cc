@@ -9,6 +9,7 @@
 #include "api/plan_mixed.h"
 #include "api/plan_text.h"
 #include "api/results_json.h"
+#include "api/simulate.h"
 #include "io/dot_writer.h"
 
 namespace paraplan::api {
@@ -47,9 +48,6 @@ constexpr const char* kShowcaseModel = "llama3-70b";
 PlanOutcome mixed_transformer(const PlanOptions& o, const TransformerKnobs& knobs,
                               TransformerPlanRequest& r, int devices) {
   const std::pair<bool, const char*> products[] = {{!o.export_to.empty(), "export"},
-                                                   {o.plan_file, "output"},
-                                                   {o.trace, "trace"},
-                                                   {o.report, "report"},
                                                    {o.resimulate > 0, "resimulate"},
                                                    {o.uniform_stages, "uniform_stages"},
                                                    {o.time_limit_s > 0, "time_limit"}};
@@ -57,7 +55,7 @@ PlanOutcome mixed_transformer(const PlanOptions& o, const TransformerKnobs& knob
     if (asked)
       throw FieldError(field,
                        ": not available for a cluster of several device types yet (the "
-                       "answer, its document and the comparison with each type alone are)");
+                       "answer, its document, plan file, trace and report are)");
   const MixedTransformerPlanRequest request =
       mixed_transformer_request(r.model, r.cluster, r.cluster_name, devices, knobs,
                                 o.batch > 0 ? o.batch : 512, o.top, o.model_device);
@@ -65,6 +63,18 @@ PlanOutcome mixed_transformer(const PlanOptions& o, const TransformerKnobs& knob
   PlanOutcome out;
   out.document = mixed_transformer_plan_json(request, result);
   if (o.words) out.words = mixed_transformer_words(request, result);
+  if (o.plan_file || o.trace || o.report) {
+    out.file = mixed_transformer_plan_file(request, result);
+    if (o.trace || o.report) {  // the file replayed as `simulate` replays it
+      SimulateRequest replay;
+      replay.plan_path = "the plan";
+      replay.report = o.report;
+      SimulateResult s = simulate_document(out.file, replay);
+      out.timeline = std::move(s.result.timeline);
+      out.report_html = std::move(s.report_html);
+    }
+    if (!o.plan_file) out.file = nullptr;
+  }
   return out;
 }
 

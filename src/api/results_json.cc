@@ -1,7 +1,10 @@
 // The JSON documents of every job's result.
 #include "api/results_json.h"
 
+#include <fmt/format.h>
+
 #include "api/knobs.h"
+#include "io/mixed_plan_json.h"
 #include "io/native_json.h"
 #include "io/transformer_json.h"
 
@@ -87,15 +90,7 @@ io::Json transformer_plan_json(const TransformerPlanRequest& request,
 }
 
 io::Json mixed_priced_json(const Cluster& cluster, const MixedConfig& c, const MixedResult& r) {
-  TrainingConfig knobs;
-  knobs.recompute = c.recompute;
-  io::Json segments = io::Json::array(), stages = io::Json::array();
-  for (const MixedSegment& g : c.segments)
-    segments.push_back(
-        {{"device_type", cluster.device_types[static_cast<std::size_t>(g.device_type)].name},
-         {"tp", g.tp},
-         {"dp", g.dp},
-         {"pp", g.pp}});
+  io::Json stages = io::Json::array();
   for (const MixedStage& st : r.stages)
     stages.push_back(
         {{"device_type", cluster.device_types[static_cast<std::size_t>(st.device_type)].name},
@@ -109,6 +104,8 @@ io::Json mixed_priced_json(const Cluster& cluster, const MixedConfig& c, const M
          {"peak_bytes", st.memory.peak_bytes},
          {"memory_limit_bytes", st.memory_limit_bytes},
          {"device_ids", st.device_ids}});
+  MixedConfig priced = c;
+  priced.stage_layers = r.stage_layers;  // the split priced, even when implicit
   return {{"iteration_time_s", r.iteration_time_s},
           {"tokens_per_s", r.tokens_per_s},
           {"tflops_per_device", r.tflops_per_device},
@@ -119,19 +116,38 @@ io::Json mixed_priced_json(const Cluster& cluster, const MixedConfig& c, const M
             {"bubble_s", r.bubble_s},
             {"dp_allreduce_s", r.dp_allreduce_s},
             {"optimizer_s", r.optimizer_s}}},
-          {"config",
-           {{"seq_len", c.seq_len},
-            {"global_batch", c.global_batch},
-            {"samples_per_microbatch", c.samples_per_microbatch},
-            {"microbatches", c.microbatches()},
-            {"recompute", recompute_text(knobs)},
-            {"sequence_parallel", c.sequence_parallel},
-            {"zero_stage", c.zero_stage},
-            {"overlap_grad_reduce", c.overlap_grad_reduce},
-            {"devices", c.devices()},
-            {"stage_layers", r.stage_layers},
-            {"segments", segments}}},
+          {"config", io::mixed_config_to_json(cluster, priced)},
           {"stages", stages}};
+}
+
+io::Json mixed_transformer_plan_file(const MixedTransformerPlanRequest& request,
+                                     const MixedTransformerPlanResult& result) {
+  if (result.best_alone) {  // a transformer plan on that type's devices alone
+    const SingleTypePlan& a = result.alone[*result.best_alone];
+    std::size_t type = 0;
+    while (request.cluster.device_types[type].name != a.device_type) ++type;
+    const MixedAnalyticModel mixed(request.model, request.cluster, request.calibrations,
+                                   request.devices);
+    io::Json file = priced_json(a.best->config, a.best->result, a.devices);
+    file["model"] = request.model.name;
+    file["cluster"] = fmt::format("{} ({} alone)", request.cluster_name, a.device_type);
+    file["planner"] = "llm";
+    file["cost_model"] = "analytic";
+    io::add_replay_keys(file, request.model, mixed.type_cluster(static_cast<int>(type), a.devices),
+                        request.calibrations[type]);
+    return file;
+  }
+  const MixedCandidate& best = result.search.top.at(0);
+  io::Json file = mixed_priced_json(request.cluster, best.config, best.result);
+  file["model"] = request.model.name;
+  file["cluster"] = request.cluster_name;
+  file["planner"] = "llm-mixed";
+  file["cost_model"] = "analytic";
+  MixedConfig priced = best.config;
+  priced.stage_layers = best.result.stage_layers;
+  io::add_mixed_replay_keys(file, request.model, request.cluster, request.calibrations,
+                            request.devices, priced);
+  return file;
 }
 
 io::Json mixed_transformer_plan_json(const MixedTransformerPlanRequest& request,

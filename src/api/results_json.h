@@ -39,6 +39,11 @@ io::Json mixed_priced_json(const Cluster& cluster, const MixedConfig& config,
 /// type alone, the type-blind plan priced on the real devices, and the search's figures.
 io::Json mixed_transformer_plan_json(const MixedTransformerPlanRequest& request,
                                      const MixedTransformerPlanResult& result);
+/// The answer as a plan file `simulate` replays: a mixed transformer plan
+/// (io/mixed_plan_json.h) or, when one device type alone is faster, a transformer plan on its
+/// devices (io::add_replay_keys).
+io::Json mixed_transformer_plan_file(const MixedTransformerPlanRequest& request,
+                                     const MixedTransformerPlanResult& result);
 
 /// The pipeline plan under Piper's cost model (paraplan-plan) with its settings and, when
 /// nothing fits, the smallest memory that does; `file`: with the model and settings `simulate`

@@ -11,8 +11,10 @@
 #include "api/frontier.h"
 #include "api/knobs.h"
 #include "cost/analytic.h"
+#include "cost/analytic_mixed.h"
 #include "cost/piper_cost.h"
 #include "io/json_fields.h"
+#include "io/mixed_plan_json.h"
 #include "io/native_json.h"
 #include "io/transformer_json.h"
 #include "ir/error.h"
@@ -20,6 +22,7 @@
 #include "ir/training_rules.h"
 #include "ir/units.h"
 #include "report/plan_report.h"
+#include "search/llm_mixed.h"
 #include "sim/intra_op_program.h"
 #include "sim/pass_order.h"
 #include "sim/pipeline_program.h"
@@ -230,8 +233,8 @@ SimulateResult dapple_plan(const SimulateRequest& r, const io::Json& doc) {
 }
 
 // A transformer plan under the analytic model.
-SimulateResult transformer_plan(const SimulateRequest& r) {
-  io::TransformerPlanFile f = io::read_transformer_plan(r.plan_path);
+SimulateResult transformer_plan(const SimulateRequest& r, const io::Json& doc) {
+  io::TransformerPlanFile f = io::transformer_plan_from_json(doc, r.plan_path);
   if (!r.stack.empty()) {  // the same knobs on another engine: its kernels, its overlaps
     f.config.stack = stack(r.stack);
     StackChoices keep;
@@ -277,23 +280,69 @@ SimulateResult transformer_plan(const SimulateRequest& r) {
   return out;
 }
 
+// A mixed transformer plan: priced again by the mixed analytic model (which checks its segments
+// against the cluster's devices of each type), replayed as lockstep stages.
+SimulateResult mixed_plan(const SimulateRequest& r, const io::Json& doc) {
+  const io::MixedPlanFile f = io::mixed_plan_from_json(doc, r.plan_path);
+  if (!r.stack.empty())
+    throw FieldError("stack", ": the mixed analytic model prices Megatron-LM's stack only");
+  only_schedule(r, "1f1b", ": a mixed pipeline replays under 1f1b");
+  const MixedAnalyticModel model(f.model, f.cluster, f.calibrations, f.devices);
+  MixedCandidate priced{f.config, {}};
+  try {
+    priced.result = model.evaluate(f.config);
+  } catch (const RuleViolation& e) {
+    throw e.in_file(r.plan_path + ": /config");
+  } catch (const Error& e) {
+    throw Error(ErrorKind::kInput, r.plan_path + ": /config", e.what());
+  }
+  if (!priced.result.fits)
+    throw Error(ErrorKind::kInfeasible, r.plan_path + ": /config",
+                "the plan does not fit in memory: a stage's peak exceeds its device type's memory");
+  const Plan plan = mixed_plan(priced);
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < plan.stages.size(); ++i)
+    names.push_back(fmt::format(
+        "stage {} ({} × {})", i,
+        f.cluster.device_types[static_cast<std::size_t>(plan.stages[i].device_type)].name,
+        plan.stages[i].devices()));
+  SimulateResult out;
+  out.result = sim::simulate(sim::mixed_program(plan, names));
+  out.kind = PlanKind::kMixedTransformer;
+  out.model = f.model.name;
+  out.schedule = "1f1b";
+  out.iteration_time_s = out.result.makespan_s;
+  out.reference_s = plan.objective;
+  out.difference = out.iteration_time_s / plan.objective - 1;
+  out.stages = static_cast<int>(plan.stages.size());
+  out.microbatches = plan.microbatches;
+  out.analytic_peak_bytes = plan.as<MixedTrainingPlan>().memory.peak_bytes;
+  if (r.report)
+    out.report_html =
+        report::mixed_report(f.model.name, f.cluster.name, f.cluster, plan, out.result);
+  return out;
+}
+
 }  // namespace
 
-SimulateResult simulate_plan(const SimulateRequest& request) {
-  {
-    const io::Json doc = io::parse_json_file(request.plan_path);
-    // The file says what it is: its format and, for paraplan plans, the planner and cost model.
-    if (doc.is_object() && doc.value("format", "") == "paraplan-plan") {
-      if (!request.stack.empty())
-        throw FieldError("stack",
-                         ": a training stack applies to transformer plans (plan --model "
-                         "... -o FILE)");
-      if (io::plan_planner(doc) == "intra-op") return intra_op_plan(request, doc);
-      if (doc.value("cost_model", "") == "dapple") return dapple_plan(request, doc);
-      return pipeline_plan(request, doc);
-    }
+SimulateResult simulate_document(const io::Json& doc, const SimulateRequest& request) {
+  // The file says what it is: its format and, for paraplan plans, the planner and cost model.
+  const std::string format = doc.is_object() ? doc.value("format", "") : "";
+  if (format == "paraplan-plan") {
+    if (!request.stack.empty())
+      throw FieldError("stack",
+                       ": a training stack applies to transformer plans (plan --model "
+                       "... -o FILE)");
+    if (io::plan_planner(doc) == "intra-op") return intra_op_plan(request, doc);
+    if (doc.value("cost_model", "") == "dapple") return dapple_plan(request, doc);
+    return pipeline_plan(request, doc);
   }
-  return transformer_plan(request);
+  if (format == "paraplan-mixed-transformer-plan") return mixed_plan(request, doc);
+  return transformer_plan(request, doc);
+}
+
+SimulateResult simulate_plan(const SimulateRequest& request) {
+  return simulate_document(io::parse_json_file(request.plan_path), request);
 }
 
 io::Json pipeline_schedule(const SimulateRequest& request) {

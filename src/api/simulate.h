@@ -1,6 +1,7 @@
 // The simulate job: replay one iteration of any plan file `plan -o` writes. Every plan file says
 // what it is (format, version and, for paraplan plans, the planner and cost model), so the file
 // is read without guessing: a transformer plan (paraplan-transformer-plan) under the analytic
+// model, a mixed transformer plan (paraplan-mixed-transformer-plan) under the mixed analytic
 // model, a pipeline plan under Piper's cost model (with its model embedded) or DAPPLE's (its
 // stage figures), an intra-operator plan (its layers' costs).
 #pragma once
@@ -47,6 +48,8 @@ struct SimulateResult {
 /// Error(kInput) placed in the file for a plan it cannot read, Error(kInfeasible) for a plan
 /// that does not fit, FieldError("schedule") for a schedule the plan cannot replay under.
 SimulateResult simulate_plan(const SimulateRequest& request);
+/// The same for a plan document already read (request.plan_path names it in messages).
+SimulateResult simulate_document(const io::Json& doc, const SimulateRequest& request);
 
 /// The schedule a pipeline plan file (Piper's cost model) runs under — the pass list the
 /// simulator replays and `paraplan run` executes: per stage its replicas and, per replica, its

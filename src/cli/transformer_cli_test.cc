@@ -177,6 +177,83 @@ tiers:
                "--model-device: the transformer planner takes it on a cluster of several");
 }
 
+// The mixed plan is a plan like the others: written with -o, replayed by simulate (which prices it
+// again and checks it), with a trace and a report; a bad file is refused by its field.
+TEST(CliTransformer, MixedPlanFileReplaysInTheSimulator) {
+  const std::string dir = testing::TempDir();
+  const std::string file = dir + "mixed-plan.json", trace = dir + "mixed-trace.json",
+                    report = dir + "mixed-report.html";
+  Outcome r = run("plan --model gpt-7.5b --cluster mixed-a100-h100 --devices 16 --quiet -o " +
+                  file + " --trace " + trace + " --report " + report);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(file);
+  const auto plan = nlohmann::json::parse(in);
+  EXPECT_EQ(plan["format"], "paraplan-mixed-transformer-plan");
+  EXPECT_EQ(plan["planner"], "llm-mixed");
+  ASSERT_EQ(plan["calibrations"].size(), 2u);
+  Outcome s = run("simulate " + file + " --json");
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  const auto sim = nlohmann::json::parse(s.out);
+  // The replay runs the analytic model's 1F1B over the same stage times: close, not equal (the
+  // simulator's fill and drain follow each stage's own time, the formula the slowest stage's).
+  EXPECT_NEAR(sim["iteration_time_s"].get<double>(), plan["iteration_time_s"].get<double>(),
+              0.05 * plan["iteration_time_s"].get<double>());
+  EXPECT_EQ(sim["analytic_iteration_time_s"], plan["iteration_time_s"]);
+  EXPECT_EQ(sim["analytic_peak_bytes"].get<double>() > 0, true);
+  std::ifstream html(report), events(trace);
+  const std::string page((std::istreambuf_iterator<char>(html)), {});
+  EXPECT_NE(page.find("H100"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(events)["traceEvents"].empty());
+  EXPECT_EQ(run("simulate " + file + " --schedule gpipe").exit_code, 2);
+
+  // Bad files: a device type the cluster lacks, more devices than a type has, a split that does
+  // not cover the model, a plan that no longer fits.
+  const auto expect_bad = [&](const std::string& name, nlohmann::json doc, int code,
+                              const std::string& needle) {
+    const std::string path = write_temp(name, doc.dump());
+    Outcome o = run("simulate " + path);
+    EXPECT_EQ(o.exit_code, code) << o.out;
+    EXPECT_NE(o.out.find(needle), std::string::npos) << o.out;
+  };
+  auto type = plan;
+  type["config"]["segments"][0]["device_type"] = "B200";
+  expect_bad("mixed-type.json", type, 3, "\"B200\" is not a device type of the cluster");
+  auto wide = plan;
+  wide["config"]["segments"][0]["dp"] = 16;
+  wide["config"].erase("devices");
+  expect_bad("mixed-wide.json", wide, 3, "/config: its segments use 24 devices; the job has 16");
+  auto split = plan;
+  split["config"]["stage_layers"][0] = 1;
+  expect_bad("mixed-split.json", split, 3, "stage_layers");
+  auto small = plan;
+  for (auto& t : small["cluster_config"]["device_types"]) t["memory_bytes"] = 1e9;
+  expect_bad("mixed-small.json", small, 4, "does not fit");
+
+  // When one type alone is faster, the file is that plan on its devices: a transformer plan.
+  const std::string slow = write_temp("fast-and-slow.yaml", R"(format: paraplan-cluster
+version: 1
+device_types:
+  - {name: H100, memory_bytes: 85899345920, peak_flops_per_s: 989e12}
+  - {name: A100, memory_bytes: 17179869184, peak_flops_per_s: 65e12}
+machines: [{devices: 8, device_type: H100}, {devices: 8, device_type: A100}]
+tiers:
+  - {name: NVLink, bandwidth_bytes_per_s: 300e9}
+  - {name: InfiniBand, bandwidth_bytes_per_s: 25e9}
+)");
+  const std::string alone = dir + "alone-plan.json";
+  Outcome a = run("plan --model gpt-1.7b --devices 16 --json --cluster " + slow + " -o " + alone);
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  ASSERT_EQ(nlohmann::json::parse(a.out)["answer"], "alone");
+  std::ifstream alone_in(alone);
+  const auto alone_plan = nlohmann::json::parse(alone_in);
+  EXPECT_EQ(alone_plan["format"], "paraplan-transformer-plan");
+  EXPECT_EQ(alone_plan["config"]["devices"], 8);
+  Outcome as = run("simulate " + alone + " --json");
+  ASSERT_EQ(as.exit_code, 0) << as.out;
+  EXPECT_EQ(nlohmann::json::parse(as.out)["analytic_iteration_time_s"],
+            alone_plan["iteration_time_s"]);
+}
+
 TEST(CliTransformer, ExportsTheSearchedPlan) {
   Outcome r =
       run("plan --model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 4096 "

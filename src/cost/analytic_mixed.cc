@@ -17,18 +17,6 @@ namespace {
 
 }  // namespace
 
-int MixedConfig::stages() const {
-  int n = 0;
-  for (const MixedSegment& s : segments) n += s.pp;
-  return n;
-}
-
-int MixedConfig::devices() const {
-  int n = 0;
-  for (const MixedSegment& s : segments) n += s.devices();
-  return n;
-}
-
 MixedAnalyticModel::MixedAnalyticModel(TransformerConfig model, Cluster cluster,
                                        std::vector<Calibration> calibrations, int devices)
     : model_(std::move(model)), cluster_(std::move(cluster)), cal_(std::move(calibrations)) {

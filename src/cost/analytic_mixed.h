@@ -17,29 +17,6 @@
 
 namespace paraplan {
 
-struct MixedSegment {
-  int device_type = 0;  ///< index into the cluster's device_types
-  int tp = 1, dp = 1, pp = 1;
-  int devices() const { return tp * dp * pp; }
-};
-
-struct MixedConfig {
-  std::vector<MixedSegment> segments;  ///< in pipeline order
-  std::int64_t seq_len = 2048;
-  std::int64_t global_batch = 512;          ///< sequences per iteration
-  std::int64_t samples_per_microbatch = 1;  ///< per pipeline micro-batch, over a stage's replicas
-  Recompute recompute = Recompute::kFull;
-  bool sequence_parallel = false;  ///< on segments with tp > 1
-  int zero_stage = 1;              ///< 0–2
-  bool overlap_grad_reduce = false;
-  Attention attention = Attention::kFlash;
-  std::vector<int> stage_layers;  ///< size stages(), sum = layers; empty: even split
-
-  int stages() const;
-  int devices() const;
-  std::int64_t microbatches() const { return global_batch / samples_per_microbatch; }
-};
-
 struct MixedStage {
   int segment = 0, device_type = 0, tp = 1, dp = 1;
   int first_layer = 0, layers = 0;

@@ -11,6 +11,8 @@ const char* planner_name(PlanKind kind) {
       return "intra-op";
     case PlanKind::kTransformer:
       return "llm";
+    case PlanKind::kMixedTransformer:
+      return "llm-mixed";
   }
   return "?";
 }
@@ -24,6 +26,7 @@ const char* cost_model_name(PlanKind kind) {
     case PlanKind::kIntraOp:
       return "pase";
     case PlanKind::kTransformer:
+    case PlanKind::kMixedTransformer:
       return "analytic";
   }
   return "?";
@@ -44,6 +47,9 @@ Plan Plan::of(PlanKind kind) {
       break;
     case PlanKind::kTransformer:
       plan.detail = TrainingPlan{};
+      break;
+    case PlanKind::kMixedTransformer:
+      plan.detail = MixedTrainingPlan{};
       break;
   }
   return plan;

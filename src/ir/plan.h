@@ -86,9 +86,13 @@ enum class PlanKind {
   kDapple,       ///< the pipeline planner under DAPPLE's cost model: DappleDetail
   kIntraOp,      ///< the intra-operator planner under PaSE's cost model: IntraOpDetail
   kTransformer,  ///< the transformer planner under the analytic model: TrainingPlan
+  /// The transformer planner on devices of several types (segments of one type each, in
+  /// pipeline order) under the mixed analytic model: MixedTrainingPlan
+  kMixedTransformer,
 };
 
-/// The planner's name as plan files and documents give it: "pipeline", "intra-op" or "llm".
+/// The planner's name as plan files and documents give it: "pipeline", "intra-op", "llm" or
+/// "llm-mixed".
 const char* planner_name(PlanKind kind);
 /// The cost model's name: "piper", "dapple", "pase" or "analytic".
 const char* cost_model_name(PlanKind kind);
@@ -111,6 +115,19 @@ struct IntraOpDetail {
   double step_time_s = 0;                ///< estimated seconds per training step
 };
 
+/// The mixed transformer planner's detail: its configuration and the mixed analytic model's
+/// breakdown of its iteration (the stages' own figures are Plan::stages: each stage's device
+/// type, widths, devices, time per micro-batch, synchronisation, optimizer step and peak memory).
+struct MixedTrainingPlan {
+  MixedConfig config;                         ///< stage_layers: the split priced
+  MemoryBreakdown memory;                     ///< the stage with the highest peak
+  std::vector<MemoryBreakdown> stage_memory;  ///< per stage, per device
+  double tokens_per_s = 0;
+  double tflops_per_device = 0;
+  double mfu = 0;  ///< of the devices' summed peak FLOP/s
+  double pipeline_s = 0, bubble_s = 0, dp_allreduce_s = 0, optimizer_s = 0;
+};
+
 /// A complete parallelisation of one model on one cluster, whichever planner made it: the
 /// common figures — stages with their layers, degrees, devices and predicted figures, the
 /// schedule, the objective — and the planner's own detail, by kind.
@@ -125,7 +142,7 @@ struct Plan {
   /// with tensor_parallel tp and data_parallel dp (the stage spans tp × cp × dp devices) and, as
   /// inflight_microbatches, the micro-batches (interleaved: chunks) it holds at once.
   std::vector<Stage> stages;
-  std::variant<PipelineDetail, DappleDetail, IntraOpDetail, TrainingPlan> detail;
+  std::variant<PipelineDetail, DappleDetail, IntraOpDetail, TrainingPlan, MixedTrainingPlan> detail;
 
   /// A plan of `kind` with its empty detail.
   static Plan of(PlanKind kind);

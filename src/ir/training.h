@@ -85,6 +85,39 @@ struct TrainingConfig {
   std::int64_t microbatches() const { return global_batch / (micro_batch * dp); }
 };
 
+/// A transformer pipeline over devices of several types (the mixed planner's configuration):
+/// segments in pipeline order, each on devices of one type with its own widths and stage count.
+struct MixedSegment {
+  int device_type = 0;  ///< index into the cluster's device_types
+  int tp = 1, dp = 1, pp = 1;
+  int devices() const { return tp * dp * pp; }
+};
+
+struct MixedConfig {
+  std::vector<MixedSegment> segments;  ///< in pipeline order
+  std::int64_t seq_len = 2048;
+  std::int64_t global_batch = 512;          ///< sequences per iteration
+  std::int64_t samples_per_microbatch = 1;  ///< per pipeline micro-batch, over a stage's replicas
+  Recompute recompute = Recompute::kFull;
+  bool sequence_parallel = false;  ///< on segments with tp > 1
+  int zero_stage = 1;              ///< 0–2
+  bool overlap_grad_reduce = false;
+  Attention attention = Attention::kFlash;
+  std::vector<int> stage_layers;  ///< size stages(), sum = layers; empty: even split
+
+  int stages() const {
+    int n = 0;
+    for (const MixedSegment& s : segments) n += s.pp;
+    return n;
+  }
+  int devices() const {
+    int n = 0;
+    for (const MixedSegment& s : segments) n += s.devices();
+    return n;
+  }
+  std::int64_t microbatches() const { return global_batch / samples_per_microbatch; }
+};
+
 /// The default split of `layers` over `stages`: as even as possible, the extra layers going to
 /// the middle stages first (the first and last stages carry the embedding and the LM head).
 inline std::vector<int> even_stage_split(int layers, int stages) {

@@ -48,6 +48,11 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
 std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& simulation,
                           const SummaryRows& extra = {});
 
+/// A mixed transformer plan (PlanKind::kMixedTransformer) on `cluster` (its device types name the
+/// stages' and give their memory), with the simulation of sim::mixed_program.
+std::string mixed_report(const std::string& model_name, const std::string& cluster_label,
+                         const Cluster& cluster, const Plan& plan, const sim::Result& simulation);
+
 /// One layer of an intra-operator plan as the report's table shows it.
 struct IntraOpRow {
   std::string name, type, split;

@@ -94,6 +94,48 @@ std::vector<Shape> shapes(const TransformerConfig& m, int devices, int machine) 
 
 }  // namespace
 
+Plan mixed_plan(const MixedCandidate& candidate) {
+  const MixedConfig& c = candidate.config;
+  const MixedResult& r = candidate.result;
+  Plan plan = Plan::of(PlanKind::kMixedTransformer);
+  plan.feasible = r.fits;
+  plan.objective = r.iteration_time_s;
+  plan.schedule = "1F1B";
+  plan.microbatches = static_cast<int>(c.microbatches());
+  plan.devices_used = c.devices();
+  const int p = static_cast<int>(r.stages.size());
+  MixedTrainingPlan detail;
+  for (int i = 0; i < p; ++i) {
+    const MixedStage& m = r.stages[static_cast<std::size_t>(i)];
+    Stage st;
+    for (int l = 0; l < m.layers; ++l) st.layers.push_back(m.first_layer + l);
+    st.tensor_parallel = m.tp;
+    st.data_parallel = m.dp;
+    st.device_ids = m.device_ids;
+    st.device_type = m.device_type;
+    st.inflight_microbatches = std::min(p - i, plan.microbatches);
+    st.time = m.time_per_microbatch_s;
+    st.compute_time = m.time_per_microbatch_s;
+    st.allreduce_time = m.sync_s;
+    st.optimizer_time = m.optimizer_s;
+    st.memory_bytes = m.memory.peak_bytes;
+    detail.stage_memory.push_back(m.memory);
+    if (i == 0 || m.memory.peak_bytes > detail.memory.peak_bytes) detail.memory = m.memory;
+    plan.stages.push_back(std::move(st));
+  }
+  detail.config = c;
+  detail.config.stage_layers = r.stage_layers;
+  detail.tokens_per_s = r.tokens_per_s;
+  detail.tflops_per_device = r.tflops_per_device;
+  detail.mfu = r.mfu;
+  detail.pipeline_s = r.pipeline_s;
+  detail.bubble_s = r.bubble_s;
+  detail.dp_allreduce_s = r.dp_allreduce_s;
+  detail.optimizer_s = r.optimizer_s;
+  plan.detail = std::move(detail);
+  return plan;
+}
+
 std::optional<std::vector<int>> balance_mixed_stages(const MixedAnalyticModel& model,
                                                      const MixedConfig& config) {
   const MixedPricers pricers(model, config);

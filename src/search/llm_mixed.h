@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cost/analytic_mixed.h"
+#include "ir/plan.h"
 
 namespace paraplan {
 
@@ -34,6 +35,11 @@ struct MixedSearchResult {
   std::int64_t rejected_memory = 0;
   double seconds = 0;
 };
+
+/// The candidate as the common plan (PlanKind::kMixedTransformer): its stages with their device
+/// type, layers, widths, devices, in-flight micro-batches (1F1B: p − i) and figures (time per
+/// micro-batch, synchronisation and optimizer step in seconds, peak memory in bytes).
+Plan mixed_plan(const MixedCandidate& candidate);
 
 /// The exact min-max layer split of `config` (its stage_layers ignored): the split whose slowest
 /// stage (time per micro-batch) is fastest among those whose every stage fits its device type's

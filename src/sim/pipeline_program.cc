@@ -297,6 +297,31 @@ Program dapple_program(const Plan& plan) {
   return staged_program(stages, m);
 }
 
+Program mixed_program(const Plan& plan, const std::vector<std::string>& stage_names) {
+  const int m = plan.microbatches;
+  if (m < 1) throw Error(ErrorKind::kInput, "simulation", "the plan has no micro-batches");
+  const MixedTrainingPlan& detail = plan.as<MixedTrainingPlan>();
+  std::vector<ReplayStage> stages;
+  for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+    const Stage& st = plan.stages[s];
+    ReplayStage r;
+    r.name = s < stage_names.size() ? stage_names[s] : fmt::format("stage {}", s);
+    r.replicas = 1;  // the stage's replicas split every micro-batch, in lockstep
+    r.inflight = st.inflight_microbatches;
+    r.forward_s = st.time / 3;
+    r.backward_s = st.time * 2 / 3;
+    r.allreduce_s = st.allreduce_time;
+    r.optimizer_s = st.optimizer_time;
+    if (s < detail.stage_memory.size()) {  // activations per micro-batch in flight, the rest held
+      const MemoryBreakdown& mem = detail.stage_memory[s];
+      r.activation_bytes = mem.activations_bytes / std::max(1, st.inflight_microbatches);
+      r.fixed_bytes = mem.peak_bytes - mem.activations_bytes;
+    }
+    stages.push_back(r);
+  }
+  return staged_program(stages, m);
+}
+
 PipelineSimulation simulate_pipeline_plan(const Model& model, const Plan& plan, int microbatches,
                                           const Topology* topology) {
   PipelineSimulation s;

@@ -52,6 +52,12 @@ Program pipeline_program(const Model& model, const Plan& plan, int microbatches,
 /// micro-batch, the activation hop overlapped with compute (DAPPLE takes their maximum). The
 /// all-reduce tail of DAPPLE's latency is not in its stage figures and not replayed.
 Program dapple_program(const Plan& plan);
+/// A mixed transformer plan (search/llm_mixed's mixed_plan): one lane per stage whose tp × dp
+/// devices work in lockstep on their share of each micro-batch (forward a third of the stage's
+/// time per micro-batch, backward two thirds, its sends inside that time), 1F1B with p − i
+/// micro-batches in flight, then each stage's exposed gradient synchronisation and optimizer step.
+/// Memory: the stage's peak, its activations held per micro-batch in flight.
+Program mixed_program(const Plan& plan, const std::vector<std::string>& stage_names);
 
 struct PipelineSimulation {
   Result result;
