@@ -95,6 +95,8 @@ std::string frontier(const py::dict& kw) {
   const Keywords k(kw, {}, "");  // the API refuses, naming the frontier, what it does not take
   api::FrontierOptions o;
   o.given = k.names();
+  o.input = k.text("input");
+  o.format = k.text("format", "auto");
   o.model = k.text("model");
   o.cluster = k.text("cluster");
   o.devices = static_cast<int>(k.integer("devices", 0, 1, 1 << 20));
@@ -104,6 +106,12 @@ std::string frontier(const py::dict& kw) {
   if (k.has("memory")) o.memory = o.knobs.memory;
   o.knobs.memory.clear();
   o.uniform_stages = k.flag("uniform_stages");
+  if (k.has("bandwidth"))
+    o.bandwidth =
+        k.is_text("bandwidth") ? k.text("bandwidth") : fmt_rate(k.rate("bandwidth", false), "B/s");
+  o.microbatches = static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30));
+  o.memory_step = k.number("memory_step", 0.01, 0, 1);
+  o.time_limit_s = k.number("time_limit", 30, 0, 1e6);
   return api::frontier_job(o).document.dump();
 }
 

@@ -39,7 +39,8 @@ def plan(model=None, input=None, **keywords):
     ``model``: a transformer (built-in name such as ``"llama3-70b"``, or a Hugging Face
     ``config.json``) for the transformer planner, or a built-in operator graph (``"alexnet"``,
     ...) for the intra-op planner. ``input``: a layer model (paraplan or Piper JSON), a
-    DAPPLE/PipeDream profile (pipeline planner) or an ONNX file (intra-op planner).
+    DAPPLE/PipeDream profile (pipeline planner) or an ONNX file (intra-op planner). A layer
+    model's file given first is the input: ``paraplan.plan("model.json", devices=4)``.
 
     Transformer keywords: ``cluster`` (preset or file; default ``"dgx-a100"``), ``devices``,
     ``batch`` (sequences), the knobs to fix (``seq_len``, ``micro_batch``, ``tp``, ``cp``,
@@ -75,7 +76,10 @@ def evaluate(model, **keywords):
 
 def frontier(model, **keywords):
     """Every non-dominated transformer plan over (iteration time, peak memory per device,
-    devices), as ``paraplan frontier --model ... --json`` prints it."""
+    devices), as ``paraplan frontier --model ... --json`` prints it; given a layer model's file
+    (``paraplan.frontier("model.json", devices=8)`` or ``input=``), the pipeline planner's
+    frontier, with ``format``, ``cluster``, ``devices``, ``memory``, ``bandwidth``,
+    ``microbatches``, ``memory_step`` and ``time_limit`` (seconds) as ``paraplan frontier``."""
     return _call(_paraplan.frontier, dict(keywords, model=_path(model)))
 
 

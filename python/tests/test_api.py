@@ -268,3 +268,15 @@ def test_schedule_of_refuses_what_is_not_a_pipeline_plan(tmp_path):
         paraplan.schedule_of(plan, schedule="zero-bubble")
     schedule = paraplan.schedule_of(plan)
     assert schedule["format"] == "paraplan-schedule" and schedule["stages"]
+
+
+def test_a_layer_model_file_given_first_is_the_input(tmp_path):
+    path = os.path.join(DATA, "piper", "bert32a100.json")
+    assert paraplan.plan(path, devices=4) == paraplan.plan(input=path, devices=4)
+    assert paraplan.frontier(path, devices=4) == paraplan.frontier(None, input=path, devices=4)
+    # A Hugging Face config.json is still a transformer.
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"model_type": "llama", "hidden_size": 2048,
+                                  "num_hidden_layers": 16, "num_attention_heads": 16,
+                                  "intermediate_size": 8192, "vocab_size": 32000}))
+    assert paraplan.plan(str(config), devices=8, batch=64)["planner"] == "llm"

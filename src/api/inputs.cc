@@ -134,8 +134,22 @@ OperatorGraph load_operator_graph(const std::string& builtin, const std::string&
   return g;
 }
 
+bool is_layer_model_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return false;
+  if (ends_with(path, ".onnx") || ends_with(path, ".txt")) return true;
+  if (!ends_with(path, ".json")) return false;
+  try {  // a paraplan model or Piper's graph; a Hugging Face config.json is neither
+    const io::Json doc = io::parse_json_file(path);
+    return io::looks_like_native_model(doc) || io::looks_like_piper(doc);
+  } catch (const Error&) {
+    return false;  // the transformer reader names what is wrong with it
+  }
+}
+
 bool is_transformer_model(const std::string& model) {
-  return zoo::llm_model(model).has_value() || ends_with(model, ".json");
+  return zoo::llm_model(model).has_value() ||
+         (ends_with(model, ".json") && !is_layer_model_file(model));
 }
 
 TransformerConfig load_transformer(const std::string& name) {

@@ -47,7 +47,11 @@ struct OperatorGraph {
 OperatorGraph load_operator_graph(const std::string& builtin, const std::string& onnx_path,
                                   int batch);
 
-/// True if `model` names a transformer (built-in or config.json) rather than an operator graph.
+/// True if `path` is a file of a layer model or operator graph (a paraplan model or Piper's JSON,
+/// a DAPPLE/PipeDream profile .txt, an ONNX file): what the planners take as their input.
+bool is_layer_model_file(const std::string& path);
+/// True if `model` names a transformer (built-in or a config.json that is not a layer model)
+/// rather than an operator graph.
 bool is_transformer_model(const std::string& model);
 /// A built-in name or a config.json; FieldError("model") listing the built-ins otherwise.
 TransformerConfig load_transformer(const std::string& name);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "api/evaluate.h"
 #include "api/frontier.h"
@@ -176,7 +177,15 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
   return out;
 }
 
-JobOutcome frontier_job(const FrontierOptions& o) {
+JobOutcome frontier_job(const FrontierOptions& given) {
+  if (given.input.empty() && is_layer_model_file(given.model)) {  // Python's first argument
+    FrontierOptions as_input = given;
+    as_input.input = std::exchange(as_input.model, "");
+    std::replace(as_input.given.begin(), as_input.given.end(), std::string("model"),
+                 std::string("input"));
+    return frontier_job(as_input);
+  }
+  const FrontierOptions& o = given;
   if (o.model.empty() || !is_transformer_model(o.model)) {
     if (!o.model.empty())
       throw FieldError("model",
