@@ -4,7 +4,12 @@ same profile, in rounds (a profile and the runs right after it, so both see the 
 same state). Prints every round and the median error per case; exit 1 when a median error is
 above 15 %.
 
-    ./dev py bench/run_vs_predicted.py [--rounds 3] [--steps N] [--quick]
+    ./dev py bench/run_vs_predicted.py [--rounds 3] [--steps N] [--nproc 2] [--cases gpt,...]
+                                       [--quick]
+
+The probe measures the ranks' matmul rate while all run; the profile records its device's rate
+alone; the plan scales the profile's compute by their ratio (ranks that share cores each run
+slower than a profile taken alone).
 """
 
 import argparse
@@ -24,12 +29,16 @@ CASES = {
             "shape": "2,128", "tokens": "1024", "microbatches": 8, "steps": 8},
     "resnet18": {"model": ["--model", "torchvision.models:resnet18"],
                  "shape": "4,3,64,64", "tokens": None, "microbatches": 4, "steps": 30},
+    "mobilenet_v3_small": {"model": ["--model", "torchvision.models:mobilenet_v3_small"],
+                           "shape": "8,3,64,64", "tokens": None, "microbatches": 8,
+                           "steps": 20},
 }
 QUICK = {
     "gpt": {"model": ["--model", "paraplan.models:gpt", "--arg", "layers=4", "--arg",
                       "hidden=128", "--arg", "seq_len=64"],
             "shape": "2,64", "tokens": "1024", "microbatches": 4, "steps": 4},
     "resnet18": dict(CASES["resnet18"], shape="2,3,32,32", steps=4),
+    "mobilenet_v3_small": dict(CASES["mobilenet_v3_small"], shape="2,3,32,32", steps=4),
 }
 
 
@@ -67,11 +76,18 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--steps", type=int, help="iterations per run (default: per model)")
     parser.add_argument("--quick", action="store_true", help="small models (a smoke test)")
+    parser.add_argument("--nproc", type=int, default=2, help="ranks to probe and plan for")
+    parser.add_argument("--cases", help="comma-separated case names (default: all)")
     a = parser.parse_args()
     cases = QUICK if a.quick else CASES
+    if a.cases:
+        unknown = [c for c in a.cases.split(",") if c not in cases]
+        if unknown:
+            sys.exit(f"--cases: unknown {', '.join(unknown)} (known: {', '.join(cases)})")
+        cases = {c: cases[c] for c in a.cases.split(",")}
     work = tempfile.mkdtemp(prefix="paraplan-bench-run-")
     cluster = os.path.join(work, "cluster.json")
-    python("probe", "--nproc", "2", "-o", cluster)
+    python("probe", "--nproc", str(a.nproc), "-o", cluster)
     print(f"{'case':<22} {'round':>5} {'measured (s)':>13} {'predicted (s)':>14} {'error':>8}")
     errors = {}
     for name, case in cases.items():
@@ -92,6 +108,10 @@ def main():
             shape_of = {best: "best " + "+".join(f"{s['data_parallel']}x" for s in
                                                  plan["stages"]),
                         pipeline: "2 stages"}
+            scaling = plan.get("compute_scaling", {}).get("device_types", [{}])[0]
+            if round_ == 0 and scaling:
+                print(f"{name}: compute scaled x{scaling['time_factor']:.3f} (profiled alone "
+                      f"against {a.nproc} ranks probed together)", flush=True)
             for path in (best, pipeline):
                 metrics = os.path.join(work, "metrics.json")
                 python("run", path, *case["model"], "--input-shape", case["shape"], *tokens,

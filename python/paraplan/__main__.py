@@ -99,7 +99,7 @@ def main(argv=None):
         document, step = profile_and_check(
             module, inputs, granularity=a.granularity, warmup=a.warmup, repeats=a.repeats,
             threads=a.threads, microbatches=a.microbatches, name=a.module.rsplit(":", 1)[1],
-            check=a.check, min_seconds=a.min_seconds)
+            check=a.check, min_seconds=a.min_seconds, tokens=a.tokens)
     except ProfileError as error:
         print(f"paraplan profile: {a.module}: {error}", file=sys.stderr)
         return 3
@@ -121,8 +121,9 @@ def _run_arguments(commands):
     r.add_argument("plan", help="a plan file written by paraplan plan PROFILE -o PLAN")
     r.add_argument("--model", required=True, help="package.module:factory or file.py:factory")
     r.add_argument("--arg", action="append", default=[], help="factory argument key=value")
-    r.add_argument("--input-shape", required=True,
-                   help="one micro-batch's input, the batch first (as profiled), e.g. 4,128")
+    r.add_argument("--input-shape", default=None,
+                   help="one micro-batch's input, the batch first, e.g. 4,128 (default: the "
+                        "shape the plan's model was profiled at; another shape is refused)")
     r.add_argument("--tokens", type=int, default=0,
                    help="integer inputs in [0, TOKENS) (token ids) instead of random floats")
     r.add_argument("--granularity", type=int, default=2, help="as profiled (default 2)")
@@ -151,6 +152,45 @@ def _run_arguments(commands):
     r.add_argument("--quiet", action="store_true", help="no per-step lines")
 
 
+def _profiled_input(plan, a):
+    """The micro-batch's input shape and token vocabulary: the plan's model records what it was
+    profiled at, and its times hold for that input only; a different one is refused."""
+    recorded = (plan.get("model_config") or {}).get("profiled_on") or {}
+    at = recorded.get("input_shape")
+    if a.input_shape is None:
+        if not at:
+            raise ValueError("--input-shape: the plan's model does not record the input it was "
+                             "profiled at; give the shape, the micro-batch first")
+        shape = tuple(int(d) for d in at)
+    else:
+        shape = _shape(a.input_shape)
+        if at and list(shape) != [int(d) for d in at]:
+            raise ValueError(f"--input-shape {','.join(map(str, shape))}: the plan's model was "
+                             f"profiled at {','.join(map(str, at))}, and its times hold for that "
+                             f"input only (profile the model again at the new shape)")
+    tokens = int(recorded.get("tokens") or 0)
+    if a.tokens and at and a.tokens != tokens:
+        raise ValueError(f"--tokens {a.tokens}: the plan's model was profiled with "
+                         f"{'token inputs of ' + str(tokens) if tokens else 'float inputs'}")
+    return shape, a.tokens or tokens
+
+
+def _warn_if_ranks_share_cores(plan, threads):
+    from .device import cores
+    try:
+        import torch
+        if torch.cuda.is_available():
+            return
+    except ImportError:
+        return
+    ranks = int(plan.get("devices_used") or 0)
+    if ranks * threads > cores():
+        print(f"paraplan run: warning: {ranks} ranks × {threads} thread(s) on {cores()} cores: "
+              f"the ranks share cores, so each computes slower than a profile taken alone "
+              f"(price the plan on a cluster probed with {ranks} ranks: python3 -m paraplan "
+              f"probe --nproc {ranks})", file=sys.stderr)
+
+
 def run_main(a):
     """python3 -m paraplan run: exit 0 trained; 2 a bad command line or plan file; 3 a plan that
     does not match the model or the launch (refused before training); 4 a rank that failed or
@@ -171,7 +211,7 @@ def run_main(a):
               f"paraplan plan PROFILE.json -o PLAN.json)", file=sys.stderr)
         return 2
     try:
-        shape = _shape(a.input_shape)
+        shape, a.tokens = _profiled_input(plan, a)
         die = tuple(int(x) for x in a.die.split(":")) if a.die else None
         if die is not None and len(die) != 2:
             raise ValueError
@@ -205,12 +245,18 @@ def run_main(a):
         return 2
     config = {"plan": plan, "options": options, "module": a.model, "args": a.arg,
               "schedule": passes}
+    _warn_if_ranks_share_cores(plan, a.threads)
     try:
         import torch
         module = load_module(a.model, a.arg)
         torch.manual_seed(a.seed)
         example, _ = runtime.make_batch(0, shape, a.tokens, (1, 1), a.seed)
-        runtime.Partition(module, plan, runtime.Layout(plan), a.granularity, example)
+        try:
+            runtime.Partition(module, plan, runtime.Layout(plan), a.granularity, example)
+        except (RuntimeError, TypeError, IndexError) as error:  # the module on this input
+            raise runtime.RunError(f"{a.model} does not run on input shape "
+                                   f"{','.join(map(str, shape))}: {type(error).__name__}: "
+                                   f"{str(error).splitlines()[0] if str(error) else ''}")
         summary = runtime.launch(config)
     except ValueError as error:  # RunError included; a rank's failure carries its exit code
         print(f"paraplan run: {error}", file=sys.stderr)

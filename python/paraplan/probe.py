@@ -9,14 +9,15 @@ that prices the measured all-reduce times in the cost models' formula
 """
 
 import os
-import platform
 import socket
 import tempfile
+import warnings
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from .device import cores, device_name, matmul_flops_per_s
 from .profiler import _median_time
 
 
@@ -72,18 +73,11 @@ def _worker(rank, nproc, port, sizes, repeats, matmul_size, threads, out_dir):
         allreduce()
         dist.barrier()
         result["allreduce"][size] = _median(allreduce, repeats)
-    a = torch.randn(matmul_size, matmul_size, device=device)
-    b = torch.randn(matmul_size, matmul_size, device=device)
-
-    def matmul():
-        torch.mm(a, b)
-        sync()
-
-    matmul()
-    result["flops_per_s"] = 2 * matmul_size ** 3 / _median(matmul, repeats)
+    dist.barrier()  # every rank multiplies at once: the rate a rank gets while all run
+    result["flops_per_s"] = matmul_flops_per_s(threads, matmul_size, repeats, device)
     if cuda:
         result["memory_bytes"] = torch.cuda.get_device_properties(device).total_memory
-        result["device"] = torch.cuda.get_device_name(device)
+        result["device"] = device_name(device)
     torch.save(result, os.path.join(out_dir, f"rank{rank}.pt"))
     dist.barrier()
     dist.destroy_process_group()
@@ -119,6 +113,10 @@ def probe(nproc=2, sizes=(1 << 12, 1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26),
     """Measures `nproc` ranks on this machine; returns (cluster document, measurements)."""
     if nproc < 2:
         raise ProbeError(f"nproc {nproc}: the probe needs at least 2 ranks to measure links")
+    if nproc * threads > cores() and not torch.cuda.is_available():
+        warnings.warn(f"{nproc} ranks × {threads} thread(s) on {cores()} cores: the ranks share "
+                      f"cores, and each measures the rate it gets while all run (a plan priced "
+                      f"on it is slower than on a machine with a core per rank)")
     if len(sizes) < 2 or min(sizes) < 4:
         raise ProbeError("sizes: give at least two message sizes of 4 bytes or more")
     with tempfile.TemporaryDirectory() as out_dir:
@@ -136,7 +134,7 @@ def probe(nproc=2, sizes=(1 << 12, 1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26),
     _, allreduce_bandwidth = _fit({share * size: t for size, t in ranks[0]["allreduce"].items()},
                                   "all-reduce")
     cuda = "device" in ranks[0]
-    device = ranks[0]["device"] if cuda else f"cpu ({platform.processor() or platform.machine()})"
+    device = ranks[0]["device"] if cuda else device_name()
     memory = ranks[0]["memory_bytes"] if cuda else _memory_bytes() // nproc
     flops = min(r["flops_per_s"] for r in ranks)
     document = {

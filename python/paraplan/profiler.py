@@ -16,6 +16,8 @@ from torch import fx
 from torch.fx.passes.shape_prop import ShapeProp
 from torch.fx.passes.split_module import split_module
 
+from .device import device_name, matmul_flops_per_s
+
 
 class ProfileError(ValueError):
     """The module or its inputs cannot be profiled; the message says why and what would do."""
@@ -143,7 +145,7 @@ def _measure(sub, args, warmup, repeats):
 
 
 def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threads=1,
-            microbatches=1, name=None, min_seconds=5.0):
+            microbatches=1, name=None, min_seconds=5.0, tokens=0):
     """Profiles `module` on `example_inputs` (a tensor or a tuple of them) and returns paraplan's
     native model document (a dict). Each layer is a group of the module's nodes: the modules at
     depth `granularity` of its hierarchy (1: its children). Times are medians of `repeats` runs
@@ -151,14 +153,16 @@ def profile(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threa
     (more repeats for fast models: a VM's speed swings by a quarter from one second to the
     next, so a median needs minutes' worth of samples, not a second's). When torch.fx cannot
     trace the module, the groups come from module-level hooks instead, in the order the modules
-    ran, and a warning says so."""
+    ran, and a warning says so. The document records what it was measured on and with
+    (``profiled_on``: the device, its matmul rate alone at `threads`, the input's shape and, for
+    token inputs, the vocabulary `tokens`)."""
     return profile_and_check(module, example_inputs, granularity=granularity, warmup=warmup,
                              repeats=repeats, threads=threads, microbatches=microbatches,
-                             name=name, check=False, min_seconds=min_seconds)[0]
+                             name=name, check=False, min_seconds=min_seconds, tokens=tokens)[0]
 
 
 def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeats=5, threads=1,
-                      microbatches=1, name=None, check=True, min_seconds=5.0):
+                      microbatches=1, name=None, check=True, min_seconds=5.0, tokens=0):
     """:func:`profile`, and with `check` the median seconds of a whole forward and backward pass
     of the unsplit module (loss: the sum of its outputs) timed between the profile's own passes,
     so both medians see the same machine (a VM's speed drifts by tens of percent over a minute);
@@ -219,12 +223,19 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
                                     memory_per_inflight_bytes=kept))
             layers.append({"id": i, "name": part["name"], "output_bytes": part["output_bytes"],
                            "options": {"1": options}})
-        batch = _tensors(inputs)[0].shape[0] if _tensors(inputs) else 1
+        tensors = _tensors(inputs)
+        batch = tensors[0].shape[0] if tensors else 1
         document = {"format": "paraplan-model", "version": 1,
                     "name": name or type(module).__name__, "microbatches": microbatches,
                     "profile_batch_size": int(batch), "layers": layers,
                     "edges": [{"from": a, "to": b, "bytes": n}
                               for (a, b), n in sorted(edges.items())]}
+        if tensors:
+            where = tensors[0].device
+            document["profiled_on"] = {
+                "device": device_name(where), "threads": threads,
+                "flops_per_s": matmul_flops_per_s(threads, repeats=max(3, repeats), device=where),
+                "input_shape": [int(d) for d in tensors[0].shape], "tokens": int(tokens)}
         return document, step_s
     finally:
         torch.set_num_threads(previous_threads)

@@ -259,3 +259,38 @@ def test_a_plan_placed_on_part_of_a_cluster_runs_on_consecutive_ranks():
     plan["stages"][1]["device_ids"] = [0, 2]
     with pytest.raises(RunError, match="twice"):
         Layout(plan)
+
+
+def test_the_input_it_was_profiled_at_is_the_only_one_it_runs(profile, tmp_path):
+    """The profile records its input; run takes it by default and refuses another shape or
+    vocabulary in one line (exit 2) before training."""
+    recorded = profile["profiled_on"]
+    assert recorded["input_shape"] == [2, 16] and recorded["tokens"] == 64
+    assert recorded["flops_per_s"] > 0 and recorded["threads"] == 1
+    plan = make_plan(profile, [(["position", "embed", *BLOCKS, "norm", "head"], 1, 1, False)])
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    for extra, message in [(["--input-shape", "4,16"], "was profiled at 2,16"),
+                           (["--input-shape", "2,16", "--tokens", "32"],
+                            "profiled with token inputs of 64")]:
+        result = subprocess.run([sys.executable, "-m", "paraplan", "run", str(path), *GPT,
+                                 *extra], capture_output=True, text=True, timeout=300)
+        assert result.returncode == 2, result.stderr
+        assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    # Without --input-shape and --tokens: the recorded ones.
+    result = subprocess.run([sys.executable, "-m", "paraplan", "run", str(path), *GPT,
+                             "--steps", "1", "--quiet"], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr
+    # A plan of a profile that records nothing needs the shape, and a wrong one is one line.
+    del plan["model_config"]["profiled_on"]
+    path.write_text(json.dumps(plan))
+    result = subprocess.run([sys.executable, "-m", "paraplan", "run", str(path), *GPT],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and "does not record the input" in result.stderr
+    result = subprocess.run([sys.executable, "-m", "paraplan", "run", str(path), *GPT,
+                             "--input-shape", "2,99", "--tokens", "64", "--steps", "1"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 3, result.stderr
+    assert "does not run on input shape 2,99" in result.stderr
+    assert "Traceback" not in result.stderr

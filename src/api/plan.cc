@@ -58,13 +58,19 @@ PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes
   }
   const std::string& first =
       c.device_types[static_cast<std::size_t>(c.machine_device_type[0])].name;
-  const std::string reference = model_device.empty() ? first : model_device;
+  // A profile that recorded its device's matmul rate, measured alone, is priced against it: the
+  // cluster's rate (a probe's, measured while every rank runs) scales its compute.
+  const ProfileFacts& profiled = w.model.profiled;
+  const bool by_profile = model_device.empty() && profiled.flops_per_s > 0;
+  const std::string reference = !model_device.empty() ? model_device
+                                : by_profile          ? profiled.device
+                                                      : first;
   int types = 0;
   for (int n : count) types += n > 0;
-  if (types < 2 && reference == first) return s;
-  double reference_peak = known_peak_flops(reference);
+  if (types < 2 && reference == first && !by_profile) return s;
+  double reference_peak = by_profile ? profiled.flops_per_s : known_peak_flops(reference);
   for (const auto& t : c.device_types)
-    if (t.name == reference) reference_peak = t.peak_flops_per_s;
+    if (!by_profile && t.name == reference) reference_peak = t.peak_flops_per_s;
   if (!(reference_peak > 0))
     throw FieldError("model_device", " \"" + reference +
                                          "\": not a device type of the cluster with a peak "

@@ -114,6 +114,14 @@ std::string pipeline_words(const PipelinePlanRequest& request, const PipelinePla
         result.coarsening->super_nodes, result.coarsening->reason,
         result.coarsening->coarse_objective, result.coarsening->uncoarsened_objective,
         result.coarsening->moves);
+  const ProfileFacts& p = request.model.profiled;
+  if (p.flops_per_s > 0)
+    for (const auto& g : request.settings.device_groups)
+      out += fmt::format(
+          "compute scaled ×{:.3f} on {}: profiled alone on {} at {:.3g} GFLOP/s, the cluster's "
+          "device runs at {:.3g} GFLOP/s\n",
+          g.time_factor, g.name, p.device, p.flops_per_s / 1e9,
+          p.flops_per_s / g.time_factor / 1e9);
   return out + placement_lines(result.plan, result, request.settings);
 }
 

@@ -225,6 +225,15 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
     io::Json names = io::Json::array();
     for (const auto& g : settings.device_groups) names.push_back(g.name);
     j["device_groups"] = names;  // stages[].device_type indexes these
+    const ProfileFacts& p = request.model.profiled;
+    if (p.flops_per_s > 0) {  // the profile's compute, priced on the cluster's devices
+      io::Json factors = io::Json::array();
+      for (const auto& g : settings.device_groups)
+        factors.push_back({{"device_type", g.name}, {"time_factor", g.time_factor}});
+      j["compute_scaling"] = {{"profiled_on", p.device},
+                              {"profiled_flops_per_s", p.flops_per_s},
+                              {"device_types", factors}};
+    }
   }
   if (result.mixed)
     j["mixed_baselines"] = {{"blind_planned", result.mixed->blind_planned},

@@ -12,9 +12,11 @@
 namespace {
 
 using paraplan::testing_support::Outcome;
+using paraplan::testing_support::read_json;
 using paraplan::testing_support::read_text;
 using paraplan::testing_support::run;
 using paraplan::testing_support::run_shell;
+using paraplan::testing_support::write_json;
 using paraplan::testing_support::write_temp;
 
 const std::string kPiper = std::string(PARAPLAN_DATA) + "/piper/";
@@ -178,6 +180,50 @@ TEST(Cli, ConvertedModelsPlanTheSame) {
             nlohmann::json::parse(from_native.out)["speedup"]);
   EXPECT_EQ(run("convert /nonexistent.txt").exit_code, 5);
   EXPECT_EQ(run("convert " + profile + " -o /nonexistent/dir/x.json").exit_code, 5);
+}
+
+// A profile records the matmul rate its device reached alone; on a cluster whose device runs
+// slower (a probe measures it while every rank runs), the plan prices its compute scaled by the
+// ratio and says so. Without the record, or at the same rate, nothing changes.
+TEST(Cli, ProfiledComputeIsScaledByTheClustersRate) {
+  const std::string model = testing::TempDir() + "scaled.model.json";
+  const std::string cluster = testing::TempDir() + "scaled.cluster.json";
+  ASSERT_EQ(
+      run("convert " + kPiper + "bert32a100.json -o " + model + " --cluster-output " + cluster)
+          .exit_code,
+      0);
+  auto c = read_json(cluster);
+  c["device_types"][0]["name"] = "cpu (test)";
+  c["device_types"][0]["peak_flops_per_s"] = 1e9;
+  for (auto& m : c["machines"]) m["device_type"] = "cpu (test)";
+  write_json(cluster, c);
+  const auto objective = [&](double profiled_flops, nlohmann::json* doc = nullptr) {
+    auto m = read_json(model);
+    if (profiled_flops > 0)
+      m["profiled_on"] = {{"device", "cpu (test)"},
+                          {"flops_per_s", profiled_flops},
+                          {"threads", 1},
+                          {"input_shape", {8, 3, 64, 64}},
+                          {"tokens", 0}};
+    const std::string path = testing::TempDir() + "scaled.profiled.json";
+    write_json(path, m);
+    Outcome o = run("plan " + path + " --cluster " + cluster + " --devices 8 --json");
+    EXPECT_EQ(o.exit_code, 0) << o.out;
+    const auto j = nlohmann::json::parse(o.out);
+    if (doc) *doc = j;
+    return j["objective"].get<double>();
+  };
+  nlohmann::json scaled;
+  const double plain = objective(0), same = objective(1e9), slower = objective(3e9, &scaled);
+  EXPECT_EQ(plain, same);
+  EXPECT_GT(slower, 2 * plain);  // compute 3× slower (the transfers are not)
+  EXPECT_EQ(scaled["compute_scaling"]["profiled_on"], "cpu (test)");
+  EXPECT_EQ(scaled["compute_scaling"]["device_types"][0]["time_factor"], 3.0);
+  Outcome words = run("plan " + testing::TempDir() + "scaled.profiled.json --cluster " + cluster +
+                      " --devices 8");
+  EXPECT_NE(words.out.find("compute scaled ×3.000 on cpu (test): profiled alone on cpu (test)"),
+            std::string::npos)
+      << words.out;
 }
 
 TEST(Cli, InstancesBeyondTheExactSearchAreCoarsened) {

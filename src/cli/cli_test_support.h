@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace paraplan::testing_support {
@@ -43,6 +44,15 @@ inline std::string write_temp(const std::string& name, const std::string& text) 
 inline std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+/// A JSON file read whole, and written (indented).
+inline nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+inline void write_json(const std::string& path, const nlohmann::json& j) {
+  std::ofstream(path) << j.dump(2);
 }
 
 }  // namespace paraplan::testing_support

@@ -14,18 +14,11 @@
 namespace {
 
 using paraplan::testing_support::Outcome;
+using paraplan::testing_support::read_json;
 using paraplan::testing_support::run;
 using paraplan::testing_support::run_shell;
+using paraplan::testing_support::write_json;
 using paraplan::testing_support::write_temp;
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-void write_json(const std::string& path, const nlohmann::json& j) {
-  std::ofstream(path) << j.dump(2);
-}
 
 std::string planned(const std::string& name, const std::string& flags) {
   const std::string path = testing::TempDir() + name;

@@ -69,24 +69,50 @@ Json model_to_json(const Model& model) {
   for (const auto& e : model.edges)
     edges.push_back(
         {{"from", model.layers[e.from].id}, {"to", model.layers[e.to].id}, {"bytes", e.bytes}});
-  return Json{{"format", "paraplan-model"},
-              {"version", kFormatVersion},
-              {"name", model.name},
-              {"microbatches", model.microbatches},
-              {"profile_batch_size", model.profile_batch_size},
-              {"layers", layers},
-              {"edges", edges}};
+  Json doc{{"format", "paraplan-model"},
+           {"version", kFormatVersion},
+           {"name", model.name},
+           {"microbatches", model.microbatches},
+           {"profile_batch_size", model.profile_batch_size},
+           {"layers", layers},
+           {"edges", edges}};
+  const ProfileFacts& p = model.profiled;
+  if (p.recorded())
+    doc["profiled_on"] = {{"device", p.device},
+                          {"flops_per_s", p.flops_per_s},
+                          {"threads", p.threads},
+                          {"input_shape", p.input_shape},
+                          {"tokens", p.tokens}};
+  return doc;
 }
 
 Model model_from_json(const Json& doc, const std::string& source) {
   JsonObject top(doc, source, "");
-  top.only({"format", "version", "name", "microbatches", "profile_batch_size", "layers", "edges"});
+  top.only({"format", "version", "name", "microbatches", "profile_batch_size", "profiled_on",
+            "layers", "edges"});
   check_header(top, "paraplan-model");
   Model model;
   if (top.has("name")) model.name = top.string("name");
   model.microbatches = static_cast<int>(top.integer("microbatches", 1, 1000000000));
   if (top.has("profile_batch_size"))
     model.profile_batch_size = static_cast<int>(top.integer("profile_batch_size", 1, 1000000000));
+  if (top.has("profiled_on")) {
+    const JsonObject p = top.object("profiled_on");
+    p.only({"device", "flops_per_s", "threads", "input_shape", "tokens"});
+    ProfileFacts& f = model.profiled;
+    f.device = p.string("device");
+    f.flops_per_s = p.positive_number("flops_per_s");
+    f.threads = static_cast<int>(p.integer("threads", 1, 1 << 16));
+    const Json& shape = p.array("input_shape");
+    for (const Json& d : shape) {
+      if (!d.is_number_integer() || d.get<long long>() < 1)
+        p.fail("input_shape", "must list positive sizes, the micro-batch first");
+      f.input_shape.push_back(d.get<std::int64_t>());
+    }
+    if (f.input_shape.empty())
+      p.fail("input_shape", "must list positive sizes, the micro-batch first");
+    f.tokens = p.has("tokens") ? p.integer("tokens", 0, 1LL << 40) : 0;
+  }
   const Json& layers = top.array("layers");
   std::map<long long, int> index_of;
   for (std::size_t i = 0; i < layers.size(); ++i) {

@@ -63,6 +63,17 @@ struct Edge {
 };
 
 /// A DAG of layers. Layers are addressed by index; `Layer::id` is what users see.
+/// Where and on what a profile was measured: the layer times hold for that device running alone
+/// on that input (empty / 0: not recorded).
+struct ProfileFacts {
+  std::string device;                     ///< e.g. "cpu (x86_64)" or the GPU's name
+  double flops_per_s = 0;                 ///< its matmul rate measured by the profiler, alone
+  int threads = 0;                        ///< intra-op threads it was measured with
+  std::vector<std::int64_t> input_shape;  ///< the example input (the micro-batch first)
+  std::int64_t tokens = 0;                ///< token inputs: the vocabulary (0: float inputs)
+  bool recorded() const { return flops_per_s > 0 || !input_shape.empty(); }
+};
+
 struct Model {
   std::string name;
   std::vector<Layer> layers;
@@ -71,6 +82,8 @@ struct Model {
   int profile_batch_size = 1;
   /// Number of micro-batches per training batch the costs assume (Piper's mbsInBatch).
   int microbatches = 1;
+  /// Profiled models (`python3 -m paraplan profile`): what the times were measured on and with.
+  ProfileFacts profiled;
 
   /// Indices into `edges` of the edges entering / leaving each layer, in edge order.
   /// Filled by `index()`; the readers call it.

@@ -121,6 +121,7 @@ CoarseModel coarsen(const Model& model, int nodes) {
   Model& c = out.model;
   c.name = model.name;
   c.profile_batch_size = model.profile_batch_size;
+  c.profiled = model.profiled;
   c.microbatches = model.microbatches;
   for (const auto& [pair, bytes] : edges) c.edges.push_back({pair.first, pair.second, bytes});
   c.layers.resize(out.members.size());

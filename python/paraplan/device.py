@@ -1,0 +1,48 @@
+"""What a rank computes on and how fast: the device's name as profiles and probed clusters give
+it, and its matmul rate (FLOP/s) at a number of intra-op threads. The profiler measures the rate
+alone, the probe while every rank runs; the planner scales a profile's compute by their ratio."""
+
+import os
+import platform
+import statistics
+import time
+
+import torch
+
+
+def device_name(device=None):
+    """The GPU's name, or "cpu (ARCH)"."""
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu ({platform.processor() or platform.machine()})"
+
+
+def cores():
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def matmul_flops_per_s(threads=1, size=512, repeats=5, device=None):
+    """Median FLOP/s of a size × size float32 matmul at `threads` intra-op threads."""
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a = torch.randn(size, size, device=device)
+        b = torch.randn(size, size, device=device)
+
+        def once():
+            start = time.perf_counter()
+            torch.mm(a, b)
+            if device.type == "cuda":
+                torch.cuda.synchronize(device)
+            return time.perf_counter() - start
+
+        once()  # warm-up
+        return 2 * size ** 3 / statistics.median(once() for _ in range(max(1, repeats)))
+    finally:
+        torch.set_num_threads(previous)
