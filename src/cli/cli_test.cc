@@ -209,6 +209,11 @@ TEST(Cli, ProfiledComputeIsScaledByTheClustersRate) {
     write_json(path, m);
     Outcome o = run("plan " + path + " --cluster " + cluster + " --devices 8 --json");
     EXPECT_EQ(o.exit_code, 0) << o.out;
+    // The plan file (= --json) replays: the simulator prices the same scaled compute.
+    const std::string file = testing::TempDir() + "scaled.plan.json";
+    write_json(file, nlohmann::json::parse(o.out));
+    Outcome s = run("simulate " + file + " --json");
+    EXPECT_EQ(s.exit_code, 0) << s.out;
     const auto j = nlohmann::json::parse(o.out);
     if (doc) *doc = j;
     return j["objective"].get<double>();
