@@ -280,3 +280,13 @@ def test_a_layer_model_file_given_first_is_the_input(tmp_path):
                                   "num_hidden_layers": 16, "num_attention_heads": 16,
                                   "intermediate_size": 8192, "vocab_size": 32000}))
     assert paraplan.plan(str(config), devices=8, batch=64)["planner"] == "llm"
+
+
+def test_the_pipeline_planner_takes_dp_as_the_cli_does(tmp_path):
+    path = os.path.join(DATA, "piper", "bert32a100.json")
+    ours = paraplan.plan(path, devices=8, dp=2)
+    out = tmp_path / "plan.json"
+    subprocess.run([BINARY, "plan", path, "--devices", "8", "--dp", "2", "-o", str(out),
+                    "--quiet"], check=True, capture_output=True)
+    assert ours == json.loads(out.read_text())
+    assert {stage["data_parallel"] for stage in ours["stages"]} == {2}

@@ -1,6 +1,8 @@
 // The plan job: which planner, its defaults, its products.
 #include "api/plan_job.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -135,6 +137,17 @@ PlanOutcome piper(const PlanOptions& o, const Workload& w) {
   r.settings = piper_settings(w, o.devices, bytes_or_zero("memory", o.memory),
                               o.bandwidth.empty() ? 0 : bandwidth_value("bandwidth", o.bandwidth),
                               o.microbatches, o.model_device);
+  if (o.knobs.dp > 0) {  // every stage's data-parallel width
+    const PiperSettings& s = r.settings;
+    if (o.knobs.dp > s.max_devices)
+      throw FieldError("dp",
+                       fmt::format(" {}: more than the {} devices", o.knobs.dp, s.max_devices));
+    if (s.microbatches % o.knobs.dp)
+      throw FieldError("dp", fmt::format(" {}: a stage's replicas share the {} micro-batches, so "
+                                         "its width must divide them",
+                                         o.knobs.dp, s.microbatches));
+    r.settings.data_parallel = o.knobs.dp;
+  }
   r.model = w.model;
   r.products = {o.trace, o.report};
   r.progress = o.progress;
@@ -254,8 +267,8 @@ const std::vector<std::string> kTransformerPlanFields = {
     "model",      "planner", "cluster",    "devices", "batch",        "uniform_stages",
     "resimulate", "top",     "time_limit", "export",  "model_device", "memory"};
 const std::vector<std::string> kPiperPlanFields = {
-    "input",     "format",       "cost_model",    "planner",   "cluster", "devices",     "memory",
-    "bandwidth", "microbatches", "profile_batch", "placement", "coarsen", "model_device"};
+    "input",     "format",       "cost_model",    "planner",   "cluster", "devices",      "memory",
+    "bandwidth", "microbatches", "profile_batch", "placement", "coarsen", "model_device", "dp"};
 const std::vector<std::string> kDapplePlanFields = {"input",           "format",       "cost_model",
                                                     "planner",         "machines",     "batch",
                                                     "microbatch_size", "profile_batch"};

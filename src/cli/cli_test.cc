@@ -231,6 +231,26 @@ TEST(Cli, ProfiledComputeIsScaledByTheClustersRate) {
       << words.out;
 }
 
+// --dp fixes every stage's data-parallel width: the same exact search over those shapes only; a
+// width the devices or micro-batches cannot take is refused by the flag.
+TEST(Cli, PipelinePlannerTakesTheUsersDataParallelWidth) {
+  for (int dp : {1, 2, 4}) {
+    Outcome o = run("plan " + kPiper + "bert32a100.json --devices 8 --dp " + std::to_string(dp) +
+                    " --json");
+    ASSERT_EQ(o.exit_code, 0) << o.out;
+    for (const auto& stage : nlohmann::json::parse(o.out)["stages"])
+      EXPECT_EQ(stage["data_parallel"], dp);
+  }
+  Outcome wide = run("plan " + kPiper + "bert32a100.json --devices 8 --dp 16");
+  EXPECT_EQ(wide.exit_code, 2);
+  EXPECT_NE(wide.out.find("--dp 16: more than the 8 devices"), std::string::npos) << wide.out;
+  Outcome odd = run("plan " + kPiper + "bert32a100.json --devices 8 --dp 7");
+  EXPECT_EQ(odd.exit_code, 2);
+  EXPECT_NE(odd.out.find("--dp 7: a stage's replicas share the 1920 micro-batches"),
+            std::string::npos)
+      << odd.out;
+}
+
 TEST(Cli, InstancesBeyondTheExactSearchAreCoarsened) {
   // A chain of 15,000 layers has ~1.1e8 contiguous stages: refused with exit code 6, not a hang.
   const int n = 15000;

@@ -41,6 +41,7 @@ PiperCostModel::PiperCostModel(const Model& model, PiperSettings settings)
                       static_cast<long long>(d) * t <= groups_[static_cast<std::size_t>(g)].count;
            ++d) {
         if (settings_.microbatches % d != 0) continue;
+        if (settings_.data_parallel > 0 && d != settings_.data_parallel) continue;
         shapes_.push_back({t, d, g});
         shape_degree_index_.push_back(ti);
       }

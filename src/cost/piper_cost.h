@@ -16,6 +16,9 @@ struct PiperSettings {
   double memory_per_device_bytes = 0;  ///< M
   double bandwidth_bytes_per_s = 0;    ///< B
   int microbatches = 1;                ///< N (d must divide N; Σd <= N)
+  /// Every stage's data-parallel width d, fixed by the user (0: searched). The search is the
+  /// same, over the shapes with this d only.
+  int data_parallel = 0;
   /// kMemory prices a stage by its smallest possible memory per device instead of its time,
   /// with no memory limit: the planner then finds the smallest memory any plan needs.
   enum class Objective { kTimePerSample, kMemory } objective = Objective::kTimePerSample;

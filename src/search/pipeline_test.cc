@@ -126,6 +126,7 @@ double brute_force(const Model& m, const PiperSettings& s) {
           for (int tt = 1; tt <= std::min(s.max_devices, 2); ++tt)
             for (int dd = 1; dd <= s.max_devices; ++dd) {
               if (s.microbatches % dd) continue;
+              if (s.data_parallel > 0 && dd != s.data_parallel) continue;  // the user's --dp
               t[i] = tt, d[i] = dd, g[i] = gg;
               shape(i + 1);
             }
@@ -279,15 +280,19 @@ RC_GTEST_PROP(PipelineSearchTwin, EqualsBruteForceOnRandomSmallGraphs, ()) {
   s.memory_per_device_bytes = *rc::gen::inRange(4, 30);
   s.bandwidth_bytes_per_s = *rc::gen::inRange(1, 3);
   s.allreduce_bandwidth_bytes_per_s = *rc::gen::inRange(0, 3);
+  // Half the cases fix every stage's data-parallel width (--dp), as users may.
+  if (*rc::gen::arbitrary<bool>()) s.data_parallel = *rc::gen::inRange(1, 3);
   PiperCostModel cost(m, s);
   Plan plan = plan_every_schedule(m, cost);
   double expected = brute_force(m, s);
+  if (s.data_parallel > 0)
+    for (const Stage& st : plan.stages) RC_ASSERT(st.data_parallel == s.data_parallel);
   RC_TAG(std::isfinite(expected), plan.stages.size(),
          piper_uniform_applies(cost) ? "fast cursor" : "general cursor");
   RC_LOG() << io::model_to_json(m).dump() << "\nK=" << s.max_devices << " N=" << s.microbatches
            << " M=" << s.memory_per_device_bytes << " B=" << s.bandwidth_bytes_per_s
-           << " B_ar=" << s.allreduce_bandwidth_bytes_per_s << " planner=" << plan.objective
-           << " brute=" << expected << "\n"
+           << " B_ar=" << s.allreduce_bandwidth_bytes_per_s << " dp=" << s.data_parallel
+           << " planner=" << plan.objective << " brute=" << expected << "\n"
            << io::plan_to_json(plan, m).dump() << "\n";
   require_brute_force_optimum(plan, expected);
 }
