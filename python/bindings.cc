@@ -52,6 +52,7 @@ std::string plan(const py::dict& kw) {
   o.microbatches = static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30));
   o.machines = k.text("machines");
   o.placement = k.text("placement", "search");
+  o.objective = k.text("objective", "iteration");
   o.coarsen = static_cast<int>(k.integer("coarsen", 0, 2, 100000));
   o.model_device = k.text("model_device");
   o.batch = k.integer("batch", 0, 1, 1000000000);

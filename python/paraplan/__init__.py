@@ -58,7 +58,9 @@ def plan(model=None, input=None, **keywords):
     ``profile_batch``, ``placement`` ("search" or "rank-order": on a cluster with a network, every
     stage replica placed on its links, or stages on consecutive devices), ``coarsen`` (super-nodes
     to coarsen the layer graph to; default: exact), ``model_device`` (the device the model's
-    times were measured on; other device types in the cluster run them scaled by peak FLOP/s). Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
+    times were measured on; other device types in the cluster run them scaled by peak FLOP/s),
+    ``objective`` ("iteration": the simulated iteration, default; "steady-state": Piper's
+    bottleneck), ``dp`` (every stage's data-parallel width). Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
     "312TFLOP/s"), ``bandwidth``, ``min_block``, ``keep_all_flows``, ``powers_of_two``,
     ``all_devices``.
     """

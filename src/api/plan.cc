@@ -17,6 +17,7 @@
 #include "report/plan_report.h"
 #include "search/coarsen.h"
 #include "search/dapple_search.h"
+#include "search/pipeline_iteration.h"
 #include "search/placement.h"
 #include "sim/intra_op_program.h"
 #include "zoo/cluster_presets.h"
@@ -257,6 +258,18 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     out.plan.objective = kInfinity;
     out.plan.microbatches = settings.microbatches;
     return out;
+  }
+  if (!request.steady_state && !out.coarsening) {
+    // The plan of least simulated iteration, the steady-state optimum as the first bound.
+    const IterationTime iteration = [&](const Plan& p) {
+      return sim::simulate_pipeline_plan(request.model, p, settings.microbatches).makespan_s;
+    };
+    const IterationSearchResult it =
+        search_pipeline_iteration(request.model, cost, settings.microbatches, iteration, out.plan);
+    const double steady = it.seed_iteration_s;
+    out.plan = it.plan;
+    out.iteration = PipelinePlanResult::Iteration{it.iteration_s, steady, it.exact, it.stage_prices,
+                                                  it.plans_replayed};
   }
   if (settings.device_groups.size() > 1) out.mixed = mixed_baselines(request, search);
   std::optional<Topology> topology;

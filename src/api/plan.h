@@ -52,6 +52,9 @@ struct PipelinePlanRequest {
   /// Coarsen the layer graph to this many super-nodes first (search/coarsen.h); 0: the exact
   /// search, falling back to 64 super-nodes when the graph is too large for it.
   int coarsen = 0;
+  /// What the plan minimises: the simulated iteration (search/pipeline_iteration.h), or Piper's
+  /// steady state (the bottleneck stage's time per micro-batch; its published numbers).
+  bool steady_state = false;
 };
 
 struct PipelinePlanResult {
@@ -82,6 +85,14 @@ struct PipelinePlanResult {
     std::string reason;  ///< asked for, or why the exact search could not run
   };
   std::optional<Coarsening> coarsening;
+  /// Under the iteration objective: the plan's simulated iteration (seconds; the profile's time
+  /// unit), the steady-state optimum's, whether the search proved it, and its work.
+  struct Iteration {
+    double iteration_s = 0, steady_state_plan_iteration_s = 0;
+    bool exact = true;
+    std::uint64_t stage_prices = 0, plans_replayed = 0;
+  };
+  std::optional<Iteration> iteration;
 };
 
 /// Piper's settings for a workload: its devices, memory and bandwidth unless given (0: not

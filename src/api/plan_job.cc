@@ -157,6 +157,10 @@ PlanOutcome piper(const PlanOptions& o, const Workload& w) {
     throw FieldError("placement",
                      " must be \"search\" or \"rank-order\" (got \"" + o.placement + "\")");
   r.rank_order = o.placement == "rank-order";
+  if (o.objective != "iteration" && o.objective != "steady-state")
+    throw FieldError("objective",
+                     " must be \"iteration\" or \"steady-state\" (got \"" + o.objective + "\")");
+  r.steady_state = o.objective == "steady-state";
   r.coarsen = o.coarsen;
   const PipelinePlanResult result = plan_pipeline(r);
   PlanOutcome out;
@@ -267,8 +271,9 @@ const std::vector<std::string> kTransformerPlanFields = {
     "model",      "planner", "cluster",    "devices", "batch",        "uniform_stages",
     "resimulate", "top",     "time_limit", "export",  "model_device", "memory"};
 const std::vector<std::string> kPiperPlanFields = {
-    "input",     "format",       "cost_model",    "planner",   "cluster", "devices",      "memory",
-    "bandwidth", "microbatches", "profile_batch", "placement", "coarsen", "model_device", "dp"};
+    "input",     "format",  "cost_model",   "planner",      "cluster",
+    "devices",   "memory",  "bandwidth",    "microbatches", "profile_batch",
+    "placement", "coarsen", "model_device", "dp",           "objective"};
 const std::vector<std::string> kDapplePlanFields = {"input",           "format",       "cost_model",
                                                     "planner",         "machines",     "batch",
                                                     "microbatch_size", "profile_batch"};

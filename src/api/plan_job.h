@@ -34,6 +34,9 @@ struct PlanOptions {
   int microbatches = 0;
   std::string machines;              ///< DAPPLE: "2x8" or "4,8,4"
   std::string placement = "search";  ///< search | rank-order
+  /// The pipeline planner's objective: iteration (the simulated iteration) | steady-state
+  /// (Piper's: the bottleneck stage's time per micro-batch).
+  std::string objective = "iteration";
   int coarsen = 0;
   std::string model_device;
   std::int64_t batch = 0;

@@ -114,6 +114,13 @@ std::string pipeline_words(const PipelinePlanRequest& request, const PipelinePla
         result.coarsening->super_nodes, result.coarsening->reason,
         result.coarsening->coarse_objective, result.coarsening->uncoarsened_objective,
         result.coarsening->moves);
+  if (const auto& it = result.iteration)
+    out += fmt::format(
+        "objective: the simulated iteration, {:.6g} (profile time units; the steady-state "
+        "optimum's: {:.6g}, {:+.1f}%){}\n",
+        it->iteration_s, it->steady_state_plan_iteration_s,
+        100 * (it->steady_state_plan_iteration_s / it->iteration_s - 1),
+        it->exact ? "" : "; the search stopped at its work limit, so it is the best found");
   const ProfileFacts& p = request.model.profiled;
   if (p.flops_per_s > 0)
     for (const auto& g : request.settings.device_groups)

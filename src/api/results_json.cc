@@ -246,6 +246,14 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
                        {"uncoarsened_objective", result.coarsening->uncoarsened_objective},
                        {"refinement_moves", result.coarsening->moves},
                        {"reason", result.coarsening->reason}};
+  j["search_objective"] = result.iteration ? "iteration" : "steady-state";
+  if (result.iteration)
+    j["iteration"] = {
+        {"iteration_time_s", result.iteration->iteration_s},
+        {"steady_state_plan_iteration_time_s", result.iteration->steady_state_plan_iteration_s},
+        {"exact", result.iteration->exact},
+        {"stage_prices", result.iteration->stage_prices},
+        {"plans_replayed", result.iteration->plans_replayed}};
   if (result.placed_simulated_s && result.rank_order_simulated_s) {
     j["placed_simulated_s"] = *result.placed_simulated_s;
     j["rank_order_simulated_s"] = *result.rank_order_simulated_s;

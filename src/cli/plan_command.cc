@@ -76,6 +76,12 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Pipeline planner on a cluster: search (place stage replicas on the network's "
                   "links, default) or rank-order (stages on consecutive devices, priced)")
       ->check(CLI::IsMember({"search", "rank-order"}));
+  cmd->add_option("--objective", args->options.objective,
+                  "Pipeline planner: what the plan minimises: iteration (the simulated iteration "
+                  "under 1F1B: fill, drain, transfers, the unhidden all-reduce, the optimizer "
+                  "step; default) or steady-state (Piper's: the bottleneck stage's time per "
+                  "micro-batch)")
+      ->check(CLI::IsMember({"iteration", "steady-state"}));
   cmd->add_option("--model-device", args->options.model_device,
                   "Pipeline planner: the device the model's times were measured on (default: the "
                   "cluster's first); other device types run them scaled by peak FLOP/s. "
