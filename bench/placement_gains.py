@@ -37,7 +37,7 @@ def main():
     for cluster, devices in CLUSTERS:
         for profile in PROFILES:
             for n in MICROBATCHES:
-                command = [args.binary, "plan", os.path.join(args.data, "dapple", profile + ".txt"),
+                command = [args.binary, "plan", "--objective", "steady-state", os.path.join(args.data, "dapple", profile + ".txt"),
                            "--cost-model", "piper", "--cluster", cluster, "--devices",
                            str(devices), "--microbatches", str(n), "--json", "--quiet"]
                 start = time.monotonic()
