@@ -60,7 +60,8 @@ def plan(model=None, input=None, **keywords):
     to coarsen the layer graph to; default: exact), ``model_device`` (the device the model's
     times were measured on; other device types in the cluster run them scaled by peak FLOP/s),
     ``objective`` ("iteration": the simulated iteration, default; "steady-state": Piper's
-    bottleneck), ``dp`` (every stage's data-parallel width). Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
+    bottleneck), ``dp`` (every stage's data-parallel width), ``pp`` (exactly that many stages).
+    Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
     "312TFLOP/s"), ``bandwidth``, ``min_block``, ``keep_all_flows``, ``powers_of_two``,
     ``all_devices``.
     """

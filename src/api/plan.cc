@@ -264,9 +264,19 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     const IterationTime iteration = [&](const Plan& p) {
       return sim::simulate_pipeline_plan(request.model, p, settings.microbatches).makespan_s;
     };
-    const IterationSearchResult it =
-        search_pipeline_iteration(request.model, cost, settings.microbatches, iteration, out.plan);
-    const double steady = it.seed_iteration_s;
+    IterationSearchOptions options;
+    options.stages = request.stages;
+    const IterationSearchResult it = search_pipeline_iteration(
+        request.model, cost, settings.microbatches, iteration, out.plan, options);
+    if (!it.plan.feasible)
+      throw Error(
+          ErrorKind::kInfeasible, "",
+          fmt::format("no plan of {} stages fits in {} per device on {} devices", request.stages,
+                      format_bytes(settings.memory_per_device_bytes), settings.max_devices));
+    const double steady =
+        request.stages > 0 && static_cast<int>(out.plan.stages.size()) != request.stages
+            ? iteration(out.plan)
+            : it.seed_iteration_s;
     out.plan = it.plan;
     out.iteration = PipelinePlanResult::Iteration{it.iteration_s, steady, it.exact, it.stage_prices,
                                                   it.plans_replayed};

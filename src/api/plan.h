@@ -55,6 +55,7 @@ struct PipelinePlanRequest {
   /// What the plan minimises: the simulated iteration (search/pipeline_iteration.h), or Piper's
   /// steady state (the bottleneck stage's time per micro-batch; its published numbers).
   bool steady_state = false;
+  int stages = 0;  ///< exactly this many stages (iteration objective only); 0: any
 };
 
 struct PipelinePlanResult {

@@ -161,6 +161,16 @@ PlanOutcome piper(const PlanOptions& o, const Workload& w) {
     throw FieldError("objective",
                      " must be \"iteration\" or \"steady-state\" (got \"" + o.objective + "\")");
   r.steady_state = o.objective == "steady-state";
+  if (o.knobs.pp > 0) {
+    if (r.steady_state)
+      throw FieldError("pp",
+                       ": a stage count is searched under the iteration objective only (Piper's "
+                       "steady-state search chooses its stages); drop --objective steady-state");
+    if (o.knobs.pp > w.model.size())
+      throw FieldError("pp",
+                       fmt::format(" {}: the model has {} layers", o.knobs.pp, w.model.size()));
+    r.stages = o.knobs.pp;
+  }
   r.coarsen = o.coarsen;
   const PipelinePlanResult result = plan_pipeline(r);
   PlanOutcome out;
@@ -271,9 +281,9 @@ const std::vector<std::string> kTransformerPlanFields = {
     "model",      "planner", "cluster",    "devices", "batch",        "uniform_stages",
     "resimulate", "top",     "time_limit", "export",  "model_device", "memory"};
 const std::vector<std::string> kPiperPlanFields = {
-    "input",     "format",  "cost_model",   "planner",      "cluster",
-    "devices",   "memory",  "bandwidth",    "microbatches", "profile_batch",
-    "placement", "coarsen", "model_device", "dp",           "objective"};
+    "input",        "format",    "cost_model",   "planner",       "cluster",   "devices",
+    "memory",       "bandwidth", "microbatches", "profile_batch", "placement", "coarsen",
+    "model_device", "dp",        "pp",           "objective"};
 const std::vector<std::string> kDapplePlanFields = {"input",           "format",       "cost_model",
                                                     "planner",         "machines",     "batch",
                                                     "microbatch_size", "profile_batch"};

@@ -232,8 +232,8 @@ TEST(Cli, ProfiledComputeIsScaledByTheClustersRate) {
 }
 
 // --dp fixes every stage's data-parallel width: the same exact search over those shapes only; a
-// width the devices or micro-batches cannot take is refused by the flag.
-TEST(Cli, PipelinePlannerTakesTheUsersDataParallelWidth) {
+// width the devices or micro-batches cannot take is refused by the flag. --pp fixes the stages.
+TEST(Cli, PipelinePlannerTakesTheUsersWidthsAndStageCount) {
   for (int dp : {1, 2, 4}) {
     Outcome o = run("plan " + kPiper + "bert32a100.json --devices 8 --dp " + std::to_string(dp) +
                     " --json");
@@ -244,6 +244,22 @@ TEST(Cli, PipelinePlannerTakesTheUsersDataParallelWidth) {
   Outcome wide = run("plan " + kPiper + "bert32a100.json --devices 8 --dp 16");
   EXPECT_EQ(wide.exit_code, 2);
   EXPECT_NE(wide.out.find("--dp 16: more than the 8 devices"), std::string::npos) << wide.out;
+  // --pp: exactly that many stages (the iteration objective's search); refused under Piper's.
+  for (int pp : {2, 3}) {
+    Outcome o = run("plan " + kPiper + "bert32a100.json --devices 8 --pp " + std::to_string(pp) +
+                    " --json");
+    ASSERT_EQ(o.exit_code, 0) << o.out;
+    EXPECT_EQ(nlohmann::json::parse(o.out)["stages"].size(), static_cast<std::size_t>(pp));
+  }
+  Outcome steady =
+      run("plan " + kPiper + "bert32a100.json --devices 8 --pp 2 --objective steady-state");
+  EXPECT_EQ(steady.exit_code, 2);
+  EXPECT_NE(steady.out.find("--pp: a stage count is searched under the iteration objective"),
+            std::string::npos)
+      << steady.out;
+  Outcome many = run("plan " + kPiper + "bert32a100.json --devices 4 --pp 5");
+  EXPECT_EQ(many.exit_code, 4) << many.out;
+  EXPECT_NE(many.out.find("no plan of 5 stages fits"), std::string::npos) << many.out;
   Outcome odd = run("plan " + kPiper + "bert32a100.json --devices 8 --dp 7");
   EXPECT_EQ(odd.exit_code, 2);
   EXPECT_NE(odd.out.find("--dp 7: a stage's replicas share the 1920 micro-batches"),

@@ -36,13 +36,17 @@ class IterationSearch {
 
   IterationSearchResult run(const Plan& seed) {
     result_.exact = options_share_their_parameters(model_);
+    const bool usable = seed.feasible && (options_.stages == 0 ||
+                                          static_cast<int>(seed.stages.size()) == options_.stages);
     result_.plan = seed;
-    result_.iteration_s = result_.seed_iteration_s = iteration_(seed);
-    ++result_.plans_replayed;
+    result_.iteration_s = result_.seed_iteration_s =
+        usable ? iteration_(seed) : std::numeric_limits<double>::infinity();
+    result_.plans_replayed += usable ? 1 : 0;
+    if (!usable) result_.plan.feasible = false;
     // A better plan needs a bottleneck below T / N; the seed's is the least there is (the
     // steady-state optimum), so a seed whose iteration is N × its bottleneck — one stage, no
     // exposed tail — is already the answer.
-    if (seed.objective < bound() * (1 - 1e-12) && set_needs()) extend(/*empty ideal*/ 0, 0);
+    if (!(seed.objective >= bound() * (1 - 1e-12)) && set_needs()) extend(/*empty ideal*/ 0, 0);
     return std::move(result_);
   }
 
@@ -141,7 +145,8 @@ class IterationSearch {
   }
 
   std::vector<int> state_key(int j, int dp_after) const {
-    std::vector<int> key{j, dp_after, devices_left_};
+    std::vector<int> key{j, dp_after, devices_left_,
+                         options_.stages > 0 ? static_cast<int>(chosen_.size()) : 0};
     key.insert(key.end(), left_.begin(), left_.end());
     return key;
   }
@@ -152,11 +157,15 @@ class IterationSearch {
   // stages fix, kept only below the bound. Returns whether a complete plan below the bound was
   // reached; a state that reached none is dead for every bound no larger (bounds only shrink).
   bool extend(int j, int dp_after) {
+    const int depth = static_cast<int>(chosen_.size());  // stages chosen so far
+    if (options_.stages > 0 && depth >= options_.stages) return false;
     const std::vector<int> key = state_key(j, dp_after);
     if (const auto it = dead_.find(key); it != dead_.end() && bound() <= it->second) return false;
     bool reached = false;
     for (int k = j + 1; k < lattice_.count() && !stopped_; ++k) {
       if (!superset(k, j)) continue;
+      // With a stage count: the last stage to choose takes every layer left, the others not.
+      if (options_.stages > 0 && (k == lattice_.full()) != (depth + 1 == options_.stages)) continue;
       std::vector<Priced> priced;
       std::vector<int> layers;
       bool pointed = false;

@@ -27,6 +27,8 @@ using IterationTime = std::function<double(const Plan&)>;
 
 struct IterationSearchOptions {
   std::size_t max_ideals = 100'000;
+  /// Exactly this many stages (the user's --pp); 0: any number.
+  int stages = 0;
   /// Work beyond which the search stops with the best plan found (then not proven optimal:
   /// IterationSearchResult::exact is false): stage prices, and 2N per stage of each plan
   /// replayed (about what its replay costs).
@@ -43,9 +45,11 @@ struct IterationSearchResult {
 };
 
 /// The plan of least iteration time among every contiguous-stage plan the cost model allows
-/// (its shapes, devices, Σd and memory), `seed` giving the first bound. `seed` must be the
-/// steady-state optimum (search_pipeline's plan): no plan's bottleneck is below its objective,
-/// so when its iteration is N × that, nothing is searched. Ties keep the seed, then the first plan
+/// (its shapes, devices, Σd and memory; `options.stages` of them when given), `seed` giving the
+/// first bound. `seed` must be the steady-state optimum (search_pipeline's plan): no plan's
+/// bottleneck is below its objective, so when its iteration is N × that, nothing is searched.
+/// A seed that is not feasible (or has another stage count than asked) gives no bound; the
+/// result's plan is then infeasible when no plan fits. Ties keep the seed, then the first plan
 /// found (ideals by size, shapes in the cost model's order). Deterministic.
 IterationSearchResult search_pipeline_iteration(const Model& model, const PipelineCostModel& cost,
                                                 int microbatches, const IterationTime& iteration,

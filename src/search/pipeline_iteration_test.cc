@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 
 #include "cost/piper_cost.h"
@@ -82,7 +83,8 @@ double replay(const Model& m, const Plan& plan, int n) {
 struct Brute {
   double best = std::numeric_limits<double>::infinity();
   Plan plan;
-  bool bound_held = true;  // every plan's replay >= N × its objective
+  std::map<int, double> best_of_stages;  // per stage count
+  bool bound_held = true;                // every plan's replay >= N × its objective
 };
 
 Brute brute_force(const Model& m, const PiperCostModel& cost, const PiperSettings& s) {
@@ -151,6 +153,8 @@ Brute brute_force(const Model& m, const PiperCostModel& cost, const PiperSetting
         const double t = replay(m, priced, s.microbatches);
         if (t < priced.objective * s.microbatches * (1 - 1e-9)) out.bound_held = false;
         if (t < out.best) out.best = t, out.plan = priced;
+        const int p = static_cast<int>(priced.stages.size());
+        if (!out.best_of_stages.count(p) || t < out.best_of_stages[p]) out.best_of_stages[p] = t;
       };
       option(0);
     };
@@ -163,6 +167,7 @@ Brute brute_force(const Model& m, const PiperCostModel& cost, const PiperSetting
 TEST(PipelineIterationTwin, EqualsTheBestReplayOfEveryPlan) {
   std::mt19937 rng(20261126);
   int cases = 0, multi_stage = 0, unequal_widths = 0, better_than_steady = 0;
+  int stage_counts_checked = 0;
   for (int i = 0; i < 150; ++i) {
     const Case c = random_case(rng);
     const PiperCostModel cost(c.model, c.settings);
@@ -186,6 +191,22 @@ TEST(PipelineIterationTwin, EqualsTheBestReplayOfEveryPlan) {
     for (const Stage& s : st) unequal = unequal || s.data_parallel != st[0].data_parallel;
     unequal_widths += unequal;
     better_than_steady += r.iteration_s < replay(c.model, steady, n) * (1 - 1e-9);
+    // The user's stage count (--pp): the best plan of exactly that many stages, or none.
+    for (int p = 1; p <= c.model.size(); ++p) {
+      IterationSearchOptions fixed;
+      fixed.stages = p;
+      const IterationSearchResult rp = search_pipeline_iteration(
+          c.model, cost, n, [&](const Plan& q) { return replay(c.model, q, n); }, steady, fixed);
+      const auto it = brute.best_of_stages.find(p);
+      if (it == brute.best_of_stages.end()) {
+        EXPECT_FALSE(rp.plan.feasible) << "case " << i << " stages " << p;
+        continue;
+      }
+      ASSERT_TRUE(rp.plan.feasible) << "case " << i << " stages " << p;
+      EXPECT_EQ(static_cast<int>(rp.plan.stages.size()), p);
+      EXPECT_NEAR(rp.iteration_s, it->second, 1e-9 * it->second) << "case " << i << " stages " << p;
+      ++stage_counts_checked;
+    }
   }
   // The cases are not trivial: many optima are pipelines, some of unequal widths, and the
   // steady-state optimum is often not the fastest iteration.
@@ -193,6 +214,7 @@ TEST(PipelineIterationTwin, EqualsTheBestReplayOfEveryPlan) {
   EXPECT_GE(multi_stage, cases / 5);
   EXPECT_GE(unequal_widths, 3);
   EXPECT_GE(better_than_steady, cases / 10);
+  EXPECT_GE(stage_counts_checked, 2 * cases);
   std::cout << cases << " cases: " << multi_stage << " multi-stage optima, " << unequal_widths
             << " of unequal widths, " << better_than_steady
             << " faster than the steady-state optimum\n";
