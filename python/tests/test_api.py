@@ -290,3 +290,19 @@ def test_the_pipeline_planner_takes_dp_as_the_cli_does(tmp_path):
                     "--quiet"], check=True, capture_output=True)
     assert ours == json.loads(out.read_text())
     assert {stage["data_parallel"] for stage in ours["stages"]} == {2}
+
+
+def test_the_pipeline_objective_and_stage_count_equal_the_cli(tmp_path):
+    path = os.path.join(DATA, "dapple", "amoeba-18-pbs-8.txt")
+    for keywords, flags in [({}, []), ({"objective": "steady-state"},
+                                       ["--objective", "steady-state"]),
+                            ({"pp": 2}, ["--pp", "2"])]:
+        ours = paraplan.plan(path, cost_model="piper", devices=8, microbatches=32, **keywords)
+        out = tmp_path / "plan.json"
+        subprocess.run([BINARY, "plan", path, "--cost-model", "piper", "--devices", "8",
+                        "--microbatches", "32", *flags, "-o", str(out), "--quiet"], check=True,
+                       capture_output=True)
+        assert ours == json.loads(out.read_text())
+    assert ours["search_objective"] == "iteration" and len(ours["stages"]) == 2
+    with pytest.raises(paraplan.UsageError, match="objective"):
+        paraplan.plan(path, cost_model="piper", objective="fastest")
