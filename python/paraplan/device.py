@@ -26,8 +26,10 @@ def cores():
         return os.cpu_count() or 1
 
 
-def matmul_flops_per_s(threads=1, size=512, repeats=5, device=None):
-    """Median FLOP/s of a size × size float32 matmul at `threads` intra-op threads."""
+def matmul_flops_per_s(threads=1, size=512, repeats=5, device=None, min_seconds=1.0):
+    """Median FLOP/s of a size × size float32 matmul at `threads` intra-op threads, over at
+    least `repeats` runs and `min_seconds` of them (a VM's speed swings by a quarter from one
+    second to the next: a tenth of a second of samples is not a rate)."""
     device = torch.device(device) if device is not None else torch.device("cpu")
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
@@ -43,6 +45,9 @@ def matmul_flops_per_s(threads=1, size=512, repeats=5, device=None):
             return time.perf_counter() - start
 
         once()  # warm-up
-        return 2 * size ** 3 / statistics.median(once() for _ in range(max(1, repeats)))
+        times = []
+        while len(times) < max(1, repeats) or sum(times) < min_seconds:
+            times.append(once())
+        return 2 * size ** 3 / statistics.median(times)
     finally:
         torch.set_num_threads(previous)

@@ -234,7 +234,8 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
             where = tensors[0].device
             document["profiled_on"] = {
                 "device": device_name(where), "threads": threads,
-                "flops_per_s": matmul_flops_per_s(threads, repeats=max(3, repeats), device=where),
+                "flops_per_s": matmul_flops_per_s(threads, repeats=max(3, repeats), device=where,
+                                                  min_seconds=min(1.0, min_seconds)),
                 "input_shape": [int(d) for d in tensors[0].shape], "tokens": int(tokens)}
         return document, step_s
     finally:
