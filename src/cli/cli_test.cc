@@ -238,8 +238,8 @@ TEST(Cli, PipelinePlannerTakesTheUsersWidthsAndStageCount) {
     Outcome o = run("plan " + kPiper + "bert32a100.json --devices 8 --dp " + std::to_string(dp) +
                     " --json");
     ASSERT_EQ(o.exit_code, 0) << o.out;
-    for (const auto& stage : nlohmann::json::parse(o.out)["stages"])
-      EXPECT_EQ(stage["data_parallel"], dp);
+    const auto plan = nlohmann::json::parse(o.out);  // kept: the loop reads into it
+    for (const auto& stage : plan["stages"]) EXPECT_EQ(stage["data_parallel"], dp);
   }
   Outcome wide = run("plan " + kPiper + "bert32a100.json --devices 8 --dp 16");
   EXPECT_EQ(wide.exit_code, 2);
