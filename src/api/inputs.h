@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "ir/calibration.h"
 #include "ir/cluster.h"
@@ -50,6 +51,17 @@ OperatorGraph load_operator_graph(const std::string& builtin, const std::string&
 /// True if `path` is a file of a layer model or operator graph (a paraplan model or Piper's JSON,
 /// a DAPPLE/PipeDream profile .txt, an ONNX file): what the planners take as their input.
 bool is_layer_model_file(const std::string& path);
+/// A request whose model is a layer model's file (Python's first argument) and which has no
+/// input: the same request with that file as its input (and "input" given instead of "model").
+/// Any request with fields input, model and given.
+template <typename Options>
+bool model_file_as_input(Options& o) {
+  if (!o.input.empty() || !is_layer_model_file(o.model)) return false;
+  o.input = std::exchange(o.model, "");
+  for (std::string& field : o.given)
+    if (field == "model") field = "input";
+  return true;
+}
 /// True if `model` names a transformer (built-in or a config.json that is not a layer model)
 /// rather than an operator graph.
 bool is_transformer_model(const std::string& model);

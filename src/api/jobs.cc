@@ -178,13 +178,8 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
 }
 
 JobOutcome frontier_job(const FrontierOptions& given) {
-  if (given.input.empty() && is_layer_model_file(given.model)) {  // Python's first argument
-    FrontierOptions as_input = given;
-    as_input.input = std::exchange(as_input.model, "");
-    std::replace(as_input.given.begin(), as_input.given.end(), std::string("model"),
-                 std::string("input"));
+  if (FrontierOptions as_input = given; model_file_as_input(as_input))
     return frontier_job(as_input);
-  }
   const FrontierOptions& o = given;
   if (o.model.empty() || !is_transformer_model(o.model)) {
     if (!o.model.empty())

@@ -318,13 +318,7 @@ const std::vector<std::string> kKnobFields = {"seq_len",
 
 PlanOutcome plan(const PlanOptions& given) {
   // A layer model's file given as the model (Python's first argument) is the input.
-  if (given.input.empty() && is_layer_model_file(given.model)) {
-    PlanOptions as_input = given;
-    as_input.input = std::exchange(as_input.model, "");
-    std::replace(as_input.given.begin(), as_input.given.end(), std::string("model"),
-                 std::string("input"));
-    return plan(as_input);
-  }
+  if (PlanOptions as_input = given; model_file_as_input(as_input)) return plan(as_input);
   const PlanOptions& o = given;
   const bool transformer_planner = o.planner == "auto" || o.planner == "llm";
   if (o.input.empty() && o.model.empty() && transformer_planner) return transformer(o, true);
