@@ -55,8 +55,10 @@ def make_plan(profile, stages, schedule="1F1B"):
     for names, _, t, _ in stages:
         for layer in model["layers"]:
             if layer["name"] in names and t > 1:
-                layer["options"][str(t)] = [dict(o, compute_time_s=o["compute_time_s"] / t)
-                                            for o in layer["options"]["1"]]
+                layer["options"][str(t)] = [
+                    dict(o, **{k: o[k] / t for k in ("compute_time_s", "forward_time_s")
+                               if k in o})
+                    for o in layer["options"]["1"]]
     devices = sum(d * t for _, d, t, _ in stages)
     return {"format": "paraplan-plan", "version": 1, "planner": "pipeline", "cost_model": "piper",
             "model": "gpt", "feasible": True, "objective": None, "schedule": schedule,

@@ -423,11 +423,12 @@ std::pair<int, int> PiperUniformCursor::y_range(int shape) {
   // Largest y >= 0 with pred(y) true, for a predicate true up to some point; capped.
   const int cap = static_cast<int>(cache_[c].size()) + 1;
   auto largest = [&](double a, double b, double limit, auto pred) {
-    long long y = a > 0 ? static_cast<long long>(std::floor((limit - b) / a)) : cap;
-    y = std::clamp<long long>(y, 0, cap);
-    while (y > 0 && !pred(static_cast<int>(y))) --y;
-    while (y < cap && pred(static_cast<int>(y) + 1)) ++y;
-    return static_cast<int>(y);
+    // Clamped as a double: the estimate can be far beyond any integer (a huge limit).
+    const double estimate = a > 0 ? std::floor((limit - b) / a) : cap;
+    int y = estimate <= 0 ? 0 : !(estimate < cap) ? cap : static_cast<int>(estimate);
+    while (y > 0 && !pred(y)) --y;
+    while (y < cap && pred(y + 1)) ++y;
+    return y;
   };
   const int fast =
       largest(sum_a_[c], sum_b_[c], limit_[g], [&](int y) { return need(c, g, y) <= 0; });
