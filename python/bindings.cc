@@ -113,6 +113,12 @@ std::string frontier(const py::dict& kw) {
   o.microbatches = static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30));
   o.memory_step = k.number("memory_step", 0.01, 0, 1);
   o.time_limit_s = k.number("time_limit", 30, 0, 1e6);
+  o.planner = k.text("planner");
+  if (k.has("flops"))
+    o.flops = k.is_text("flops") ? k.text("flops") : fmt_rate(k.rate("flops", true), "FLOP/s");
+  o.min_block = static_cast<int>(k.integer("min_block", 0, 1, 1000000000));
+  o.powers_of_two = k.flag("powers_of_two");
+  o.keep_all_flows = k.flag("keep_all_flows");
   return api::frontier_job(o).document.dump();
 }
 

@@ -82,7 +82,11 @@ def frontier(model, **keywords):
     devices), as ``paraplan frontier --model ... --json`` prints it; given a layer model's file
     (``paraplan.frontier("model.json", devices=8)`` or ``input=``), the pipeline planner's
     frontier, with ``format``, ``cluster``, ``devices``, ``memory``, ``bandwidth``,
-    ``microbatches``, ``memory_step`` and ``time_limit`` (seconds) as ``paraplan frontier``."""
+    ``microbatches``, ``memory_step`` and ``time_limit`` (seconds) as ``paraplan frontier``;
+    given an operator graph (``paraplan.frontier("alexnet", devices=8)``, an ONNX file, or
+    ``planner="intra-op"``), TensorOpt's frontier of per-layer shardings over (step time, memory
+    per device, devices), with ``batch``, ``flops``, ``bandwidth``, ``memory``, ``memory_step``
+    (0: exact), ``min_block``, ``powers_of_two`` and ``keep_all_flows``."""
     return _call(_paraplan.frontier, dict(keywords, model=_path(model)))
 
 

@@ -163,6 +163,15 @@ def test_frontier_equals_the_cli():
     assert answer(ours) == answer(theirs)
 
 
+def test_intra_op_frontier_equals_the_cli():
+    ours = paraplan.frontier("alexnet", devices=4, memory_step=0)
+    assert ours == cli("frontier", "--model", "alexnet", "--devices", "4", "--memory-step", "0",
+                       "--json", "--quiet")
+    assert ours["planner"] == "intra-op" and ours["search"]["exact"]
+    times = [p["step_time_s"] for p in ours["points"]]
+    assert times == sorted(times) and len(times) > 2
+
+
 def test_simulate_equals_the_cli(tmp_path):
     out = tmp_path / "p.json"
     subprocess.run([BINARY, "plan", "--model", "llama3-8b", "--devices", "16", "--batch", "64",

@@ -43,6 +43,38 @@ PipelineFrontierPlan pipeline_frontier(const PipelineFrontierRequest& request,
   return out;
 }
 
+IntraOpFrontierPlan intra_op_frontier(const IntraOpFrontierRequest& request,
+                                      const std::string& source) {
+  const auto start = std::chrono::steady_clock::now();
+  const PaseCostModel cost(request.model, request.settings);
+  IntraOpFrontierPlan out;
+  IntraOpFrontierResult found =
+      paraplan::intra_op_frontier(cost.network(), cost.resources(), request.options);
+  out.frontier = found;
+  out.frontier.points.clear();
+  for (auto& point : found.points) {
+    MemoryBreakdown memory;
+    for (int v = 0; v < request.model.size(); ++v) {
+      const MemoryBreakdown m = cost.layer_memory(v, cost.configs(v)[point.choice[v]]);
+      memory.weights_bytes += m.weights_bytes;
+      memory.gradients_bytes += m.gradients_bytes;
+      memory.optimizer_bytes += m.optimizer_bytes;
+      memory.activations_bytes += m.activations_bytes;
+      memory.peak_bytes += m.peak_bytes;
+    }
+    if (request.memory_limit_bytes > 0 && memory.peak_bytes > request.memory_limit_bytes) continue;
+    out.plans.push_back(cost.to_plan(point.choice));
+    out.memory.push_back(memory);
+    out.frontier.points.push_back(std::move(point));
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (out.frontier.points.empty())
+    throw Error(ErrorKind::kInfeasible, source,
+                fmt::format("no sharding on up to {} devices fits in {} per device",
+                            request.settings.devices, format_bytes(request.memory_limit_bytes)));
+  return out;
+}
+
 LlmFrontierResult transformer_frontier(const TransformerFrontierRequest& request) {
   const AnalyticCostModel cost(request.model, request.cluster, request.calibration);
   LlmFrontierResult f = llm_frontier(cost, request.settings);

@@ -21,12 +21,13 @@
 #include "zoo/transformer_stack.h"
 
 namespace paraplan::api {
-namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
+
+namespace {
 
 std::string joined(const std::vector<std::string>& names) {
   std::string out;

@@ -62,6 +62,8 @@ bool model_file_as_input(Options& o) {
     if (field == "model") field = "input";
   return true;
 }
+/// True if `s` ends with `suffix` ("model.onnx", ".onnx").
+bool ends_with(const std::string& s, const std::string& suffix);
 /// True if `model` names a transformer (built-in or a config.json that is not a layer model)
 /// rather than an operator graph.
 bool is_transformer_model(const std::string& model);

@@ -18,6 +18,7 @@
 #include "io/transformer_json.h"
 #include "ir/units.h"
 #include "report/plan_report.h"
+#include "zoo/pase_graphs.h"
 
 namespace paraplan::api {
 namespace {
@@ -116,6 +117,78 @@ JobOutcome pipeline_frontier_job(const FrontierOptions& o) {
   return out;
 }
 
+const std::vector<std::string> kIntraOpFrontierFields = {
+    "input", "format",    "model",     "planner",       "devices",        "batch", "memory",
+    "flops", "bandwidth", "min_block", "powers_of_two", "keep_all_flows", "svg",   "memory_step"};
+
+JobOutcome intra_op_frontier_job(const FrontierOptions& o) {
+  refuse_fields(o.given, kIntraOpFrontierFields, "the intra-op frontier (operator graphs)");
+  if (!o.model.empty() && !o.input.empty())
+    throw FieldError("model", ": give either it or an input, not both");
+  if (o.model.empty() && o.input.empty())
+    throw FieldError("model",
+                     ": the intra-op frontier needs an operator graph: a built-in one (alexnet, "
+                     "resnet101, inception3, rnnlm, transformer) or an ONNX file as input");
+  if (o.model.empty() && o.format != "auto" && o.format != "onnx")
+    throw FieldError("format",
+                     ": the intra-op frontier reads ONNX files (onnx) or built-in models");
+  const bool batch_given = std::find(o.given.begin(), o.given.end(), "batch") != o.given.end();
+  OperatorGraph g =
+      load_operator_graph(o.model, o.input, batch_given ? static_cast<int>(o.batch) : 0);
+  IntraOpFrontierRequest r;
+  PaseSettings& s = r.settings;
+  s.devices = o.devices > 0 ? o.devices : 8;
+  s.flops_per_s = o.flops.empty() ? 10e12 : flops_value("flops", o.flops);
+  s.bandwidth_bytes_per_s = o.bandwidth.empty() ? 16e9 : bandwidth_value("bandwidth", o.bandwidth);
+  s.min_block = o.min_block > 0 ? o.min_block : g.min_block;
+  s.keep_all_flows = o.keep_all_flows;
+  s.powers_of_two = o.powers_of_two;
+  r.memory_limit_bytes = o.memory.empty() ? 0 : bytes_value("memory", o.memory);
+  r.options.memory_step = o.memory_step;
+  r.model = std::move(g.model);
+  r.batch = g.batch;
+  const IntraOpFrontierPlan f = intra_op_frontier(r, o.model.empty() ? o.input : o.model);
+  JobOutcome out;
+  out.document = intra_op_frontier_json(r, f);
+  if (o.svg) {
+    std::map<int, io::PlotSeries> by_devices;
+    for (std::size_t i = 0; i < f.plans.size(); ++i) {
+      auto& series = by_devices[f.frontier.points[i].devices];
+      series.name = fmt::format("{} devices", f.frontier.points[i].devices);
+      series.points.emplace_back(f.memory[i].peak_bytes / 1073741824.0,
+                                 f.plans[i].as<IntraOpDetail>().step_time_s);
+    }
+    std::vector<io::PlotSeries> series;
+    for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
+    out.svg = io::scatter_svg(series, r.model.name + ": step time against memory (intra-op)",
+                              "memory per device (GiB)", "step time (s)");
+  }
+  if (!o.words) return out;
+  out.words = fmt::format(
+      "{} (batch {}): {} non-dominated shardings over (step time, memory per device, devices) on "
+      "up to {} devices; {}, {} eliminations in {:.3f} s\n",
+      r.model.name, r.batch, f.plans.size(), s.devices,
+      o.memory_step > 0 ? fmt::format("memory step {:g}", o.memory_step) : "exact",
+      f.frontier.solves, f.seconds);
+  out.words += fmt::format("{:>14} {:>12} {:>7}  {}\n", "step time s", "memory", "devices",
+                           "layers split beyond the batch");
+  for (std::size_t i = 0; i < f.plans.size(); ++i) {
+    int beyond_batch = 0;
+    const auto& splits = f.plans[i].as<IntraOpDetail>().layer_splits;
+    for (const LayerSplit& ls : splits)
+      for (std::size_t d = 1; d < ls.split.size(); ++d)
+        if (ls.split[d] > 1) {
+          ++beyond_batch;
+          break;
+        }
+    out.words += fmt::format("{:>14.6g} {:>12} {:>7}  {} of {}\n",
+                             f.plans[i].as<IntraOpDetail>().step_time_s,
+                             format_bytes(f.memory[i].peak_bytes), f.frontier.points[i].devices,
+                             beyond_batch, splits.size());
+  }
+  return out;
+}
+
 JobOutcome transformer_frontier_job(const FrontierOptions& o) {
   if (!o.input.empty()) throw FieldError("model", ": give either it or an input, not both");
   std::vector<std::string> takes = kTransformerFrontierFields;
@@ -181,6 +254,17 @@ JobOutcome frontier_job(const FrontierOptions& given) {
   if (FrontierOptions as_input = given; model_file_as_input(as_input))
     return frontier_job(as_input);
   const FrontierOptions& o = given;
+  const bool operator_graph =
+      o.format == "onnx" || ends_with(o.input, ".onnx") ||
+      std::count(zoo::pase_graph_names().begin(), zoo::pase_graph_names().end(), o.model) > 0;
+  if (o.planner == "intra-op" || (o.planner.empty() && operator_graph))
+    return intra_op_frontier_job(o);
+  if (!o.planner.empty() && o.planner != "pipeline" && o.planner != "llm")
+    throw FieldError("planner", " must be pipeline, intra-op or llm (got \"" + o.planner + "\")");
+  if (o.planner == "llm" && (o.model.empty() || !is_transformer_model(o.model)))
+    throw FieldError("planner", " llm needs a transformer model (built-in or config.json)");
+  if (o.planner == "pipeline" && o.input.empty() && !o.model.empty())
+    throw FieldError("planner", " pipeline needs a layer model as the input");
   if (o.model.empty() || !is_transformer_model(o.model)) {
     if (!o.model.empty())
       throw FieldError("model",

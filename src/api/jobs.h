@@ -35,9 +35,10 @@ struct EvaluateOptions {
 JobOutcome evaluate_job(const EvaluateOptions& options);
 
 struct FrontierOptions {
-  std::string input;  ///< a layer model: the pipeline planner's frontier
+  std::string input;  ///< a layer model: the pipeline planner's frontier; ONNX: the intra-op one
   std::string format = "auto";
-  std::string model;    ///< a transformer: its frontier
+  std::string model;    ///< a transformer, or one of PaSE's operator graphs: its frontier
+  std::string planner;  ///< pipeline, intra-op or llm; empty: by the input or model
   std::string cluster;  ///< empty: the input's (pipeline) or dgx-a100 (transformer)
   int devices = 0;      ///< the most devices; 0: the input's (pipeline) or 8 (transformer)
   std::string memory, bandwidth;
@@ -47,6 +48,10 @@ struct FrontierOptions {
   std::int64_t batch = 512;   ///< transformer
   TransformerKnobs knobs;
   bool uniform_stages = false;
+  // The intra-op frontier (PaSE's settings; plan's flags of the same names):
+  std::string flops;  ///< peak compute per device; empty: 10TFLOP/s
+  int min_block = 0;  ///< 0: the graph's
+  bool powers_of_two = false, keep_all_flows = false;
   bool words = false, svg = false;
   std::vector<std::string> given;  ///< the fields the user set, by name
   ProgressSink* progress = nullptr;

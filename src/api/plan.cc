@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "api/frontier.h"
 #include "cost/dapple_states.h"
@@ -363,6 +364,32 @@ DapplePlanResult plan_dapple(const DapplePlanRequest& request, const std::string
   return out;
 }
 
+namespace {
+
+// The report's frontier: the plan's settings, memory step 0.01; none beyond the frontier's limits.
+std::vector<io::PlotSeries> intra_op_frontier_series(const IntraOpPlanRequest& request) {
+  IntraOpFrontierRequest r{request.model, request.batch, request.settings, 0, {}};
+  r.options.memory_step = 0.01;
+  r.options.time_limit_s = 20;
+  std::map<int, io::PlotSeries> by_devices;
+  try {
+    const IntraOpFrontierPlan f = intra_op_frontier(r, request.model.name);
+    for (std::size_t i = 0; i < f.plans.size(); ++i) {
+      auto& series = by_devices[f.frontier.points[i].devices];
+      series.name = fmt::format("{} devices", f.frontier.points[i].devices);
+      series.points.emplace_back(f.memory[i].peak_bytes / 1073741824.0,
+                                 f.plans[i].as<IntraOpDetail>().step_time_s);
+    }
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kLimit) throw;
+  }
+  std::vector<io::PlotSeries> series;
+  for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
+  return series;
+}
+
+}  // namespace
+
 IntraOpPlanResult plan_intra_op(const IntraOpPlanRequest& request) {
   const PaseSettings& s = request.settings;
   PaseCostModel cost(request.model, s);
@@ -371,6 +398,14 @@ IntraOpPlanResult plan_intra_op(const IntraOpPlanRequest& request) {
   IntraOpPlanResult out;
   out.solve = solve_intra_op(cost.network(), solve);
   out.plan = cost.to_plan(out.solve.choice);
+  for (int v = 0; v < request.model.size(); ++v) {
+    const MemoryBreakdown m = cost.layer_memory(v, cost.configs(v)[out.solve.choice[v]]);
+    out.memory.weights_bytes += m.weights_bytes;
+    out.memory.gradients_bytes += m.gradients_bytes;
+    out.memory.optimizer_bytes += m.optimizer_bytes;
+    out.memory.activations_bytes += m.activations_bytes;
+    out.memory.peak_bytes += m.peak_bytes;
+  }
   if (request.products.simulation || request.products.report) {
     std::vector<std::string> names;
     const std::vector<LayerSplit>& splits = out.plan.as<IntraOpDetail>().layer_splits;
@@ -381,8 +416,9 @@ IntraOpPlanResult plan_intra_op(const IntraOpPlanRequest& request) {
     out.report_html = report::intra_op_report(
         request.model.name, s.devices, s.flops_per_s, out.plan.objective,
         report::intra_op_rows(request.model, out.plan), *out.simulation,
-        io::operator_graph_svg(request.model, out.plan),
+        io::operator_graph_svg(request.model, out.plan), intra_op_frontier_series(request),
         {{"batch", std::to_string(request.batch)},
+         {"memory per device", format_bytes(out.memory.peak_bytes)},
          {"bandwidth", fmt::format("{:.4g} GB/s per device", s.bandwidth_bytes_per_s / 1e9)}});
   return out;
 }

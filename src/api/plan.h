@@ -151,7 +151,8 @@ struct IntraOpPlanRequest {
 
 struct IntraOpPlanResult {
   Plan plan;
-  IntraOpResult solve;  ///< the elimination's structure (induced width, largest table, work)
+  MemoryBreakdown memory;  ///< per device (PaseCostModel::layer_memory summed over layers)
+  IntraOpResult solve;     ///< the elimination's structure (induced width, largest table, work)
   std::optional<sim::Result> simulation;
   std::string report_html;
 };

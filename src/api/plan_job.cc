@@ -31,11 +31,6 @@ void refuse_others(const PlanOptions& o, const std::vector<std::string>& takes,
   refuse_fields(o.given, takes, what);
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 double bytes_or_zero(const std::string& field, const std::string& text) {
   return text.empty() ? 0 : bytes_value(field, text);
 }

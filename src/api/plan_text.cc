@@ -158,6 +158,12 @@ std::string intra_op_words(const IntraOpPlanRequest& request, const IntraOpPlanR
   out += fmt::format("total cost: {:.2f} FLOP-equivalents per device (PaSE's objective)\n",
                      plan.objective);
   out += fmt::format("estimated step time: {:.6g} s\n", detail.step_time_s);
+  const MemoryBreakdown& m = result.memory;
+  out += fmt::format(
+      "memory per device: {} (weights {}, gradients {}, optimizer {}, activations {}; fp32, "
+      "Adam)\n",
+      format_bytes(m.peak_bytes), format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
+      format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes));
   return out;
 }
 

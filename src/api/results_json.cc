@@ -285,6 +285,14 @@ io::Json intra_op_plan_json(const IntraOpPlanRequest& request, const IntraOpPlan
   j["keep_all_flows"] = s.keep_all_flows;
   j["powers_of_two"] = s.powers_of_two;
   j["all_devices"] = s.use_all_devices;
+  const MemoryBreakdown& m = result.memory;
+  j["peak_memory_bytes"] = m.peak_bytes;
+  j["memory"] = {{"weights_bytes", m.weights_bytes},
+                 {"gradients_bytes", m.gradients_bytes},
+                 {"optimizer_bytes", m.optimizer_bytes},
+                 {"activations_bytes", m.activations_bytes},
+                 {"bytes_per_element", s.bytes_per_element},
+                 {"optimizer_bytes_per_parameter", s.optimizer_bytes_per_parameter}};
   j["elimination"] = {{"induced_width", result.solve.max_dependent},
                       {"largest_table_entries", result.solve.largest_table},
                       {"work", result.solve.work}};
@@ -365,6 +373,50 @@ io::Json pipeline_frontier_json(const PipelineFrontierRequest& request,
           {"objectives", {"objective", "peak_memory_bytes", "devices_used"}},
           {"points", points},
           {"search", {{"memory_step", request.options.memory_step}, {"truncated", f.truncated}}}};
+}
+
+io::Json intra_op_frontier_json(const IntraOpFrontierRequest& request,
+                                const IntraOpFrontierPlan& result) {
+  const PaseSettings& s = request.settings;
+  io::Json points = io::Json::array();
+  for (std::size_t i = 0; i < result.plans.size(); ++i) {
+    const IntraOpFrontierPoint& p = result.frontier.points[i];
+    const MemoryBreakdown& m = result.memory[i];
+    io::Json splits = io::Json::array();
+    for (const LayerSplit& ls : result.plans[i].as<IntraOpDetail>().layer_splits)
+      splits.push_back({{"layer", request.model.layers[ls.layer].id}, {"split", ls.split}});
+    points.push_back({{"step_time_s", result.plans[i].as<IntraOpDetail>().step_time_s},
+                      {"objective", p.objective},
+                      {"peak_memory_bytes", m.peak_bytes},
+                      {"devices_used", p.devices},
+                      {"memory",
+                       {{"weights_bytes", m.weights_bytes},
+                        {"gradients_bytes", m.gradients_bytes},
+                        {"optimizer_bytes", m.optimizer_bytes},
+                        {"activations_bytes", m.activations_bytes}}},
+                      {"layer_splits", splits}});
+  }
+  return {{"model", request.model.name},
+          {"planner", "intra-op"},
+          {"cost_model", "pase"},
+          {"devices", s.devices},
+          {"batch", request.batch},
+          {"flops_per_s", s.flops_per_s},
+          {"bandwidth_bytes_per_s", s.bandwidth_bytes_per_s},
+          {"min_block", s.min_block},
+          {"powers_of_two", s.powers_of_two},
+          {"keep_all_flows", s.keep_all_flows},
+          {"bytes_per_element", s.bytes_per_element},
+          {"optimizer_bytes_per_parameter", s.optimizer_bytes_per_parameter},
+          {"memory_limit_bytes", request.memory_limit_bytes},
+          {"objectives", {"step_time_s", "peak_memory_bytes", "devices_used"}},
+          {"points", points},
+          {"search",
+           {{"exact", request.options.memory_step == 0},
+            {"memory_step", request.options.memory_step},
+            {"solves", result.frontier.solves},
+            {"stored_points", result.frontier.stored_points},
+            {"largest_set", result.frontier.largest_set}}}};
 }
 
 io::Json transformer_frontier_json(const TransformerFrontierRequest& request,

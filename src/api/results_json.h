@@ -63,6 +63,10 @@ io::Json simulation_json(const SimulateResult& result);
 /// their stages.
 io::Json pipeline_frontier_json(const PipelineFrontierRequest& request,
                                 const PipelineFrontierPlan& result);
+/// The intra-op frontier: points with step_time_s, peak_memory_bytes (and its breakdown),
+/// devices_used, PaSE's objective and each layer's split.
+io::Json intra_op_frontier_json(const IntraOpFrontierRequest& request,
+                                const IntraOpFrontierPlan& result);
 /// The transformer frontier: points with priced_json and the three objectives.
 io::Json transformer_frontier_json(const TransformerFrontierRequest& request,
                                    const std::string& cluster_name,

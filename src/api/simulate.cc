@@ -196,7 +196,7 @@ SimulateResult intra_op_plan(const SimulateRequest& r, const io::Json& doc) {
   out.devices = devices;
   if (r.report)
     out.report_html =
-        report::intra_op_report(out.model, devices, flops, objective, rows, out.result, "",
+        report::intra_op_report(out.model, devices, flops, objective, rows, out.result, "", {},
                                 {{"operator graph", "in the report of `plan --report`"}});
   return out;
 }

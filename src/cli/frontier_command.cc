@@ -40,16 +40,20 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<FrontierArgs>();
   CLI::App* cmd = app.add_subcommand(
       "frontier",
-      "Every non-dominated transformer plan over (iteration time, peak memory per "
-      "device, devices used), on up to --devices devices (halving down to 1)");
+      "Every non-dominated plan over (time, peak memory per device, devices used) on up to "
+      "--devices devices: a transformer's, a layer model's pipelines or an operator graph's "
+      "per-layer shardings");
   cmd->add_option("INPUT", a->options.input,
                   "Layer model (Piper JSON, paraplan model JSON, DAPPLE profile): the pipeline "
-                  "planner's frontier; default: the built-in workload");
+                  "planner's frontier; an ONNX file: the intra-op frontier; default: the built-in "
+                  "workload");
   cmd->add_option("--format", a->options.format,
                   "INPUT format: piper, dapple, native (default: detect)");
-  cmd->add_option("--memory", a->options.memory, "Pipeline planner: memory per device, e.g. 16GiB");
+  cmd->add_option("--memory", a->options.memory,
+                  "Memory per device, e.g. 16GiB (intra-op: leave out points above it)");
   cmd->add_option("--bandwidth", a->options.bandwidth,
-                  "Pipeline planner: bandwidth per device, e.g. 25GiB/s");
+                  "Pipeline and intra-op: bandwidth per device, e.g. 25GiB/s (intra-op default "
+                  "16GB/s)");
   cmd->add_option("--microbatches", a->options.microbatches,
                   "Pipeline planner: micro-batches per batch N")
       ->check(CLI::Range(1, 1000000000));
@@ -62,7 +66,21 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
          "Pipeline planner: stop after this many seconds with the points found (default 30)")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--model", a->options.model,
-                  "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json");
+                  "Built-in transformer (gpt3-175b, llama3-405b, ...) or a config.json; or a "
+                  "built-in operator graph (alexnet, resnet101, inception3, rnnlm, transformer)");
+  cmd->add_option("--planner", a->options.planner,
+                  "pipeline (a layer model), intra-op (per-layer sharding of an operator graph or "
+                  "ONNX file: TensorOpt's frontier) or llm (a transformer); default: by the input");
+  cmd->add_option("--flops", a->options.flops,
+                  "Intra-op: peak compute per device with its unit, e.g. 312TFLOP/s (default "
+                  "10TFLOP/s)");
+  cmd->add_option("--min-block", a->options.min_block,
+                  "Intra-op: smallest extent a split may leave per device (default: the graph's)")
+      ->check(CLI::Range(1, 1000000000));
+  cmd->add_flag("--powers-of-two", a->options.powers_of_two,
+                "Intra-op: split dimensions by powers of two only");
+  cmd->add_flag("--keep-all-flows", a->options.keep_all_flows,
+                "Intra-op: price every tensor flow between two layers");
   cmd->add_option("--cluster", a->options.cluster,
                   "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; transformer default "
                   "dgx-a100; pipeline planner: one node, or --devices) or a paraplan cluster file");

@@ -38,4 +38,12 @@ struct IntraOpNetwork {
   }
 };
 
+/// What the frontier adds to the network, per configuration c of each variable v: the memory
+/// per device it takes, memory_bytes[v][c] (summed over variables), and the devices it uses,
+/// devices[v][c] (the most over variables).
+struct IntraOpResources {
+  std::vector<std::vector<double>> memory_bytes;
+  std::vector<std::vector<int>> devices;
+};
+
 }  // namespace paraplan

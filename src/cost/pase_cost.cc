@@ -359,6 +359,49 @@ double PaseCostModel::evaluate(const std::vector<int>& choice) const {
   return total;
 }
 
+MemoryBreakdown PaseCostModel::layer_memory(int v, const std::vector<int>& config) const {
+  const Operator& op = *model_.layers[v].op;
+  auto shard = [&](const TensorView& t) {
+    const std::vector<int> parts = project(t, config);
+    double elements = 1;
+    for (std::size_t i = 0; i < t.shape.size(); ++i)
+      elements *= static_cast<double>((t.shape[i] + parts[i] - 1) / parts[i]);
+    return elements;
+  };
+  const double b = settings_.bytes_per_element;
+  MemoryBreakdown m;
+  double parameters = 0;
+  for (const TensorView& w : op.weights) parameters += shard(w);
+  m.weights_bytes = b * parameters;
+  m.gradients_bytes = b * parameters;
+  m.optimizer_bytes = settings_.optimizer_bytes_per_parameter * parameters;
+  double activations = 0;
+  for (const TensorView& out : op.outputs) activations += shard(out);
+  std::vector<char> fed(op.inputs.size(), 0);
+  for (int e : model_.in_edge_ids[v]) {
+    const int input = model_.edges[e].to_input;
+    if (input >= 0 && input < static_cast<int>(fed.size())) fed[input] = 1;
+  }
+  for (std::size_t i = 0; i < op.inputs.size(); ++i)
+    if (!fed[i]) activations += shard(op.inputs[i]);
+  m.activations_bytes = b * activations;
+  m.peak_bytes = m.weights_bytes + m.gradients_bytes + m.optimizer_bytes + m.activations_bytes;
+  return m;
+}
+
+IntraOpResources PaseCostModel::resources() const {
+  IntraOpResources r;
+  for (int v = 0; v < model_.size(); ++v) {
+    r.memory_bytes.emplace_back();
+    r.devices.emplace_back();
+    for (const auto& c : configs_[v]) {
+      r.memory_bytes.back().push_back(layer_memory(v, c).peak_bytes);
+      r.devices.back().push_back(static_cast<int>(product(c)));
+    }
+  }
+  return r;
+}
+
 Plan PaseCostModel::to_plan(const std::vector<int>& choice) const {
   Plan plan = Plan::of(PlanKind::kIntraOp);
   IntraOpDetail& detail = plan.as<IntraOpDetail>();

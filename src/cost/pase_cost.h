@@ -24,6 +24,10 @@ struct PaseSettings {
   bool use_all_devices = false;  ///< every layer uses exactly `devices` devices
   /// Refuse models with a layer of more configurations than this (exit 6).
   long max_configs_per_layer = 200000;
+  // Memory per device (PaSE has no memory model; TensorOpt's frontier needs one): fp32 training
+  // with Adam unless told otherwise.
+  double bytes_per_element = 4;              ///< weights, gradients and activations
+  double optimizer_bytes_per_parameter = 8;  ///< Adam's two moments in fp32; SGD: 0
 };
 
 /// Cost split of a layer's configuration (FLOP-equivalents per device).
@@ -48,6 +52,16 @@ class PaseCostModel {
   /// order (per dimension divisors ascending, the first dimension varying slowest).
   const std::vector<std::vector<int>>& configs(int v) const { return configs_[v]; }
   PaseLayerCost layer_cost(int v, const std::vector<int>& config) const;
+  /// What one device holds for layer v under `config`: its shard of the weights, of their
+  /// gradients and of the optimizer's state, and of the activations kept for the backward pass
+  /// (the layer's outputs, and its inputs where no layer produces them). A shard is the tensor cut
+  /// by the splits of the iteration dimensions it is a projection of (rounded up); a layer on
+  /// fewer devices than the others sits on the first ones, so device 0 holds a shard of every
+  /// layer and the peak per device is the sum over layers.
+  MemoryBreakdown layer_memory(int v, const std::vector<int>& config) const;
+  /// Per configuration of every layer: its memory per device (the breakdown's sum) and devices
+  /// used, for the frontier.
+  IntraOpResources resources() const;
   /// Redistribution cost of the tensor flowing from output `out` of u into input `in` of v.
   double flow_cost(int u, int out, const std::vector<int>& cu, int v, int in,
                    const std::vector<int>& cv) const;

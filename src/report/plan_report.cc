@@ -259,7 +259,7 @@ std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan) {
 std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s,
                             double objective, const std::vector<IntraOpRow>& rows,
                             const sim::Result& r, const std::string& graph_svg,
-                            const SummaryRows& extra) {
+                            const std::vector<io::PlotSeries>& frontier, const SummaryRows& extra) {
   io::ReportData d;
   const double step = objective / flops_per_s;
   d.title = fmt::format("paraplan: {} on {} devices (per-layer sharding)", model_name, devices);
@@ -286,9 +286,20 @@ std::string intra_op_report(const std::string& model_name, int devices, double f
                      objective > 0 ? 100 * (row.compute + row.collectives) / objective : 0)});
   d.timeline = &r.timeline;
   d.graph_svg = graph_svg;
-  d.notes =
-      "Layers run one after the other on all devices; the time–memory frontier is not "
-      "available for intra-operator plans (PaSE's cost model has no memory term).";
+  d.frontier = frontier;
+  d.frontier_y_title = "step time (s)";
+  std::size_t points = 0;
+  for (const auto& series : frontier) points += series.points.size();
+  d.notes = frontier.empty()
+                ? "Layers run one after the other on all devices. The time–memory frontier is "
+                  "beyond its limits here (paraplan frontier --planner intra-op with a coarser "
+                  "--memory-step or --powers-of-two)."
+                : fmt::format(
+                      "Layers run one after the other on all devices. The frontier holds {} "
+                      "shardings no other beats in step time, memory per device and devices "
+                      "used (memory step 0.01; memory: weights, gradients, Adam's state and "
+                      "kept activations of each layer's shard, fp32).",
+                      points);
   return io::html_report(d);
 }
 

@@ -59,10 +59,13 @@ struct IntraOpRow {
   int devices = 1;
   double compute = 0, collectives = 0;  ///< FLOP-equivalents per device (collectives + re-layout)
 };
-/// An intra-operator plan; `graph_svg` (the operator graph, io::operator_graph_svg) may be empty.
+/// An intra-operator plan; `graph_svg` (the operator graph, io::operator_graph_svg) may be empty;
+/// `frontier`: the intra-op frontier's step time against memory per device, by devices used
+/// (empty: beyond the frontier's limits, said in the notes).
 std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s,
                             double objective, const std::vector<IntraOpRow>& rows,
                             const sim::Result& simulation, const std::string& graph_svg,
+                            const std::vector<io::PlotSeries>& frontier,
                             const SummaryRows& extra = {});
 /// The rows of `plan` on `model` (its layers carry operators).
 std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan);
