@@ -27,10 +27,9 @@ TEST(CliIntraOpFrontier, FastestPointIsThePlanAndEveryPointIsNonDominated) {
     EXPECT_LE(points[a]["devices_used"].get<int>(), 4);
     for (std::size_t b = 0; b < points.size(); ++b) {
       if (a == b) continue;
-      const bool no_worse =
-          points[b]["step_time_s"] <= points[a]["step_time_s"] &&
-          points[b]["peak_memory_bytes"] <= points[a]["peak_memory_bytes"] &&
-          points[b]["devices_used"] <= points[a]["devices_used"];
+      const bool no_worse = points[b]["step_time_s"] <= points[a]["step_time_s"] &&
+                            points[b]["peak_memory_bytes"] <= points[a]["peak_memory_bytes"] &&
+                            points[b]["devices_used"] <= points[a]["devices_used"];
       EXPECT_FALSE(no_worse && points[b] != points[a]) << a << " dominated by " << b;
     }
   }
@@ -72,7 +71,8 @@ TEST(CliIntraOpFrontier, WordsPlotMemoryLimitAndOnnx) {
   EXPECT_LT(l["points"].size(), j["points"].size());
   for (const auto& p : l["points"]) EXPECT_LE(p["peak_memory_bytes"].get<double>(), middle);
   EXPECT_EQ(run("frontier --model rnnlm --devices 4 --memory 1KB").exit_code, 4);
-  Outcome onnx = run(std::string("frontier ") + PARAPLAN_DATA + "/onnx/small_cnn.onnx --devices 2 --batch 8");
+  Outcome onnx =
+      run(std::string("frontier ") + PARAPLAN_DATA + "/onnx/small_cnn.onnx --devices 2 --batch 8");
   EXPECT_EQ(onnx.exit_code, 0) << onnx.out;
   EXPECT_NE(onnx.out.find("small_cnn"), std::string::npos) << onnx.out;
 }

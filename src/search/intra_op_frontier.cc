@@ -149,12 +149,12 @@ class FrontierSolve {
     stored_ += static_cast<std::int64_t>(points);
     largest_ = std::max(largest_, static_cast<std::int64_t>(points));
     if (stored_ > max_points_)
-      throw Error(ErrorKind::kLimit, "",
-                  fmt::format("the frontier's tables would hold more than {} points at once; "
-                              "ask for a coarser frontier (a memory step{}), fewer devices or "
-                              "splits by powers of two",
-                              max_points_,
-                              step_ > 0 ? fmt::format(" above {:g}", step_) : ", e.g. 0.01"));
+      throw Error(
+          ErrorKind::kLimit, "",
+          fmt::format("the frontier's tables would hold more than {} points at once; "
+                      "ask for a coarser frontier (a memory step{}), fewer devices or "
+                      "splits by powers of two",
+                      max_points_, step_ > 0 ? fmt::format(" above {:g}", step_) : ", e.g. 0.01"));
   }
 
   std::optional<std::chrono::steady_clock::time_point> deadline_;
@@ -184,7 +184,8 @@ void FrontierSolve::eliminate(int v) {
     in.consumed = true;
     m.inputs.push_back(i);
   }
-  for (int p : bucket_pairs) m.scope.push_back(net_.pairs[p].u == v ? net_.pairs[p].v : net_.pairs[p].u);
+  for (int p : bucket_pairs)
+    m.scope.push_back(net_.pairs[p].u == v ? net_.pairs[p].v : net_.pairs[p].u);
   for (int i : m.inputs)
     for (int w : messages_[i].scope)
       if (w != v) m.scope.push_back(w);
@@ -212,7 +213,8 @@ void FrontierSolve::eliminate(int v) {
   for (int i : m.inputs) {
     const Message& in = messages_[i];
     std::vector<Source> sources;
-    for (std::size_t k = 0; k < in.scope.size(); ++k) sources.push_back(add(in.scope[k], &in.classes[k]));
+    for (std::size_t k = 0; k < in.scope.size(); ++k)
+      sources.push_back(add(in.scope[k], &in.classes[k]));
     message_sources.push_back(std::move(sources));
   }
   std::vector<Refinement> slots;
@@ -317,8 +319,8 @@ std::vector<IntraOpFrontierPoint> FrontierSolve::finish() {
     next.clear();
     for (const Point& a : current)
       for (std::size_t b = 0; b < set.size(); ++b) {
-        next.push_back({a.time + set[b].time, a.memory + set[b].memory,
-                        append_copy(store, a.prov, width)});
+        next.push_back(
+            {a.time + set[b].time, a.memory + set[b].memory, append_copy(store, a.prov, width)});
         store[next.back().prov + k] = static_cast<int>(b);
       }
     prune(next, store, width, step_);
@@ -429,8 +431,7 @@ IntraOpFrontierResult brute_force_intra_op_frontier(const IntraOpNetwork& net,
   std::vector<int> c(net.size(), 0);
   while (true) {
     double memory = 0;
-    for (int v = 0; v < net.size(); ++v)
-      memory += resources.memory_bytes[v][c[v]];
+    for (int v = 0; v < net.size(); ++v) memory += resources.memory_bytes[v][c[v]];
     found.push_back({net.evaluate(c), memory, 0, c});
     int i = net.size() - 1;
     while (i >= 0 && ++c[i] == static_cast<int>(net.unary[i].size())) c[i--] = 0;
