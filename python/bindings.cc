@@ -44,6 +44,9 @@ std::string plan(const py::dict& kw) {
   o.planner = k.text("planner", "auto");
   o.model = k.text("model");
   o.cluster = k.text("cluster");
+  o.from_format = k.text("from_format");
+  o.from_file = k.text("from_file");
+  o.explain = k.flag("explain");
   o.devices = static_cast<int>(k.integer("devices", 0, 1, 1000000));
   if (k.has("memory")) o.memory = std::to_string(static_cast<long long>(k.bytes("memory")));
   if (k.has("bandwidth"))
@@ -78,7 +81,10 @@ std::string plan(const py::dict& kw) {
 }
 
 std::string evaluate(const py::dict& kw) {
-  const Keywords k(kw, with({"model", "cluster", "devices", "batch", "export"}, api::kKnobFields),
+  const Keywords k(kw,
+                   with({"model", "cluster", "devices", "batch", "export", "from_format",
+                         "from_file", "explain"},
+                        api::kKnobFields),
                    "evaluate");
   api::EvaluateOptions o;
   o.model = k.text("model");
@@ -89,6 +95,10 @@ std::string evaluate(const py::dict& kw) {
   o.knobs.recompute = recompute_keyword(kw);
   o.knobs.stage_layers = k.text("stage_layers");
   o.export_to = k.text("export");
+  o.from_format = k.text("from_format");
+  o.from_file = k.text("from_file");
+  o.explain = k.flag("explain");
+  o.given = k.names();
   return api::evaluate_job(o).document.dump();
 }
 

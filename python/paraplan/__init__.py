@@ -33,7 +33,16 @@ def _path(value):
     return os.fspath(value) if isinstance(value, os.PathLike) else value
 
 
-def plan(model=None, input=None, **keywords):
+def _launch(from_):
+    """``from_`` as the keywords the core takes: ("megatron", "args.txt") → format and file."""
+    if from_ is None:
+        return {}
+    if isinstance(from_, (str, os.PathLike)) or len(from_) != 2:
+        raise UsageError('from_: expected (format, file), e.g. ("megatron", "args.txt")')
+    return {"from_format": from_[0], "from_file": _path(from_[1])}
+
+
+def plan(model=None, input=None, from_=None, **keywords):
     """The best plan, as ``paraplan plan ... --json`` prints it.
 
     ``model``: a transformer (built-in name such as ``"llama3-70b"``, or a Hugging Face
@@ -64,16 +73,28 @@ def plan(model=None, input=None, **keywords):
     Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
     "312TFLOP/s"), ``bandwidth``, ``min_block``, ``keep_all_flows``, ``powers_of_two``,
     ``all_devices``.
+
+    ``from_=("megatron", "args.txt")`` or ``("nemo", "recipe.yaml")``: the job as you launch it;
+    the best plan with its sequence length, global batch, precision and devices, as
+    :func:`evaluate` with ``from_`` gives it (``as_is``, ``best``, ``speedup``, ``diff``).
     """
+    keywords = dict(keywords, **_launch(from_))
     return _call(_paraplan.plan, dict(keywords, model=_path(model), input=_path(input)))
 
 
-def evaluate(model, **keywords):
+def evaluate(model=None, from_=None, **keywords):
     """One transformer training configuration priced, as ``paraplan evaluate --json`` prints it.
 
     Keywords: ``cluster``, ``devices``, ``batch``, the knobs (as :func:`plan`), ``stage_layers``
     ("9,8,8,7"), ``calibration``, ``export``.
+
+    ``from_=("megatron", "args.txt")`` or ``("nemo", "recipe.yaml")``: the job as you launch it
+    (Megatron-LM's pretrain_gpt.py arguments, a NeMo GPT recipe), priced as it is and against the best plan on the same devices and batch, as
+    ``paraplan evaluate --from megatron args.txt --json`` prints it (``as_is``, ``best``,
+    ``speedup``, ``diff``); ``model`` only when the arguments do not give the model's shape,
+    ``devices`` only when they have no torchrun line; ``explain=True`` is accepted for symmetry.
     """
+    keywords = dict(keywords, **_launch(from_))
     return _call(_paraplan.evaluate, dict(keywords, model=_path(model)))
 
 

@@ -315,3 +315,23 @@ def test_the_pipeline_objective_and_stage_count_equal_the_cli(tmp_path):
     assert ours["search_objective"] == "iteration" and len(ours["stages"]) == 2
     with pytest.raises(paraplan.UsageError, match="objective"):
         paraplan.plan(path, cost_model="piper", objective="fastest")
+
+
+def test_evaluate_from_a_megatron_launch_equals_the_cli():
+    example = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "examples",
+                           "megatron_llama3_8b.sh")
+    ours = paraplan.evaluate(from_=("megatron", example), cluster="dgx-h100")
+    theirs = cli("evaluate", "--from", "megatron", example, "--cluster", "dgx-h100", "--json")
+    assert ours == theirs
+    assert ours["speedup"] >= 1 and ours["diff"]
+    with pytest.raises(paraplan.UsageError):
+        paraplan.evaluate(from_="megatron")
+
+
+def test_plan_from_a_nemo_recipe_equals_the_cli():
+    recipe = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "examples",
+                          "nemo_llama3_8b.yaml")
+    ours = paraplan.plan(from_=("nemo", recipe), cluster="dgx-h100")
+    assert ours == cli("plan", "--from", "nemo", recipe, "--cluster", "dgx-h100", "--json")
+    assert ours["best"]["iteration_time_s"] <= ours["as_is"]["iteration_time_s"]
+    assert all(line.startswith(("- model.", "+ model.")) for line in ours["diff"])

@@ -11,8 +11,10 @@
 #include "api/evaluate.h"
 #include "api/frontier.h"
 #include "api/inputs.h"
+#include "api/launch.h"
 #include "api/plan.h"
 #include "api/plan_job.h"
+#include "api/plan_text.h"
 #include "api/results_json.h"
 #include "io/svg_plot.h"
 #include "io/transformer_json.h"
@@ -22,50 +24,6 @@
 
 namespace paraplan::api {
 namespace {
-
-std::string evaluate_words(const TransformerConfig& model, const std::string& cluster_name,
-                           const DeviceType& device, const TrainingConfig& t,
-                           const AnalyticResult& r) {
-  const MemoryBreakdown& m = r.memory;
-  return fmt::format(
-             "{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} cp {} pp {} dp {} "
-             "ep {} vpp {}, recompute {}{}, ZeRO {}{}, {} attention\n",
-             model.name, t.devices(), device.name, cluster_name, t.global_batch, t.seq_len,
-             t.micro_batch, t.tp, t.cp, t.pp, t.dp, t.ep, t.vpp, recompute_text(t),
-             t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
-             t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
-             io::attention_text(t.attention)) +
-         fmt::format("stack: {}{}{}{}, gradients reduced in {}\n", stack_text(t.stack),
-                     t.tp_comm_overlap ? ", tensor-parallel overlap" : "",
-                     t.overlap_p2p_comm ? ", pipeline sends overlapped" : "",
-                     t.overlap_param_gather ? ", parameter gather overlapped" : "",
-                     t.bf16_gradient_reduction ? "bf16" : "fp32") +
-         fmt::format(
-             "iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: "
-             "{:.1f}%\n",
-             r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu) +
-         fmt::format(
-             "  pipeline {:.4f} s (bubble {:.4f} s), data-parallel gradient sync {:.4f} s, "
-             "optimizer {:.4f} s\n",
-             r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s) +
-         fmt::format("  layers per stage: {}\n", fmt::join(r.stage_layers, ",")) +
-         fmt::format("memory per device (busiest stage): {} of {} ({:.1f} %{}) — {}\n",
-                     format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
-                     100 * m.peak_bytes / device.memory_bytes,
-                     device.memory_headroom_bytes > 0
-                         ? fmt::format("; limit {} after {} headroom",
-                                       format_bytes(device.memory_limit_bytes()),
-                                       format_bytes(device.memory_headroom_bytes))
-                         : "",
-                     r.fits ? "fits" : "OUT OF MEMORY") +
-         fmt::format(
-             "  weights {}, gradients {}, optimizer {}, activations {}, buffers {}, allocator "
-             "fragmentation {}, runtime reserved {}\n",
-             format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
-             format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes),
-             format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
-             format_bytes(m.reserved_bytes));
-}
 
 const std::vector<std::string> kPipelineFrontierFields = {
     "input",       "format",     "memory",  "bandwidth", "microbatches",
@@ -233,6 +191,14 @@ JobOutcome transformer_frontier_job(const FrontierOptions& o) {
 }  // namespace
 
 JobOutcome evaluate_job(const EvaluateOptions& o) {
+  if (!o.from_format.empty()) {
+    std::vector<std::string> given;  // the CLI's "from" is Python's from_format and from_file
+    for (const std::string& field : o.given)
+      if (field != "from_file") given.push_back(field == "from_format" ? "from" : field);
+    return launch_job({o.from_format, o.from_file, o.from_text, o.model, o.cluster, o.devices,
+                       o.knobs, o.explain, o.words, given, ""});
+  }
+  if (o.explain) throw FieldError("explain", ": it explains a launch configuration (--from)");
   const TransformerConfig model = load_transformer(o.model);
   const TrainingConfig t = training_config(o.knobs, o.devices, o.batch);
   Cluster cluster =

@@ -29,6 +29,10 @@ struct EvaluateOptions {
   TransformerKnobs knobs;
   std::string export_to;  ///< megatron | deepspeed
   bool words = false;
+  /// The job as the user launches it (api::launch_job): format and file ("-": `from_text`).
+  std::string from_format, from_file, from_text;
+  bool explain = false;            ///< with a launch: what was read and ignored
+  std::vector<std::string> given;  ///< the fields the user set, by name (with a launch)
 };
 
 /// One configuration priced by the analytic model (RuleViolation for one that breaks a rule).

@@ -8,6 +8,7 @@
 
 #include "api/evaluate.h"
 #include "api/inputs.h"
+#include "api/launch.h"
 #include "api/plan.h"
 #include "api/plan_mixed.h"
 #include "api/plan_text.h"
@@ -315,6 +316,29 @@ PlanOutcome plan(const PlanOptions& given) {
   // A layer model's file given as the model (Python's first argument) is the input.
   if (PlanOptions as_input = given; model_file_as_input(as_input)) return plan(as_input);
   const PlanOptions& o = given;
+  if (!o.from_format.empty()) {
+    std::vector<std::string> fields;  // the CLI's "from" is Python's from_format and from_file
+    for (const std::string& field : o.given)
+      if (field != "from_file") fields.push_back(field == "from_format" ? "from" : field);
+    LaunchOptions launch{o.from_format,
+                         o.from_file,
+                         o.from_text,
+                         o.model,
+                         o.cluster.empty() ? "dgx-a100" : o.cluster,
+                         o.devices,
+                         o.knobs,
+                         o.explain,
+                         o.words,
+                         fields,
+                         o.export_to};
+    const JobOutcome job = launch_job(launch);
+    PlanOutcome out;
+    out.document = job.document;
+    out.words = job.words;
+    out.exported = job.exported;
+    return out;
+  }
+  if (o.explain) throw FieldError("explain", ": it explains a launch configuration (--from)");
   const bool transformer_planner = o.planner == "auto" || o.planner == "llm";
   if (o.input.empty() && o.model.empty() && transformer_planner) return transformer(o, true);
   if (!o.model.empty() && is_transformer_model(o.model) && transformer_planner)

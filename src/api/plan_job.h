@@ -52,6 +52,11 @@ struct PlanOptions {
   int resimulate = 0;
   double time_limit_s = 0;
   std::string export_to;  ///< megatron | deepspeed
+  /// The job as the user launches it (api::launch_job): the best plan with the launch's sequence
+  /// length, global batch, precision and devices, and the diff; format and file ("-":
+  /// `from_text`).
+  std::string from_format, from_file, from_text;
+  bool explain = false;
   // What to produce beside the document.
   bool words = false;              ///< the answer in words (the CLI's table)
   bool plan_file = false;          ///< the plan file `simulate` replays (-o)

@@ -26,6 +26,11 @@ std::string intra_op_words(const IntraOpPlanRequest& request, const IntraOpPlanR
 /// one's own model.
 std::string transformer_words(const TransformerPlanRequest& request,
                               const TransformerPlanResult& result, bool showcase);
+/// One configuration priced (evaluate's answer): knobs, stack, time, throughput, MFU, the
+/// iteration's parts, the layer split and memory per device against the device's.
+std::string evaluate_words(const TransformerConfig& model, const std::string& cluster_name,
+                           const DeviceType& device, const TrainingConfig& t,
+                           const AnalyticResult& r);
 /// On several device types: the answer against each type alone and the type-blind plan.
 std::string mixed_transformer_words(const MixedTransformerPlanRequest& request,
                                     const MixedTransformerPlanResult& result);

@@ -259,4 +259,48 @@ std::string mixed_transformer_words(const MixedTransformerPlanRequest& request,
   return out;
 }
 
+std::string evaluate_words(const TransformerConfig& model, const std::string& cluster_name,
+                           const DeviceType& device, const TrainingConfig& t,
+                           const AnalyticResult& r) {
+  const MemoryBreakdown& m = r.memory;
+  return fmt::format(
+             "{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} cp {} pp {} dp {} "
+             "ep {} vpp {}, recompute {}{}, ZeRO {}{}, {} attention\n",
+             model.name, t.devices(), device.name, cluster_name, t.global_batch, t.seq_len,
+             t.micro_batch, t.tp, t.cp, t.pp, t.dp, t.ep, t.vpp, recompute_text(t),
+             t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
+             t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
+             io::attention_text(t.attention)) +
+         fmt::format("stack: {}{}{}{}, gradients reduced in {}\n", stack_text(t.stack),
+                     t.tp_comm_overlap ? ", tensor-parallel overlap" : "",
+                     t.overlap_p2p_comm ? ", pipeline sends overlapped" : "",
+                     t.overlap_param_gather ? ", parameter gather overlapped" : "",
+                     t.bf16_gradient_reduction ? "bf16" : "fp32") +
+         fmt::format(
+             "iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: "
+             "{:.1f}%\n",
+             r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu) +
+         fmt::format(
+             "  pipeline {:.4f} s (bubble {:.4f} s), data-parallel gradient sync {:.4f} s, "
+             "optimizer {:.4f} s\n",
+             r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s) +
+         fmt::format("  layers per stage: {}\n", fmt::join(r.stage_layers, ",")) +
+         fmt::format("memory per device (busiest stage): {} of {} ({:.1f} %{}) — {}\n",
+                     format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
+                     100 * m.peak_bytes / device.memory_bytes,
+                     device.memory_headroom_bytes > 0
+                         ? fmt::format("; limit {} after {} headroom",
+                                       format_bytes(device.memory_limit_bytes()),
+                                       format_bytes(device.memory_headroom_bytes))
+                         : "",
+                     r.fits ? "fits" : "OUT OF MEMORY") +
+         fmt::format(
+             "  weights {}, gradients {}, optimizer {}, activations {}, buffers {}, allocator "
+             "fragmentation {}, runtime reserved {}\n",
+             format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
+             format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes),
+             format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
+             format_bytes(m.reserved_bytes));
+}
+
 }  // namespace paraplan::api

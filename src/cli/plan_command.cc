@@ -3,6 +3,7 @@
 #include "cli/plan_command.h"
 
 #include <iostream>
+#include <iterator>
 #include <memory>
 
 #include "api/plan_job.h"
@@ -19,6 +20,7 @@ struct PlanArgs {
   api::PlanOptions options;
   bool json = false, quiet = false;
   std::string output, report, trace, dot;
+  std::vector<std::string> from;
 };
 
 int run(PlanArgs& args, const std::vector<std::string>& given) {
@@ -29,6 +31,11 @@ int run(PlanArgs& args, const std::vector<std::string>& given) {
   o.trace = !args.trace.empty();
   o.report = !args.report.empty();
   o.dot = !args.dot.empty();
+  if (!args.from.empty()) {
+    o.from_format = args.from[0];
+    o.from_file = args.from[1];
+    if (o.from_file == "-") o.from_text.assign(std::istreambuf_iterator<char>(std::cin), {});
+  }
   TerminalProgress progress(args.quiet);
   o.progress = progress.sink();
   const api::PlanOutcome out = api::plan(o);
@@ -59,6 +66,14 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       "layer models and profiles (INPUT; --planner pipeline alone: a built-in GPT-3 "
       "2.7B-like layer model on 2x8 devices of 16 GiB), per-layer sharding for operator "
       "graphs (--model alexnet|..., ONNX files)");
+  cmd->add_option("--from", args->from,
+                  "Start from the job as you launch it: megatron FILE (Megatron-LM arguments) or "
+                  "nemo FILE (a NeMo GPT recipe); keeps its sequence length, global batch, "
+                  "precision and devices, searches the rest, prints the change as a diff")
+      ->expected(2)
+      ->type_name("FORMAT FILE");
+  cmd->add_flag("--explain", args->options.explain,
+                "With --from: list the keys read and those ignored");
   cmd->add_option("INPUT", args->options.input,
                   "Model file: Piper JSON, DAPPLE/PipeDream profile text, paraplan model JSON, or "
                   "ONNX");

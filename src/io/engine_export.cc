@@ -29,6 +29,12 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
     arg("--num-experts", num(m.num_experts));
     arg("--moe-router-topk", num(m.experts_per_token));
   }
+  // The tokenizer's vocabulary as priced (Megatron pads it to a multiple of 128 × tp).
+  arg("--vocab-size", num(m.vocab_size));
+  if (!t.dropout) {
+    arg("--attention-dropout", "0.0");
+    arg("--hidden-dropout", "0.0");
+  }
   arg("--seq-length", num(t.seq_len));
   arg("--max-position-embeddings", num(std::max<std::int64_t>(t.seq_len, m.max_positions)));
   arg("--micro-batch-size", num(t.micro_batch));

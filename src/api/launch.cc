@@ -1,0 +1,196 @@
+// The launch job: read, price as it is, search the best plan on the same devices and batch, diff.
+#include "api/launch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "api/evaluate.h"
+#include "api/inputs.h"
+#include "api/knobs.h"
+#include "api/plan.h"
+#include "api/plan_job.h"
+#include "api/plan_text.h"
+#include "api/results_json.h"
+#include "io/json_fields.h"
+#include "io/megatron_args.h"
+#include "io/nemo_recipe.h"
+#include "ir/error.h"
+
+namespace paraplan::api {
+namespace {
+
+const std::vector<std::string> kLaunchFields = {"from",        "model",   "cluster",
+                                                "devices",     "memory",  "memory_headroom",
+                                                "calibration", "explain", "export"};
+
+// The launch's world size, from its launcher or the user; FieldError("devices") otherwise.
+int world_size(const io::LaunchConfig& launch, int devices) {
+  if (launch.world_size > 0 && devices > 0 && launch.world_size != devices)
+    throw FieldError("devices", fmt::format(" {}: the launch runs {} processes ({})", devices,
+                                            launch.world_size, launch.source));
+  if (launch.world_size > 0) return launch.world_size;
+  if (devices > 0) return devices;
+  throw FieldError("devices", fmt::format(": {} does not say how many GPUs the job runs on (no "
+                                          "torchrun line); give them",
+                                          launch.source));
+}
+
+// dp from the world size, vpp from layers per virtual stage, the global batch's default; the
+// engine's own checks, placed at the file.
+TrainingConfig completed(const io::LaunchConfig& launch, const TransformerConfig& model,
+                         int world) {
+  TrainingConfig t = launch.training;
+  const int inner = t.tp * t.cp * t.pp;
+  if (world % inner)
+    throw Error(ErrorKind::kUsage, launch.source,
+                fmt::format("tensor × pipeline × context parallel = {} × {} × {} = {} does not "
+                            "divide the world size {}",
+                            t.tp, t.pp, t.cp, inner, world));
+  t.dp = world / inner;
+  if (launch.layers_per_virtual_stage > 0) {
+    const std::int64_t per_rank = static_cast<std::int64_t>(t.pp) * launch.layers_per_virtual_stage;
+    if (model.num_layers % per_rank)
+      throw Error(ErrorKind::kUsage, launch.source,
+                  fmt::format("--num-layers-per-virtual-pipeline-stage {}: {} layers are not a "
+                              "multiple of it × {} stages",
+                              launch.layers_per_virtual_stage, model.num_layers, t.pp));
+    t.vpp = static_cast<int>(model.num_layers / per_rank);
+  }
+  // Megatron overlaps pipeline sends only in the interleaved schedule.
+  t.overlap_p2p_comm = t.overlap_p2p_comm && t.pp > 1 && t.vpp > 1;
+  if (t.global_batch == 0) t.global_batch = t.micro_batch * t.dp;
+  if (t.global_batch % (t.micro_batch * t.dp))
+    throw Error(ErrorKind::kUsage, launch.source,
+                fmt::format("--global-batch-size {} is not a multiple of micro-batch × data "
+                            "parallel = {} × {}",
+                            t.global_batch, t.micro_batch, t.dp));
+  return t;
+}
+
+std::string explanation(const io::LaunchConfig& launch) {
+  auto join = [](const std::vector<std::string>& keys) {
+    std::string out;
+    for (const std::string& k : keys) out += (out.empty() ? "" : " ") + k;
+    return out.empty() ? "(none)" : out;
+  };
+  return fmt::format("read from {} ({}): {}\nignored (no effect on time or memory): {}\n",
+                     launch.source, launch.format, join(launch.read), join(launch.ignored));
+}
+
+}  // namespace
+
+std::vector<std::string> launch_diff(const std::string& format, const TransformerConfig& model,
+                                     const TrainingConfig& from, const TrainingConfig& to) {
+  const bool nemo = format == "nemo";
+  const auto before =
+      nemo ? io::nemo_searched_options(model, from) : io::megatron_searched_options(model, from);
+  const auto after =
+      nemo ? io::nemo_searched_options(model, to) : io::megatron_searched_options(model, to);
+  std::vector<std::string> order;
+  for (const auto* side : {&before, &after})
+    for (const auto& [flag, value] : *side)
+      if (std::find(order.begin(), order.end(), flag) == order.end()) order.push_back(flag);
+  std::map<std::string, std::string> a(before.begin(), before.end()), b(after.begin(), after.end());
+  std::vector<std::string> out;
+  auto line = [&](char sign, const std::string& flag, const std::string& value) {
+    if (nemo) return fmt::format("{} {}: {}", sign, flag, value);
+    return fmt::format("{} {}{}", sign, flag, value.empty() ? "" : " " + value);
+  };
+  for (const std::string& flag : order) {
+    const bool in_a = a.count(flag) > 0, in_b = b.count(flag) > 0;
+    if (in_a && in_b && a[flag] == b[flag]) continue;
+    if (in_a) out.push_back(line('-', flag, a[flag]));
+    if (in_b) out.push_back(line('+', flag, b[flag]));
+  }
+  return out;
+}
+
+JobOutcome launch_job(const LaunchOptions& o) {
+  refuse_fields(o.given, kLaunchFields, "a launch configuration (--from)");
+  if (o.format != "megatron" && o.format != "nemo")
+    throw FieldError("from", fmt::format(" {}: expected megatron (Megatron-LM's pretrain_gpt.py "
+                                         "arguments) or nemo (a NeMo GPT recipe's YAML); "
+                                         "deepspeed and torchtitan are not read yet",
+                                         o.format));
+  const std::string text = o.file == "-" ? o.text : io::read_text_file(o.file);
+  const std::string source = o.file == "-" ? "standard input" : o.file;
+  const io::LaunchConfig launch = o.format == "nemo" ? io::read_nemo_recipe(text, source)
+                                                     : io::read_megatron_args(text, source);
+  if (launch.model && !o.model.empty())
+    throw FieldError("model", fmt::format(": {} gives the model's shape (--num-layers ...); leave "
+                                          "it out",
+                                          launch.source));
+  if (!launch.model && o.model.empty())
+    throw FieldError("model",
+                     fmt::format(": {} does not give the model's shape; give it", launch.source));
+  const int world = world_size(launch, o.devices);
+  TransformerConfig model = launch.model ? *launch.model : load_transformer(o.model);
+  const TrainingConfig as_is = completed(launch, model, world);
+  if (launch.model) {  // Megatron pads the vocabulary to a multiple of its divisor × tp
+    const std::int64_t multiple = static_cast<std::int64_t>(launch.vocab_multiple) * as_is.tp;
+    model.vocab_size = (model.vocab_size + multiple - 1) / multiple * multiple;
+  }
+  Cluster cluster = one_device_type(load_cluster(o.cluster, world), world, "the launch");
+  apply_memory_knobs(o.knobs, cluster);
+  const Calibration calibration = load_calibration(o.knobs.calibration, cluster);
+  const AnalyticResult priced = evaluate({model, cluster, calibration, as_is});
+
+  TransformerPlanRequest request;
+  request.model = model;
+  request.cluster = cluster;
+  request.cluster_name = o.cluster;
+  request.calibration = calibration;
+  request.megatron_only = true;  // the plan is for Megatron-LM, as the launch
+  LlmSearchSettings& s = request.settings;
+  s.devices = world;
+  s.global_batch = as_is.global_batch;
+  s.seq_len = as_is.seq_len;
+  s.fp8 = as_is.fp8;
+  s.attention = as_is.attention;
+  s.moe_capacity_factor = as_is.moe_capacity_factor;
+  s.stack = Stack::kMegatron;
+  s.top_k = 1;
+  const TransformerPlanResult found = plan_transformer(request);
+  const LlmCandidate& best = found.search.top.front();
+  const double speedup = priced.iteration_time_s / best.result.iteration_time_s;
+  const std::vector<std::string> diff = launch_diff(launch.format, model, as_is, best.config);
+
+  JobOutcome out;
+  if (!o.export_to.empty()) out.exported = export_plan(o.export_to, model, best.config);
+  const DeviceType& device = cluster.device_types[0];
+  out.document = {{"from",
+                   {{"format", launch.format},
+                    {"source", launch.source},
+                    {"world_size", world},
+                    {"read", launch.read},
+                    {"ignored", launch.ignored}}},
+                  {"as_is", evaluate_json(as_is, priced, model.name, o.cluster, device)},
+                  {"best", evaluate_json(best.config, best.result, model.name, o.cluster, device)},
+                  {"speedup", speedup},
+                  {"diff", diff}};
+  if (!o.words) return out;
+  if (o.explain) out.words += explanation(launch);
+  out.words += fmt::format("your job, as {} launches it:\n", launch.source);
+  out.words += evaluate_words(model, o.cluster, device, as_is, priced);
+  if (diff.empty()) {
+    out.words += "\nit is already the best plan paraplan finds on these devices and batch\n";
+    return out;
+  }
+  out.words +=
+      fmt::format("\nthe best plan on the same {} GPUs, batch and sequence length:\n", world);
+  out.words += evaluate_words(model, o.cluster, device, best.config, best.result);
+  out.words += fmt::format("\nthe change ({:.2f}× the speed{}):\n", speedup,
+                           priced.fits ? "" : "; your job does not fit in memory");
+  for (const std::string& line : diff) out.words += line + "\n";
+  const bool connections = std::find(launch.environment.begin(), launch.environment.end(),
+                                     "CUDA_DEVICE_MAX_CONNECTIONS=1") != launch.environment.end();
+  if (launch.format == "megatron" && (best.config.tp > 1 || best.config.cp > 1) && !connections)
+    out.words +=
+        "+ CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (Megatron-LM needs it with "
+        "tensor or context parallelism)\n";
+  return out;
+}
+
+}  // namespace paraplan::api

@@ -1,0 +1,191 @@
+// `paraplan evaluate --from megatron FILE`: the user's own launch priced as it is, the best plan
+// on the same devices and batch, the change as a diff of the user's arguments; bad launches as one
+// line and exit 2; the export read back gives the configuration that was exported.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "api/launch.h"
+#include "cli/cli_test_support.h"
+#include "io/engine_export.h"
+#include "io/megatron_args.h"
+#include "zoo/llm_models.h"
+
+namespace {
+
+using paraplan::testing_support::Outcome;
+using paraplan::testing_support::run;
+using paraplan::testing_support::run_shell;
+
+const std::string kExample =
+    std::string(PARAPLAN_SOURCE_DIR) + "/docs/examples/megatron_llama3_8b.sh";
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CliLaunch, PricesTheLaunchAndDiffsItAgainstTheBestPlan) {
+  Outcome r = run("evaluate --from megatron " + kExample + " --cluster dgx-h100 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["from"]["world_size"], 64);
+  EXPECT_EQ(j["as_is"]["config"]["tp"], 8);
+  EXPECT_EQ(j["as_is"]["config"]["dp"], 8);
+  const double as_is = j["as_is"]["iteration_time_s"], best = j["best"]["iteration_time_s"];
+  EXPECT_LE(best, as_is);
+  EXPECT_DOUBLE_EQ(j["speedup"].get<double>(), as_is / best);
+  ASSERT_FALSE(j["diff"].empty());
+  for (const auto& line : j["diff"]) {
+    const std::string l = line;
+    EXPECT_TRUE(l.rfind("- --", 0) == 0 || l.rfind("+ --", 0) == 0) << l;
+  }
+  // In words, with --explain; and from standard input, the same document.
+  Outcome words = run("evaluate --from megatron " + kExample + " --cluster dgx-h100 --explain");
+  ASSERT_EQ(words.exit_code, 0) << words.out;
+  EXPECT_NE(words.out.find("ignored (no effect on time or memory): "), std::string::npos);
+  EXPECT_NE(words.out.find("the change ("), std::string::npos) << words.out;
+  Outcome piped = run_shell("cat " + kExample + " | " + PARAPLAN_BINARY +
+                            " evaluate --from megatron - --cluster dgx-h100 --json");
+  ASSERT_EQ(piped.exit_code, 0) << piped.out;
+  auto p = nlohmann::json::parse(piped.out);
+  EXPECT_EQ(p["from"]["source"], "standard input");
+  p["from"]["source"] = j["from"]["source"];
+  EXPECT_EQ(p, j);
+}
+
+TEST(CliLaunch, TheNemoRecipeOfTheSameJobIsPricedTheSameAndDiffedInItsKeys) {
+  const std::string recipe =
+      std::string(PARAPLAN_SOURCE_DIR) + "/docs/examples/nemo_llama3_8b.yaml";
+  Outcome nemo = run("evaluate --from nemo " + recipe + " --cluster dgx-h100 --json");
+  ASSERT_EQ(nemo.exit_code, 0) << nemo.out;
+  Outcome megatron = run("evaluate --from megatron " + kExample + " --cluster dgx-h100 --json");
+  ASSERT_EQ(megatron.exit_code, 0) << megatron.out;
+  const auto n = nlohmann::json::parse(nemo.out), m = nlohmann::json::parse(megatron.out);
+  EXPECT_EQ(n["as_is"]["iteration_time_s"], m["as_is"]["iteration_time_s"]);
+  EXPECT_EQ(n["best"]["iteration_time_s"], m["best"]["iteration_time_s"]);
+  ASSERT_FALSE(n["diff"].empty());
+  for (const auto& line : n["diff"]) {
+    const std::string l = line;
+    EXPECT_TRUE(l.rfind("- model.", 0) == 0 || l.rfind("+ model.", 0) == 0) << l;
+  }
+}
+
+TEST(CliLaunch, TheModelFromItsNameIsPricedAsEvaluatePricesIt) {
+  const std::string args = write(
+      "launch_no_shape.txt",
+      "--seq-length 8192 --micro-batch-size 1 --global-batch-size 256 --bf16 "
+      "--tensor-model-parallel-size 4 --pipeline-model-parallel-size 2 --sequence-parallel "
+      "--recompute-granularity selective --use-distributed-optimizer --overlap-grad-reduce\n");
+  Outcome r = run("evaluate --from megatron " + args +
+                  " --model llama3-8b --cluster dgx-h100 --devices 32 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  Outcome e = run(
+      "evaluate --model llama3-8b --cluster dgx-h100 --devices 32 --seq-len 8192 --micro-batch 1 "
+      "--batch 256 --tp 4 --pp 2 --sequence-parallel --recompute selective --zero 1 "
+      "--overlap-grad-reduce --no-tp-comm-overlap --no-overlap-param-gather --json");
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["as_is"]["iteration_time_s"],
+            nlohmann::json::parse(e.out)["iteration_time_s"]);
+}
+
+TEST(CliLaunch, PlanFromALaunchExportsTheBestPlan) {
+  Outcome r = run("plan --from megatron " + kExample + " --cluster dgx-h100 --export megatron");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // The export is the best plan: read back, it has the best plan's sizes.
+  Outcome j = run("plan --from megatron " + kExample + " --cluster dgx-h100 --json");
+  const auto best = nlohmann::json::parse(j.out)["best"]["config"];
+  const paraplan::io::LaunchConfig back = paraplan::io::read_megatron_args(r.out, "exported");
+  EXPECT_EQ(back.training.tp, best["tp"].get<int>());
+  EXPECT_EQ(back.training.pp, best["pp"].get<int>());
+  EXPECT_EQ(back.training.micro_batch, best["micro_batch"].get<int>());
+  EXPECT_EQ(back.training.seq_len, 8192);
+  EXPECT_EQ(back.training.global_batch, 512);
+}
+
+TEST(CliLaunch, BadLaunchesAreOneLineAndExitTwo) {
+  const std::string typo = write("launch_typo.txt",
+                                 "--seq-length 2048 --micro-batch-size 1 --bf16\n"
+                                 "--tensor-model-paralel-size 2\n");
+  const std::string tp3 = write("launch_tp3.txt",
+                                "--seq-length 2048 --micro-batch-size 1 --bf16 "
+                                "--tensor-model-parallel-size 3\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"evaluate --from megatron " + typo + " --model llama3-8b --devices 8",
+       "launch_typo.txt:2: --tensor-model-paralel-size"},
+      {"evaluate --from megatron " + tp3 + " --model llama3-8b --devices 8",
+       "= 3 does not divide the world size 8"},
+      {"evaluate --from megatron " + tp3 + " --model llama3-8b", "devices"},
+      {"evaluate --from deepspeed " + tp3, "deepspeed: expected megatron"},
+      {"evaluate --from megatron " + kExample + " --tp 2", "--tp"},
+      {"evaluate --from megatron " + kExample + " --model llama3-8b", "leave it out"},
+      {"evaluate --from megatron " + kExample + " --devices 16", "the launch runs 64 processes"},
+      {"evaluate --model llama3-8b --explain", "--explain"}};
+  for (const auto& [args, message] : cases) {
+    Outcome r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
+// What `--export megatron` writes, read back, is the configuration exported.
+TEST(CliLaunch, MegatronExportReadsBackAsTheSameConfiguration) {
+  using namespace paraplan;
+  const TransformerConfig model = *zoo::llm_model("llama3-70b");
+  TrainingConfig t;
+  t.tp = 8;
+  t.pp = 4;
+  t.cp = 2;
+  t.dp = 2;
+  t.vpp = 5;
+  t.micro_batch = 2;
+  t.global_batch = 256;
+  t.seq_len = 8192;
+  t.recompute = Recompute::kFull;
+  t.recompute_layers = 2;
+  t.sequence_parallel = true;
+  t.zero_stage = 1;
+  t.overlap_grad_reduce = t.overlap_param_gather = t.tp_comm_overlap = true;
+  t.overlap_p2p_comm = false;
+  t.fp8 = true;
+  t.dropout = false;
+  const io::LaunchConfig back =
+      io::read_megatron_args(io::megatron_arguments(model, t), "exported");
+  ASSERT_TRUE(back.model.has_value());
+  EXPECT_EQ(back.model->num_layers, model.num_layers);
+  EXPECT_EQ(back.model->hidden_size, model.hidden_size);
+  EXPECT_EQ(back.model->ffn_hidden_size, model.ffn_hidden_size);
+  EXPECT_EQ(back.model->num_kv_heads, model.num_kv_heads);
+  EXPECT_EQ(back.model->vocab_size, model.vocab_size);
+  EXPECT_EQ(back.model->gated_mlp, model.gated_mlp);
+  EXPECT_EQ(back.model->tied_embeddings, model.tied_embeddings);
+  EXPECT_EQ(back.model->biases, model.biases);
+  const TrainingConfig& r = back.training;
+  EXPECT_EQ(r.tp, t.tp);
+  EXPECT_EQ(r.pp, t.pp);
+  EXPECT_EQ(r.cp, t.cp);
+  EXPECT_EQ(back.layers_per_virtual_stage * t.pp * t.vpp, model.num_layers);
+  EXPECT_EQ(r.micro_batch, t.micro_batch);
+  EXPECT_EQ(r.global_batch, t.global_batch);
+  EXPECT_EQ(r.seq_len, t.seq_len);
+  EXPECT_EQ(r.recompute, t.recompute);
+  EXPECT_EQ(r.recompute_layers, t.recompute_layers);
+  EXPECT_EQ(r.sequence_parallel, t.sequence_parallel);
+  EXPECT_EQ(r.zero_stage, t.zero_stage);
+  EXPECT_EQ(r.overlap_grad_reduce, t.overlap_grad_reduce);
+  EXPECT_EQ(r.overlap_param_gather, t.overlap_param_gather);
+  EXPECT_EQ(r.tp_comm_overlap, t.tp_comm_overlap);
+  EXPECT_EQ(r.overlap_p2p_comm, t.overlap_p2p_comm);
+  EXPECT_EQ(r.fp8, t.fp8);
+  EXPECT_EQ(r.dropout, t.dropout);
+  // With vpp resolved, the searched options are the same: no diff.
+  TrainingConfig resolved = r;
+  resolved.dp = t.dp;
+  resolved.vpp = t.vpp;
+  EXPECT_TRUE(api::launch_diff("megatron", model, t, resolved).empty());
+}
+
+}  // namespace
