@@ -21,13 +21,14 @@ seeds() {  # seeds TARGET: the files and folders its corpus starts from
     fuzz_mpt_table) echo fuzz/seeds/mpt_table/* ;;
     fuzz_published_runs) echo data/moe/*.json tests/data/bad/published_*.json ;;
     fuzz_nemo_table) echo data/nemo-h100/nemo_h100.tsv ;;
+    fuzz_launch) echo docs/examples/megatron_llama3_8b.sh docs/examples/nemo_llama3_8b.yaml docs/examples/deepspeed_llama3_8b.json ;;
   esac
 }
 
 failed=()
 for target in fuzz_piper fuzz_native_json fuzz_native_yaml fuzz_dapple fuzz_onnx fuzz_hf_config \
               fuzz_vtrain_csv fuzz_transformer_plan fuzz_mpt_table fuzz_published_runs \
-              fuzz_nemo_table; do
+              fuzz_nemo_table fuzz_launch; do
   corpus=$build/corpus/$target
   findings=$build/findings/$target
   mkdir -p "$corpus" "$findings"

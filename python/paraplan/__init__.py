@@ -88,8 +88,8 @@ def evaluate(model=None, from_=None, **keywords):
     Keywords: ``cluster``, ``devices``, ``batch``, the knobs (as :func:`plan`), ``stage_layers``
     ("9,8,8,7"), ``calibration``, ``export``.
 
-    ``from_=("megatron", "args.txt")`` or ``("nemo", "recipe.yaml")``: the job as you launch it
-    (Megatron-LM's pretrain_gpt.py arguments, a NeMo GPT recipe), priced as it is and against the best plan on the same devices and batch, as
+    ``from_=("megatron", "args.txt")``, ``("nemo", "recipe.yaml")`` or ``("deepspeed",
+    "ds_config.json")`` (with ``model`` and ``seq_len``): the job as you launch it, priced as it is and against the best plan on the same devices and batch, as
     ``paraplan evaluate --from megatron args.txt --json`` prints it (``as_is``, ``best``,
     ``speedup``, ``diff``); ``model`` only when the arguments do not give the model's shape,
     ``devices`` only when they have no torchrun line; ``explain=True`` is accepted for symmetry.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "api/evaluate.h"
 #include "api/inputs.h"
@@ -13,6 +14,7 @@
 #include "api/plan_job.h"
 #include "api/plan_text.h"
 #include "api/results_json.h"
+#include "io/deepspeed_config.h"
 #include "io/json_fields.h"
 #include "io/megatron_args.h"
 #include "io/nemo_recipe.h"
@@ -24,6 +26,10 @@ namespace {
 const std::vector<std::string> kLaunchFields = {"from",        "model",   "cluster",
                                                 "devices",     "memory",  "memory_headroom",
                                                 "calibration", "explain", "export"};
+// A DeepSpeed configuration does not say the sequence length.
+const std::vector<std::string> kDeepSpeedFields = {
+    "from",        "model",   "cluster", "devices", "memory", "memory_headroom",
+    "calibration", "explain", "export",  "seq_len"};
 
 // The launch's world size, from its launcher or the user; FieldError("devices") otherwise.
 int world_size(const io::LaunchConfig& launch, int devices) {
@@ -83,11 +89,13 @@ std::string explanation(const io::LaunchConfig& launch) {
 
 std::vector<std::string> launch_diff(const std::string& format, const TransformerConfig& model,
                                      const TrainingConfig& from, const TrainingConfig& to) {
-  const bool nemo = format == "nemo";
-  const auto before =
-      nemo ? io::nemo_searched_options(model, from) : io::megatron_searched_options(model, from);
-  const auto after =
-      nemo ? io::nemo_searched_options(model, to) : io::megatron_searched_options(model, to);
+  const bool nemo = format == "nemo", deepspeed = format == "deepspeed";
+  auto options = [&](const TrainingConfig& t) {
+    return deepspeed ? io::deepspeed_searched_options(t)
+           : nemo    ? io::nemo_searched_options(model, t)
+                     : io::megatron_searched_options(model, t);
+  };
+  const auto before = options(from), after = options(to);
   std::vector<std::string> order;
   for (const auto* side : {&before, &after})
     for (const auto& [flag, value] : *side)
@@ -95,7 +103,7 @@ std::vector<std::string> launch_diff(const std::string& format, const Transforme
   std::map<std::string, std::string> a(before.begin(), before.end()), b(after.begin(), after.end());
   std::vector<std::string> out;
   auto line = [&](char sign, const std::string& flag, const std::string& value) {
-    if (nemo) return fmt::format("{} {}: {}", sign, flag, value);
+    if (nemo || deepspeed) return fmt::format("{} {}: {}", sign, flag, value);
     return fmt::format("{} {}{}", sign, flag, value.empty() ? "" : " " + value);
   };
   for (const std::string& flag : order) {
@@ -108,16 +116,27 @@ std::vector<std::string> launch_diff(const std::string& format, const Transforme
 }
 
 JobOutcome launch_job(const LaunchOptions& o) {
-  refuse_fields(o.given, kLaunchFields, "a launch configuration (--from)");
-  if (o.format != "megatron" && o.format != "nemo")
+  const bool deepspeed = o.format == "deepspeed";
+  refuse_fields(o.given, deepspeed ? kDeepSpeedFields : kLaunchFields,
+                "a launch configuration (--from)");
+  if (o.format != "megatron" && o.format != "nemo" && !deepspeed)
     throw FieldError("from", fmt::format(" {}: expected megatron (Megatron-LM's pretrain_gpt.py "
-                                         "arguments) or nemo (a NeMo GPT recipe's YAML); "
-                                         "deepspeed and torchtitan are not read yet",
+                                         "arguments), nemo (a NeMo GPT recipe's YAML) or "
+                                         "deepspeed (a ds_config.json); torchtitan is not read "
+                                         "yet",
                                          o.format));
   const std::string text = o.file == "-" ? o.text : io::read_text_file(o.file);
   const std::string source = o.file == "-" ? "standard input" : o.file;
-  const io::LaunchConfig launch = o.format == "nemo" ? io::read_nemo_recipe(text, source)
-                                                     : io::read_megatron_args(text, source);
+  io::LaunchConfig launch = o.format == "nemo" ? io::read_nemo_recipe(text, source)
+                            : deepspeed        ? io::read_deepspeed_config(text, source)
+                                               : io::read_megatron_args(text, source);
+  if (deepspeed) {
+    if (o.knobs.seq_len <= 0)
+      throw FieldError("seq_len", fmt::format(": {} (a DeepSpeed configuration) does not say the "
+                                              "sequence length; give it",
+                                              source));
+    launch.training.seq_len = o.knobs.seq_len;
+  }
   if (launch.model && !o.model.empty())
     throw FieldError("model", fmt::format(": {} gives the model's shape (--num-layers ...); leave "
                                           "it out",
@@ -142,7 +161,9 @@ JobOutcome launch_job(const LaunchOptions& o) {
   request.cluster = cluster;
   request.cluster_name = o.cluster;
   request.calibration = calibration;
-  request.megatron_only = true;  // the plan is for Megatron-LM, as the launch
+  // Megatron-LM and NeMo: every knob Megatron-LM runs (ZeRO ≤ 1); DeepSpeed beside a Hugging Face
+  // model: data parallelism only, ZeRO 0–3, whole-model checkpointing or none.
+  request.megatron_only = !deepspeed;
   LlmSearchSettings& s = request.settings;
   s.devices = world;
   s.global_batch = as_is.global_batch;
@@ -150,10 +171,27 @@ JobOutcome launch_job(const LaunchOptions& o) {
   s.fp8 = as_is.fp8;
   s.attention = as_is.attention;
   s.moe_capacity_factor = as_is.moe_capacity_factor;
-  s.stack = Stack::kMegatron;
+  s.stack = as_is.stack;
   s.top_k = 1;
-  const TransformerPlanResult found = plan_transformer(request);
-  const LlmCandidate& best = found.search.top.front();
+  std::optional<LlmCandidate> found;
+  for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
+    if (deepspeed) {
+      s.tp = s.cp = s.pp = s.ep = s.vpp = 1;
+      s.recompute = recompute;
+      s.recompute_layers = 0;
+    }
+    try {
+      const LlmCandidate c = plan_transformer(request).search.top.front();
+      if (!found || c.result.iteration_time_s < found->result.iteration_time_s) found = c;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kInfeasible) throw;
+    }
+    if (!deepspeed) break;
+  }
+  if (!found)
+    throw Error(ErrorKind::kInfeasible, source,
+                fmt::format("no plan of {} fits on these {} devices", model.name, world));
+  const LlmCandidate& best = *found;
   const double speedup = priced.iteration_time_s / best.result.iteration_time_s;
   const std::vector<std::string> diff = launch_diff(launch.format, model, as_is, best.config);
 

@@ -73,6 +73,33 @@ TEST(CliLaunch, TheNemoRecipeOfTheSameJobIsPricedTheSameAndDiffedInItsKeys) {
   }
 }
 
+TEST(CliLaunch, ADeepSpeedConfigIsPricedAsEvaluatePricesItAndSearchedAsDataParallelism) {
+  const std::string ds =
+      std::string(PARAPLAN_SOURCE_DIR) + "/docs/examples/deepspeed_llama3_8b.json";
+  Outcome r = run("evaluate --from deepspeed " + ds +
+                  " --model llama3-8b --seq-len 8192 --cluster dgx-h100 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  Outcome e = run(
+      "evaluate --model llama3-8b --cluster dgx-h100 --stack deepspeed --zero 3 --recompute full "
+      "--micro-batch 1 --batch 512 --seq-len 8192 --devices 64 --overlap-grad-reduce "
+      "--grad-reduce-dtype bf16 --json");
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["as_is"]["iteration_time_s"], nlohmann::json::parse(e.out)["iteration_time_s"]);
+  const auto best = j["best"]["config"];
+  EXPECT_EQ(best["tp"].get<int>() * best["pp"].get<int>() * best["cp"].get<int>(), 1);
+  EXPECT_LE(j["best"]["iteration_time_s"].get<double>(),
+            j["as_is"]["iteration_time_s"].get<double>());
+  for (const auto& line : j["diff"]) {
+    const std::string l = line;
+    EXPECT_TRUE(l.rfind("- ", 0) == 0 || l.rfind("+ ", 0) == 0) << l;
+    EXPECT_EQ(l.find("--"), std::string::npos) << l;
+  }
+  Outcome no_seq = run("evaluate --from deepspeed " + ds + " --model llama3-8b");
+  EXPECT_EQ(no_seq.exit_code, 2) << no_seq.out;
+  EXPECT_NE(no_seq.out.find("sequence length"), std::string::npos) << no_seq.out;
+}
+
 TEST(CliLaunch, TheModelFromItsNameIsPricedAsEvaluatePricesIt) {
   const std::string args = write(
       "launch_no_shape.txt",
@@ -118,7 +145,7 @@ TEST(CliLaunch, BadLaunchesAreOneLineAndExitTwo) {
       {"evaluate --from megatron " + tp3 + " --model llama3-8b --devices 8",
        "= 3 does not divide the world size 8"},
       {"evaluate --from megatron " + tp3 + " --model llama3-8b", "devices"},
-      {"evaluate --from deepspeed " + tp3, "deepspeed: expected megatron"},
+      {"evaluate --from torchtitan " + tp3, "torchtitan: expected megatron"},
       {"evaluate --from megatron " + kExample + " --tp 2", "--tp"},
       {"evaluate --from megatron " + kExample + " --model llama3-8b", "leave it out"},
       {"evaluate --from megatron " + kExample + " --devices 16", "the launch runs 64 processes"},

@@ -13,7 +13,7 @@
 namespace paraplan::io {
 
 struct LaunchConfig {
-  std::string format;  ///< megatron
+  std::string format;  ///< megatron | nemo | deepspeed
   std::string source;  ///< the file ("-": standard input)
   /// The model's shape, when the launch gives it (Megatron's --num-layers --hidden-size ...).
   std::optional<TransformerConfig> model;
@@ -27,6 +27,7 @@ struct LaunchConfig {
   /// Megatron pads the vocabulary to a multiple of this × tp.
   int vocab_multiple = 1;
   std::vector<std::string> environment;  ///< NAME=value words before the command
+  int accumulation = 0;                  ///< DeepSpeed's gradient_accumulation_steps (0: not given)
   /// Keys as written, in order: read (they change time or memory) and ignored (they do not).
   std::vector<std::string> read, ignored;
 };
