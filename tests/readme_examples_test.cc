@@ -1,6 +1,8 @@
 // Every command of the README's Examples section runs from the project's own tree: `./dev plan`
-// and `build/src/paraplan` become the built binary, run in a fresh folder that sees `data/`.
+// and `build/src/paraplan` become the built binary, run in a fresh folder that sees `data/` and
+// `docs/`.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -38,15 +40,19 @@ std::vector<std::string> readme_examples() {
 TEST(Readme, EveryExampleRuns) {
   const std::vector<std::string> commands = readme_examples();
   ASSERT_GE(commands.size(), 10u) << "the README's Examples section was not found";
-  const fs::path dir = fs::path(::testing::TempDir()) / "readme-examples";
+  // One folder per process: a Release and a sanitized run of this test may overlap.
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("readme-examples-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   fs::create_directory_symlink(fs::path(PARAPLAN_SOURCE_DIR) / "data", dir / "data");
+  fs::create_directory_symlink(fs::path(PARAPLAN_SOURCE_DIR) / "docs", dir / "docs");
   for (const std::string& command : commands) {
     ASSERT_EQ(command.rfind(PARAPLAN_BINARY, 0), 0u) << "not a paraplan command: " << command;
     const auto r = paraplan::testing_support::run_shell("cd " + dir.string() + " && " + command);
     EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.out;
   }
+  fs::remove_all(dir);
 }
 
 }  // namespace
