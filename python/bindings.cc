@@ -47,6 +47,7 @@ std::string plan(const py::dict& kw) {
   o.from_format = k.text("from_format");
   o.from_file = k.text("from_file");
   o.explain = k.flag("explain");
+  o.stage_dp = k.text("stage_dp");
   o.devices = static_cast<int>(k.integer("devices", 0, 1, 1000000));
   if (k.has("memory")) o.memory = std::to_string(static_cast<long long>(k.bytes("memory")));
   if (k.has("bandwidth"))

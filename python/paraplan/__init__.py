@@ -69,7 +69,8 @@ def plan(model=None, input=None, from_=None, **keywords):
     to coarsen the layer graph to; default: exact), ``model_device`` (the device the model's
     times were measured on; other device types in the cluster run them scaled by peak FLOP/s),
     ``objective`` ("iteration": the simulated iteration, default; "steady-state": Piper's
-    bottleneck), ``dp`` (every stage's data-parallel width), ``pp`` (exactly that many stages).
+    bottleneck), ``dp`` (every stage's data-parallel width), ``pp`` (exactly that many stages),
+    ``stage_dp`` ("2,1,1": each stage's width, first stage first).
     Intra-op keywords: ``devices``, ``batch``, ``flops`` (FLOP/s, or
     "312TFLOP/s"), ``bandwidth``, ``min_block``, ``keep_all_flows``, ``powers_of_two``,
     ``all_devices``.

@@ -3,6 +3,7 @@
 #include "api/plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -267,12 +268,16 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     };
     IterationSearchOptions options;
     options.stages = request.stages;
+    options.stage_widths = request.stage_widths;
     const IterationSearchResult it = search_pipeline_iteration(
         request.model, cost, settings.microbatches, iteration, out.plan, options);
     if (!it.plan.feasible)
       throw Error(
           ErrorKind::kInfeasible, "",
-          fmt::format("no plan of {} stages fits in {} per device on {} devices", request.stages,
+          fmt::format("no plan of {} stages{} fits in {} per device on {} devices", request.stages,
+                      request.stage_widths.empty()
+                          ? ""
+                          : fmt::format(" of widths {}", fmt::join(request.stage_widths, ",")),
                       format_bytes(settings.memory_per_device_bytes), settings.max_devices));
     const double steady =
         request.stages > 0 && static_cast<int>(out.plan.stages.size()) != request.stages

@@ -56,6 +56,9 @@ struct PipelinePlanRequest {
   /// steady state (the bottleneck stage's time per micro-batch; its published numbers).
   bool steady_state = false;
   int stages = 0;  ///< exactly this many stages (iteration objective only); 0: any
+  /// Each stage's data-parallel width, first stage first (iteration objective only; its size is
+  /// the stage count); empty: searched.
+  std::vector<int> stage_widths;
 };
 
 struct PipelinePlanResult {

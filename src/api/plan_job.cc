@@ -167,6 +167,32 @@ PlanOutcome piper(const PlanOptions& o, const Workload& w) {
                        fmt::format(" {}: the model has {} layers", o.knobs.pp, w.model.size()));
     r.stages = o.knobs.pp;
   }
+  if (!o.stage_dp.empty()) {  // each stage's data-parallel width, first stage first
+    if (r.steady_state)
+      throw FieldError("stage_dp",
+                       ": widths per stage are searched under the iteration objective only; drop "
+                       "--objective steady-state");
+    if (o.knobs.dp > 0) throw FieldError("stage_dp", ": give it or dp (every stage's), not both");
+    std::vector<int> widths;
+    try {
+      widths = parse_stage_layers(o.stage_dp);
+    } catch (const FieldError&) {
+      throw FieldError("stage_dp", ": expected widths separated by commas, e.g. 2,1,1 (got \"" +
+                                       o.stage_dp + "\")");
+    }
+    for (int d : widths)
+      if (d < 1 || r.settings.microbatches % d)
+        throw FieldError("stage_dp", fmt::format(" {}: each width must divide the {} micro-batches",
+                                                 o.stage_dp, r.settings.microbatches));
+    if (o.knobs.pp > 0 && o.knobs.pp != static_cast<int>(widths.size()))
+      throw FieldError("stage_dp", fmt::format(" {}: {} widths for pp {}", o.stage_dp,
+                                               widths.size(), o.knobs.pp));
+    if (static_cast<int>(widths.size()) > w.model.size())
+      throw FieldError("stage_dp",
+                       fmt::format(" {}: the model has {} layers", o.stage_dp, w.model.size()));
+    r.stages = static_cast<int>(widths.size());
+    r.stage_widths = widths;
+  }
   r.coarsen = o.coarsen;
   const PipelinePlanResult result = plan_pipeline(r);
   PlanOutcome out;
@@ -279,7 +305,7 @@ const std::vector<std::string> kTransformerPlanFields = {
 const std::vector<std::string> kPiperPlanFields = {
     "input",        "format",    "cost_model",   "planner",       "cluster",   "devices",
     "memory",       "bandwidth", "microbatches", "profile_batch", "placement", "coarsen",
-    "model_device", "dp",        "pp",           "objective"};
+    "model_device", "dp",        "pp",           "objective",     "stage_dp"};
 const std::vector<std::string> kDapplePlanFields = {"input",           "format",       "cost_model",
                                                     "planner",         "machines",     "batch",
                                                     "microbatch_size", "profile_batch"};

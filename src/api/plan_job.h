@@ -37,6 +37,9 @@ struct PlanOptions {
   /// The pipeline planner's objective: iteration (the simulated iteration) | steady-state
   /// (Piper's: the bottleneck stage's time per micro-batch).
   std::string objective = "iteration";
+  /// Each stage's data-parallel width, first stage first ("2,1,1"; the pipeline planner under
+  /// the iteration objective; its length is the stage count); empty: searched.
+  std::string stage_dp;
   int coarsen = 0;
   std::string model_device;
   std::int64_t batch = 0;

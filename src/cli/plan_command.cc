@@ -66,6 +66,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       "layer models and profiles (INPUT; --planner pipeline alone: a built-in GPT-3 "
       "2.7B-like layer model on 2x8 devices of 16 GiB), per-layer sharding for operator "
       "graphs (--model alexnet|..., ONNX files)");
+  cmd->add_option("--stage-dp", args->options.stage_dp,
+                  "Pipeline planner: each stage's data-parallel width, first stage first, e.g. "
+                  "2,1,1 (the stage count is its length; --dp fixes every stage's)");
   cmd->add_option("--from", args->from,
                   "Start from the job as you launch it: megatron FILE (Megatron-LM arguments) or "
                   "nemo FILE (a NeMo GPT recipe); keeps its sequence length, global batch, "

@@ -36,8 +36,10 @@ class IterationSearch {
 
   IterationSearchResult run(const Plan& seed) {
     result_.exact = options_share_their_parameters(model_);
-    const bool usable = seed.feasible && (options_.stages == 0 ||
-                                          static_cast<int>(seed.stages.size()) == options_.stages);
+    bool usable = seed.feasible &&
+                  (options_.stages == 0 || static_cast<int>(seed.stages.size()) == options_.stages);
+    for (std::size_t i = 0; usable && i < options_.stage_widths.size(); ++i)
+      usable = seed.stages[i].data_parallel == options_.stage_widths[i];
     result_.plan = seed;
     result_.iteration_s = result_.seed_iteration_s =
         usable ? iteration_(seed) : std::numeric_limits<double>::infinity();
@@ -169,8 +171,14 @@ class IterationSearch {
       std::vector<Priced> priced;
       std::vector<int> layers;
       bool pointed = false;
+      // With widths given, the stage chosen now (the depth-th from the end) has its own.
+      const int width = options_.stage_widths.empty()
+                            ? 0
+                            : options_.stage_widths[options_.stage_widths.size() - 1 -
+                                                    static_cast<std::size_t>(depth)];
       for (int si = 0; si < static_cast<int>(shapes_.size()); ++si) {
         const StageShape& sh = shapes_[static_cast<std::size_t>(si)];
+        if (width > 0 && sh.data_parallel != width) continue;
         const int devices = sh.data_parallel * sh.tensor_parallel;
         if (devices > left_[static_cast<std::size_t>(sh.device_type)] || devices > devices_left_ ||
             dp_after + sh.data_parallel > cost_.max_data_parallel_sum() ||

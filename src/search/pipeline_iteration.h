@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "cost/pipeline_cost.h"
 #include "ir/model.h"
@@ -29,6 +30,9 @@ struct IterationSearchOptions {
   std::size_t max_ideals = 100'000;
   /// Exactly this many stages (the user's --pp); 0: any number.
   int stages = 0;
+  /// Each stage's data-parallel width, first stage first (the user's --stage-dp); empty: searched.
+  /// Non-empty: `stages` must be its size.
+  std::vector<int> stage_widths;
   /// Work beyond which the search stops with the best plan found (then not proven optimal:
   /// IterationSearchResult::exact is false): stage prices, and 2N per stage of each plan
   /// replayed (about what its replay costs).

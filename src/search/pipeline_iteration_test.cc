@@ -83,8 +83,9 @@ double replay(const Model& m, const Plan& plan, int n) {
 struct Brute {
   double best = std::numeric_limits<double>::infinity();
   Plan plan;
-  std::map<int, double> best_of_stages;  // per stage count
-  bool bound_held = true;                // every plan's replay >= N × its objective
+  std::map<int, double> best_of_stages;               // per stage count
+  std::map<std::vector<int>, double> best_of_widths;  // per stage widths, first stage first
+  bool bound_held = true;                             // every plan's replay >= N × its objective
 };
 
 Brute brute_force(const Model& m, const PiperCostModel& cost, const PiperSettings& s) {
@@ -155,6 +156,10 @@ Brute brute_force(const Model& m, const PiperCostModel& cost, const PiperSetting
         if (t < out.best) out.best = t, out.plan = priced;
         const int p = static_cast<int>(priced.stages.size());
         if (!out.best_of_stages.count(p) || t < out.best_of_stages[p]) out.best_of_stages[p] = t;
+        std::vector<int> widths;
+        for (const Stage& st : priced.stages) widths.push_back(st.data_parallel);
+        if (!out.best_of_widths.count(widths) || t < out.best_of_widths[widths])
+          out.best_of_widths[widths] = t;
       };
       option(0);
     };
@@ -167,7 +172,7 @@ Brute brute_force(const Model& m, const PiperCostModel& cost, const PiperSetting
 TEST(PipelineIterationTwin, EqualsTheBestReplayOfEveryPlan) {
   std::mt19937 rng(20261126);
   int cases = 0, multi_stage = 0, unequal_widths = 0, better_than_steady = 0;
-  int stage_counts_checked = 0;
+  int stage_counts_checked = 0, width_lists_checked = 0;
   for (int i = 0; i < 150; ++i) {
     const Case c = random_case(rng);
     const PiperCostModel cost(c.model, c.settings);
@@ -207,6 +212,31 @@ TEST(PipelineIterationTwin, EqualsTheBestReplayOfEveryPlan) {
       EXPECT_NEAR(rp.iteration_s, it->second, 1e-9 * it->second) << "case " << i << " stages " << p;
       ++stage_counts_checked;
     }
+    // The user's widths per stage (--stage-dp): the best plan of exactly those, for the first
+    // few width lists any plan has, and none for widths no plan has.
+    int lists = 0;
+    for (const auto& [widths, best] : brute.best_of_widths) {
+      if (++lists > 3) break;
+      IterationSearchOptions fixed;
+      fixed.stages = static_cast<int>(widths.size());
+      fixed.stage_widths = widths;
+      const IterationSearchResult rw = search_pipeline_iteration(
+          c.model, cost, n, [&](const Plan& q) { return replay(c.model, q, n); }, steady, fixed);
+      ASSERT_TRUE(rw.plan.feasible) << "case " << i;
+      for (std::size_t k = 0; k < widths.size(); ++k)
+        EXPECT_EQ(rw.plan.stages[k].data_parallel, widths[k]) << "case " << i;
+      EXPECT_NEAR(rw.iteration_s, best, 1e-9 * best) << "case " << i;
+      ++width_lists_checked;
+    }
+    IterationSearchOptions impossible;
+    impossible.stage_widths = {c.settings.max_devices, c.settings.max_devices};
+    impossible.stages = 2;
+    if (!brute.best_of_widths.count(impossible.stage_widths)) {
+      const IterationSearchResult none = search_pipeline_iteration(
+          c.model, cost, n, [&](const Plan& q) { return replay(c.model, q, n); }, steady,
+          impossible);
+      EXPECT_FALSE(none.plan.feasible) << "case " << i;
+    }
   }
   // The cases are not trivial: many optima are pipelines, some of unequal widths, and the
   // steady-state optimum is often not the fastest iteration.
@@ -215,6 +245,7 @@ TEST(PipelineIterationTwin, EqualsTheBestReplayOfEveryPlan) {
   EXPECT_GE(unequal_widths, 3);
   EXPECT_GE(better_than_steady, cases / 10);
   EXPECT_GE(stage_counts_checked, 2 * cases);
+  EXPECT_GE(width_lists_checked, 2 * cases);
   std::cout << cases << " cases: " << multi_stage << " multi-stage optima, " << unequal_widths
             << " of unequal widths, " << better_than_steady
             << " faster than the steady-state optimum\n";
