@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "api/knobs.h"
 #include "cost/analytic.h"
 #include "io/calibration_file.h"
 #include "io/dapple_reader.h"
@@ -232,6 +233,30 @@ Calibration load_calibration(const std::string& file, const Cluster& cluster) {
     throw FieldError("calibration", ": " + file + " calibrates \"" + c.device +
                                         "\" but the cluster's devices are \"" + device + "\"");
   return c;
+}
+
+OperatorGraph requested_operator_graph(const std::string& model, const std::string& input,
+                                       const std::string& format, int batch,
+                                       const std::string& what) {
+  if (!model.empty() && !input.empty())
+    throw FieldError("model", ": give either it or an input, not both");
+  if (model.empty() && input.empty())
+    throw FieldError("model", ": " + what +
+                                  " needs an operator graph: a built-in one (alexnet, resnet101, "
+                                  "inception3, rnnlm, transformer) or an ONNX file as input");
+  if (model.empty() && format != "auto" && format != "onnx")
+    throw FieldError("format", ": " + what + " reads ONNX files (onnx) or built-in models");
+  return load_operator_graph(model, input, batch);
+}
+
+PaseSettings pase_settings(int devices, const std::string& flops, const std::string& bandwidth,
+                           int min_block, const OperatorGraph& graph) {
+  PaseSettings s;
+  s.devices = devices > 0 ? devices : 8;
+  s.flops_per_s = flops.empty() ? 10e12 : flops_value("flops", flops);
+  s.bandwidth_bytes_per_s = bandwidth.empty() ? 16e9 : bandwidth_value("bandwidth", bandwidth);
+  s.min_block = min_block > 0 ? min_block : graph.min_block;
+  return s;
 }
 
 }  // namespace paraplan::api

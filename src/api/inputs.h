@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "cost/pase_cost.h"
 #include "ir/calibration.h"
 #include "ir/cluster.h"
 #include "ir/model.h"
@@ -62,6 +63,16 @@ bool model_file_as_input(Options& o) {
     if (field == "model") field = "input";
   return true;
 }
+/// The operator graph a request names for `what` ("the intra-op planner", "the intra-op
+/// frontier"): exactly one of a built-in graph and an ONNX input (format auto or onnx), at `batch`
+/// (0: the default). FieldError naming the field otherwise.
+OperatorGraph requested_operator_graph(const std::string& model, const std::string& input,
+                                       const std::string& format, int batch,
+                                       const std::string& what);
+/// PaSE's settings from a request's fields, with their defaults (8 devices, 10 TFLOP/s, 16 GB/s,
+/// the graph's cutoff); FieldError for a malformed rate.
+PaseSettings pase_settings(int devices, const std::string& flops, const std::string& bandwidth,
+                           int min_block, const OperatorGraph& graph);
 /// True if `s` ends with `suffix` ("model.onnx", ".onnx").
 bool ends_with(const std::string& s, const std::string& suffix);
 /// True if `model` names a transformer (built-in or a config.json that is not a layer model)

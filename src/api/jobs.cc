@@ -81,24 +81,13 @@ const std::vector<std::string> kIntraOpFrontierFields = {
 
 JobOutcome intra_op_frontier_job(const FrontierOptions& o) {
   refuse_fields(o.given, kIntraOpFrontierFields, "the intra-op frontier (operator graphs)");
-  if (!o.model.empty() && !o.input.empty())
-    throw FieldError("model", ": give either it or an input, not both");
-  if (o.model.empty() && o.input.empty())
-    throw FieldError("model",
-                     ": the intra-op frontier needs an operator graph: a built-in one (alexnet, "
-                     "resnet101, inception3, rnnlm, transformer) or an ONNX file as input");
-  if (o.model.empty() && o.format != "auto" && o.format != "onnx")
-    throw FieldError("format",
-                     ": the intra-op frontier reads ONNX files (onnx) or built-in models");
   const bool batch_given = std::find(o.given.begin(), o.given.end(), "batch") != o.given.end();
-  OperatorGraph g =
-      load_operator_graph(o.model, o.input, batch_given ? static_cast<int>(o.batch) : 0);
+  OperatorGraph g = requested_operator_graph(o.model, o.input, o.format,
+                                             batch_given ? static_cast<int>(o.batch) : 0,
+                                             "the intra-op frontier");
   IntraOpFrontierRequest r;
   PaseSettings& s = r.settings;
-  s.devices = o.devices > 0 ? o.devices : 8;
-  s.flops_per_s = o.flops.empty() ? 10e12 : flops_value("flops", o.flops);
-  s.bandwidth_bytes_per_s = o.bandwidth.empty() ? 16e9 : bandwidth_value("bandwidth", o.bandwidth);
-  s.min_block = o.min_block > 0 ? o.min_block : g.min_block;
+  s = pase_settings(o.devices, o.flops, o.bandwidth, o.min_block, g);
   s.keep_all_flows = o.keep_all_flows;
   s.powers_of_two = o.powers_of_two;
   r.memory_limit_bytes = o.memory.empty() ? 0 : bytes_value("memory", o.memory);
@@ -108,19 +97,10 @@ JobOutcome intra_op_frontier_job(const FrontierOptions& o) {
   const IntraOpFrontierPlan f = intra_op_frontier(r, o.model.empty() ? o.input : o.model);
   JobOutcome out;
   out.document = intra_op_frontier_json(r, f);
-  if (o.svg) {
-    std::map<int, io::PlotSeries> by_devices;
-    for (std::size_t i = 0; i < f.plans.size(); ++i) {
-      auto& series = by_devices[f.frontier.points[i].devices];
-      series.name = fmt::format("{} devices", f.frontier.points[i].devices);
-      series.points.emplace_back(f.memory[i].peak_bytes / 1073741824.0,
-                                 f.plans[i].as<IntraOpDetail>().step_time_s);
-    }
-    std::vector<io::PlotSeries> series;
-    for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
-    out.svg = io::scatter_svg(series, r.model.name + ": step time against memory (intra-op)",
+  if (o.svg)
+    out.svg = io::scatter_svg(intra_op_frontier_series(f),
+                              r.model.name + ": step time against memory (intra-op)",
                               "memory per device (GiB)", "step time (s)");
-  }
   if (!o.words) return out;
   out.words = fmt::format(
       "{} (batch {}): {} non-dominated shardings over (step time, memory per device, devices) on "

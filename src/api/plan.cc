@@ -372,25 +372,16 @@ DapplePlanResult plan_dapple(const DapplePlanRequest& request, const std::string
 namespace {
 
 // The report's frontier: the plan's settings, memory step 0.01; none beyond the frontier's limits.
-std::vector<io::PlotSeries> intra_op_frontier_series(const IntraOpPlanRequest& request) {
+std::vector<io::PlotSeries> report_intra_op_frontier(const IntraOpPlanRequest& request) {
   IntraOpFrontierRequest r{request.model, request.batch, request.settings, 0, {}};
   r.options.memory_step = 0.01;
   r.options.time_limit_s = 20;
-  std::map<int, io::PlotSeries> by_devices;
   try {
-    const IntraOpFrontierPlan f = intra_op_frontier(r, request.model.name);
-    for (std::size_t i = 0; i < f.plans.size(); ++i) {
-      auto& series = by_devices[f.frontier.points[i].devices];
-      series.name = fmt::format("{} devices", f.frontier.points[i].devices);
-      series.points.emplace_back(f.memory[i].peak_bytes / 1073741824.0,
-                                 f.plans[i].as<IntraOpDetail>().step_time_s);
-    }
+    return intra_op_frontier_series(intra_op_frontier(r, request.model.name));
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kLimit) throw;
   }
-  std::vector<io::PlotSeries> series;
-  for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
-  return series;
+  return {};
 }
 
 }  // namespace
@@ -421,7 +412,7 @@ IntraOpPlanResult plan_intra_op(const IntraOpPlanRequest& request) {
     out.report_html = report::intra_op_report(
         request.model.name, s.devices, s.flops_per_s, out.plan.objective,
         report::intra_op_rows(request.model, out.plan), *out.simulation,
-        io::operator_graph_svg(request.model, out.plan), intra_op_frontier_series(request),
+        io::operator_graph_svg(request.model, out.plan), report_intra_op_frontier(request),
         {{"batch", std::to_string(request.batch)},
          {"memory per device", format_bytes(out.memory.peak_bytes)},
          {"bandwidth", fmt::format("{:.4g} GB/s per device", s.bandwidth_bytes_per_s / 1e9)}});

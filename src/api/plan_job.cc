@@ -252,21 +252,11 @@ PlanOutcome intra_op(const PlanOptions& o) {
                      ": the intra-op planner prices with pase (got \"" + o.cost_model + "\")");
   refuse_others(o, kIntraOpPlanFields + kProducts + std::vector<std::string>{"dot"},
                 "the intra-op planner (operator graphs)");
-  if (!o.model.empty() && !o.input.empty())
-    throw FieldError("model", ": give either it or an input, not both");
-  if (o.model.empty() && o.input.empty())
-    throw FieldError("model",
-                     ": the intra-op planner needs an operator graph: a built-in one (alexnet, "
-                     "resnet101, inception3, rnnlm, transformer) or an ONNX file as input");
-  if (o.model.empty() && o.format != "auto" && o.format != "onnx")
-    throw FieldError("format", ": the intra-op planner reads ONNX files (onnx) or built-in models");
-  OperatorGraph g = load_operator_graph(o.model, o.input, static_cast<int>(o.batch));
+  OperatorGraph g = requested_operator_graph(o.model, o.input, o.format, static_cast<int>(o.batch),
+                                             "the intra-op planner");
   IntraOpPlanRequest r;
   PaseSettings& s = r.settings;
-  s.devices = o.devices > 0 ? o.devices : 8;
-  s.flops_per_s = o.flops.empty() ? 10e12 : flops_value("flops", o.flops);
-  s.bandwidth_bytes_per_s = o.bandwidth.empty() ? 16e9 : bandwidth_value("bandwidth", o.bandwidth);
-  s.min_block = o.min_block > 0 ? o.min_block : g.min_block;
+  s = pase_settings(o.devices, o.flops, o.bandwidth, o.min_block, g);
   s.keep_all_flows = o.keep_all_flows;
   s.powers_of_two = o.powers_of_two;
   s.use_all_devices = o.all_devices;

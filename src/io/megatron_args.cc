@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "io/megatron_options.h"
 #include "ir/error.h"
 
 namespace paraplan::io {
@@ -86,171 +87,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Options that change time or memory (read) and options that do not (ignored).
-const std::set<std::string>& read_options() {
-  static const std::set<std::string> options = {
-      // The model.
-      "--num-layers", "--hidden-size", "--ffn-hidden-size", "--num-attention-heads",
-      "--kv-channels", "--group-query-attention", "--num-query-groups", "--max-position-embeddings",
-      "--position-embedding-type", "--use-rotary-position-embeddings", "--rotary-base",
-      "--rotary-percent", "--normalization", "--swiglu", "--untie-embeddings-and-output-weights",
-      "--disable-bias-linear", "--add-qkv-bias", "--qk-layernorm", "--vocab-size",
-      "--make-vocab-size-divisible-by", "--tokenizer-type", "--attention-dropout",
-      "--hidden-dropout", "--num-experts", "--moe-router-topk", "--moe-ffn-hidden-size",
-      "--moe-shared-expert-intermediate-size", "--moe-layer-freq", "--moe-grouped-gemm",
-      "--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
-      "--moe-pad-expert-input-to-capacity", "--multi-latent-attention", "--q-lora-rank",
-      "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim",
-      // Parallelism, batch, memory savers, overlaps, precision.
-      "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
-      "--expert-model-parallel-size", "--expert-tensor-parallel-size",
-      "--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
-      "--pipeline-model-parallel-layout", "--micro-batch-size", "--global-batch-size",
-      "--seq-length", "--encoder-seq-length", "--sequence-parallel", "--recompute-granularity",
-      "--recompute-method", "--recompute-num-layers", "--recompute-activations",
-      "--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather",
-      "--tp-comm-overlap", "--no-overlap-p2p-communication", "--bf16", "--fp16", "--fp8-format",
-      "--grad-reduce-in-bf16", "--attention-backend", "--use-flash-attn", "--transformer-impl",
-      "--use-mcore-models", "--optimizer", "--accumulate-allreduce-grads-in-fp32",
-      "--use-torch-fsdp2", "--cpu-offloading", "--rampup-batch-size",
-      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"};
-  return options;
-}
-
-const std::set<std::string>& ignored_options() {
-  static const std::set<std::string> options = {"--train-iters",
-                                                "--train-samples",
-                                                "--lr",
-                                                "--min-lr",
-                                                "--lr-decay-style",
-                                                "--lr-decay-iters",
-                                                "--lr-decay-samples",
-                                                "--lr-warmup-iters",
-                                                "--lr-warmup-samples",
-                                                "--lr-warmup-fraction",
-                                                "--lr-warmup-init",
-                                                "--weight-decay",
-                                                "--start-weight-decay",
-                                                "--end-weight-decay",
-                                                "--weight-decay-incr-style",
-                                                "--clip-grad",
-                                                "--adam-beta1",
-                                                "--adam-beta2",
-                                                "--adam-eps",
-                                                "--sgd-momentum",
-                                                "--init-method-std",
-                                                "--seed",
-                                                "--data-path",
-                                                "--train-data-path",
-                                                "--valid-data-path",
-                                                "--test-data-path",
-                                                "--split",
-                                                "--vocab-file",
-                                                "--merge-file",
-                                                "--tokenizer-model",
-                                                "--data-cache-path",
-                                                "--mock-data",
-                                                "--num-workers",
-                                                "--dataloader-type",
-                                                "--no-create-attention-mask-in-dataloader",
-                                                "--reset-position-ids",
-                                                "--reset-attention-mask",
-                                                "--eod-mask-loss",
-                                                "--save",
-                                                "--load",
-                                                "--save-interval",
-                                                "--no-save-optim",
-                                                "--no-save-rng",
-                                                "--no-load-optim",
-                                                "--no-load-rng",
-                                                "--finetune",
-                                                "--ckpt-format",
-                                                "--async-save",
-                                                "--use-checkpoint-args",
-                                                "--use-dist-ckpt",
-                                                "--auto-detect-ckpt-format",
-                                                "--eval-interval",
-                                                "--eval-iters",
-                                                "--log-interval",
-                                                "--log-throughput",
-                                                "--log-timers-to-tensorboard",
-                                                "--log-validation-ppl-to-tensorboard",
-                                                "--log-memory-to-tensorboard",
-                                                "--log-params-norm",
-                                                "--log-num-zeros-in-grad",
-                                                "--log-progress",
-                                                "--tensorboard-dir",
-                                                "--tensorboard-log-interval",
-                                                "--tensorboard-queue-size",
-                                                "--wandb-project",
-                                                "--wandb-exp-name",
-                                                "--wandb-save-dir",
-                                                "--timing-log-level",
-                                                "--timing-log-option",
-                                                "--exit-interval",
-                                                "--exit-duration-in-mins",
-                                                "--exit-signal-handler",
-                                                "--distributed-backend",
-                                                "--distributed-timeout-minutes",
-                                                "--manual-gc",
-                                                "--manual-gc-interval",
-                                                "--profile",
-                                                "--profile-step-start",
-                                                "--profile-step-end",
-                                                "--profile-ranks",
-                                                "--use-pytorch-profiler",
-                                                "--log-straggler",
-                                                "--check-for-nan-in-loss-and-grad",
-                                                "--norm-epsilon",
-                                                "--layernorm-epsilon",
-                                                "--apply-layernorm-1p",
-                                                "--attention-softmax-in-fp32",
-                                                "--no-persist-layer-norm",
-                                                "--no-masked-softmax-fusion",
-                                                "--no-bias-gelu-fusion",
-                                                "--no-bias-swiglu-fusion",
-                                                "--no-bias-dropout-fusion",
-                                                "--no-rope-fusion",
-                                                "--cross-entropy-loss-fusion",
-                                                "--no-gradient-accumulation-fusion",
-                                                "--moe-router-load-balancing-type",
-                                                "--moe-aux-loss-coeff",
-                                                "--moe-z-loss-coeff",
-                                                "--moe-router-score-function",
-                                                "--moe-router-pre-softmax",
-                                                "--moe-router-topk-scaling-factor",
-                                                "--moe-router-enable-expert-bias",
-                                                "--moe-router-bias-update-rate",
-                                                "--moe-router-dtype",
-                                                "--moe-permute-fusion",
-                                                "--fp8-amax-history-len",
-                                                "--fp8-amax-compute-algo",
-                                                "--fp8-recipe",
-                                                "--fp8-margin",
-                                                "--fp8-param-gather",
-                                                "--ddp-bucket-size",
-                                                "--ddp-average-in-collective",
-                                                "--empty-unused-memory-level",
-                                                "--cp-comm-type",
-                                                "--use-precision-aware-optimizer",
-                                                "--no-check-for-nan-in-loss-and-grad",
-                                                "--calculate-per-token-loss",
-                                                "--num-dataset-builder-threads",
-                                                "--object-storage-cache-path",
-                                                "--no-mmap-bin-files",
-                                                "--use-cpu-initialization",
-                                                "--rerun-mode",
-                                                "--tp-comm-bootstrap-backend",
-                                                "--data-args-path",
-                                                "--per-split-data-args-path",
-                                                "--full-validation",
-                                                "--hybrid-override-pattern",
-                                                "--bias-swiglu-fusion",
-                                                "--init-model-with-meta-device",
-                                                "--untie-embeddings-and-output-weights-init"};
-  return options;
-}
-
 // Levenshtein distance, for "did you mean".
 std::size_t distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -270,7 +106,7 @@ std::size_t distance(const std::string& a, const std::string& b) {
 std::string closest(const std::string& option) {
   std::string best;
   std::size_t best_distance = 4;  // a typo, not another option
-  for (const auto* set : {&read_options(), &ignored_options()})
+  for (const auto* set : {&megatron_read_options(), &megatron_ignored_options()})
     for (const std::string& known : *set)
       if (const std::size_t d = distance(option, known); d < best_distance) {
         best_distance = d;
@@ -551,9 +387,9 @@ LaunchConfig read_megatron_args(const std::string& text, const std::string& sour
       option.value = words[++i].text;
       option.has_value = true;
     }
-    if (read_options().count(name)) {
+    if (megatron_read_options().count(name)) {
       out.read.push_back(name);
-    } else if (ignored_options().count(name)) {
+    } else if (megatron_ignored_options().count(name)) {
       out.ignored.push_back(name);
     } else {
       const std::string near = closest(name);
