@@ -109,15 +109,13 @@ struct Source {
 class FrontierSolve {
  public:
   FrontierSolve(const IntraOpNetwork& net, const std::vector<std::vector<double>>& memory,
-                const std::vector<std::vector<char>>& allowed, std::int64_t max_points,
-                std::int64_t stored_before, double step,
+                const std::vector<std::vector<char>>& allowed, std::int64_t max_points, double step,
                 std::optional<std::chrono::steady_clock::time_point> deadline)
       : deadline_(deadline),
         net_(net),
         memory_(memory),
         allowed_(allowed),
         max_points_(max_points),
-        stored_(stored_before),
         step_(step) {
     pairs_of_.resize(net.size());
     for (int p = 0; p < static_cast<int>(net.pairs.size()); ++p) {
@@ -397,8 +395,8 @@ IntraOpFrontierResult intra_op_frontier(const IntraOpNetwork& net,
           : by_degree;
 
   std::vector<IntraOpFrontierPoint> found;
-  IntraOpFrontierResult out;
   std::int64_t stored = 0, largest = 0;
+  int solves = 0;
   for (int bound : bounds) {
     std::vector<std::vector<char>> allowed(net.size());
     bool feasible = true;
@@ -407,16 +405,15 @@ IntraOpFrontierResult intra_op_frontier(const IntraOpNetwork& net,
       feasible = feasible && std::count(allowed[v].begin(), allowed[v].end(), 1) > 0;
     }
     if (!feasible) continue;
-    FrontierSolve solve(net, resources.memory_bytes, allowed, options.max_points, 0,
+    FrontierSolve solve(net, resources.memory_bytes, allowed, options.max_points,
                         options.memory_step, deadline);
     std::vector<IntraOpFrontierPoint> points = solve.run(order);
     found.insert(found.end(), points.begin(), points.end());
     stored += solve.stored();
     largest = std::max(largest, solve.largest());
-    ++out.solves;
+    ++solves;
   }
-  const int solves = out.solves;
-  out = collect(net, resources, std::move(found));
+  IntraOpFrontierResult out = collect(net, resources, std::move(found));
   out.solves = solves;
   out.stored_points = stored;
   out.largest_set = largest;
