@@ -11,9 +11,13 @@ AnalyticResult evaluate(const EvaluateRequest& request) {
   return cost.evaluate(request.config);
 }
 
+int devices_per_node(const Cluster& cluster) {
+  return cluster.machine_sizes.empty() ? 0 : cluster.machine_sizes.front();
+}
+
 std::string export_plan(const std::string& engine, const TransformerConfig& model,
-                        const TrainingConfig& config) {
-  if (engine == "megatron") return io::megatron_arguments(model, config);
+                        const TrainingConfig& config, int devices_per_node) {
+  if (engine == "megatron") return io::megatron_arguments(model, config, devices_per_node);
   if (engine == "deepspeed") return io::deepspeed_config(config).dump(2) + "\n";
   throw FieldError("export", " must be megatron or deepspeed (got \"" + engine + "\")");
 }

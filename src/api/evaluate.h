@@ -22,9 +22,14 @@ struct EvaluateRequest {
 /// RuleViolation for a configuration that breaks a knob rule.
 AnalyticResult evaluate(const EvaluateRequest& request);
 
-/// The configuration for a training engine: "megatron" (Megatron-LM's arguments) or "deepspeed"
-/// (a DeepSpeed JSON config); FieldError("export") for another engine.
+/// The configuration for a training engine: "megatron" (Megatron-LM's launch and arguments),
+/// "nemo" (a NeMo recipe's YAML), "deepspeed" (Megatron-DeepSpeed's launch and its DeepSpeed
+/// JSON) or "torchtitan" (a job TOML); FieldError("export") for another engine or a plan the
+/// engine cannot run. `devices_per_node`: the machines' size, for the launch line (0: none).
 std::string export_plan(const std::string& engine, const TransformerConfig& model,
-                        const TrainingConfig& config);
+                        const TrainingConfig& config, int devices_per_node = 0);
+
+/// Devices of the cluster's first machine (the size torchrun's --nproc_per_node takes).
+int devices_per_node(const Cluster& cluster);
 
 }  // namespace paraplan::api

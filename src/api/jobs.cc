@@ -189,7 +189,7 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
   JobOutcome out;
   out.document = evaluate_json(t, r, model.name, o.cluster, cluster.device_types[0]);
   if (!o.export_to.empty()) {
-    out.exported = export_plan(o.export_to, model, t);
+    out.exported = export_plan(o.export_to, model, t, devices_per_node(cluster));
     out.document["export"] = out.exported;
   }
   if (o.words) out.words = evaluate_words(model, o.cluster, cluster.device_types[0], t, r);

@@ -196,7 +196,8 @@ JobOutcome launch_job(const LaunchOptions& o) {
   const std::vector<std::string> diff = launch_diff(launch.format, model, as_is, best.config);
 
   JobOutcome out;
-  if (!o.export_to.empty()) out.exported = export_plan(o.export_to, model, best.config);
+  if (!o.export_to.empty())
+    out.exported = export_plan(o.export_to, model, best.config, devices_per_node(cluster));
   const DeviceType& device = cluster.device_types[0];
   out.document = {{"from",
                    {{"format", launch.format},

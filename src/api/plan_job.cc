@@ -118,7 +118,8 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   PlanOutcome out;
   out.document = transformer_plan_json(r, result);
   if (!o.export_to.empty()) {
-    out.exported = export_plan(o.export_to, r.model, result.search.top[0].config);
+    out.exported =
+        export_plan(o.export_to, r.model, result.search.top[0].config, devices_per_node(r.cluster));
     out.document["export"] = out.exported;
   }
   if (o.plan_file) out.file = transformer_plan_file(r, result);

@@ -3,35 +3,133 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace paraplan::io {
 
-std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig& t) {
+namespace {
+
+// Model features Megatron-LM's GPT model cannot build as priced.
+void refuse_unbuildable(const TransformerConfig& m, const char* engine) {
+  const std::pair<bool, const char*> features[] = {
+      {m.alibi, "ALiBi position biases"},
+      {m.attention_softcap > 0 || m.logit_softcap > 0, "soft-capped logits"},
+      {m.windowed_layers() > 0, "sliding-window attention on some layers"},
+      {m.attention_sinks, "attention sinks"},
+      {m.expert_biases, "biases in the experts"}};
+  for (const auto& [has, what] : features)
+    if (has)
+      throw FieldError("export", fmt::format(" {}: {} has {}, which paraplan does not export "
+                                             "to {}; price it, then write the model's arguments "
+                                             "by hand",
+                                             engine, m.name, what, engine));
+}
+
+// Megatron's --moe-layer-freq: every N-th layer (N), or a Python list expression.
+std::string moe_layer_freq(const TransformerConfig& m) {
+  const std::int64_t every = std::max<std::int64_t>(1, m.moe_every);
+  if (m.first_dense_layers == 0) return fmt::format("{}", every);
+  if (every == 1)
+    return fmt::format("([0]*{}+[1]*{})", m.first_dense_layers,
+                       m.num_layers - m.first_dense_layers);
+  std::string list = "[";
+  for (std::int64_t i = 0; i < m.num_layers; ++i) {
+    const std::int64_t j = i - m.first_dense_layers;
+    list += i > 0 ? "," : "";
+    list += j >= 0 && j % every == every - 1 ? "1" : "0";
+  }
+  return list + "]";
+}
+
+}  // namespace
+
+std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfig& t) {
+  return t.stage_layers.empty() ? even_stage_split(static_cast<int>(model.num_layers), t.pp)
+                                : t.stage_layers;
+}
+
+std::string megatron_layout(const TransformerConfig& model, const TrainingConfig& t) {
+  const std::vector<int> split = stage_split(model, t);
+  const bool even = std::all_of(split.begin(), split.end(), [&](int n) { return n == split[0]; });
+  if (t.vpp > 1 || even) return "";
+  // Megatron-Core's layout: E the embedding, t a decoder layer, m a multi-token-prediction
+  // module, L the loss; stages split by |, commas for reading only.
+  std::string layout;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    if (i > 0) layout += "|";
+    if (i == 0) layout += "E";
+    layout += fmt::format("t*{}", split[i]);
+    if (i + 1 == split.size()) {
+      for (std::int64_t k = 0; k < model.mtp_layers; ++k) layout += ",m";
+      layout += ",L";
+    }
+  }
+  return layout;
+}
+
+std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig& t,
+                               int devices_per_node) {
+  refuse_unbuildable(m, "megatron");
   std::string out;
+  if (devices_per_node > 0) {  // the launch: torchrun over whole machines
+    const int world = t.devices(), nproc = std::min(world, devices_per_node);
+    if (t.tp > 1 || t.cp > 1) out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
+    out += fmt::format("torchrun --nproc_per_node={} --nnodes={} pretrain_gpt.py \\\n", nproc,
+                       (world + nproc - 1) / nproc);
+  }
   auto arg = [&](const std::string& flag, const std::string& value = {}) {
-    out += value.empty() ? flag : flag + " " + value;
+    out += value.empty() ? flag : fmt::format("{} {}", flag, value);
     out += " \\\n";
   };
   auto num = [](auto v) { return fmt::format("{}", v); };
   arg("--num-layers", num(m.num_layers));
   arg("--hidden-size", num(m.hidden_size));
   arg("--num-attention-heads", num(m.num_attention_heads));
-  if (m.num_kv_heads != m.num_attention_heads) {
-    arg("--group-query-attention");
-    arg("--num-query-groups", num(m.num_kv_heads));
+  if (m.mla()) {
+    arg("--multi-latent-attention");
+    if (m.q_lora_rank > 0) arg("--q-lora-rank", num(m.q_lora_rank));
+    arg("--kv-lora-rank", num(m.kv_lora_rank));
+    arg("--qk-head-dim", num(m.qk_nope_head_dim));
+    arg("--qk-pos-emb-head-dim", num(m.qk_rope_head_dim));
+    arg("--v-head-dim", num(m.v_head_dim));
+  } else {
+    if (m.num_kv_heads != m.num_attention_heads) {
+      arg("--group-query-attention");
+      arg("--num-query-groups", num(m.num_kv_heads));
+    }
+    if (m.head_dim * m.num_attention_heads != m.hidden_size) arg("--kv-channels", num(m.head_dim));
   }
-  if (m.head_dim * m.num_attention_heads != m.hidden_size) arg("--kv-channels", num(m.head_dim));
-  arg("--ffn-hidden-size", num(m.moe() ? m.expert_ffn_hidden_size : m.ffn_hidden_size));
+  // The dense MLP's width (DeepSeek's leading layers); the experts' below.
+  arg("--ffn-hidden-size",
+      num(m.ffn_hidden_size > 0 ? m.ffn_hidden_size : m.expert_ffn_hidden_size));
   if (m.gated_mlp) arg("--swiglu");
+  // Norms without a shift, as priced (h parameters each), are Megatron's RMSNorm.
+  if (!m.biases) arg("--normalization", "RMSNorm");
   if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
-  if (!m.learned_positions) arg("--position-embedding-type", "rope");
+  if (!m.learned_positions) {
+    arg("--position-embedding-type", "rope");
+    if (m.rotary_base > 0) arg("--rotary-base", num(m.rotary_base));
+    if (m.partial_rotary != 1) arg("--rotary-percent", num(m.partial_rotary));
+  }
   if (!m.biases) arg("--disable-bias-linear");
+  if (!m.biases && m.attention_bias) arg("--add-qkv-bias");
+  if (m.qk_norm) arg("--qk-layernorm");
   if (m.moe()) {
     arg("--num-experts", num(m.num_experts));
     arg("--moe-router-topk", num(m.experts_per_token));
+    arg("--moe-ffn-hidden-size", num(m.expert_ffn_hidden_size));
+    if (m.shared_experts > 0)  // Megatron's size is all shared experts' together
+      arg("--moe-shared-expert-intermediate-size",
+          num(m.shared_experts * (m.shared_expert_ffn_hidden_size > 0
+                                      ? m.shared_expert_ffn_hidden_size
+                                      : m.expert_ffn_hidden_size)));
+    if (m.first_dense_layers > 0 || m.moe_every > 1)
+      arg("--moe-layer-freq", fmt::format("\"{}\"", moe_layer_freq(m)));
   }
+  if (m.mtp_layers > 0) arg("--mtp-num-layers", num(m.mtp_layers));
   // The tokenizer's vocabulary as priced (Megatron pads it to a multiple of 128 × tp).
   arg("--vocab-size", num(m.vocab_size));
-  if (!t.dropout) {
+  if (!(t.dropout && m.dropout)) {  // priced without dropout; Megatron-LM's default is 0.1
     arg("--attention-dropout", "0.0");
     arg("--hidden-dropout", "0.0");
   }
@@ -52,17 +150,9 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
     }
   }
   if (t.vpp > 1) arg("--num-layers-per-virtual-pipeline-stage", num(m.num_layers / (t.pp * t.vpp)));
-  if (!t.stage_layers.empty()) {
-    // Megatron-core's custom layout: E embedding, t decoder layer, L loss; stages split by |.
-    std::string layout;
-    for (std::size_t i = 0; i < t.stage_layers.size(); ++i) {
-      if (i > 0) layout += "|";
-      if (i == 0) layout += "E";
-      layout += fmt::format("t*{}", t.stage_layers[i]);
-      if (i + 1 == t.stage_layers.size()) layout += ",L";
-    }
-    arg("--pipeline-model-parallel-layout", "\"" + layout + "\"");
-  }
+  // Megatron-LM splits the layers evenly or not at all: another split needs its layout.
+  if (const std::string layout = megatron_layout(m, t); !layout.empty())
+    arg("--pipeline-model-parallel-layout", fmt::format("\"{}\"", layout));
   if (t.sequence_parallel) arg("--sequence-parallel");
   switch (t.recompute) {
     case Recompute::kFull:

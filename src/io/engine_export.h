@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "io/json_fields.h"
 #include "ir/training.h"
@@ -12,7 +13,16 @@ namespace paraplan::io {
 
 /// Arguments for Megatron-LM's pretrain_gpt.py (model shape, parallel sizes, batch, recompute,
 /// sequence parallel, distributed optimizer), one `--flag value` per line ending in " \\".
-std::string megatron_arguments(const TransformerConfig& model, const TrainingConfig& config);
+/// With `devices_per_node` > 0, first the launch: torchrun over whole machines, with
+/// CUDA_DEVICE_MAX_CONNECTIONS=1 when tensor or context parallel (Megatron-LM asserts it).
+/// FieldError("export") for a model Megatron-LM's GPT cannot build as priced, or ZeRO 2–3.
+std::string megatron_arguments(const TransformerConfig& model, const TrainingConfig& config,
+                               int devices_per_node = 0);
+/// The layers of each pipeline stage: the configuration's split, else the even one.
+std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfig& config);
+/// Megatron-Core's --pipeline-model-parallel-layout for a split Megatron-LM would not make
+/// itself (uneven stages; "Et*27|t*27|t*26,L"); empty when the even split is the plan's.
+std::string megatron_layout(const TransformerConfig& model, const TrainingConfig& config);
 /// A DeepSpeed configuration (batch sizes, gradient accumulation, ZeRO stage, BF16, activation
 /// checkpointing). Parallel sizes are Megatron-DeepSpeed command-line arguments, not config keys.
 Json deepspeed_config(const TrainingConfig& config);

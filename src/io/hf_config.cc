@@ -322,6 +322,8 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
   c.partial_rotary = number_or(doc, "partial_rotary_factor", 1);
   if (!(c.partial_rotary > 0 && c.partial_rotary <= 1))
     throw Error(ErrorKind::kInput, source + ": /partial_rotary_factor", "must be in (0, 1]");
+  if (const double theta = number_or(doc, "rope_theta", 0); theta >= 1 && theta < 1e15)
+    c.rotary_base = static_cast<std::int64_t>(theta);
   c.mtp_layers =
       k.count({"num_nextn_predict_layers"}, "the multi-token-prediction modules", 0, true);
   // Keys read and known to cost nothing the model prices (inspect lists them).

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "io/megatron_layout.h"
 #include "io/megatron_options.h"
 #include "ir/error.h"
 
@@ -214,9 +215,13 @@ TransformerConfig model_of(const Options& o) {
   m.learned_positions = positions == "learned_absolute";
   m.max_positions = o.integer("--max-position-embeddings", 0);
   m.partial_rotary = o.number("--rotary-percent", 1.0);
+  if (!m.learned_positions) m.rotary_base = o.integer("--rotary-base", 10000);
   m.biases = !o.flag("--disable-bias-linear");
   m.attention_bias = o.flag("--add-qkv-bias") || m.biases;
   m.qk_norm = o.flag("--qk-layernorm");
+  // RMSNorm has no shift; LayerNorm's shift is priced as the linear layers' biases are.
+  o.choice("--normalization", "LayerNorm", {"LayerNorm", "RMSNorm"});
+  m.mtp_layers = o.integer("--mtp-num-layers", 0, 0);
   m.dropout = o.number("--attention-dropout", 0.1) > 0 || o.number("--hidden-dropout", 0.1) > 0;
   // The vocabulary: given, or the GPT-2 tokenizer's.
   std::int64_t vocab = o.integer("--vocab-size", 0);
@@ -237,13 +242,15 @@ TransformerConfig model_of(const Options& o) {
     const std::string freq = o.text("--moe-layer-freq", "1");
     if (std::all_of(freq.begin(), freq.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       m.moe_every = o.integer("--moe-layer-freq", 1);
+    } else if (freq.rfind("[", 0) == 0) {
+      if (std::string error; !read_moe_list(freq, m, error)) o.fail("--moe-layer-freq", error);
     } else {
       long dense = 0, sparse = 0;
       if (std::sscanf(freq.c_str(), "([0]*%ld+[1]*%ld)", &dense, &sparse) != 2 ||
           dense + sparse != m.num_layers)
         o.fail("--moe-layer-freq",
-               fmt::format("expected N or \"([0]*K+[1]*M)\" with K + M = --num-layers {}, got "
-                           "\"{}\"",
+               fmt::format("expected N, \"([0]*K+[1]*M)\" with K + M = --num-layers {} or a "
+                           "list of 0 and 1, got \"{}\"",
                            m.num_layers, freq));
       m.first_dense_layers = dense;
     }
@@ -257,6 +264,40 @@ TransformerConfig model_of(const Options& o) {
     m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
   }
   return m;
+}
+
+// An uneven pipeline: Megatron-Core's layout, or the first and last stages' layer counts.
+void read_stage_split(const Options& o, TrainingConfig& t) {
+  if (o.has("--pipeline-model-parallel-layout")) {
+    if (t.vpp > 1 || o.has("--num-layers-per-virtual-pipeline-stage"))
+      o.fail("--pipeline-model-parallel-layout",
+             "Megatron-LM takes no virtual-stage option beside a layout");
+    std::string error;
+    if (!read_layout(o.text("--pipeline-model-parallel-layout"), t, error))
+      o.fail("--pipeline-model-parallel-layout", error);
+    return;
+  }
+  const bool first = o.has("--decoder-first-pipeline-num-layers"),
+             last = o.has("--decoder-last-pipeline-num-layers");
+  if (!first && !last) return;
+  if (!o.has("--num-layers"))
+    o.missing("--num-layers", "the first and last stages' layers are given, not the rest");
+  if (t.vpp > 1)
+    o.fail(first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
+           "paraplan prices interleaved stages of equal layers only");
+  const std::int64_t layers = o.integer("--num-layers", 0);
+  const std::int64_t a = o.integer("--decoder-first-pipeline-num-layers", -1, 0),
+                     b = o.integer("--decoder-last-pipeline-num-layers", -1, 0);
+  const int middle_stages = t.pp - (first ? 1 : 0) - (last ? 1 : 0);
+  const std::int64_t rest = layers - std::max<std::int64_t>(a, 0) - std::max<std::int64_t>(b, 0);
+  if (middle_stages < 0 || rest < 0 || (middle_stages == 0 ? rest != 0 : rest % middle_stages))
+    o.fail(first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
+           fmt::format("the other {} layers do not divide evenly over the other {} stages", rest,
+                       middle_stages));
+  t.stage_layers.assign(static_cast<std::size_t>(t.pp),
+                        middle_stages > 0 ? static_cast<int>(rest / middle_stages) : 0);
+  if (first) t.stage_layers.front() = static_cast<int>(a);
+  if (last) t.stage_layers.back() = static_cast<int>(b);
 }
 
 TrainingConfig training_of(const Options& o, LaunchConfig& out) {
@@ -319,13 +360,7 @@ TrainingConfig training_of(const Options& o, LaunchConfig& out) {
       backend == "unfused" || backend == "local" ? Attention::kStandard : Attention::kFlash;
   t.moe_capacity_factor = o.number("--moe-expert-capacity-factor", 0);
   t.dropout = o.number("--attention-dropout", 0.1) > 0 || o.number("--hidden-dropout", 0.1) > 0;
-  for (const char* uneven :
-       {"--pipeline-model-parallel-layout", "--decoder-first-pipeline-num-layers",
-        "--decoder-last-pipeline-num-layers"})
-    if (o.has(uneven))
-      o.fail(uneven,
-             "uneven pipeline stages are not read yet; leave it out (plan --from "
-             "searches the split)");
+  read_stage_split(o, t);
   out.vocab_multiple = static_cast<int>(o.integer("--make-vocab-size-divisible-by", 128));
   return t;
 }

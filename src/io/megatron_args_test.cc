@@ -98,7 +98,23 @@ TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
       {base + "--num-layers 24 --hidden-size 2048\n", "--num-attention-heads is missing"},
       {base + "--num-layers 2 --hidden-size 64 --num-attention-heads 4\n",
        "--vocab-size is missing"},
-      {base + "--decoder-first-pipeline-num-layers 3\n", "uneven pipeline stages"},
+      {base + "--decoder-first-pipeline-num-layers 3\n", "--num-layers is missing"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et*3|x*2,L\n",
+       "'x' is not a layer"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout t*3|t*2,L\n",
+       "expected one E first and one L last"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et*3|t|t,L\n",
+       "3 stages are not a multiple of the pipeline-parallel size 2"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout \"(Et|t|\"\n",
+       "an unclosed parenthesis"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et*|t,L\n",
+       "expected a count after *"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et*3|t*2,L "
+              "--num-virtual-stages-per-pipeline-rank 2\n",
+       "no virtual-stage option beside a layout"},
+      {base + "--num-layers 10 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 "
+              "--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 3\n",
+       "the other 7 layers do not divide evenly over the other 3 stages"},
       {base + "--sequence-parallel x y\n", "expected an option (--name), got \"y\""},
       {"torchrun --nproc_per_node eight pretrain_gpt.py " + base, "--nproc_per_node: expected"},
       {"", "no Megatron-LM arguments"}};
@@ -112,6 +128,33 @@ TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
     }
   }
+}
+
+// Uneven stages as Megatron-LM takes them: Megatron-Core's layout (with repeats and groups, an
+// MTP module, interleaved stages) or the first and last stages' layer counts.
+TEST(MegatronArgs, ReadsUnevenPipelineStages) {
+  const std::string base =
+      "--seq-length 2048 --micro-batch-size 1 --bf16 --num-layers 61 --hidden-size 64 "
+      "--num-attention-heads 4 --vocab-size 100 ";
+  const LaunchConfig layout =
+      read_megatron_args(base +
+                             "--pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "
+                             "\"Et*13|(t*16|)*2,t*16,m,L\" --mtp-num-layers 1",
+                         "args.txt");
+  EXPECT_EQ(layout.training.stage_layers, (std::vector<int>{13, 16, 16, 16}));
+  EXPECT_EQ(layout.model->mtp_layers, 1);
+  const LaunchConfig interleaved = read_megatron_args(
+      "--seq-length 2048 --micro-batch-size 1 --bf16 --pipeline-model-parallel-size 2 "
+      "--pipeline-model-parallel-layout \"E(tt|)*3,tt,L\"",
+      "args.txt");
+  EXPECT_EQ(interleaved.training.vpp, 2);
+  EXPECT_TRUE(interleaved.training.stage_layers.empty());
+  const LaunchConfig ends = read_megatron_args(
+      base +
+          "--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 13 "
+          "--decoder-last-pipeline-num-layers 12",
+      "args.txt");
+  EXPECT_EQ(ends.training.stage_layers, (std::vector<int>{13, 18, 18, 12}));
 }
 
 TEST(MegatronArgs, SearchedOptionsAreInMegatronsSpelling) {

@@ -18,6 +18,7 @@ const std::set<std::string>& megatron_read_options() {
       "--moe-token-dispatcher-type", "--moe-expert-capacity-factor",
       "--moe-pad-expert-input-to-capacity", "--multi-latent-attention", "--q-lora-rank",
       "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim",
+      "--mtp-num-layers",
       // Parallelism, batch, memory savers, overlaps, precision.
       "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
       "--expert-model-parallel-size", "--expert-tensor-parallel-size",

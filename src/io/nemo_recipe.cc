@@ -61,6 +61,7 @@ const std::set<std::string> kModelRead = {"micro_batch_size",
                                           "activation",
                                           "position_embedding_type",
                                           "rotary_percentage",
+                                          "rotary_base",
                                           "share_embeddings_and_output_weights",
                                           "overlap_p2p_comm",
                                           "num_moe_experts",
@@ -142,7 +143,6 @@ const std::set<std::string> kModelIgnored = {"data",
                                              "dist_ckpt_assume_constant_structure",
                                              "dist_ckpt_load_strictness",
                                              "deterministic_mode",
-                                             "rotary_base",
                                              "seq_len_interpolation_factor",
                                              "num_layers_in_first_pipeline_stage_unused",
                                              "moe_router_load_balancing_type",
@@ -305,6 +305,11 @@ TransformerConfig model_of(const Section& m) {
                                   "none"}) == "learned_absolute";
   c.max_positions = m.integer("max_position_embeddings", 0);
   c.partial_rotary = m.number("rotary_percentage", 1.0);
+  if (!c.learned_positions) {  // NeMo's recipes write it as an integer or a float
+    const double base = m.number("rotary_base", 10000);
+    if (!(base >= 1 && base < 1e15)) m.fail("rotary_base", "must be at least 1");
+    c.rotary_base = static_cast<std::int64_t>(base);
+  }
   c.biases = m.boolean("bias", true);
   c.attention_bias = c.biases;
   c.qk_norm = m.boolean("qk_layernorm", false);

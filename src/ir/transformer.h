@@ -51,8 +51,11 @@ struct TransformerConfig {
   double attention_softcap = 0;  ///< tanh soft-capping of the attention logits (Gemma 2)
   double logit_softcap = 0;      ///< tanh soft-capping of the final logits (Gemma 2)
   double partial_rotary = 1;     ///< the share of each head rotated by RoPE (Phi)
-  bool alibi = false;            ///< ALiBi position biases in the attention (MPT)
-  std::int64_t mtp_layers = 0;   ///< multi-token-prediction modules (DeepSeek-V3), trained too
+  /// RoPE's base frequency θ (costs nothing; the engines need it to build the model priced);
+  /// 0: the engine's default (10,000).
+  std::int64_t rotary_base = 0;
+  bool alibi = false;           ///< ALiBi position biases in the attention (MPT)
+  std::int64_t mtp_layers = 0;  ///< multi-token-prediction modules (DeepSeek-V3), trained too
   /// Keys the reader understood to cost nothing in training (name: why), for inspect.
   std::vector<std::pair<std::string, std::string>> unpriced_keys;
 

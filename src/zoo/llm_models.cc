@@ -65,10 +65,15 @@ const std::map<std::string, TransformerConfig>& table() {
     add(llama("llama2-7b", 4096, 32, 32, 32, 11008, 32000));
     add(llama("llama2-13b", 5120, 40, 40, 40, 13824, 32000));
     add(llama("llama2-70b", 8192, 80, 64, 8, 28672, 32000));
-    add(llama("llama3-8b", 4096, 32, 32, 8, 14336, 128256));
-    add(llama("llama3-70b", 8192, 80, 64, 8, 28672, 128256));
-    add(llama("llama3-405b", 16384, 126, 128, 8, 53248, 128256));
+    // Llama 3's rope_theta is 500,000 (its config.json).
+    for (TransformerConfig c : {llama("llama3-8b", 4096, 32, 32, 8, 14336, 128256),
+                                llama("llama3-70b", 8192, 80, 64, 8, 28672, 128256),
+                                llama("llama3-405b", 16384, 126, 128, 8, 53248, 128256)}) {
+      c.rotary_base = 500000;
+      add(c);
+    }
     TransformerConfig mixtral = llama("mixtral-8x7b", 4096, 32, 32, 8, 14336, 32000);
+    mixtral.rotary_base = 1000000;
     mixtral.num_experts = 8;
     mixtral.experts_per_token = 2;
     mixtral.expert_ffn_hidden_size = 14336;

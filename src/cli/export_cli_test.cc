@@ -1,0 +1,105 @@
+// `plan --export ENGINE` writes what the engine runs, and reading it back with `--from ENGINE`
+// gives the plan that was exported: every knob, and the same predicted time.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_test_support.h"
+
+namespace {
+
+using paraplan::testing_support::Outcome;
+using paraplan::testing_support::run;
+using paraplan::testing_support::write_temp;
+using Json = nlohmann::json;
+
+struct Exported {
+  Json plan;  ///< `plan --json`: the best plan and its config
+  Json back;  ///< `evaluate --from ENGINE` of the export: as_is is the export read back
+  std::string text;
+};
+
+// Plans, exports, reads the export back and prices it as it is.
+Exported round_trip(const std::string& request, const std::string& engine,
+                    const std::string& read_flags = "") {
+  Exported e;
+  const Outcome plan = run("plan " + request + " --json");
+  EXPECT_EQ(plan.exit_code, 0) << request << "\n" << plan.out;
+  e.plan = Json::parse(plan.out);
+  const Outcome exported = run("plan " + request + " --export " + engine);
+  EXPECT_EQ(exported.exit_code, 0) << request << "\n" << exported.out;
+  e.text = exported.out;
+  const std::string file = write_temp("exported_" + engine, exported.out);
+  const Outcome back = run("evaluate --from " + engine + " " + file + " " + read_flags + " --json");
+  EXPECT_EQ(back.exit_code, 0) << request << "\n" << exported.out << "\n" << back.out;
+  e.back = Json::parse(back.out);
+  return e;
+}
+
+// The knobs of the plan and of the export read back agree, and so do their prices.
+void expect_same_plan(const Exported& e, const std::vector<std::string>& knobs,
+                      double time_tolerance = 1e-9) {
+  const Json& planned = e.plan["config"];
+  const Json& read = e.back["as_is"]["config"];
+  for (const std::string& knob : knobs) {
+    ASSERT_EQ(read.contains(knob), planned.contains(knob)) << knob << "\n" << e.text;
+    if (planned.contains(knob)) {
+      EXPECT_EQ(read[knob], planned[knob]) << knob << "\n" << e.text;
+    }
+  }
+  const double t0 = e.plan["iteration_time_s"].get<double>();
+  const double t1 = e.back["as_is"]["iteration_time_s"].get<double>();
+  EXPECT_NEAR(t1 / t0, 1.0, time_tolerance) << e.text;
+}
+
+const std::vector<std::string> kMegatronKnobs = {"tp",
+                                                 "pp",
+                                                 "cp",
+                                                 "dp",
+                                                 "ep",
+                                                 "vpp",
+                                                 "micro_batch",
+                                                 "global_batch",
+                                                 "seq_len",
+                                                 "recompute",
+                                                 "recompute_layers",
+                                                 "sequence_parallel",
+                                                 "zero",
+                                                 "stage_layers",
+                                                 "tp_comm_overlap",
+                                                 "overlap_param_gather",
+                                                 "overlap_grad_reduce",
+                                                 "overlap_p2p_comm",
+                                                 "precision",
+                                                 "attention",
+                                                 "stack"};
+
+// Uneven stages (80 layers on 6 stages; DeepSeek's 61 on 32, with its dense layers, shared
+// expert and MoE frequency) go out as Megatron-Core's layout and come back as the same split.
+// Megatron pads the vocabulary to 128 × tp, which the plan priced unpadded: within 1 %.
+TEST(CliExport, MegatronUnevenStagesRoundTrip) {
+  const Exported llama = round_trip(
+      "--model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6 --seq-len 8192",
+      "megatron", "--cluster dgx-h100");
+  EXPECT_NE(llama.text.find("--pipeline-model-parallel-layout \"Et*13|t*14|"), std::string::npos)
+      << llama.text;
+  EXPECT_NE(llama.text.find("--normalization RMSNorm"), std::string::npos);
+  EXPECT_NE(llama.text.find("--rotary-base 500000"), std::string::npos);
+  EXPECT_EQ(llama.text.rfind("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc_per_node=8 "
+                             "--nnodes=6 pretrain_gpt.py",
+                             0),
+            0u)
+      << llama.text;
+  expect_same_plan(llama, kMegatronKnobs, 0.01);
+  const Exported deepseek = round_trip(
+      "--model deepseek-v3-like --cluster dgx-h100 --devices 1024 --batch 1024 --pp 32 "
+      "--seq-len 4096",
+      "megatron", "--cluster dgx-h100");
+  for (const char* want :
+       {"--moe-layer-freq \"([0]*3+[1]*58)\"", "--ffn-hidden-size 18432",
+        "--moe-ffn-hidden-size 2048", "--moe-shared-expert-intermediate-size 2048"})
+    EXPECT_NE(deepseek.text.find(want), std::string::npos) << want << "\n" << deepseek.text;
+  expect_same_plan(deepseek, kMegatronKnobs, 0.01);
+}
+
+}  // namespace
