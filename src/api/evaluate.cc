@@ -1,6 +1,8 @@
 // The evaluate and export jobs.
 #include "api/evaluate.h"
 
+#include <fmt/format.h>
+
 #include "io/engine_export.h"
 #include "ir/error.h"
 
@@ -18,8 +20,11 @@ int devices_per_node(const Cluster& cluster) {
 std::string export_plan(const std::string& engine, const TransformerConfig& model,
                         const TrainingConfig& config, int devices_per_node) {
   if (engine == "megatron") return io::megatron_arguments(model, config, devices_per_node);
+  if (engine == "nemo") return io::nemo_recipe(model, config, devices_per_node);
   if (engine == "deepspeed") return io::deepspeed_config(config).dump(2) + "\n";
-  throw FieldError("export", " must be megatron or deepspeed (got \"" + engine + "\")");
+  throw FieldError("export", fmt::format(" must be megatron, nemo, deepspeed or torchtitan (got "
+                                         "\"{}\")",
+                                         engine));
 }
 
 }  // namespace paraplan::api

@@ -111,7 +111,7 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   r.settings.progress = o.progress;
   r.calibration = load_calibration(knobs.calibration, r.cluster);
   r.resimulate = o.resimulate;
-  r.megatron_only = o.export_to == "megatron";
+  r.megatron_only = o.export_to == "megatron" || o.export_to == "nemo";
   r.megatron_alternative = o.export_to.empty() && o.words;  // the answer in words shows it
   r.products = {o.trace, o.report};
   const TransformerPlanResult result = plan_transformer(r);

@@ -600,7 +600,7 @@ TEST(CliExport, MegatronAndDeepSpeed) {
   ASSERT_EQ(d.exit_code, 0) << d.out;
   auto j = nlohmann::json::parse(d.out);
   EXPECT_EQ(j["gradient_accumulation_steps"], 4);
-  Outcome bad = run("evaluate --model llama3-8b --export nemo");
+  Outcome bad = run("evaluate --model llama3-8b --export colossalai");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
 }
 

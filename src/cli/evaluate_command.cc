@@ -66,8 +66,9 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
   add_transformer_knob_flags(cmd, a->options.knobs, false);
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->add_option("--export", a->options.export_to,
-                  "Print the configuration for a training engine instead: megatron (Megatron-LM "
-                  "arguments) or deepspeed (DeepSpeed JSON config)");
+                  "Print the configuration for a training engine instead: megatron (Megatron-LM's "
+                  "torchrun line), nemo (a NeMo recipe YAML), deepspeed (Megatron-DeepSpeed's "
+                  "line and its DeepSpeed JSON) or torchtitan (a job TOML)");
   cmd->callback([a, cmd, &exit_code] { exit_code = run(*a, given_flags(*cmd)); });
 }
 

@@ -102,4 +102,27 @@ TEST(CliExport, MegatronUnevenStagesRoundTrip) {
   expect_same_plan(deepseek, kMegatronKnobs, 0.01);
 }
 
+// NeMo's recipe: the same plans as YAML, read back by `--from nemo` into the same knobs and time
+// (DeepSeek-like models have no NeMo recipe keys for their dense width pattern beyond
+// moe_layer_freq, which is written; Mixtral's experts go out with their parallelism).
+TEST(CliExport, NemoRoundTrip) {
+  const Exported llama = round_trip(
+      "--model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6 --seq-len 8192", "nemo",
+      "--cluster dgx-h100");
+  EXPECT_NE(llama.text.find("pipeline_model_parallel_layout: \"Et*13|t*14|"), std::string::npos)
+      << llama.text;
+  expect_same_plan(llama, kMegatronKnobs, 0.01);
+  const Exported mixtral =
+      round_trip("--model mixtral-8x7b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 4096",
+                 "nemo", "--cluster dgx-h100");
+  EXPECT_NE(mixtral.text.find("num_moe_experts: 8"), std::string::npos) << mixtral.text;
+  expect_same_plan(mixtral, kMegatronKnobs, 0.01);
+  const Exported deepseek = round_trip(
+      "--model deepseek-v3-like --cluster dgx-h100 --devices 1024 --batch 1024 --pp 32 "
+      "--seq-len 4096",
+      "nemo", "--cluster dgx-h100");
+  EXPECT_NE(deepseek.text.find("moe_layer_freq: \"([0]*3+[1]*58)\""), std::string::npos);
+  expect_same_plan(deepseek, kMegatronKnobs, 0.01);
+}
+
 }  // namespace

@@ -172,8 +172,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Transformer: stop after this many seconds with the best plan so far")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--export", args->options.export_to,
-                  "Transformer: print the best plan for a training engine: megatron (Megatron-LM "
-                  "arguments) or deepspeed (DeepSpeed JSON config)");
+                  "Transformer: print the best plan for a training engine: megatron (Megatron-LM's "
+                  "torchrun line), nemo (a NeMo recipe YAML), deepspeed (Megatron-DeepSpeed's "
+                  "line and its DeepSpeed JSON) or torchtitan (a job TOML)");
   cmd->add_flag("--json", args->json, "Print the plan as JSON instead of a table");
   add_quiet_flag(cmd, args->quiet);
   cmd->add_option("-o,--output", args->output, "Also write the plan as JSON to this file");

@@ -200,6 +200,107 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   return out;
 }
 
+std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int devices_per_node) {
+  refuse_unbuildable(m, "nemo");
+  if (m.mla() || m.mtp_layers > 0)
+    throw FieldError("export", fmt::format(" nemo: {} has multi-latent attention or multi-token "
+                                           "prediction, which NeMo's GPT recipe does not "
+                                           "build; export it for megatron",
+                                           m.name));
+  if (t.zero_stage >= 2)
+    throw FieldError("export", fmt::format(" nemo: NeMo's distributed optimizer is ZeRO 1, not "
+                                           "{}; export this plan for deepspeed",
+                                           t.zero_stage));
+  std::string out;
+  auto key = [&](int indent, const std::string& name, const std::string& value) {
+    out += fmt::format("{:{}}{}: {}\n", "", indent, name, value);
+  };
+  auto num = [](auto v) { return fmt::format("{}", v); };
+  auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
+  const int world = t.devices();
+  const int per_node = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
+  out += fmt::format("# {} on {} GPUs as paraplan planned it (NeMo, Megatron-Core GPT)\n", m.name,
+                     world);
+  out += "trainer:\n";
+  key(2, "devices", num(per_node));
+  key(2, "num_nodes", num((world + per_node - 1) / per_node));
+  key(2, "precision", "bf16-mixed");
+  key(2, "accumulate_grad_batches", "1");
+  out += "model:\n";
+  key(2, "mcore_gpt", "true");
+  key(2, "micro_batch_size", num(t.micro_batch));
+  key(2, "global_batch_size", num(t.global_batch));
+  key(2, "tensor_model_parallel_size", num(t.tp));
+  key(2, "pipeline_model_parallel_size", num(t.pp));
+  key(2, "virtual_pipeline_model_parallel_size", t.vpp > 1 ? num(t.vpp) : "null");
+  if (const std::string layout = megatron_layout(m, t); !layout.empty())
+    key(2, "pipeline_model_parallel_layout", fmt::format("\"{}\"", layout));
+  key(2, "context_parallel_size", num(t.cp));
+  if (m.moe()) key(2, "expert_model_parallel_size", num(t.ep));
+  key(2, "encoder_seq_length", num(t.seq_len));
+  key(2, "max_position_embeddings", num(std::max<std::int64_t>(t.seq_len, m.max_positions)));
+  key(2, "num_layers", num(m.num_layers));
+  key(2, "hidden_size", num(m.hidden_size));
+  key(2, "ffn_hidden_size",
+      num(m.ffn_hidden_size > 0 ? m.ffn_hidden_size : m.expert_ffn_hidden_size));
+  key(2, "num_attention_heads", num(m.num_attention_heads));
+  key(2, "num_query_groups", num(m.num_kv_heads));
+  if (m.head_dim * m.num_attention_heads != m.hidden_size) key(2, "kv_channels", num(m.head_dim));
+  const char* dropout = t.dropout && m.dropout ? "0.1" : "0.0";
+  key(2, "hidden_dropout", dropout);
+  key(2, "attention_dropout", dropout);
+  key(2, "ffn_dropout", "0.0");
+  key(2, "normalization", m.biases ? "layernorm" : "rmsnorm");
+  key(2, "bias", yes(m.biases));
+  key(2, "activation", m.gated_mlp ? "fast-swiglu" : "gelu");
+  key(2, "position_embedding_type", m.learned_positions ? "learned_absolute" : "rope");
+  if (!m.learned_positions && m.rotary_base > 0) key(2, "rotary_base", num(m.rotary_base));
+  if (m.partial_rotary != 1) key(2, "rotary_percentage", num(m.partial_rotary));
+  key(2, "share_embeddings_and_output_weights", yes(m.tied_embeddings));
+  if (m.qk_norm) key(2, "qk_layernorm", "true");
+  if (m.moe()) {
+    key(2, "num_moe_experts", num(m.num_experts));
+    key(2, "moe_router_topk", num(m.experts_per_token));
+    key(2, "moe_ffn_hidden_size", num(m.expert_ffn_hidden_size));
+    if (m.shared_experts > 0)
+      key(2, "moe_shared_expert_intermediate_size",
+          num(m.shared_experts * (m.shared_expert_ffn_hidden_size > 0
+                                      ? m.shared_expert_ffn_hidden_size
+                                      : m.expert_ffn_hidden_size)));
+    if (m.first_dense_layers > 0 || m.moe_every > 1)
+      key(2, "moe_layer_freq", fmt::format("\"{}\"", moe_layer_freq(m)));
+    key(2, "moe_grouped_gemm", "true");
+    key(2, "moe_token_dispatcher_type", "alltoall");
+    if (t.moe_capacity_factor > 0) key(2, "moe_expert_capacity_factor", num(t.moe_capacity_factor));
+  }
+  key(2, "sequence_parallel", yes(t.sequence_parallel));
+  key(2, "activations_checkpoint_granularity",
+      t.recompute == Recompute::kFull        ? "full"
+      : t.recompute == Recompute::kSelective ? "selective"
+                                             : "null");
+  if (t.recompute == Recompute::kFull) {
+    key(2, "activations_checkpoint_method", t.recompute_layers > 0 ? "block" : "uniform");
+    key(2, "activations_checkpoint_num_layers",
+        num(t.recompute_layers > 0 ? t.recompute_layers : 1));
+  }
+  const bool fused = t.attention == Attention::kFlash;
+  key(2, "transformer_engine", yes(fused));
+  key(2, "use_flash_attention", yes(fused));
+  key(2, "fp8", yes(t.fp8));
+  if (t.fp8) key(2, "fp8_hybrid", "true");
+  key(2, "ub_tp_comm_overlap", yes(t.tp_comm_overlap));
+  key(2, "overlap_p2p_comm", yes(t.overlap_p2p_comm));
+  key(2, "make_vocab_size_divisible_by", "128");
+  out += "  tokenizer:\n";
+  key(4, "vocab_size", num(m.vocab_size));
+  out += "  optim:\n";
+  key(4, "name", t.zero_stage >= 1 ? "distributed_fused_adam" : "fused_adam");
+  key(4, "overlap_grad_sync", yes(t.overlap_grad_reduce));
+  key(4, "overlap_param_sync", yes(t.overlap_param_gather));
+  key(4, "grad_sync_dtype", t.bf16_gradient_reduction ? "bf16" : "fp32");
+  return out;
+}
+
 Json deepspeed_config(const TrainingConfig& t) {
   Json j{{"train_batch_size", t.global_batch},
          {"train_micro_batch_size_per_gpu", t.micro_batch},

@@ -23,6 +23,10 @@ std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfi
 /// Megatron-Core's --pipeline-model-parallel-layout for a split Megatron-LM would not make
 /// itself (uneven stages; "Et*27|t*27|t*26,L"); empty when the even split is the plan's.
 std::string megatron_layout(const TransformerConfig& model, const TrainingConfig& config);
+/// A NeMo GPT recipe's YAML (trainer and model sections, the optimizer) for the plan, in the
+/// keys `--from nemo` reads. FieldError("export") for what NeMo's recipe cannot build, or ZeRO 2–3.
+std::string nemo_recipe(const TransformerConfig& model, const TrainingConfig& config,
+                        int devices_per_node = 0);
 /// A DeepSpeed configuration (batch sizes, gradient accumulation, ZeRO stage, BF16, activation
 /// checkpointing). Parallel sizes are Megatron-DeepSpeed command-line arguments, not config keys.
 Json deepspeed_config(const TrainingConfig& config);

@@ -242,17 +242,8 @@ TransformerConfig model_of(const Options& o) {
     const std::string freq = o.text("--moe-layer-freq", "1");
     if (std::all_of(freq.begin(), freq.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       m.moe_every = o.integer("--moe-layer-freq", 1);
-    } else if (freq.rfind("[", 0) == 0) {
-      if (std::string error; !read_moe_list(freq, m, error)) o.fail("--moe-layer-freq", error);
-    } else {
-      long dense = 0, sparse = 0;
-      if (std::sscanf(freq.c_str(), "([0]*%ld+[1]*%ld)", &dense, &sparse) != 2 ||
-          dense + sparse != m.num_layers)
-        o.fail("--moe-layer-freq",
-               fmt::format("expected N, \"([0]*K+[1]*M)\" with K + M = --num-layers {} or a "
-                           "list of 0 and 1, got \"{}\"",
-                           m.num_layers, freq));
-      m.first_dense_layers = dense;
+    } else if (std::string error; !read_moe_list(freq, m, error)) {
+      o.fail("--moe-layer-freq", error);
     }
   }
   if (o.flag("--multi-latent-attention")) {

@@ -108,15 +108,75 @@ bool read_layout(const std::string& layout, TrainingConfig& t, std::string& erro
   return true;
 }
 
+namespace {
+
+// Megatron's pattern grammar (a Python list expression): sum := product ('+' product)*;
+// product := atom ('*' count)?; atom := '[' bits ']' | '(' sum ')'.
+class MoePattern {
+ public:
+  explicit MoePattern(const std::string& text) {
+    for (char c : text)
+      if (c != ' ') text_ += c;
+  }
+  bool parse(std::vector<int>& bits) { return sum(bits) && at_ == text_.size(); }
+
+ private:
+  bool sum(std::vector<int>& out) {
+    if (!product(out)) return false;
+    while (at_ < text_.size() && text_[at_] == '+') {
+      ++at_;
+      if (!product(out)) return false;
+    }
+    return true;
+  }
+  bool product(std::vector<int>& out) {
+    std::vector<int> unit;
+    if (!atom(unit)) return false;
+    std::size_t count = 1;
+    if (at_ < text_.size() && text_[at_] == '*') {
+      const std::size_t start = ++at_;
+      while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_]))) ++at_;
+      if (at_ == start || at_ - start > 6) return false;
+      count = std::stoul(text_.substr(start, at_ - start));
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      if (out.size() + unit.size() > kMaxUnrolled) return false;
+      out.insert(out.end(), unit.begin(), unit.end());
+    }
+    return true;
+  }
+  bool atom(std::vector<int>& out) {
+    if (at_ >= text_.size()) return false;
+    if (text_[at_] == '(') {
+      ++at_;
+      if (!sum(out) || at_ >= text_.size() || text_[at_] != ')') return false;
+      ++at_;
+      return true;
+    }
+    if (text_[at_] != '[') return false;
+    for (++at_; at_ < text_.size() && text_[at_] != ']'; ++at_) {
+      if (text_[at_] == '0' || text_[at_] == '1') {
+        out.push_back(text_[at_] - '0');
+      } else if (text_[at_] != ',') {
+        return false;
+      }
+    }
+    if (at_ >= text_.size()) return false;
+    ++at_;
+    return true;
+  }
+  std::string text_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
 bool read_moe_list(const std::string& list, TransformerConfig& m, std::string& error) {
   std::vector<int> bits;
-  for (char c : list) {
-    if (c == '0' || c == '1') {
-      bits.push_back(c - '0');
-    } else if (c != '[' && c != ']' && c != ',' && c != ' ') {
-      error = fmt::format("expected a list of 0 and 1, got \"{}\"", list);
-      return false;
-    }
+  if (!MoePattern(list).parse(bits)) {
+    error = fmt::format(
+        "expected N or a list expression of 0 and 1 (\"([0]*3+[1]*58)\"), got \"{}\"", list);
+    return false;
   }
   if (static_cast<std::int64_t>(bits.size()) != m.num_layers) {
     error = fmt::format("{} entries, but the model has {} layers", bits.size(), m.num_layers);

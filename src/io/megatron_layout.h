@@ -19,7 +19,9 @@ bool layout_stages(const std::string& layout, int pp, std::vector<int>& stages, 
 /// set t.vpp, and must then hold equal layers (paraplan prices interleaved stages uniform).
 bool read_layout(const std::string& layout, TrainingConfig& t, std::string& error);
 
-/// "[0,0,1,0,1,...]" (one entry per layer): K leading dense layers, then every N-th layer MoE,
+/// Megatron's MoE layer pattern, a Python list expression of 0 (dense) and 1 (MoE) with one
+/// entry per layer ("([0]*3+[1]*58)", "[0,1,0,1]", "([0]+[1]*3)*2"): K leading dense layers,
+/// then every N-th layer MoE,
 /// into m.first_dense_layers and m.moe_every; false with `error` for another pattern.
 bool read_moe_list(const std::string& list, TransformerConfig& m, std::string& error);
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "io/megatron_layout.h"
 #include "io/yaml_json.h"
 #include "ir/error.h"
 
@@ -68,6 +69,10 @@ const std::set<std::string> kModelRead = {"micro_batch_size",
                                           "moe_router_topk",
                                           "moe_ffn_hidden_size",
                                           "moe_shared_expert_intermediate_size",
+                                          "moe_layer_freq",
+                                          "pipeline_model_parallel_layout",
+                                          "num_layers_in_first_pipeline_stage",
+                                          "num_layers_in_last_pipeline_stage",
                                           "activations_checkpoint_granularity",
                                           "activations_checkpoint_method",
                                           "activations_checkpoint_num_layers",
@@ -333,8 +338,47 @@ TransformerConfig model_of(const Section& m) {
     c.expert_ffn_hidden_size = m.integer("moe_ffn_hidden_size", c.ffn_hidden_size);
     c.shared_expert_ffn_hidden_size = m.integer("moe_shared_expert_intermediate_size", 0, 0);
     c.shared_experts = c.shared_expert_ffn_hidden_size > 0 ? 1 : 0;
+    // Megatron-Core's moe_layer_freq: every N-th layer, or one 0/1 entry per layer.
+    const std::string freq = m.text("moe_layer_freq", "1");
+    if (freq.find('[') != std::string::npos) {
+      if (std::string error; !read_moe_list(freq, c, error)) m.fail("moe_layer_freq", error);
+    } else {
+      c.moe_every = m.integer("moe_layer_freq", 1);
+    }
   }
+  m.choice("normalization", "layernorm", {"layernorm", "rmsnorm", "layernorm1p"});
   return c;
+}
+
+// Uneven stages: Megatron-Core's layout, or the first and last stages' layers (the rest even).
+void read_split(const Section& m, TrainingConfig& t) {
+  if (m.has("pipeline_model_parallel_layout")) {
+    if (t.vpp > 1)
+      m.fail("pipeline_model_parallel_layout",
+             "the layout says the virtual stages; leave virtual_pipeline_model_parallel_size null");
+    if (std::string error; !read_layout(m.text("pipeline_model_parallel_layout", ""), t, error))
+      m.fail("pipeline_model_parallel_layout", error);
+    return;
+  }
+  const bool first = m.has("num_layers_in_first_pipeline_stage"),
+             last = m.has("num_layers_in_last_pipeline_stage");
+  if (!first && !last) return;
+  const char* key =
+      first ? "num_layers_in_first_pipeline_stage" : "num_layers_in_last_pipeline_stage";
+  if (t.vpp > 1) m.fail(key, "paraplan prices interleaved stages of equal layers only");
+  const std::int64_t layers = m.integer("num_layers", 0, 0);
+  const std::int64_t a = m.integer("num_layers_in_first_pipeline_stage", 0, 0),
+                     b = m.integer("num_layers_in_last_pipeline_stage", 0, 0);
+  const int middle = t.pp - (first ? 1 : 0) - (last ? 1 : 0);
+  const std::int64_t rest = layers - a - b;
+  if (layers == 0) m.fail(key, "needs model.num_layers");
+  if (middle < 0 || rest < 0 || (middle == 0 ? rest != 0 : rest % middle))
+    m.fail(key, fmt::format("the other {} layers do not divide evenly over the other {} stages",
+                            rest, middle));
+  t.stage_layers.assign(static_cast<std::size_t>(t.pp),
+                        middle > 0 ? static_cast<int>(rest / middle) : 0);
+  if (first) t.stage_layers.front() = static_cast<int>(a);
+  if (last) t.stage_layers.back() = static_cast<int>(b);
 }
 
 TrainingConfig training_of(const Section& trainer, const Section& m, const Section& optim,
@@ -400,6 +444,7 @@ TrainingConfig training_of(const Section& trainer, const Section& m, const Secti
                     : Attention::kStandard;
   t.moe_capacity_factor = m.number("moe_expert_capacity_factor", 0);
   t.dropout = m.number("hidden_dropout", 0.1) > 0 || m.number("attention_dropout", 0.1) > 0;
+  read_split(m, t);
   out.vocab_multiple = static_cast<int>(m.integer("make_vocab_size_divisible_by", 128));
   return t;
 }
