@@ -56,7 +56,7 @@ def plan(model=None, input=None, from_=None, **keywords):
     ``pp``, ``dp``, ``ep``, ``vpp``, ``recompute`` ("none", "selective", "full" or a number of
     layers), ``sequence_parallel``, ``zero``, ``overlap_grad_reduce``, ``attention``,
     ``moe_capacity_factor``), ``calibration``, ``uniform_stages``, ``top``, ``resimulate``,
-    ``time_limit`` (seconds), ``export`` ("megatron" or "deepspeed": the configuration under
+    ``time_limit`` (seconds), ``export`` ("megatron", "nemo", "deepspeed" or "torchtitan": the configuration under
     the key ``"export"``). On a cluster of several device types (``"mixed-a100-h100"`` or a
     file with typed machines) the answer is the mixed planner's (``"planner": "llm-mixed"``: the
     best pipeline over both types, each type alone, and the type-blind plan, whose type
@@ -75,7 +75,8 @@ def plan(model=None, input=None, from_=None, **keywords):
     "312TFLOP/s"), ``bandwidth``, ``min_block``, ``keep_all_flows``, ``powers_of_two``,
     ``all_devices``.
 
-    ``from_=("megatron", "args.txt")`` or ``("nemo", "recipe.yaml")``: the job as you launch it;
+    ``from_=("megatron", "args.txt")``, ``("nemo", "recipe.yaml")``, ``("deepspeed",
+    "ds_config.json")`` or ``("torchtitan", "job.toml")``: the job as you launch it;
     the best plan with its sequence length, global batch, precision and devices, as
     :func:`evaluate` with ``from_`` gives it (``as_is``, ``best``, ``speedup``, ``diff``).
     """
@@ -89,8 +90,10 @@ def evaluate(model=None, from_=None, **keywords):
     Keywords: ``cluster``, ``devices``, ``batch``, the knobs (as :func:`plan`), ``stage_layers``
     ("9,8,8,7"), ``calibration``, ``export``.
 
-    ``from_=("megatron", "args.txt")``, ``("nemo", "recipe.yaml")`` or ``("deepspeed",
-    "ds_config.json")`` (with ``model`` and ``seq_len``): the job as you launch it, priced as it is and against the best plan on the same devices and batch, as
+    ``from_=("megatron", "args.txt")``, ``("nemo", "recipe.yaml")``, ``("deepspeed",
+    "ds_config.json")`` (with ``model`` and ``seq_len``) or ``("torchtitan", "job.toml")``: the
+    job as you launch it, priced as it is and against the best plan on the same devices and
+    batch, as
     ``paraplan evaluate --from megatron args.txt --json`` prints it (``as_is``, ``best``,
     ``speedup``, ``diff``); ``model`` only when the arguments do not give the model's shape,
     ``devices`` only when they have no torchrun line; ``explain=True`` is accepted for symmetry.

@@ -335,3 +335,14 @@ def test_plan_from_a_nemo_recipe_equals_the_cli():
     assert ours == cli("plan", "--from", "nemo", recipe, "--cluster", "dgx-h100", "--json")
     assert ours["best"]["iteration_time_s"] <= ours["as_is"]["iteration_time_s"]
     assert all(line.startswith(("- model.", "+ model.")) for line in ours["diff"])
+
+
+def test_evaluate_from_a_torchtitan_job_and_its_export_equal_the_cli():
+    job = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "examples",
+                       "torchtitan_llama3_8b.toml")
+    ours = paraplan.evaluate(from_=("torchtitan", job), cluster="dgx-h100")
+    assert ours == cli("evaluate", "--from", "torchtitan", job, "--cluster", "dgx-h100", "--json")
+    assert ours["speedup"] > 1
+    assert all(line.startswith(("- ", "+ ")) and " = " in line for line in ours["diff"])
+    planned = paraplan.plan(from_=("torchtitan", job), cluster="dgx-h100", export="torchtitan")
+    assert "[parallelism]" in planned["export"]

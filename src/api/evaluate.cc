@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "io/engine_export.h"
+#include "io/torchtitan_config.h"
 #include "ir/error.h"
 
 namespace paraplan::api {
@@ -21,6 +22,7 @@ std::string export_plan(const std::string& engine, const TransformerConfig& mode
                         const TrainingConfig& config, int devices_per_node) {
   if (engine == "megatron") return io::megatron_arguments(model, config, devices_per_node);
   if (engine == "nemo") return io::nemo_recipe(model, config, devices_per_node);
+  if (engine == "torchtitan") return io::torchtitan_config(model, config);
   if (engine == "deepspeed") return io::deepspeed_config(config).dump(2) + "\n";
   throw FieldError("export", fmt::format(" must be megatron, nemo, deepspeed or torchtitan (got "
                                          "\"{}\")",

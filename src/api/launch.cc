@@ -18,6 +18,7 @@
 #include "io/json_fields.h"
 #include "io/megatron_args.h"
 #include "io/nemo_recipe.h"
+#include "io/torchtitan_config.h"
 #include "ir/error.h"
 
 namespace paraplan::api {
@@ -47,6 +48,7 @@ int world_size(const io::LaunchConfig& launch, int devices) {
 // engine's own checks, placed at the file.
 TrainingConfig completed(const io::LaunchConfig& launch, const TransformerConfig& model,
                          int world) {
+  if (launch.torchtitan) return io::complete_torchtitan(launch, model.num_layers, world);
   TrainingConfig t = launch.training;
   const int inner = t.tp * t.cp * t.pp;
   if (world % inner)
@@ -89,11 +91,13 @@ std::string explanation(const io::LaunchConfig& launch) {
 
 std::vector<std::string> launch_diff(const std::string& format, const TransformerConfig& model,
                                      const TrainingConfig& from, const TrainingConfig& to) {
-  const bool nemo = format == "nemo", deepspeed = format == "deepspeed";
+  const bool nemo = format == "nemo", deepspeed = format == "deepspeed",
+             torchtitan = format == "torchtitan";
   auto options = [&](const TrainingConfig& t) {
-    return deepspeed ? io::deepspeed_searched_options(t)
-           : nemo    ? io::nemo_searched_options(model, t)
-                     : io::megatron_searched_options(model, t);
+    return deepspeed    ? io::deepspeed_searched_options(t)
+           : nemo       ? io::nemo_searched_options(model, t)
+           : torchtitan ? io::torchtitan_searched_options(t)
+                        : io::megatron_searched_options(model, t);
   };
   const auto before = options(from), after = options(to);
   std::vector<std::string> order;
@@ -103,6 +107,7 @@ std::vector<std::string> launch_diff(const std::string& format, const Transforme
   std::map<std::string, std::string> a(before.begin(), before.end()), b(after.begin(), after.end());
   std::vector<std::string> out;
   auto line = [&](char sign, const std::string& flag, const std::string& value) {
+    if (torchtitan) return fmt::format("{} {} = {}", sign, flag, value);
     if (nemo || deepspeed) return fmt::format("{} {}: {}", sign, flag, value);
     return fmt::format("{} {}{}", sign, flag, value.empty() ? "" : " " + value);
   };
@@ -119,16 +124,18 @@ JobOutcome launch_job(const LaunchOptions& o) {
   const bool deepspeed = o.format == "deepspeed";
   refuse_fields(o.given, deepspeed ? kDeepSpeedFields : kLaunchFields,
                 "a launch configuration (--from)");
-  if (o.format != "megatron" && o.format != "nemo" && !deepspeed)
+  const bool torchtitan = o.format == "torchtitan";
+  if (o.format != "megatron" && o.format != "nemo" && !deepspeed && !torchtitan)
     throw FieldError("from", fmt::format(" {}: expected megatron (Megatron-LM's pretrain_gpt.py "
-                                         "arguments), nemo (a NeMo GPT recipe's YAML) or "
-                                         "deepspeed (a ds_config.json); torchtitan is not read "
-                                         "yet",
+                                         "arguments), nemo (a NeMo GPT recipe's YAML), "
+                                         "deepspeed (a ds_config.json) or torchtitan (a job "
+                                         "TOML)",
                                          o.format));
   const std::string text = o.file == "-" ? o.text : io::read_text_file(o.file);
   const std::string source = o.file == "-" ? "standard input" : o.file;
   io::LaunchConfig launch = o.format == "nemo" ? io::read_nemo_recipe(text, source)
                             : deepspeed        ? io::read_deepspeed_config(text, source)
+                            : torchtitan       ? io::read_torchtitan_config(text, source)
                                                : io::read_megatron_args(text, source);
   if (deepspeed) {
     if (o.knobs.seq_len <= 0)
@@ -137,15 +144,16 @@ JobOutcome launch_job(const LaunchOptions& o) {
                                               source));
     launch.training.seq_len = o.knobs.seq_len;
   }
-  if (launch.model && !o.model.empty())
-    throw FieldError("model", fmt::format(": {} gives the model's shape (--num-layers ...); leave "
-                                          "it out",
-                                          launch.source));
-  if (!launch.model && o.model.empty())
+  if ((launch.model || !launch.model_name.empty()) && !o.model.empty())
+    throw FieldError("model", fmt::format(": {} gives the model ({}); leave it out", launch.source,
+                                          launch.model ? "its shape" : launch.model_name));
+  if (!launch.model && launch.model_name.empty() && o.model.empty())
     throw FieldError("model",
                      fmt::format(": {} does not give the model's shape; give it", launch.source));
   const int world = world_size(launch, o.devices);
-  TransformerConfig model = launch.model ? *launch.model : load_transformer(o.model);
+  TransformerConfig model = launch.model                 ? *launch.model
+                            : !launch.model_name.empty() ? load_transformer(launch.model_name)
+                                                         : load_transformer(o.model);
   const TrainingConfig as_is = completed(launch, model, world);
   if (launch.model) {  // Megatron pads the vocabulary to a multiple of its divisor × tp
     const std::int64_t multiple = static_cast<std::int64_t>(launch.vocab_multiple) * as_is.tp;
@@ -163,7 +171,8 @@ JobOutcome launch_job(const LaunchOptions& o) {
   request.calibration = calibration;
   // Megatron-LM and NeMo: every knob Megatron-LM runs (ZeRO ≤ 1); DeepSpeed beside a Hugging Face
   // model: data parallelism only, ZeRO 0–3, whole-model checkpointing or none.
-  request.megatron_only = !deepspeed;
+  request.megatron_only = !deepspeed && !torchtitan;
+  request.torchtitan_only = torchtitan;
   LlmSearchSettings& s = request.settings;
   s.devices = world;
   s.global_batch = as_is.global_batch;
@@ -172,6 +181,10 @@ JobOutcome launch_job(const LaunchOptions& o) {
   s.attention = as_is.attention;
   s.moe_capacity_factor = as_is.moe_capacity_factor;
   s.stack = as_is.stack;
+  // The precision and compilation the job chose stay (torchtitan's dtype and torch.compile).
+  s.stack_choices.bf16_gradient_reduction = as_is.bf16_gradient_reduction;
+  s.stack_choices.fp32_loss = as_is.fp32_loss;
+  if (torchtitan) s.stack_choices.fused_elementwise = as_is.fused_elementwise;
   s.top_k = 1;
   std::optional<LlmCandidate> found;
   for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
@@ -209,6 +222,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
                   {"best", evaluate_json(best.config, best.result, model.name, o.cluster, device)},
                   {"speedup", speedup},
                   {"diff", diff}};
+  if (!out.exported.empty()) out.document["export"] = out.exported;
   if (!o.words) return out;
   if (o.explain) out.words += explanation(launch);
   out.words += fmt::format("your job, as {} launches it:\n", launch.source);

@@ -452,6 +452,13 @@ TransformerPlanResult plan_transformer(const TransformerPlanRequest& request) {
   LlmSearchSettings s = request.settings;
   // A plan for Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
   if (request.megatron_only) s.max_zero_stage = 1;
+  if (request.torchtitan_only) {
+    if (s.stack != Stack::kFsdp)
+      throw FieldError("stack", ": a torchtitan plan runs on the fsdp stack (--stack fsdp)");
+    s.zero_stage_1 = false;
+    s.sequence_parallel = true;
+    if (!s.recompute_layers) s.recompute_layers = 0;
+  }
   const AnalyticCostModel cost(request.model, request.cluster, request.calibration);
   TransformerPlanResult out;
   out.search = search_llm(cost, s);

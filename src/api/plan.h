@@ -173,6 +173,9 @@ struct TransformerPlanRequest {
   int resimulate = 0;  ///< replay the first K plans in the simulator and rank by its time
   /// Only plans Megatron-LM runs (its distributed optimizer is ZeRO 1): for a Megatron export.
   bool megatron_only = false;
+  /// Only plans torchtitan runs (for a torchtitan export): the fsdp stack, DDP or FSDP (ZeRO 0,
+  /// 2, 3), sequence parallel with tensor parallel, whole layers checkpointed or none.
+  bool torchtitan_only = false;
   /// Also find the best plan Megatron-LM runs when the best needs ZeRO 2 or 3.
   bool megatron_alternative = false;
   Products products;

@@ -105,6 +105,8 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
                          r.cluster_name + " has one)");
   r.cluster = one_device_type(r.cluster, devices, "the transformer planner");
   const std::int64_t batch = o.batch > 0 ? o.batch : showcase ? 256 : 512;
+  // torchtitan runs PyTorch's FSDP: its plans are priced on that stack unless told otherwise.
+  if (o.export_to == "torchtitan" && knobs.stack.empty()) knobs.stack = "fsdp";
   r.settings = search_settings(knobs, devices, batch, o.uniform_stages);
   r.settings.top_k = o.top;
   r.settings.time_limit_s = o.time_limit_s;
@@ -112,6 +114,7 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   r.calibration = load_calibration(knobs.calibration, r.cluster);
   r.resimulate = o.resimulate;
   r.megatron_only = o.export_to == "megatron" || o.export_to == "nemo";
+  r.torchtitan_only = o.export_to == "torchtitan";
   r.megatron_alternative = o.export_to.empty() && o.words;  // the answer in words shows it
   r.products = {o.trace, o.report};
   const TransformerPlanResult result = plan_transformer(r);

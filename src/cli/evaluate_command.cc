@@ -49,8 +49,9 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--from", a->from,
                   "The job as you launch it, priced as it is and against the best plan on the "
                   "same devices and batch, with the change as a diff: megatron FILE (Megatron-LM "
-                  "pretrain_gpt.py arguments, a shell line or one per line) or nemo FILE (a NeMo "
-                  "GPT recipe's YAML); FILE - reads standard input")
+                  "pretrain_gpt.py arguments, a shell line or one per line), nemo FILE (a NeMo "
+                  "GPT recipe's YAML), deepspeed FILE (a ds_config.json; with --model and "
+                  "--seq-len) or torchtitan FILE (a job TOML); FILE - reads standard input")
       ->expected(2)
       ->type_name("FORMAT FILE");
   cmd->add_flag("--explain", a->options.explain,

@@ -2,6 +2,8 @@
 // gives the plan that was exported: every knob, and the same predicted time.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_test_support.h"
@@ -13,6 +15,11 @@ using paraplan::testing_support::run;
 using paraplan::testing_support::write_temp;
 using Json = nlohmann::json;
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 struct Exported {
   Json plan;  ///< `plan --json`: the best plan and its config
   Json back;  ///< `evaluate --from ENGINE` of the export: as_is is the export read back
@@ -23,11 +30,10 @@ struct Exported {
 Exported round_trip(const std::string& request, const std::string& engine,
                     const std::string& read_flags = "") {
   Exported e;
-  const Outcome plan = run("plan " + request + " --json");
-  EXPECT_EQ(plan.exit_code, 0) << request << "\n" << plan.out;
-  e.plan = Json::parse(plan.out);
-  const Outcome exported = run("plan " + request + " --export " + engine);
+  const std::string plan_file = write_temp("exported_plan.json", "");
+  const Outcome exported = run("plan " + request + " --export " + engine + " -o " + plan_file);
   EXPECT_EQ(exported.exit_code, 0) << request << "\n" << exported.out;
+  e.plan = Json::parse(read_file(plan_file));
   e.text = exported.out;
   const std::string file = write_temp("exported_" + engine, exported.out);
   const Outcome back = run("evaluate --from " + engine + " " + file + " " + read_flags + " --json");
@@ -123,6 +129,53 @@ TEST(CliExport, NemoRoundTrip) {
       "nemo", "--cluster dgx-h100");
   EXPECT_NE(deepseek.text.find("moe_layer_freq: \"([0]*3+[1]*58)\""), std::string::npos);
   expect_same_plan(deepseek, kMegatronKnobs, 0.01);
+}
+
+const std::vector<std::string> kTorchtitanKnobs = {"tp",
+                                                   "pp",
+                                                   "cp",
+                                                   "dp",
+                                                   "ep",
+                                                   "vpp",
+                                                   "micro_batch",
+                                                   "global_batch",
+                                                   "seq_len",
+                                                   "recompute",
+                                                   "recompute_layers",
+                                                   "sequence_parallel",
+                                                   "zero",
+                                                   "stage_layers",
+                                                   "fused_elementwise",
+                                                   "grad_reduce_dtype",
+                                                   "precision",
+                                                   "stack"};
+
+// torchtitan's TOML: FSDP, a pipeline with the planned split as model parts, interleaving,
+// checkpointing of every N-th layer, pure bf16 and torch.compile, read back exactly.
+TEST(CliExport, TorchtitanRoundTrip) {
+  const Exported fsdp =
+      round_trip("--model llama3-8b --cluster dgx-h100 --devices 64 --batch 512 --seq-len 8192",
+                 "torchtitan", "--cluster dgx-h100");
+  EXPECT_NE(fsdp.text.find("flavor = \"8B\""), std::string::npos) << fsdp.text;
+  expect_same_plan(fsdp, kTorchtitanKnobs);
+  const Exported pipeline = round_trip(
+      "--model llama3-70b --cluster dgx-h100 --seq-len 8192 --pp 6 --tp 4 --devices 48 --batch 96",
+      "torchtitan", "--cluster dgx-h100");
+  EXPECT_NE(pipeline.text.find("module_fqns_per_model_part"), std::string::npos);
+  expect_same_plan(pipeline, kTorchtitanKnobs);
+  const Exported interleaved = round_trip(
+      "--model llama3-8b --cluster dgx-h100 --seq-len 4096 --pp 4 --vpp 2 --tp 2 "
+      "--devices 16 --batch 64 --recompute 2 --grad-reduce-dtype bf16 --loss-dtype bf16",
+      "torchtitan", "--cluster dgx-h100");
+  EXPECT_NE(interleaved.text.find("Interleaved1F1B"), std::string::npos) << interleaved.text;
+  EXPECT_NE(interleaved.text.find("selective_ac_option = \"4\""), std::string::npos)
+      << interleaved.text;
+  expect_same_plan(interleaved, kTorchtitanKnobs);
+  // A model torchtitan does not name is given with --model on the way back.
+  const Exported mixtral =
+      round_trip("--model mixtral-8x7b --cluster dgx-h100 --devices 32 --batch 128 --seq-len 4096",
+                 "torchtitan", "--cluster dgx-h100 --model mixtral-8x7b");
+  expect_same_plan(mixtral, kTorchtitanKnobs);
 }
 
 }  // namespace

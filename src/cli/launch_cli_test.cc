@@ -145,7 +145,7 @@ TEST(CliLaunch, BadLaunchesAreOneLineAndExitTwo) {
       {"evaluate --from megatron " + tp3 + " --model llama3-8b --devices 8",
        "= 3 does not divide the world size 8"},
       {"evaluate --from megatron " + tp3 + " --model llama3-8b", "devices"},
-      {"evaluate --from torchtitan " + tp3, "torchtitan: expected megatron"},
+      {"evaluate --from colossalai " + tp3, "colossalai: expected megatron"},
       {"evaluate --from megatron " + kExample + " --tp 2", "--tp"},
       {"evaluate --from megatron " + kExample + " --model llama3-8b", "leave it out"},
       {"evaluate --from megatron " + kExample + " --devices 16", "the launch runs 64 processes"},

@@ -70,8 +70,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Pipeline planner: each stage's data-parallel width, first stage first, e.g. "
                   "2,1,1 (the stage count is its length; --dp fixes every stage's)");
   cmd->add_option("--from", args->from,
-                  "Start from the job as you launch it: megatron FILE (Megatron-LM arguments) or "
-                  "nemo FILE (a NeMo GPT recipe); keeps its sequence length, global batch, "
+                  "Start from the job as you launch it: megatron FILE (Megatron-LM arguments), "
+                  "nemo FILE (a NeMo GPT recipe), deepspeed FILE (a ds_config.json) or "
+                  "torchtitan FILE (a job TOML); keeps its sequence length, global batch, "
                   "precision and devices, searches the rest, prints the change as a diff")
       ->expected(2)
       ->type_name("FORMAT FILE");

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "io/json_fields.h"
+#include "io/keyed_config.h"
 #include "ir/error.h"
 
 namespace paraplan::io {
@@ -82,77 +83,12 @@ const std::set<std::string> kZeroIgnored = {"contiguous_gradients",
                                             "legacy_stage1",
                                             "round_robin_gradients"};
 
-class Config {
- public:
-  Config(const Json& root, std::string source) : root_(root), source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, key), message);
-  }
-  // The value at a dotted key ("zero_optimization.stage"); null when absent.
-  Json get(const std::string& key) const {
-    const Json* at = &root_;
-    for (std::size_t start = 0; start <= key.size();) {
-      const std::size_t dot = std::min(key.find('.', start), key.size());
-      const std::string part = key.substr(start, dot - start);
-      if (!at->is_object() || !at->contains(part)) return nullptr;
-      at = &(*at)[part];
-      start = dot + 1;
-    }
-    if (at->is_string() && at->get<std::string>() == "auto")
-      fail(key,
-           "is \"auto\" (the Hugging Face Trainer fills it from its arguments); give the "
-           "value it runs with");
-    return *at;
-  }
-  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t least) const {
-    const Json v = get(key);
-    if (v.is_null()) return fallback;
-    if (!v.is_number_integer() || v.get<std::int64_t>() < least)
-      fail(key, fmt::format("expected an integer >= {}, got {}", least, v.dump()));
-    return v.get<std::int64_t>();
-  }
-  bool boolean(const std::string& key, bool fallback) const {
-    const Json v = get(key);
-    if (v.is_null()) return fallback;
-    if (!v.is_boolean()) fail(key, fmt::format("expected true or false, got {}", v.dump()));
-    return v.get<bool>();
-  }
-  std::string text(const std::string& key, const std::string& fallback) const {
-    const Json v = get(key);
-    if (v.is_null()) return fallback;
-    if (!v.is_string()) fail(key, fmt::format("expected a string, got {}", v.dump()));
-    return v.get<std::string>();
-  }
-  void classify(const std::string& section, const std::set<std::string>& read,
-                const std::set<std::string>& ignored, LaunchConfig& out) const {
-    const Json node = section.empty() ? root_ : get(section);
-    if (node.is_null()) return;
-    if (!node.is_object()) fail(section, "expected an object");
-    for (const auto& [key, value] : node.items()) {
-      const std::string name = section.empty() ? key : section + "." + key;
-      if (read.count(key))
-        out.read.push_back(name);
-      else if (ignored.count(key))
-        out.ignored.push_back(name);
-      else
-        fail(name,
-             "not a key paraplan knows in a DeepSpeed configuration (a typo? keys that "
-             "change time or memory are read, the others listed as ignored)");
-    }
-  }
-
- private:
-  const Json& root_;
-  std::string source_;
-};
-
 }  // namespace
 
 LaunchConfig read_deepspeed_config(const std::string& text, const std::string& source) {
   const Json root = parse_json_text(text, source);
   if (!root.is_object()) throw Error(ErrorKind::kUsage, source, "expected a JSON object");
-  const Config c(root, source);
+  const KeyedConfig c(root, source, "a DeepSpeed configuration");
   LaunchConfig out;
   out.format = "deepspeed";
   out.source = source;

@@ -91,7 +91,7 @@ Error RuleViolation::in_file(const std::string& config_place) const {
 void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed) {
   const bool megatron = t.stack == Stack::kMegatron, fsdp = t.stack == Stack::kFsdp;
   const bool replicas = t.dp * t.cp > 1;
-  t.fused_elementwise = !fsdp;
+  t.fused_elementwise = fixed.fused_elementwise.value_or(!fsdp);
   t.overlap_grad_reduce =
       fixed.overlap_grad_reduce.value_or(replicas && t.stack != Stack::kDeepSpeed);
   t.tp_comm_overlap = fixed.tp_comm_overlap.value_or(megatron && t.tp > 1 && t.sequence_parallel);

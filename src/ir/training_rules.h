@@ -75,6 +75,8 @@ class RuleViolation : public Error {
 struct StackChoices {
   std::optional<bool> overlap_grad_reduce, tp_comm_overlap, overlap_p2p_comm, overlap_param_gather,
       bf16_gradient_reduction, fp32_loss;
+  /// Element-wise work fused (torch.compile on the fsdp stack; the others' kernels are fused).
+  std::optional<bool> fused_elementwise;
 };
 
 /// Sets what `t.stack` decides for a configuration of t's shape (docs/cost-models.md, "Training

@@ -317,7 +317,7 @@ InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
   const int max_zero =
       s_.stack == Stack::kMegatron ? std::min(1, s_.max_zero_stage) : s_.max_zero_stage;
   for (int z = 0; z <= max_zero; ++z)
-    if (!rules::zero(z, pp)) k.zeros.push_back(z);
+    if (!rules::zero(z, pp) && (z != 1 || s_.zero_stage_1)) k.zeros.push_back(z);
   if (s_.zero_stage) k.zeros = {*s_.zero_stage};
   k.overlaps = {false};
   if (dp * cp > 1) k.overlaps.push_back(true);
