@@ -23,7 +23,7 @@ std::string export_plan(const std::string& engine, const TransformerConfig& mode
   if (engine == "megatron") return io::megatron_arguments(model, config, devices_per_node);
   if (engine == "nemo") return io::nemo_recipe(model, config, devices_per_node);
   if (engine == "torchtitan") return io::torchtitan_config(model, config);
-  if (engine == "deepspeed") return io::deepspeed_config(config).dump(2) + "\n";
+  if (engine == "deepspeed") return io::megatron_deepspeed_launch(model, config, devices_per_node);
   throw FieldError("export", fmt::format(" must be megatron, nemo, deepspeed or torchtitan (got "
                                          "\"{}\")",
                                          engine));

@@ -180,7 +180,10 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
   }
   if (o.explain) throw FieldError("explain", ": it explains a launch configuration (--from)");
   const TransformerConfig model = load_transformer(o.model);
-  const TrainingConfig t = training_config(o.knobs, o.devices, o.batch);
+  TransformerKnobs knobs = o.knobs;  // an export prices the engine's stack unless told otherwise
+  if (knobs.stack.empty() && (o.export_to == "deepspeed" || o.export_to == "torchtitan"))
+    knobs.stack = o.export_to == "deepspeed" ? "deepspeed" : "fsdp";
+  const TrainingConfig t = training_config(knobs, o.devices, o.batch);
   Cluster cluster =
       one_device_type(load_cluster(o.cluster, t.devices()), t.devices(), "paraplan evaluate");
   apply_memory_knobs(o.knobs, cluster);

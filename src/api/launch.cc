@@ -137,12 +137,17 @@ JobOutcome launch_job(const LaunchOptions& o) {
                             : deepspeed        ? io::read_deepspeed_config(text, source)
                             : torchtitan       ? io::read_torchtitan_config(text, source)
                                                : io::read_megatron_args(text, source);
-  if (deepspeed) {
+  // A DeepSpeed JSON alone says neither the sequence length nor the model; Megatron-DeepSpeed's
+  // launch script does.
+  const bool deepspeed_script = deepspeed && launch.model.has_value();
+  if (deepspeed && !deepspeed_script) {
     if (o.knobs.seq_len <= 0)
       throw FieldError("seq_len", fmt::format(": {} (a DeepSpeed configuration) does not say the "
                                               "sequence length; give it",
                                               source));
     launch.training.seq_len = o.knobs.seq_len;
+  } else if (deepspeed && o.knobs.seq_len > 0) {
+    throw FieldError("seq_len", fmt::format(": {} gives it (--seq-length); leave it out", source));
   }
   if ((launch.model || !launch.model_name.empty()) && !o.model.empty())
     throw FieldError("model", fmt::format(": {} gives the model ({}); leave it out", launch.source,
@@ -173,6 +178,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
   // model: data parallelism only, ZeRO 0–3, whole-model checkpointing or none.
   request.megatron_only = !deepspeed && !torchtitan;
   request.torchtitan_only = torchtitan;
+  request.deepspeed_only = deepspeed_script;
   LlmSearchSettings& s = request.settings;
   s.devices = world;
   s.global_batch = as_is.global_batch;
@@ -188,7 +194,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
   s.top_k = 1;
   std::optional<LlmCandidate> found;
   for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {
-    if (deepspeed) {
+    if (deepspeed && !deepspeed_script) {
       s.tp = s.cp = s.pp = s.ep = s.vpp = 1;
       s.recompute = recompute;
       s.recompute_layers = 0;

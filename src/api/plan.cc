@@ -452,6 +452,16 @@ TransformerPlanResult plan_transformer(const TransformerPlanRequest& request) {
   LlmSearchSettings s = request.settings;
   // A plan for Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
   if (request.megatron_only) s.max_zero_stage = 1;
+  if (request.deepspeed_only) {
+    if (s.stack != Stack::kDeepSpeed)
+      throw FieldError(
+          "stack", ": a Megatron-DeepSpeed plan runs on the deepspeed stack (--stack deepspeed)");
+    s.cp = 1;
+    s.vpp = 1;
+    s.even_stages_only = true;
+    s.balance_stages = false;
+    if (!s.recompute_layers) s.recompute_layers = 0;
+  }
   if (request.torchtitan_only) {
     if (s.stack != Stack::kFsdp)
       throw FieldError("stack", ": a torchtitan plan runs on the fsdp stack (--stack fsdp)");

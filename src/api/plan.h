@@ -176,6 +176,9 @@ struct TransformerPlanRequest {
   /// Only plans torchtitan runs (for a torchtitan export): the fsdp stack, DDP or FSDP (ZeRO 0,
   /// 2, 3), sequence parallel with tensor parallel, whole layers checkpointed or none.
   bool torchtitan_only = false;
+  /// Only plans Megatron-DeepSpeed runs as priced (for a deepspeed export): the deepspeed stack,
+  /// no context parallelism or interleaving, equal stages, every layer checkpointed or none.
+  bool deepspeed_only = false;
   /// Also find the best plan Megatron-LM runs when the best needs ZeRO 2 or 3.
   bool megatron_alternative = false;
   Products products;

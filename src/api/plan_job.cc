@@ -106,7 +106,9 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   r.cluster = one_device_type(r.cluster, devices, "the transformer planner");
   const std::int64_t batch = o.batch > 0 ? o.batch : showcase ? 256 : 512;
   // torchtitan runs PyTorch's FSDP: its plans are priced on that stack unless told otherwise.
+  // Megatron-DeepSpeed's on the deepspeed stack.
   if (o.export_to == "torchtitan" && knobs.stack.empty()) knobs.stack = "fsdp";
+  if (o.export_to == "deepspeed" && knobs.stack.empty()) knobs.stack = "deepspeed";
   r.settings = search_settings(knobs, devices, batch, o.uniform_stages);
   r.settings.top_k = o.top;
   r.settings.time_limit_s = o.time_limit_s;
@@ -115,6 +117,7 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   r.resimulate = o.resimulate;
   r.megatron_only = o.export_to == "megatron" || o.export_to == "nemo";
   r.torchtitan_only = o.export_to == "torchtitan";
+  r.deepspeed_only = o.export_to == "deepspeed";
   r.megatron_alternative = o.export_to.empty() && o.words;  // the answer in words shows it
   r.products = {o.trace, o.report};
   const TransformerPlanResult result = plan_transformer(r);

@@ -598,7 +598,10 @@ TEST(CliExport, MegatronAndDeepSpeed) {
       run("evaluate --model llama3-8b --devices 8 --dp 8 --batch 64 --micro-batch 2 --export "
           "deepspeed");
   ASSERT_EQ(d.exit_code, 0) << d.out;
-  auto j = nlohmann::json::parse(d.out);
+  // The script's ds_config.json, between its here-document's markers.
+  const std::size_t begin = d.out.find("<<'EOF'\n") + 8, end = d.out.find("\nEOF\n");
+  ASSERT_LT(begin, end) << d.out;
+  auto j = nlohmann::json::parse(d.out.substr(begin, end - begin));
   EXPECT_EQ(j["gradient_accumulation_steps"], 4);
   Outcome bad = run("evaluate --model llama3-8b --export colossalai");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;

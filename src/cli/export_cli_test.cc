@@ -178,4 +178,28 @@ TEST(CliExport, TorchtitanRoundTrip) {
   expect_same_plan(mixtral, kTorchtitanKnobs);
 }
 
+// Megatron-DeepSpeed: the script writes ds_config.json and launches pretrain_gpt.py with the
+// plan's parallel sizes (DeepSpeed's batch assertion then holds: train_batch_size = micro ×
+// accumulation × data-parallel ranks of that grid); `--from deepspeed` reads both back.
+TEST(CliExport, DeepSpeedRoundTrip) {
+  const Exported dp =
+      round_trip("--model llama3-8b --cluster dgx-h100 --devices 64 --batch 512 --seq-len 8192",
+                 "deepspeed", "--cluster dgx-h100");
+  EXPECT_NE(dp.text.find("cat > ds_config.json <<'EOF'"), std::string::npos) << dp.text;
+  EXPECT_NE(dp.text.find("--deepspeed_config ds_config.json"), std::string::npos) << dp.text;
+  expect_same_plan(dp, kMegatronKnobs);
+  const Exported pipeline = round_trip(
+      "--model llama3-70b --cluster dgx-h100 --devices 64 --batch 128 --seq-len 4096 "
+      "--pp 4 --tp 8 --zero 1 --recompute full",
+      "deepspeed", "--cluster dgx-h100");
+  EXPECT_NE(pipeline.text.find("\"number_checkpoints\": 20"), std::string::npos) << pipeline.text;
+  EXPECT_NE(pipeline.text.find("--checkpoint-activations"), std::string::npos);
+  expect_same_plan(pipeline, kMegatronKnobs, 0.01);
+  // What Megatron-DeepSpeed does not run as priced is refused, with the reason.
+  const Outcome cp =
+      run("evaluate --model llama3-8b --devices 8 --cp 2 --batch 8 --export deepspeed");
+  EXPECT_EQ(cp.exit_code, 2) << cp.out;
+  EXPECT_NE(cp.out.find("Ulysses"), std::string::npos) << cp.out;
+}
+
 }  // namespace

@@ -3,10 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <optional>
 #include <set>
 
 #include "io/json_fields.h"
 #include "io/keyed_config.h"
+#include "io/megatron_args.h"
 #include "ir/error.h"
 
 namespace paraplan::io {
@@ -83,9 +86,7 @@ const std::set<std::string> kZeroIgnored = {"contiguous_gradients",
                                             "legacy_stage1",
                                             "round_robin_gradients"};
 
-}  // namespace
-
-LaunchConfig read_deepspeed_config(const std::string& text, const std::string& source) {
+LaunchConfig read_json(const std::string& text, const std::string& source) {
   const Json root = parse_json_text(text, source);
   if (!root.is_object()) throw Error(ErrorKind::kUsage, source, "expected a JSON object");
   const KeyedConfig c(root, source, "a DeepSpeed configuration");
@@ -153,10 +154,135 @@ LaunchConfig read_deepspeed_config(const std::string& text, const std::string& s
   return out;
 }
 
+// A script's `cat > FILE <<'EOF'` … `EOF` block: the file's name, its text and the lines it spans.
+struct HereDocument {
+  std::string file, text;
+  std::size_t first_line = 0, last_line = 0;  ///< 0-based, the cat line and the EOF line
+};
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  if (start < text.size()) lines.push_back(text.substr(start));
+  return lines;
+}
+
+std::optional<HereDocument> here_document(const std::vector<std::string>& lines,
+                                          const std::string& source) {
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& l = lines[i];
+    const std::size_t cat = l.find("cat >"), marker = l.find("<<");
+    if (cat == std::string::npos || marker == std::string::npos) continue;
+    std::string word = l.substr(marker + 2), file = l.substr(cat + 5, marker - cat - 5);
+    auto trim = [](std::string s) {
+      const char* space = " \t'\"-";
+      s.erase(0, s.find_first_not_of(space));
+      s.erase(s.find_last_not_of(space) + 1);
+      return s;
+    };
+    word = trim(word);
+    file = trim(file);
+    HereDocument doc{file, "", i, 0};
+    for (std::size_t j = i + 1; j < lines.size(); ++j) {
+      if (trim(lines[j]) == word) {
+        doc.last_line = j;
+        return doc;
+      }
+      doc.text += lines[j] + "\n";
+    }
+    throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source, i + 1),
+                fmt::format("the here-document is not closed by a line \"{}\"", word));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Megatron-DeepSpeed's --zero-stage (its default 1).
+template <typename Fail>
+std::int64_t zero_stage_of(const std::map<std::string, std::string>& deepspeed, Fail fail) {
+  const auto it = deepspeed.find("--zero-stage");
+  if (it == deepspeed.end()) return 1;
+  if (it->second.size() != 1 || it->second[0] < '0' || it->second[0] > '3')
+    fail("--zero-stage", fmt::format("expected 0, 1, 2 or 3, got \"{}\"", it->second));
+  return it->second[0] - '0';
+}
+
+LaunchConfig read_deepspeed_config(const std::string& text, const std::string& source) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] == '{') return read_json(text, source);
+  // A Megatron-DeepSpeed launch: the script writing ds_config.json, then pretrain_gpt.py's line.
+  std::vector<std::string> lines = lines_of(text);
+  const std::optional<HereDocument> doc = here_document(lines, source);
+  if (!doc)
+    throw Error(ErrorKind::kUsage, source,
+                "neither a DeepSpeed JSON configuration nor a script writing one (cat > "
+                "ds_config.json <<'EOF' ... EOF) before Megatron-DeepSpeed's pretrain_gpt.py");
+  LaunchConfig out = read_json(doc->text, fmt::format("{} ({})", source, doc->file));
+  for (std::size_t i = doc->first_line; i <= doc->last_line; ++i) lines[i].clear();
+  std::string rest;
+  for (const std::string& l : lines) rest += l + "\n";
+  std::map<std::string, std::string> deepspeed;
+  LaunchConfig args = read_megatron_deepspeed_args(rest, source, deepspeed);
+  auto fail = [&](const std::string& what, const std::string& message) {
+    throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source, what), message);
+  };
+  if (!deepspeed.count("--deepspeed")) fail("--deepspeed", "is missing (DeepSpeed is not used)");
+  if (deepspeed["--deepspeed_config"] != doc->file)
+    fail("--deepspeed_config", fmt::format("names \"{}\", the script writes \"{}\"",
+                                           deepspeed["--deepspeed_config"], doc->file));
+  TrainingConfig& t = out.training;
+  const TrainingConfig& a = args.training;
+  const std::pair<const char*, std::pair<std::int64_t, std::int64_t>> agree[] = {
+      {"--micro-batch-size", {a.micro_batch, t.micro_batch}},
+      {"--global-batch-size", {a.global_batch, t.global_batch}},
+      {"--zero-stage", {zero_stage_of(deepspeed, fail), t.zero_stage}}};
+  for (const auto& [flag, values] : agree)
+    if (values.second > 0 && values.first != values.second)
+      fail(flag,
+           fmt::format("{} in the arguments, {} in {}", values.first, values.second, doc->file));
+  const bool checkpointed = deepspeed.count("--checkpoint-activations") > 0;
+  if (checkpointed != (t.recompute == Recompute::kFull))
+    fail("--checkpoint-activations",
+         fmt::format("{} in the arguments, activation_checkpointing {} in {}",
+                     checkpointed ? "given" : "not given", checkpointed ? "absent" : "present",
+                     doc->file));
+  if (a.recompute == Recompute::kSelective) t.recompute = Recompute::kSelective;
+  if (deepspeed.count("--no-pipeline-parallel") && a.pp > 1)
+    fail("--no-pipeline-parallel", "contradicts --pipeline-model-parallel-size > 1");
+  if (!a.stage_layers.empty() || a.vpp > 1 || args.layers_per_virtual_stage > 0 || a.cp > 1 ||
+      a.ep > 1)
+    fail("--pipeline-model-parallel-size",
+         "paraplan prices Megatron-DeepSpeed with tensor, pipeline (even stages) and data "
+         "parallelism only");
+  t.tp = a.tp;
+  t.pp = a.pp;
+  t.seq_len = a.seq_len;
+  t.sequence_parallel = a.sequence_parallel;
+  t.dropout = a.dropout;
+  t.attention = deepspeed.count("--use-flash-attn-v2") ? Attention::kFlash : Attention::kStandard;
+  if (out.world_size > 0 && args.world_size > 0 && out.world_size * t.tp * t.pp != args.world_size)
+    fail("train_batch_size", fmt::format("{} data-parallel ranks × tp {} × pp {} is not the {} "
+                                         "processes launched",
+                                         out.world_size, t.tp, t.pp, args.world_size));
+  out.world_size = args.world_size;
+  out.model = args.model;
+  out.environment = args.environment;
+  out.vocab_multiple = args.vocab_multiple;
+  out.read.insert(out.read.end(), args.read.begin(), args.read.end());
+  out.ignored.insert(out.ignored.end(), args.ignored.begin(), args.ignored.end());
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> deepspeed_searched_options(
     const TrainingConfig& t) {
   auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
-  return {{"train_micro_batch_size_per_gpu", fmt::format("{}", t.micro_batch)},
+  return {{"--tensor-model-parallel-size", fmt::format("{}", t.tp)},
+          {"--pipeline-model-parallel-size", fmt::format("{}", t.pp)},
+          {"--sequence-parallel", yes(t.sequence_parallel)},
+          {"train_micro_batch_size_per_gpu", fmt::format("{}", t.micro_batch)},
           {"gradient_accumulation_steps", fmt::format("{}", t.microbatches())},
           {"zero_optimization.stage", fmt::format("{}", t.zero_stage)},
           {"zero_optimization.overlap_comm", yes(t.overlap_grad_reduce)},

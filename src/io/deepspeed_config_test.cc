@@ -58,3 +58,64 @@ TEST(DeepSpeedConfig, BadKeysAreOnePlacedUsageError) {
 
 }  // namespace
 }  // namespace paraplan::io
+
+namespace paraplan::io {
+namespace {
+
+const char* kScriptJson = R"({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2,
+  "gradient_accumulation_steps": 4, "bf16": {"enabled": true}, "zero_optimization": {"stage": 1}})";
+
+std::string script(const std::string& args, const std::string& json = kScriptJson) {
+  return "# a Megatron-DeepSpeed launch\ncat > ds_config.json <<'EOF'\n" + json +
+         "\nEOF\ndeepspeed --num_nodes 2 --num_gpus 8 pretrain_gpt.py \\\n"
+         "--num-layers 4 --hidden-size 256 --num-attention-heads 8 --num-key-value-heads 2 \\\n"
+         "--normalization rmsnorm --disable-bias-linear --swiglu --vocab-size 1000 --seq-length "
+         "1024 \\\n"
+         "--micro-batch-size 2 --global-batch-size 64 --tensor-model-parallel-size 2 "
+         "--bf16 --deepspeed --deepspeed_config ds_config.json " +
+         args + "\n";
+}
+
+// Megatron-DeepSpeed's launch script: the JSON it writes and pretrain_gpt.py's arguments in
+// Megatron-DeepSpeed's spellings, read together.
+TEST(DeepSpeedConfig, ReadsAMegatronDeepSpeedScript) {
+  const LaunchConfig l =
+      read_deepspeed_config(script("--zero-stage 1 --use-flash-attn-v2"), "run.sh");
+  ASSERT_TRUE(l.model.has_value());
+  EXPECT_EQ(l.model->num_kv_heads, 2);
+  EXPECT_FALSE(l.model->biases);
+  EXPECT_EQ(l.world_size, 16);
+  EXPECT_EQ(l.training.tp, 2);
+  EXPECT_EQ(l.training.seq_len, 1024);
+  EXPECT_EQ(l.training.zero_stage, 1);
+  EXPECT_EQ(l.training.stack, Stack::kDeepSpeed);
+  EXPECT_EQ(l.training.attention, Attention::kFlash);
+}
+
+TEST(DeepSpeedConfig, BadScriptsAreOnePlacedUsageError) {
+  const std::string json = kScriptJson;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"deepspeed pretrain_gpt.py --num-layers 2\n", "neither a DeepSpeed JSON configuration"},
+      {"cat > ds_config.json <<'EOF'\n{}\n", "run.sh:1: the here-document is not closed"},
+      {script("--zero-stage 2"), "run.sh: --zero-stage: 2 in the arguments, 1 in ds_config.json"},
+      {script("--zero-stage x"), "expected 0, 1, 2 or 3"},
+      {script("--zero-stage 1 --checkpoint-activations"), "run.sh: --checkpoint-activations"},
+      {script("--zero-stage 1 --num-layers-per-virtual-pipeline-stage 1"), "run.sh"},
+      {script("").replace(script("").find("--deepspeed_config ds_config.json"), 34,
+                          "--deepspeed_config other.json"),
+       "names \"other.json\", the script writes \"ds_config.json\""},
+      {script("--zero-stage 1 --tensor-model-paralel-size 2"), "did you mean"}};
+  for (const auto& [text, message] : cases) {
+    try {
+      read_deepspeed_config(text, "run.sh");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage) << text;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << text << "\n" << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace paraplan::io

@@ -301,21 +301,113 @@ std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int
   return out;
 }
 
-Json deepspeed_config(const TrainingConfig& t) {
+Json deepspeed_config(const TrainingConfig& t, int checkpoints_per_stage) {
   Json j{{"train_batch_size", t.global_batch},
          {"train_micro_batch_size_per_gpu", t.micro_batch},
          {"gradient_accumulation_steps", t.microbatches()},
          {"bf16", {{"enabled", true}}},
+         {"communication_data_type", t.bf16_gradient_reduction ? "bf16" : "fp32"},
          {"zero_optimization", {{"stage", t.zero_stage}, {"overlap_comm", t.overlap_grad_reduce}}},
          {"gradient_clipping", 1.0}};
-  if (t.recompute != Recompute::kNone)
-    j["activation_checkpointing"] = {{"partition_activations", t.sequence_parallel},
+  // DeepSpeed's checkpointing of whole layers (selective recomputation is Megatron's, by flag).
+  if (t.recompute == Recompute::kFull) {
+    Json checkpoints = nullptr;
+    if (checkpoints_per_stage > 0) checkpoints = checkpoints_per_stage;
+    j["activation_checkpointing"] = {{"partition_activations", false},
                                      {"contiguous_memory_optimization", false},
                                      {"cpu_checkpointing", false},
-                                     {"number_checkpoints", nullptr},
+                                     {"number_checkpoints", checkpoints},
                                      {"synchronize_checkpoint_boundary", false},
                                      {"profile", false}};
+  }
   return j;
+}
+
+std::string megatron_deepspeed_launch(const TransformerConfig& m, const TrainingConfig& t,
+                                      int devices_per_node) {
+  refuse_unbuildable(m, "deepspeed");
+  auto refuse = [&](const std::string& why) {
+    throw FieldError("export", fmt::format(" deepspeed: {}; price the plan on the deepspeed stack "
+                                           "(--stack deepspeed) without it, or export it for "
+                                           "megatron",
+                                           why));
+  };
+  const std::vector<int> split = stage_split(m, t);
+  const bool even = std::all_of(split.begin(), split.end(), [&](int n) { return n == split[0]; });
+  const std::pair<bool, const char*> unsupported[] = {
+      {t.stack != Stack::kDeepSpeed, "the plan is priced for another stack"},
+      {t.cp > 1, "Megatron-DeepSpeed splits sequences with Ulysses, not context parallelism"},
+      {m.moe(), "Megatron-DeepSpeed's experts are not what paraplan prices"},
+      {m.mla() || m.mtp_layers > 0 || m.qk_norm,
+       "Megatron-DeepSpeed builds no latent attention, MTP or query-key norms"},
+      {t.vpp > 1, "DeepSpeed's pipeline engine does not interleave"},
+      {!even, "DeepSpeed's pipeline splits transformer layers evenly"},
+      {t.recompute == Recompute::kFull && t.recompute_layers > 0,
+       "DeepSpeed checkpoints every layer or none"},
+      {t.fp8, "Megatron-DeepSpeed has no FP8 recipe"}};
+  for (const auto& [no, why] : unsupported)
+    if (no) refuse(why);
+  std::string out;
+  out += fmt::format(
+      "# {} on {} GPUs as paraplan planned it: Megatron-DeepSpeed's pretrain_gpt.py "
+      "under DeepSpeed\n",
+      m.name, t.devices());
+  out += "cat > ds_config.json <<'EOF'\n";
+  out += deepspeed_config(t, t.recompute == Recompute::kFull ? split.front() : 0).dump(2);
+  out += "\nEOF\n";
+  const int world = t.devices();
+  const int nproc = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
+  if (t.tp > 1) out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
+  out += fmt::format("deepspeed --num_nodes {} --num_gpus {} pretrain_gpt.py \\\n",
+                     (world + nproc - 1) / nproc, nproc);
+  auto arg = [&](const std::string& flag, const std::string& value = {}) {
+    out += value.empty() ? flag : fmt::format("{} {}", flag, value);
+    out += " \\\n";
+  };
+  auto num = [](auto v) { return fmt::format("{}", v); };
+  arg("--num-layers", num(m.num_layers));
+  arg("--hidden-size", num(m.hidden_size));
+  arg("--num-attention-heads", num(m.num_attention_heads));
+  if (m.num_kv_heads != m.num_attention_heads) arg("--num-key-value-heads", num(m.num_kv_heads));
+  if (m.head_dim * m.num_attention_heads != m.hidden_size) arg("--kv-channels", num(m.head_dim));
+  arg("--ffn-hidden-size", num(m.ffn_hidden_size));
+  if (m.gated_mlp) arg("--swiglu");
+  if (!m.biases) arg("--normalization", "rmsnorm");
+  if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
+  if (!m.learned_positions) {
+    arg("--use-rotary-position-embeddings");
+    arg("--no-position-embedding");
+    if (m.rotary_base > 0) arg("--rotary-position-embeddings-theta", num(m.rotary_base));
+    if (m.partial_rotary != 1) arg("--rotary-percent", num(m.partial_rotary));
+  }
+  if (!m.biases) arg("--disable-bias-linear");
+  arg("--tokenizer-type", "NullTokenizer");
+  arg("--vocab-size", num(m.vocab_size));
+  if (!(t.dropout && m.dropout)) {
+    arg("--attention-dropout", "0.0");
+    arg("--hidden-dropout", "0.0");
+  }
+  arg("--seq-length", num(t.seq_len));
+  arg("--max-position-embeddings", num(std::max<std::int64_t>(t.seq_len, m.max_positions)));
+  arg("--micro-batch-size", num(t.micro_batch));
+  arg("--global-batch-size", num(t.global_batch));
+  arg("--tensor-model-parallel-size", num(t.tp));
+  arg("--pipeline-model-parallel-size", num(t.pp));
+  if (t.pp == 1) arg("--no-pipeline-parallel");
+  if (t.sequence_parallel) arg("--sequence-parallel");
+  if (t.recompute == Recompute::kSelective) arg("--recompute-granularity", "selective");
+  if (t.recompute == Recompute::kFull) {
+    arg("--checkpoint-activations");
+    arg("--deepspeed-activation-checkpointing");
+  }
+  if (t.attention == Attention::kFlash) arg("--use-flash-attn-v2");
+  arg("--bf16");
+  arg("--zero-stage", num(t.zero_stage));
+  arg("--deepspeed");
+  arg("--deepspeed_config", "ds_config.json");
+  out.resize(out.size() - 3);
+  out += "\n";
+  return out;
 }
 
 }  // namespace paraplan::io

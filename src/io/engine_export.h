@@ -27,8 +27,16 @@ std::string megatron_layout(const TransformerConfig& model, const TrainingConfig
 /// keys `--from nemo` reads. FieldError("export") for what NeMo's recipe cannot build, or ZeRO 2–3.
 std::string nemo_recipe(const TransformerConfig& model, const TrainingConfig& config,
                         int devices_per_node = 0);
-/// A DeepSpeed configuration (batch sizes, gradient accumulation, ZeRO stage, BF16, activation
-/// checkpointing). Parallel sizes are Megatron-DeepSpeed command-line arguments, not config keys.
-Json deepspeed_config(const TrainingConfig& config);
+/// A DeepSpeed configuration (batch sizes, gradient accumulation, ZeRO stage, BF16, the gradient
+/// reduction's type, activation checkpointing of `checkpoints_per_stage` layers). Parallel sizes
+/// are Megatron-DeepSpeed command-line arguments, not config keys.
+Json deepspeed_config(const TrainingConfig& config, int checkpoints_per_stage = 0);
+/// The plan as Megatron-DeepSpeed runs it: a shell script writing ds_config.json, then the
+/// deepspeed launcher over whole machines with pretrain_gpt.py's arguments (the model, tp, pp,
+/// batch, recomputation, --zero-stage, --deepspeed_config), which `--from deepspeed` reads back.
+/// FieldError("export") for what Megatron-DeepSpeed does not run as priced (another stack,
+/// context parallelism, MoE, interleaving, uneven stages, partial recomputation, FP8).
+std::string megatron_deepspeed_launch(const TransformerConfig& model, const TrainingConfig& config,
+                                      int devices_per_node = 0);
 
 }  // namespace paraplan::io

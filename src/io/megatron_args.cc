@@ -356,9 +356,24 @@ TrainingConfig training_of(const Options& o, LaunchConfig& out) {
   return t;
 }
 
-}  // namespace
+// Megatron-DeepSpeed's own spellings of Megatron-LM's options (megatron/arguments.py of
+// microsoft/Megatron-DeepSpeed), and the options DeepSpeed adds; read by read_megatron_deepspeed.
+const std::map<std::string, std::string> kDeepSpeedSpellings = {
+    {"--num-key-value-heads", "--num-query-groups"},
+    {"--rotary-position-embeddings-theta", "--rotary-base"}};
+const std::set<std::string> kDeepSpeedOnly = {"--deepspeed",
+                                              "--deepspeed_config",
+                                              "--zero-stage",
+                                              "--no-pipeline-parallel",
+                                              "--checkpoint-activations",
+                                              "--deepspeed-activation-checkpointing",
+                                              "--use-flash-attn-v2",
+                                              "--no-position-embedding",
+                                              "--partition-activations"};
 
-LaunchConfig read_megatron_args(const std::string& text, const std::string& source) {
+// The arguments; with `deepspeed`, in Megatron-DeepSpeed's dialect, its own options into `extra`.
+LaunchConfig read_args(const std::string& text, const std::string& source, bool deepspeed,
+                       std::map<std::string, Option>* extra) {
   std::vector<Word> words = shell_words(text, source);
   LaunchConfig out;
   out.format = "megatron";
@@ -378,6 +393,9 @@ LaunchConfig read_megatron_args(const std::string& text, const std::string& sour
   if (script < words.size()) {
     for (std::size_t j = i; j < script; ++j) {
       std::string w = words[j].text, value;
+      // torchrun's names, and the deepspeed launcher's.
+      if (w == "--num_gpus" || w.rfind("--num_gpus=", 0) == 0) w.replace(0, 10, "--nproc_per_node");
+      if (w == "--num_nodes" || w.rfind("--num_nodes=", 0) == 0) w.replace(0, 11, "--nnodes");
       const bool takes = w == "--nproc_per_node" || w == "--nproc-per-node" || w == "--nnodes";
       if (const std::size_t eq = w.find('='); eq != std::string::npos && w.rfind("--", 0) == 0) {
         value = w.substr(eq + 1);
@@ -413,6 +431,22 @@ LaunchConfig read_megatron_args(const std::string& text, const std::string& sour
       option.value = words[++i].text;
       option.has_value = true;
     }
+    if (deepspeed && kDeepSpeedOnly.count(name)) {
+      out.read.push_back(name);
+      (*extra)[name] = option;
+      continue;
+    }
+    if (deepspeed && name == "--normalization")  // lower case in Megatron-DeepSpeed
+      option.value = option.value == "rmsnorm"     ? "RMSNorm"
+                     : option.value == "layernorm" ? "LayerNorm"
+                                                   : option.value;
+    if (deepspeed && kDeepSpeedSpellings.count(name)) {
+      out.read.push_back(name);
+      if (name == "--num-key-value-heads")
+        options["--group-query-attention"] = Option{"", false, option.line};
+      options[kDeepSpeedSpellings.at(name)] = option;
+      continue;
+    }
     if (megatron_read_options().count(name)) {
       out.read.push_back(name);
     } else if (megatron_ignored_options().count(name)) {
@@ -435,6 +469,20 @@ LaunchConfig read_megatron_args(const std::string& text, const std::string& sour
     out.model = model_of(o);
   }
   out.training = training_of(o, out);
+  return out;
+}
+
+}  // namespace
+
+LaunchConfig read_megatron_args(const std::string& text, const std::string& source) {
+  return read_args(text, source, false, nullptr);
+}
+
+LaunchConfig read_megatron_deepspeed_args(const std::string& text, const std::string& source,
+                                          std::map<std::string, std::string>& deepspeed_options) {
+  std::map<std::string, Option> extra;
+  LaunchConfig out = read_args(text, source, true, &extra);
+  for (const auto& [name, option] : extra) deepspeed_options[name] = option.value;
   return out;
 }
 

@@ -3,6 +3,7 @@
 // continuations, quotes, comments) or one argument per line, read into a LaunchConfig.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +17,13 @@ namespace paraplan::io {
 /// learning-rate schedule) are ignored; an unknown option is refused with the closest known one.
 /// Errors are Error(kUsage) placed at "SOURCE:LINE".
 LaunchConfig read_megatron_args(const std::string& text, const std::string& source);
+
+/// Megatron-DeepSpeed's pretrain_gpt.py arguments (its spellings: --num-key-value-heads,
+/// --normalization rmsnorm, ...; the deepspeed launcher's --num_gpus and --num_nodes) read as
+/// Megatron-LM's; the options DeepSpeed adds (--deepspeed_config, --zero-stage,
+/// --checkpoint-activations, ...) into `deepspeed_options` (name → value, empty for a switch).
+LaunchConfig read_megatron_deepspeed_args(const std::string& text, const std::string& source,
+                                          std::map<std::string, std::string>& deepspeed_options);
 
 /// The options paraplan searches, as Megatron-LM spells them, in a fixed order: (option, value),
 /// the value empty for a switch. For the diff between a launch and a plan.

@@ -149,6 +149,7 @@ std::vector<Shape> outer_shapes(const TransformerConfig& m, const LlmSearchSetti
       if ((s.devices / tp) % cp || rules::context_parallel(s.seq_len, cp)) continue;
       for (int pp : fixed_or(s.pp, divisors(s.devices / tp / cp))) {
         if ((s.devices / tp / cp) % pp || rules::pipeline(m, pp)) continue;
+        if (s.even_stages_only && m.num_layers % pp) continue;
         shapes.push_back({tp, cp, pp});
       }
     }

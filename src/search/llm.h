@@ -36,6 +36,8 @@ struct LlmSearchSettings {
   StackChoices stack_choices;
   /// Searched stages stop here (and at 1 on the megatron stack: Megatron-LM runs ZeRO 0 and 1).
   int max_zero_stage = 3;
+  /// Only pipelines whose stages hold equal layers (DeepSpeed's pipeline engine).
+  bool even_stages_only = false;
   /// False: ZeRO 1 is not tried (torchtitan shards with FSDP, ZeRO 2 or 3, or not at all).
   bool zero_stage_1 = true;
   /// Also try non-uniform layer splits (1F1B, whole-layer recomputation, m ≥ pp).
