@@ -160,6 +160,12 @@ JobOutcome launch_job(const LaunchOptions& o) {
                             : !launch.model_name.empty() ? load_transformer(launch.model_name)
                                                          : load_transformer(o.model);
   const TrainingConfig as_is = completed(launch, model, world);
+  if (launch.model && o.file != "-") {  // named after its file: megatron_llama3_8b.sh → its stem
+    std::string stem = o.file.substr(o.file.find_last_of('/') + 1);
+    if (const std::size_t dot = stem.find('.'); dot != std::string::npos && dot > 0)
+      stem.resize(dot);
+    if (!stem.empty()) model.name = stem;
+  }
   if (launch.model) {  // Megatron pads the vocabulary to a multiple of its divisor × tp
     const std::int64_t multiple = static_cast<std::int64_t>(launch.vocab_multiple) * as_is.tp;
     model.vocab_size = (model.vocab_size + multiple - 1) / multiple * multiple;
