@@ -3,6 +3,7 @@ refusals (with the keyword in place of the flag)."""
 import json
 import os
 import subprocess
+import tempfile
 
 import pytest
 
@@ -346,3 +347,24 @@ def test_evaluate_from_a_torchtitan_job_and_its_export_equal_the_cli():
     assert all(line.startswith(("- ", "+ ")) and " = " in line for line in ours["diff"])
     planned = paraplan.plan(from_=("torchtitan", job), cluster="dgx-h100", export="torchtitan")
     assert "[parallelism]" in planned["export"]
+
+
+def test_evaluate_from_a_deepspeed_config_and_its_export_read_back():
+    config = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "examples",
+                          "deepspeed_llama3_8b.json")
+    ours = paraplan.evaluate(from_=("deepspeed", config), model="llama3-8b", seq_len=8192,
+                             cluster="dgx-h100")
+    assert ours == cli("evaluate", "--from", "deepspeed", config, "--model", "llama3-8b",
+                       "--seq-len", "8192", "--cluster", "dgx-h100", "--json")
+    assert ours["speedup"] > 1 and ours["diff"]
+    # Megatron-DeepSpeed's launch script, exported and read back: the same plan and time.
+    planned = paraplan.plan(model="llama3-8b", cluster="dgx-h100", devices=64, batch=512,
+                            seq_len=8192, export="deepspeed")
+    script = planned["export"]
+    assert script.startswith("#") and "--deepspeed_config ds_config.json" in script
+    with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as f:
+        f.write(script)
+    back = paraplan.evaluate(from_=("deepspeed", f.name), cluster="dgx-h100")
+    os.unlink(f.name)
+    assert back["as_is"]["config"] == planned["config"]
+    assert back["as_is"]["iteration_time_s"] == pytest.approx(planned["iteration_time_s"])

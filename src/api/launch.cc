@@ -131,6 +131,16 @@ JobOutcome launch_job(const LaunchOptions& o) {
                                          "deepspeed (a ds_config.json) or torchtitan (a job "
                                          "TOML)",
                                          o.format));
+  // The best plan is searched among what the launch's engine runs: exported for that engine
+  // (Megatron-LM and NeMo run the same Megatron-Core).
+  const auto family = [](const std::string& f) {
+    return f == "nemo" ? std::string("megatron") : f;
+  };
+  if (!o.export_to.empty() && family(o.export_to) != family(o.format))
+    throw FieldError("export", fmt::format(" {}: the plan is searched for the launch's engine "
+                                           "({}); export it as {}, or plan the model for {} "
+                                           "with --model",
+                                           o.export_to, o.format, o.format, o.export_to));
   const std::string text = o.file == "-" ? o.text : io::read_text_file(o.file);
   const std::string source = o.file == "-" ? "standard input" : o.file;
   io::LaunchConfig launch = o.format == "nemo" ? io::read_nemo_recipe(text, source)

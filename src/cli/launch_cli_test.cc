@@ -53,6 +53,10 @@ TEST(CliLaunch, PricesTheLaunchAndDiffsItAgainstTheBestPlan) {
   auto p = nlohmann::json::parse(piped.out);
   EXPECT_EQ(p["from"]["source"], "standard input");
   p["from"]["source"] = j["from"]["source"];
+  // The model read from a file is named after it; from standard input, after the reader.
+  EXPECT_EQ(j["as_is"]["model"], "megatron_llama3_8b");
+  EXPECT_EQ(p["as_is"]["model"], "megatron-args");
+  for (const char* side : {"as_is", "best"}) p[side]["model"] = j[side]["model"];
   EXPECT_EQ(p, j);
 }
 
@@ -146,6 +150,8 @@ TEST(CliLaunch, BadLaunchesAreOneLineAndExitTwo) {
        "= 3 does not divide the world size 8"},
       {"evaluate --from megatron " + tp3 + " --model llama3-8b", "devices"},
       {"evaluate --from colossalai " + tp3, "colossalai: expected megatron"},
+      {"plan --from megatron " + kExample + " --cluster dgx-h100 --export torchtitan",
+       "searched for the launch's engine"},
       {"evaluate --from megatron " + kExample + " --tp 2", "--tp"},
       {"evaluate --from megatron " + kExample + " --model llama3-8b", "leave it out"},
       {"evaluate --from megatron " + kExample + " --devices 16", "the launch runs 64 processes"},
