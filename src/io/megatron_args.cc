@@ -291,6 +291,33 @@ void read_stage_split(const Options& o, TrainingConfig& t) {
   if (last) t.stage_layers.back() = static_cast<int>(b);
 }
 
+// What Megatron-LM's validate_args asserts of these options (megatron/training/arguments.py),
+// refused here rather than after the job is queued.
+void megatron_asserts(const Options& o, const TrainingConfig& t) {
+  if (t.overlap_param_gather && !(t.zero_stage >= 1 && t.overlap_grad_reduce))
+    o.fail("--overlap-param-gather",
+           "Megatron-LM runs it only with --use-distributed-optimizer and --overlap-grad-reduce");
+  if (t.tp_comm_overlap && !(t.sequence_parallel && t.tp > 1))
+    o.fail("--tp-comm-overlap",
+           "Megatron-LM overlaps tensor-parallel communication only with --sequence-parallel "
+           "and --tensor-model-parallel-size above 1");
+  if (t.cp > 1 && t.seq_len % (2 * t.cp))
+    o.fail("--context-parallel-size",
+           fmt::format("Megatron-LM needs --seq-length a multiple of 2 × {} (got {})", t.cp,
+                       t.seq_len));
+  const std::int64_t experts = o.integer("--num-experts", 0, 0);
+  if (t.ep > 1 && (experts == 0 || experts % t.ep))
+    o.fail("--expert-model-parallel-size",
+           fmt::format("Megatron-LM needs --num-experts a multiple of {} (got {})", t.ep, experts));
+  const std::int64_t layers = o.integer("--num-layers", 0, 0);
+  if (layers > 0 && t.stage_layers.empty() && layers % t.pp)
+    o.fail("--pipeline-model-parallel-size",
+           fmt::format("Megatron-LM asserts \"Number of layers should be divisible by the "
+                       "pipeline-model-parallel size\" ({} layers, {} stages); give "
+                       "--pipeline-model-parallel-layout for uneven stages",
+                       layers, t.pp));
+}
+
 TrainingConfig training_of(const Options& o, LaunchConfig& out) {
   TrainingConfig t;
   t.stack = Stack::kMegatron;
@@ -352,6 +379,7 @@ TrainingConfig training_of(const Options& o, LaunchConfig& out) {
   t.moe_capacity_factor = o.number("--moe-expert-capacity-factor", 0);
   t.dropout = o.number("--attention-dropout", 0.1) > 0 || o.number("--hidden-dropout", 0.1) > 0;
   read_stage_split(o, t);
+  megatron_asserts(o, t);
   out.vocab_multiple = static_cast<int>(o.integer("--make-vocab-size-divisible-by", 128));
   return t;
 }

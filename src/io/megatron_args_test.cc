@@ -116,6 +116,14 @@ TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
               "--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 3\n",
        "the other 7 layers do not divide evenly over the other 3 stages"},
       {base + "--sequence-parallel x y\n", "expected an option (--name), got \"y\""},
+      {base + "--overlap-param-gather --overlap-grad-reduce\n", "--use-distributed-optimizer"},
+      {base + "--tp-comm-overlap --tensor-model-parallel-size 2\n",
+       "only with --sequence-parallel"},
+      {base + "--context-parallel-size 3\n", "--seq-length a multiple of 2 × 3 (got 2048)"},
+      {base + "--expert-model-parallel-size 4 --num-experts 6\n", "multiple of 4 (got 6)"},
+      {base + "--num-layers 10 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 "
+              "--pipeline-model-parallel-size 4\n",
+       "Number of layers should be divisible by the pipeline-model-parallel size"},
       {"torchrun --nproc_per_node eight pretrain_gpt.py " + base, "--nproc_per_node: expected"},
       {"", "no Megatron-LM arguments"}};
   for (const auto& [text, message] : cases) {
