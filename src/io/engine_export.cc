@@ -267,8 +267,17 @@ std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int
           num(m.shared_experts * (m.shared_expert_ffn_hidden_size > 0
                                       ? m.shared_expert_ffn_hidden_size
                                       : m.expert_ffn_hidden_size)));
-    if (m.first_dense_layers > 0 || m.moe_every > 1)
-      key(2, "moe_layer_freq", fmt::format("\"{}\"", moe_layer_freq(m)));
+    if (m.first_dense_layers > 0) {  // Megatron-Core's field takes an int or a list
+      std::string list;
+      const std::int64_t every = std::max<std::int64_t>(1, m.moe_every);
+      for (std::int64_t i = 0; i < m.num_layers; ++i) {
+        const std::int64_t j = i - m.first_dense_layers;
+        list += fmt::format("{}{}", i > 0 ? ", " : "", j >= 0 && j % every == every - 1 ? 1 : 0);
+      }
+      key(2, "moe_layer_freq", fmt::format("[{}]", list));
+    } else if (m.moe_every > 1) {
+      key(2, "moe_layer_freq", num(m.moe_every));
+    }
     key(2, "moe_grouped_gemm", "true");
     key(2, "moe_token_dispatcher_type", "alltoall");
     if (t.moe_capacity_factor > 0) key(2, "moe_expert_capacity_factor", num(t.moe_capacity_factor));

@@ -339,7 +339,9 @@ TransformerConfig model_of(const Section& m) {
     c.shared_expert_ffn_hidden_size = m.integer("moe_shared_expert_intermediate_size", 0, 0);
     c.shared_experts = c.shared_expert_ffn_hidden_size > 0 ? 1 : 0;
     // Megatron-Core's moe_layer_freq: every N-th layer, or one 0/1 entry per layer.
-    const std::string freq = m.text("moe_layer_freq", "1");
+    // Megatron-Core's field is an int or a list; a pattern string is Megatron-LM's flag's.
+    const Json listed = m.get("moe_layer_freq");
+    const std::string freq = listed.is_array() ? listed.dump() : m.text("moe_layer_freq", "1");
     if (freq.find('[') != std::string::npos) {
       if (std::string error; !read_moe_list(freq, c, error)) m.fail("moe_layer_freq", error);
     } else {
