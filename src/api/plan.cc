@@ -223,11 +223,36 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   PipelineSearchOptions search;
   search.progress = request.progress;
   PipelinePlanResult out;
+  const IterationTime iteration = [&](const Plan& p) {
+    return sim::simulate_pipeline_plan(request.model, p, settings.microbatches).makespan_s;
+  };
+  IterationSearchOptions staging;
+  staging.stages = request.stages;
+  staging.stage_widths = request.stage_widths;
   const auto coarsened = [&](int nodes, const std::string& reason) {
-    const CoarsePlanResult c = plan_coarsened(request.model, settings, nodes, search);
+    CoarseIterationOptions coarse_iteration;
+    coarse_iteration.replay = [&](const Model& m, const Plan& p) {
+      return sim::simulate_pipeline_plan(m, p, settings.microbatches).makespan_s;
+    };
+    coarse_iteration.search = staging;
+    const CoarsePlanResult c = plan_coarsened(request.model, settings, nodes, search,
+                                              request.steady_state ? nullptr : &coarse_iteration);
     out.coarsening = PipelinePlanResult::Coarsening{c.super_nodes, c.coarse_objective,
                                                     c.uncoarsened_objective, c.moves, reason};
+    if (c.iteration)
+      out.iteration = PipelinePlanResult::Iteration{
+          c.iteration->iteration_s, c.iteration->steady_state_plan_iteration_s, false,
+          c.iteration->stage_prices, c.iteration->plans_replayed};
     return c.plan;
+  };
+  const auto no_staged_plan = [&] {
+    return Error(
+        ErrorKind::kInfeasible, "",
+        fmt::format("no plan of {} stages{} fits in {} per device on {} devices", request.stages,
+                    request.stage_widths.empty()
+                        ? ""
+                        : fmt::format(" of widths {}", fmt::join(request.stage_widths, ",")),
+                    format_bytes(settings.memory_per_device_bytes), settings.max_devices));
   };
   if (request.coarsen > 0) {
     out.plan = coarsened(request.coarsen, "asked for");
@@ -240,6 +265,9 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     }
   }
   if (!out.plan.feasible && out.coarsening) {
+    if (out.iteration && (request.stages > 0 || !request.stage_widths.empty()))
+      throw no_staged_plan();
+    out.iteration.reset();
     out.plan = Plan::of(PlanKind::kPipeline);
     out.plan.objective = kInfinity;
     out.plan.microbatches = settings.microbatches;
@@ -263,22 +291,9 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   }
   if (!request.steady_state && !out.coarsening) {
     // The plan of least simulated iteration, the steady-state optimum as the first bound.
-    const IterationTime iteration = [&](const Plan& p) {
-      return sim::simulate_pipeline_plan(request.model, p, settings.microbatches).makespan_s;
-    };
-    IterationSearchOptions options;
-    options.stages = request.stages;
-    options.stage_widths = request.stage_widths;
     const IterationSearchResult it = search_pipeline_iteration(
-        request.model, cost, settings.microbatches, iteration, out.plan, options);
-    if (!it.plan.feasible)
-      throw Error(
-          ErrorKind::kInfeasible, "",
-          fmt::format("no plan of {} stages{} fits in {} per device on {} devices", request.stages,
-                      request.stage_widths.empty()
-                          ? ""
-                          : fmt::format(" of widths {}", fmt::join(request.stage_widths, ",")),
-                      format_bytes(settings.memory_per_device_bytes), settings.max_devices));
+        request.model, cost, settings.microbatches, iteration, out.plan, staging);
+    if (!it.plan.feasible) throw no_staged_plan();
     const double steady =
         request.stages > 0 && static_cast<int>(out.plan.stages.size()) != request.stages
             ? iteration(out.plan)

@@ -120,7 +120,9 @@ std::string pipeline_words(const PipelinePlanRequest& request, const PipelinePla
         "optimum's: {:.6g}, {:+.1f}%){}\n",
         it->iteration_s, it->steady_state_plan_iteration_s,
         100 * (it->steady_state_plan_iteration_s / it->iteration_s - 1),
-        it->exact ? "" : "; the search stopped at its work limit, so it is the best found");
+        it->exact           ? ""
+        : result.coarsening ? "; searched on the coarsened graph, so it is the best found there"
+                            : "; the search stopped at its work limit, so it is the best found");
   const ProfileFacts& p = request.model.profiled;
   if (p.flops_per_s > 0)
     for (const auto& g : request.settings.device_groups)

@@ -40,4 +40,25 @@ TEST(CliStageWidths, EachStageHasItsWidth) {
   EXPECT_NE(wide.out.find("no plan of 2 stages of widths 8,8 fits"), std::string::npos) << wide.out;
 }
 
+// A graph coarsened (asked for, or too large for the exact search) keeps the user's stage count
+// and widths: the coarse graph is searched under them, not its steady-state optimum returned.
+TEST(CliStageWidths, CoarsenedGraphsKeepTheStagesAskedFor) {
+  for (const std::string args : {"--pp 3", "--stage-dp 2,1,1", "--pp 1"}) {
+    Outcome o = run("plan " + kBert + " --coarsen 8 " + args + " --json");
+    ASSERT_EQ(o.exit_code, 0) << args << "\n" << o.out;
+    const auto plan = nlohmann::json::parse(o.out);
+    const std::size_t stages = args == "--pp 1" ? 1 : 3;
+    EXPECT_EQ(plan["stages"].size(), stages) << args;
+    EXPECT_FALSE(plan["iteration"]["exact"].get<bool>()) << args;
+    if (args == "--stage-dp 2,1,1") {
+      std::vector<int> got;
+      for (const auto& stage : plan["stages"]) got.push_back(stage["data_parallel"].get<int>());
+      EXPECT_EQ(got, (std::vector<int>{2, 1, 1}));
+    }
+  }
+  Outcome wide = run("plan " + kBert + " --coarsen 8 --stage-dp 8,8");
+  EXPECT_EQ(wide.exit_code, 4) << wide.out;
+  EXPECT_NE(wide.out.find("no plan of 2 stages of widths 8,8 fits"), std::string::npos) << wide.out;
+}
+
 }  // namespace

@@ -260,23 +260,13 @@ std::pair<double, double> score(const Plan& p) {
   return {p.feasible ? p.objective : kInfinity, sum};
 }
 
-}  // namespace
-
-CoarsePlanResult plan_coarsened(const Model& model, const PiperSettings& settings, int nodes,
-                                const PipelineSearchOptions& options) {
-  CoarsePlanResult r;
-  const CoarseModel coarse = coarsen(model, nodes);
-  r.super_nodes = coarse.model.size();
-  const PiperCostModel coarse_cost(coarse.model, settings);
-  const Plan coarse_plan = search_pipeline(coarse.model, coarse_cost, options).plan;
-  r.coarse_objective = coarse_plan.objective;
-  const PiperCostModel cost(model, settings);
-  if (!coarse_plan.feasible) {
-    r.plan = coarse_plan;
-    r.plan.stages.clear();
-    r.uncoarsened_objective = kInfinity;
-    return r;
-  }
+// Uncoarsens a coarse plan (each stage's layers with their exact options) and refines it.
+// Refinement: move one layer across a boundary between consecutive stages (a layer with no
+// successor left in its stage goes to the next; one with no predecessor in its stage to the
+// previous) while (bottleneck, sum of stage times) falls. Bounded passes and evaluations.
+Plan uncoarsened(const CoarseModel& coarse, const PiperCostModel& cost, const Plan& coarse_plan,
+                 double& unrefined_objective, int& moves) {
+  const Model& model = cost.model();
   std::vector<Stage> stages;
   for (const Stage& cs : coarse_plan.stages) {
     Stage st;
@@ -290,10 +280,7 @@ CoarsePlanResult plan_coarsened(const Model& model, const PiperSettings& setting
   }
   auto cursor = cost.cursor();
   Plan best = priced(cost, *cursor, stages);
-  r.uncoarsened_objective = best.objective;
-  // Refinement: move one layer across a boundary between consecutive stages (a layer with no
-  // successor left in its stage goes to the next; one with no predecessor in its stage to the
-  // previous) while (bottleneck, sum of stage times) falls. Bounded passes and evaluations.
+  unrefined_objective = best.objective;
   std::vector<int> stage_of(static_cast<std::size_t>(model.size()), -1);
   const auto index = [&](const Plan& p) {
     for (std::size_t i = 0; i < p.stages.size(); ++i)
@@ -337,14 +324,68 @@ CoarsePlanResult plan_coarsened(const Model& model, const PiperSettings& setting
           if (a.first < b.first || (a.first == b.first && a.second < b.second * (1 - 1e-12))) {
             best = std::move(candidate);
             index(best);
-            ++r.moves;
+            ++moves;
             improved = true;
           }
         }
       }
     }
   }
-  r.plan = best;
+  return best;
+}
+
+}  // namespace
+
+CoarsePlanResult plan_coarsened(const Model& model, const PiperSettings& settings, int nodes,
+                                const PipelineSearchOptions& options,
+                                const CoarseIterationOptions* iteration) {
+  CoarsePlanResult r;
+  const CoarseModel coarse = coarsen(model, nodes);
+  r.super_nodes = coarse.model.size();
+  const PiperCostModel coarse_cost(coarse.model, settings);
+  const Plan coarse_plan = search_pipeline(coarse.model, coarse_cost, options).plan;
+  r.coarse_objective = coarse_plan.objective;
+  const PiperCostModel cost(model, settings);
+  if (!coarse_plan.feasible) {
+    r.plan = coarse_plan;
+    r.plan.stages.clear();
+    r.uncoarsened_objective = kInfinity;
+    return r;
+  }
+  r.plan = uncoarsened(coarse, cost, coarse_plan, r.uncoarsened_objective, r.moves);
+  if (!iteration) return r;
+  // The iteration objective: the exact search on the coarse graph, seeded by its steady-state
+  // optimum, then both plans uncoarsened and replayed on the real layers; the faster one (ties:
+  // the steady-state one) unless the user's stage count or widths rule the seed out.
+  const IterationSearchResult it = search_pipeline_iteration(
+      coarse.model, coarse_cost, settings.microbatches,
+      [&](const Plan& p) { return iteration->replay(coarse.model, p); }, coarse_plan,
+      iteration->search);
+  CoarsePlanResult::Iteration out;
+  out.stage_prices = it.stage_prices;
+  out.plans_replayed = it.plans_replayed + 1;
+  out.steady_state_plan_iteration_s = iteration->replay(model, r.plan);
+  out.iteration_s = out.steady_state_plan_iteration_s;
+  const bool constrained = iteration->search.stages > 0 || !iteration->search.stage_widths.empty();
+  if (!it.plan.feasible) {
+    r.plan.feasible = false;
+    r.plan.stages.clear();
+    r.plan.objective = kInfinity;
+  } else if (constrained || !(it.iteration_s >= it.seed_iteration_s)) {
+    double objective = 0;
+    int moves = 0;
+    Plan searched = uncoarsened(coarse, cost, it.plan, objective, moves);
+    const double searched_s = iteration->replay(model, searched);
+    ++out.plans_replayed;
+    if (constrained || searched_s < out.steady_state_plan_iteration_s) {
+      r.plan = std::move(searched);
+      r.coarse_objective = it.plan.objective;
+      r.uncoarsened_objective = objective;
+      r.moves = moves;
+      out.iteration_s = searched_s;
+    }
+  }
+  r.iteration = out;
   return r;
 }
 

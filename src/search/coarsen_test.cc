@@ -9,6 +9,7 @@
 
 #include "io/native_json.h"
 #include "search/pipeline.h"
+#include "sim/pipeline_program.h"
 #include "zoo/transformer_stack.h"
 
 namespace paraplan {
@@ -107,6 +108,51 @@ RC_GTEST_PROP(Coarsen, CoarsePlansAreValidAndNeverBeatTheExactOptimum, ()) {
   RC_ASSERT(r.plan.objective <= r.uncoarsened_objective);
   RC_ASSERT(r.uncoarsened_objective <= r.coarse_objective * (1 + 1e-12) ||
             !std::isfinite(r.coarse_objective));
+}
+
+// Under the iteration objective: the plan is valid on the real model, its iteration is its
+// replay, no slower than the steady-state coarsened plan's (which it reports), never faster
+// than the exact iteration search on the real model when that proves its answer, and holds
+// the stage count asked for.
+RC_GTEST_PROP(Coarsen, IterationPlansAreReplayedValidAndNoSlowerThanTheSteadyState, ()) {
+  const int n = *rc::gen::inRange(4, 12);
+  const Model m = random_dag(n);
+  PiperSettings s;
+  s.max_devices = *rc::gen::inRange(2, 7);
+  s.microbatches = *rc::gen::inRange(2, 9);
+  s.memory_per_device_bytes = *rc::gen::inRange(20, 80);
+  s.bandwidth_bytes_per_s = *rc::gen::inRange(1, 4);
+  const int nodes = *rc::gen::inRange(2, n);
+  const int stages = *rc::gen::inRange(0, 3);
+  CoarseIterationOptions iteration;
+  iteration.replay = [&](const Model& model, const Plan& p) {
+    return sim::simulate_pipeline_plan(model, p, s.microbatches).makespan_s;
+  };
+  iteration.search.stages = stages;
+  const CoarsePlanResult r = plan_coarsened(m, s, nodes, {}, &iteration);
+  const CoarsePlanResult steady = plan_coarsened(m, s, nodes);
+  RC_TAG(stages, r.plan.feasible);
+  RC_LOG() << io::model_to_json(m).dump() << "\nK=" << s.max_devices << " N=" << s.microbatches
+           << " M=" << s.memory_per_device_bytes << " B=" << s.bandwidth_bytes_per_s
+           << " nodes=" << nodes << " stages=" << stages << "\n";
+  if (!steady.plan.feasible) {
+    RC_ASSERT(!r.plan.feasible);
+    return;
+  }
+  RC_ASSERT(r.iteration.has_value());
+  if (stages == 0) RC_ASSERT(r.plan.feasible);
+  if (!r.plan.feasible) return;
+  if (stages > 0) RC_ASSERT(static_cast<int>(r.plan.stages.size()) == stages);
+  PiperCostModel cost(m, s);
+  RC_ASSERT(cost.evaluate(r.plan).feasible);
+  const double replay = iteration.replay(m, r.plan);
+  RC_ASSERT(r.iteration->iteration_s == replay);
+  RC_ASSERT(r.iteration->steady_state_plan_iteration_s == iteration.replay(m, steady.plan));
+  if (stages == 0) RC_ASSERT(replay <= r.iteration->steady_state_plan_iteration_s);
+  const IterationSearchResult exact = search_pipeline_iteration(
+      m, cost, s.microbatches, [&](const Plan& p) { return iteration.replay(m, p); },
+      search_pipeline(m, cost).plan, iteration.search);
+  if (exact.exact) RC_ASSERT(replay >= exact.iteration_s * (1 - 1e-12));
 }
 
 }  // namespace
