@@ -1,38 +1,152 @@
 #include "io/transformer_json.h"
 
+#include <fmt/format.h>
+
 #include "io/calibration_file.h"
 #include "io/native_json.h"
 #include "ir/training_rules.h"
 
 namespace paraplan::io {
 
+namespace {
+
+// The fields beyond the dense and MoE basics, written only when they differ from the default
+// (a plan of a plain model reads as before; one of DeepSeek, Gemma or GPT-OSS keeps what was
+// priced), read back with the same defaults.
+void put_extras(const TransformerConfig& m, Json& j) {
+  const TransformerConfig d;
+  const auto put = [&j](const char* key, const auto& value, const auto& default_value) {
+    if (value != default_value) j[key] = value;
+  };
+  put("dropout", m.dropout, d.dropout);
+  put("moe_every", m.moe_every, d.moe_every);
+  put("expert_biases", m.expert_biases, d.expert_biases);
+  put("q_lora_rank", m.q_lora_rank, d.q_lora_rank);
+  put("kv_lora_rank", m.kv_lora_rank, d.kv_lora_rank);
+  put("qk_nope_head_dim", m.qk_nope_head_dim, d.qk_nope_head_dim);
+  put("qk_rope_head_dim", m.qk_rope_head_dim, d.qk_rope_head_dim);
+  put("v_head_dim", m.v_head_dim, d.v_head_dim);
+  put("attention_bias", m.attention_bias, d.attention_bias);
+  put("qk_norm", m.qk_norm, d.qk_norm);
+  put("attention_sinks", m.attention_sinks, d.attention_sinks);
+  put("sliding_window", m.sliding_window, d.sliding_window);
+  put("sliding_window_layers", m.sliding_window_layers, d.sliding_window_layers);
+  put("attention_softcap", m.attention_softcap, d.attention_softcap);
+  put("logit_softcap", m.logit_softcap, d.logit_softcap);
+  put("partial_rotary", m.partial_rotary, d.partial_rotary);
+  put("rotary_base", m.rotary_base, d.rotary_base);
+  put("alibi", m.alibi, d.alibi);
+  put("mtp_layers", m.mtp_layers, d.mtp_layers);
+}
+
+void get_extras(const JsonObject& o, TransformerConfig& m) {
+  constexpr long long kMax = 1LL << 40;
+  const auto flag = [&](std::string_view key, bool& out) {
+    if (!o.has(key)) return;
+    if (!o.field(key).is_boolean()) o.fail(key, "must be true or false");
+    out = o.field(key).get<bool>();
+  };
+  const auto count = [&](std::string_view key, std::int64_t& out, long long min, long long max) {
+    if (o.has(key)) out = o.integer(key, min, max);
+  };
+  flag("dropout", m.dropout);
+  count("moe_every", m.moe_every, 1, 1 << 20);
+  flag("expert_biases", m.expert_biases);
+  count("q_lora_rank", m.q_lora_rank, 0, kMax);
+  count("kv_lora_rank", m.kv_lora_rank, 0, kMax);
+  count("qk_nope_head_dim", m.qk_nope_head_dim, 0, kMax);
+  count("qk_rope_head_dim", m.qk_rope_head_dim, 0, kMax);
+  count("v_head_dim", m.v_head_dim, 0, kMax);
+  flag("attention_bias", m.attention_bias);
+  flag("qk_norm", m.qk_norm);
+  flag("attention_sinks", m.attention_sinks);
+  count("sliding_window", m.sliding_window, 0, kMax);
+  if (o.has("sliding_window_layers")) {
+    const Json& layers = o.array("sliding_window_layers");
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      if (!layers[i].is_number_integer() || layers[i].get<long long>() < 0 ||
+          layers[i].get<long long>() >= m.num_layers)
+        o.fail("sliding_window_layers",
+               fmt::format("element {} must be a layer index from 0 to {}", i, m.num_layers - 1));
+      m.sliding_window_layers.push_back(layers[i].get<int>());
+    }
+  }
+  if (o.has("attention_softcap")) m.attention_softcap = o.number("attention_softcap");
+  if (o.has("logit_softcap")) m.logit_softcap = o.number("logit_softcap");
+  if (o.has("partial_rotary")) {
+    m.partial_rotary = o.positive_number("partial_rotary");
+    if (m.partial_rotary > 1) o.fail("partial_rotary", "must be in (0, 1]");
+  }
+  count("rotary_base", m.rotary_base, 0, kMax);
+  flag("alibi", m.alibi);
+  count("mtp_layers", m.mtp_layers, 0, 1 << 20);
+}
+
+}  // namespace
+
 Json transformer_to_json(const TransformerConfig& m) {
-  return Json{{"name", m.name},
-              {"hidden_size", m.hidden_size},
-              {"num_layers", m.num_layers},
-              {"num_attention_heads", m.num_attention_heads},
-              {"num_kv_heads", m.num_kv_heads},
-              {"head_dim", m.head_dim},
-              {"ffn_hidden_size", m.ffn_hidden_size},
-              {"gated_mlp", m.gated_mlp},
-              {"vocab_size", m.vocab_size},
-              {"tied_embeddings", m.tied_embeddings},
-              {"learned_positions", m.learned_positions},
-              {"max_positions", m.max_positions},
-              {"biases", m.biases},
-              {"num_experts", m.num_experts},
-              {"experts_per_token", m.experts_per_token},
-              {"shared_experts", m.shared_experts},
-              {"expert_ffn_hidden_size", m.expert_ffn_hidden_size},
-              {"shared_expert_ffn_hidden_size", m.shared_expert_ffn_hidden_size},
-              {"first_dense_layers", m.first_dense_layers}};
+  Json j{{"name", m.name},
+         {"hidden_size", m.hidden_size},
+         {"num_layers", m.num_layers},
+         {"num_attention_heads", m.num_attention_heads},
+         {"num_kv_heads", m.num_kv_heads},
+         {"head_dim", m.head_dim},
+         {"ffn_hidden_size", m.ffn_hidden_size},
+         {"gated_mlp", m.gated_mlp},
+         {"vocab_size", m.vocab_size},
+         {"tied_embeddings", m.tied_embeddings},
+         {"learned_positions", m.learned_positions},
+         {"max_positions", m.max_positions},
+         {"biases", m.biases},
+         {"num_experts", m.num_experts},
+         {"experts_per_token", m.experts_per_token},
+         {"shared_experts", m.shared_experts},
+         {"expert_ffn_hidden_size", m.expert_ffn_hidden_size},
+         {"shared_expert_ffn_hidden_size", m.shared_expert_ffn_hidden_size},
+         {"first_dense_layers", m.first_dense_layers}};
+  put_extras(m, j);
+  return j;
 }
 
 TransformerConfig transformer_from_json(const JsonObject& o) {
-  o.only({"name", "hidden_size", "num_layers", "num_attention_heads", "num_kv_heads", "head_dim",
-          "ffn_hidden_size", "gated_mlp", "vocab_size", "tied_embeddings", "learned_positions",
-          "max_positions", "biases", "num_experts", "experts_per_token", "shared_experts",
-          "expert_ffn_hidden_size", "shared_expert_ffn_hidden_size", "first_dense_layers"});
+  o.only({"name",
+          "hidden_size",
+          "num_layers",
+          "num_attention_heads",
+          "num_kv_heads",
+          "head_dim",
+          "ffn_hidden_size",
+          "gated_mlp",
+          "vocab_size",
+          "tied_embeddings",
+          "learned_positions",
+          "max_positions",
+          "biases",
+          "num_experts",
+          "experts_per_token",
+          "shared_experts",
+          "expert_ffn_hidden_size",
+          "shared_expert_ffn_hidden_size",
+          "first_dense_layers",
+          "dropout",
+          "moe_every",
+          "expert_biases",
+          "q_lora_rank",
+          "kv_lora_rank",
+          "qk_nope_head_dim",
+          "qk_rope_head_dim",
+          "v_head_dim",
+          "attention_bias",
+          "qk_norm",
+          "attention_sinks",
+          "sliding_window",
+          "sliding_window_layers",
+          "attention_softcap",
+          "logit_softcap",
+          "partial_rotary",
+          "rotary_base",
+          "alibi",
+          "mtp_layers"});
   auto flag = [&](std::string_view key) {
     const Json& v = o.field(key);
     if (!v.is_boolean()) o.fail(key, "must be true or false");
@@ -61,6 +175,7 @@ TransformerConfig transformer_from_json(const JsonObject& o) {
   m.first_dense_layers = o.integer("first_dense_layers", 0, m.num_layers);
   if (m.num_attention_heads % m.num_kv_heads)
     o.fail("num_kv_heads", "must divide num_attention_heads");
+  get_extras(o, m);
   return m;
 }
 

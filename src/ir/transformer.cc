@@ -45,15 +45,16 @@ double TransformerConfig::embedding_parameters() const {
 
 namespace {
 double moe_mlp(const TransformerConfig& c, std::int64_t routed) {
-  const double shared_ffn = static_cast<double>(c.shared_expert_ffn_hidden_size
-                                                    ? c.shared_expert_ffn_hidden_size
-                                                    : c.expert_ffn_hidden_size * c.shared_experts);
+  // Each shared expert is an MLP of its own width (the expert width unless given), as the
+  // analytic model prices and the exports write them.
+  const std::int64_t shared_ffn =
+      c.shared_expert_ffn_hidden_size ? c.shared_expert_ffn_hidden_size : c.expert_ffn_hidden_size;
   double p = static_cast<double>(routed) * c.mlp_parameters(c.expert_ffn_hidden_size);
   if (c.expert_biases)  // each expert's input (gated: two) and output biases, and the router's
     p += static_cast<double>(routed) *
              static_cast<double>((c.gated_mlp ? 2 : 1) * c.expert_ffn_hidden_size + c.hidden_size) +
          static_cast<double>(c.num_experts);
-  if (c.shared_experts > 0) p += c.mlp_parameters(static_cast<std::int64_t>(shared_ffn));
+  p += static_cast<double>(c.shared_experts) * c.mlp_parameters(shared_ffn);
   p += static_cast<double>(c.hidden_size * c.num_experts);  // router
   return p;
 }

@@ -8,6 +8,8 @@
 #include <fstream>
 
 #include "io/hf_config.h"
+#include "io/json_fields.h"
+#include "io/transformer_json.h"
 #include "ir/error.h"
 
 namespace paraplan {
@@ -25,6 +27,21 @@ TEST(LlmModels, ExactParameterCountsOfPublishedModels) {
   EXPECT_NEAR(zoo::llm_model("mixtral-8x7b")->active_parameters() / 1e9, 12.88, 0.01);
   EXPECT_NEAR(params("deepseek-v3-like") / 1e9, 671, 671 * 0.02);
   EXPECT_NEAR(params("gpt3-175b") / 1e9, 175, 175 * 0.01);
+}
+
+// Shared experts are counted as the analytic model prices them: each an MLP of the shared
+// width (the expert width unless given).
+TEST(LlmModels, SharedExpertsAreEachAnMlpOfTheSharedWidth) {
+  TransformerConfig c = *zoo::llm_model("mixtral-8x7b");
+  const double none = c.parameters(), active_none = c.active_parameters();
+  c.shared_experts = 2;
+  c.shared_expert_ffn_hidden_size = 1024;
+  const double each = static_cast<double>(c.moe_layers()) * c.mlp_parameters(1024);
+  EXPECT_DOUBLE_EQ(c.parameters() - none, 2 * each);
+  EXPECT_DOUBLE_EQ(c.active_parameters() - active_none, 2 * each);
+  c.shared_expert_ffn_hidden_size = 0;  // the expert width
+  EXPECT_DOUBLE_EQ(c.parameters() - none, 2 * static_cast<double>(c.moe_layers()) *
+                                              c.mlp_parameters(c.expert_ffn_hidden_size));
 }
 
 TEST(LlmModels, MegatronScalingStudySizes) {
@@ -78,6 +95,20 @@ TEST(HfConfig, RealConfigsMatchTheirPublishedParameterCounts) {
     const double published = std::stod(line.substr(tab + 1)) * 1e9;
     const TransformerConfig c = io::read_hf_config(dir + name + "/config.json");
     EXPECT_NEAR(c.parameters() / published, 1.0, 0.01) << name << ": " << c.parameters();
+    // A plan file's model_config keeps every field that is priced or exported.
+    const io::Json written = io::transformer_to_json(c);
+    const TransformerConfig back =
+        io::transformer_from_json(io::JsonObject(written, name, "/model_config"));
+    EXPECT_EQ(io::transformer_to_json(back), written) << name;
+    EXPECT_EQ(back.parameters(), c.parameters()) << name;
+    EXPECT_EQ(back.active_parameters(), c.active_parameters()) << name;
+    EXPECT_EQ(back.mla(), c.mla()) << name;
+    EXPECT_EQ(back.windowed_layers(), c.windowed_layers()) << name;
+    EXPECT_EQ(back.attention_softcap, c.attention_softcap) << name;
+    EXPECT_EQ(back.rotary_base, c.rotary_base) << name;
+    EXPECT_EQ(back.mtp_layers, c.mtp_layers) << name;
+    EXPECT_EQ(back.alibi, c.alibi) << name;
+    EXPECT_EQ(back.dropout, c.dropout) << name;
     ++models;
   }
   EXPECT_EQ(models, 13);
