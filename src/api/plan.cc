@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "api/frontier.h"
@@ -170,6 +171,45 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
   }
 }
 
+// The flat model prices every link at the outermost tier's bandwidth, so on several machines it
+// cannot see that a stage boundary on the slow link with each all-reduce inside a machine beats
+// one wide stage whose all-reduce crosses machines (DAPPLE's plans). The best plan of each stage
+// count dividing the machine count is placed and simulated on the links too, and the fastest
+// there is the answer (the flat optimum is one of the candidates, so never a slower one).
+// The best plan of a given stage count on the flat model, with its flat iteration (seconds).
+struct StagedPlan {
+  Plan plan;
+  double iteration_s = 0;
+};
+using BestOfStages = std::function<std::optional<StagedPlan>(int stages)>;
+
+void choose_on_the_network(const PipelinePlanRequest& request, const BestOfStages& best_of_stages,
+                           PipelinePlanResult& out) {
+  const Cluster& c = *request.cluster;
+  const int machines = c.machine_count();
+  if (machines < 2 || !out.placed_simulated_s) return;
+  PipelinePlanResult::NetworkChoice choice;
+  choice.flat_stages = static_cast<int>(out.plan.stages.size());
+  choice.flat_placed_simulated_s = *out.placed_simulated_s;
+  for (int stages = 1; stages <= std::min(machines, request.model.size()); ++stages) {
+    if (machines % stages != 0 || stages == choice.flat_stages) continue;
+    std::optional<StagedPlan> staged = best_of_stages(stages);
+    if (!staged) continue;
+    ++choice.candidates;
+    PipelinePlanResult candidate;
+    candidate.plan = std::move(staged->plan);
+    std::optional<Topology> topology;
+    place_plan(request, candidate, topology);
+    if (!(*candidate.placed_simulated_s < *out.placed_simulated_s)) continue;
+    out.plan = std::move(candidate.plan);
+    out.placed_simulated_s = candidate.placed_simulated_s;
+    out.rank_order_simulated_s = candidate.rank_order_simulated_s;
+    out.iteration->iteration_s = staged->iteration_s;
+    out.iteration->exact = false;  // not the flat model's optimum: chosen on the links
+  }
+  out.network_choice = choice;
+}
+
 // A mixed cluster's baselines: the plan made as if every device were the model's, priced on
 // this cluster (each stage at the slowest group its rank-order devices touch), and the best plan
 // on the fastest group alone.
@@ -229,16 +269,15 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   IterationSearchOptions staging;
   staging.stages = request.stages;
   staging.stage_widths = request.stage_widths;
+  const auto replay = [&](const Model& m, const Plan& p) {
+    return sim::simulate_pipeline_plan(m, p, settings.microbatches).makespan_s;
+  };
   const auto coarsened = [&](int nodes, const std::string& reason) {
-    CoarseIterationOptions coarse_iteration;
-    coarse_iteration.replay = [&](const Model& m, const Plan& p) {
-      return sim::simulate_pipeline_plan(m, p, settings.microbatches).makespan_s;
-    };
-    coarse_iteration.search = staging;
+    CoarseIterationOptions coarse_iteration{replay, staging};
     const CoarsePlanResult c = plan_coarsened(request.model, settings, nodes, search,
                                               request.steady_state ? nullptr : &coarse_iteration);
-    out.coarsening = PipelinePlanResult::Coarsening{c.super_nodes, c.coarse_objective,
-                                                    c.uncoarsened_objective, c.moves, reason};
+    out.coarsening = PipelinePlanResult::Coarsening{
+        c.super_nodes, c.coarse_objective, c.uncoarsened_objective, c.moves, reason, nodes};
     if (c.iteration)
       out.iteration = PipelinePlanResult::Iteration{
           c.iteration->iteration_s, c.iteration->steady_state_plan_iteration_s, false,
@@ -289,6 +328,7 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
     out.plan.microbatches = settings.microbatches;
     return out;
   }
+  std::optional<Plan> steady_plan;  // the steady-state optimum, under the iteration objective
   if (!request.steady_state && !out.coarsening) {
     // The plan of least simulated iteration, the steady-state optimum as the first bound.
     const IterationSearchResult it = search_pipeline_iteration(
@@ -298,6 +338,7 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
         request.stages > 0 && static_cast<int>(out.plan.stages.size()) != request.stages
             ? iteration(out.plan)
             : it.seed_iteration_s;
+    steady_plan = std::move(out.plan);
     out.plan = it.plan;
     out.iteration = PipelinePlanResult::Iteration{it.iteration_s, steady, it.exact, it.stage_prices,
                                                   it.plans_replayed};
@@ -305,6 +346,25 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   if (settings.device_groups.size() > 1) out.mixed = mixed_baselines(request, search);
   std::optional<Topology> topology;
   place_plan(request, out, topology);
+  if (topology && out.iteration && request.stages == 0 && request.stage_widths.empty())
+    choose_on_the_network(
+        request,
+        [&](int stages) -> std::optional<StagedPlan> {
+          IterationSearchOptions options;
+          options.stages = stages;
+          if (out.coarsening) {
+            CoarseIterationOptions coarse_iteration{replay, options};
+            const CoarsePlanResult c = plan_coarsened(
+                request.model, settings, out.coarsening->nodes_asked, search, &coarse_iteration);
+            if (!c.plan.feasible) return std::nullopt;
+            return StagedPlan{c.plan, c.iteration->iteration_s};
+          }
+          const IterationSearchResult it = search_pipeline_iteration(
+              request.model, cost, settings.microbatches, iteration, *steady_plan, options);
+          if (!it.plan.feasible) return std::nullopt;
+          return StagedPlan{it.plan, it.iteration_s};
+        },
+        out);
   if (request.products.simulation || request.products.report)
     out.simulation = sim::simulate_pipeline_plan(request.model, out.plan, settings.microbatches,
                                                  topology ? &*topology : nullptr);

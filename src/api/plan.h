@@ -86,7 +86,8 @@ struct PipelinePlanResult {
     int super_nodes = 0;
     double coarse_objective = 0, uncoarsened_objective = 0;
     int moves = 0;
-    std::string reason;  ///< asked for, or why the exact search could not run
+    std::string reason;   ///< asked for, or why the exact search could not run
+    int nodes_asked = 0;  ///< the super-nodes asked for (super_nodes: at most that many)
   };
   std::optional<Coarsening> coarsening;
   /// Under the iteration objective: the plan's simulated iteration (seconds; the profile's time
@@ -97,6 +98,15 @@ struct PipelinePlanResult {
     std::uint64_t stage_prices = 0, plans_replayed = 0;
   };
   std::optional<Iteration> iteration;
+  /// On a cluster of several machines (iteration objective, stages not fixed): the best plan of
+  /// each stage count dividing the machine count was placed and simulated too; the flat model's
+  /// choice (its stages and placed simulation) against which the answer was picked.
+  struct NetworkChoice {
+    int candidates = 0;  ///< plans placed besides the flat model's choice
+    int flat_stages = 0;
+    double flat_placed_simulated_s = 0;
+  };
+  std::optional<NetworkChoice> network_choice;
 };
 
 /// Piper's settings for a workload: its devices, memory and bandwidth unless given (0: not

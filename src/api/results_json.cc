@@ -258,6 +258,10 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
     j["placed_simulated_s"] = *result.placed_simulated_s;
     j["rank_order_simulated_s"] = *result.rank_order_simulated_s;
   }
+  if (const auto& n = result.network_choice)
+    j["network_choice"] = {{"candidates", n->candidates},
+                           {"flat_choice_stages", n->flat_stages},
+                           {"flat_choice_placed_simulated_s", n->flat_placed_simulated_s}};
   return j;
 }
 

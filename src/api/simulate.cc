@@ -83,7 +83,7 @@ PipelineReplay read_pipeline_plan(const SimulateRequest& r, const io::Json& doc)
        {"model_config", "piper_settings", "bandwidth_bytes_per_s", "max_devices",
         "memory_per_device_bytes", "smallest_memory_per_device_bytes", "cluster_config",
         "placed_simulated_s", "rank_order_simulated_s", "coarsening", "device_groups",
-        "mixed_baselines", "compute_scaling", "search_objective", "iteration"})
+        "mixed_baselines", "compute_scaling", "search_objective", "iteration", "network_choice"})
     plan_part.erase(extra);
   // A placed plan replays on its cluster's links (the devices its stages name).
   std::optional<Topology>& topology = out.topology;
