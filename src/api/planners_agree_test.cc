@@ -47,12 +47,39 @@ double input_compute_s(const std::string& path) {
   return ms / 1000;
 }
 
-TEST(PlannersAgree, DappleAndPiperPickTheSamePlanOnOneMachine) {
+// The shipped DAPPLE profiles, by name.
+std::vector<std::filesystem::path> dapple_profiles() {
   const std::filesystem::path dir = std::filesystem::path(PARAPLAN_DATA) / "dapple";
   std::vector<std::filesystem::path> profiles;
   for (const auto& entry : std::filesystem::directory_iterator(dir))
     if (entry.path().extension() == ".txt") profiles.push_back(entry.path());
   std::sort(profiles.begin(), profiles.end());
+  return profiles;
+}
+
+// Both planners' plans of a profile: DAPPLE's on `machines`, Piper's on `cluster`, each with
+// `microbatches` micro-batches of the profile's batch (`pbs-N` in its name, else 1).
+std::pair<io::Json, io::Json> both_plans(const std::filesystem::path& path,
+                                         const std::string& machines, const std::string& cluster,
+                                         int microbatches) {
+  std::smatch m;
+  const std::string name = path.filename().string();
+  const int pbs = std::regex_search(name, m, std::regex(R"(pbs-(\d+))")) ? std::stoi(m[1]) : 1;
+  PlanOptions dapple;
+  dapple.input = path.string();
+  dapple.machines = machines;
+  dapple.batch = static_cast<std::int64_t>(pbs) * microbatches;
+  dapple.microbatch_size = pbs;
+  PlanOptions piper;
+  piper.input = path.string();
+  piper.cost_model = "piper";
+  piper.cluster = cluster;
+  piper.microbatches = microbatches;
+  return {plan(dapple).document, plan(piper).document};
+}
+
+TEST(PlannersAgree, DappleAndPiperPickTheSamePlanOnOneMachine) {
+  const std::vector<std::filesystem::path> profiles = dapple_profiles();
   ASSERT_EQ(profiles.size(), 13u);
   int with_inputs = 0;
   for (const int devices : {4, 8}) {
@@ -60,20 +87,7 @@ TEST(PlannersAgree, DappleAndPiperPickTheSamePlanOnOneMachine) {
     for (const auto& path : profiles) {
       const std::string name = path.filename().string();
       SCOPED_TRACE(fmt::format("{} on {} devices", name, devices));
-      std::smatch m;
-      const int pbs = std::regex_search(name, m, std::regex(R"(pbs-(\d+))")) ? std::stoi(m[1]) : 1;
-      PlanOptions dapple;
-      dapple.input = path.string();
-      dapple.machines = fmt::format("1x{}", devices);
-      dapple.batch = static_cast<std::int64_t>(pbs) * kMicrobatches;
-      dapple.microbatch_size = pbs;
-      const io::Json d = plan(dapple).document;
-      PlanOptions piper;
-      piper.input = path.string();
-      piper.cost_model = "piper";
-      piper.cluster = cluster;
-      piper.microbatches = kMicrobatches;
-      const io::Json p = plan(piper).document;
+      const auto [d, p] = both_plans(path, fmt::format("1x{}", devices), cluster, kMicrobatches);
       for (const io::Json* doc : {&d, &p}) {
         ASSERT_EQ((*doc)["stages"].size(), 1u);
         EXPECT_EQ((*doc)["stages"][0]["data_parallel"], devices);
@@ -103,29 +117,12 @@ TEST(PlannersAgree, AcrossMachinesThePiperPlannerPicksOnTheLinks) {
            {"name": "ethernet", "bandwidth_bytes_per_s": 1e9, "latency_s": 0,
             "allreduce_bandwidth_bytes_per_s": 6e9}],
  "links": []})";
-  const std::filesystem::path dir = std::filesystem::path(PARAPLAN_DATA) / "dapple";
-  std::vector<std::filesystem::path> profiles;
-  for (const auto& entry : std::filesystem::directory_iterator(dir))
-    if (entry.path().extension() == ".txt") profiles.push_back(entry.path());
-  std::sort(profiles.begin(), profiles.end());
+  const std::vector<std::filesystem::path> profiles = dapple_profiles();
   int same_shape = 0, chosen_on_links = 0;
   for (const auto& path : profiles) {
     const std::string name = path.filename().string();
     SCOPED_TRACE(name);
-    std::smatch m;
-    const int pbs = std::regex_search(name, m, std::regex(R"(pbs-(\d+))")) ? std::stoi(m[1]) : 1;
-    PlanOptions dapple;
-    dapple.input = path.string();
-    dapple.machines = "2x8";
-    dapple.batch = static_cast<std::int64_t>(pbs) * 32;
-    dapple.microbatch_size = pbs;
-    const io::Json d = plan(dapple).document;
-    PlanOptions piper;
-    piper.input = path.string();
-    piper.cost_model = "piper";
-    piper.cluster = cluster;
-    piper.microbatches = 32;
-    const io::Json p = plan(piper).document;
+    const auto [d, p] = both_plans(path, "2x8", cluster, 32);
     ASSERT_TRUE(p.contains("network_choice"));
     const double placed = p["placed_simulated_s"].get<double>();
     const double flat = p["network_choice"]["flat_choice_placed_simulated_s"].get<double>();
