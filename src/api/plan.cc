@@ -171,11 +171,6 @@ void place_plan(const PipelinePlanRequest& request, PipelinePlanResult& out,
   }
 }
 
-// The flat model prices every link at the outermost tier's bandwidth, so on several machines it
-// cannot see that a stage boundary on the slow link with each all-reduce inside a machine beats
-// one wide stage whose all-reduce crosses machines (DAPPLE's plans). The best plan of each stage
-// count dividing the machine count is placed and simulated on the links too, and the fastest
-// there is the answer (the flat optimum is one of the candidates, so never a slower one).
 // The best plan of a given stage count on the flat model, with its flat iteration (seconds).
 struct StagedPlan {
   Plan plan;
@@ -183,6 +178,11 @@ struct StagedPlan {
 };
 using BestOfStages = std::function<std::optional<StagedPlan>(int stages)>;
 
+// The flat model prices every link at the outermost tier's bandwidth, so on several machines it
+// cannot see that a stage boundary on the slow link with each all-reduce inside a machine beats
+// one wide stage whose all-reduce crosses machines (DAPPLE's plans). The best plan of each stage
+// count dividing the machine count is placed and simulated on the links too, and the fastest
+// there is the answer (the flat optimum is one of the candidates, so never a slower one).
 void choose_on_the_network(const PipelinePlanRequest& request, const BestOfStages& best_of_stages,
                            PipelinePlanResult& out) {
   const Cluster& c = *request.cluster;
@@ -263,15 +263,13 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   PipelineSearchOptions search;
   search.progress = request.progress;
   PipelinePlanResult out;
-  const IterationTime iteration = [&](const Plan& p) {
-    return sim::simulate_pipeline_plan(request.model, p, settings.microbatches).makespan_s;
+  const auto replay = [&](const Model& m, const Plan& p) {  // the simulated iteration, flat
+    return sim::simulate_pipeline_plan(m, p, settings.microbatches).makespan_s;
   };
+  const IterationTime iteration = [&](const Plan& p) { return replay(request.model, p); };
   IterationSearchOptions staging;
   staging.stages = request.stages;
   staging.stage_widths = request.stage_widths;
-  const auto replay = [&](const Model& m, const Plan& p) {
-    return sim::simulate_pipeline_plan(m, p, settings.microbatches).makespan_s;
-  };
   const auto coarsened = [&](int nodes, const std::string& reason) {
     CoarseIterationOptions coarse_iteration{replay, staging};
     const CoarsePlanResult c = plan_coarsened(request.model, settings, nodes, search,
