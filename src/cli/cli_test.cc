@@ -290,7 +290,8 @@ TEST(Cli, InstancesBeyondTheExactSearchAreCoarsened) {
     text << (i > 1 ? "," : "") << R"({"sourceId": )" << i - 1 << R"(, "destId": )" << i
          << R"(, "communicationCost": 1})";
   text << "]}";
-  Outcome r = run("plan " + write_temp("chain.json", text.str()));
+  const std::string chain = write_temp("chain.json", text.str());
+  Outcome r = run("plan " + chain);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("coarsened to 64 super-nodes (too large for the exact search)"),
             std::string::npos)
@@ -302,8 +303,7 @@ TEST(Cli, InstancesBeyondTheExactSearchAreCoarsened) {
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("devices: stage 0 [0 1 2 3 4 5 6 7]\n"), std::string::npos) << r.out;
-  Outcome steady =
-      run("plan " + write_temp("chain.json", text.str()) + " --objective steady-state");
+  Outcome steady = run("plan " + chain + " --objective steady-state");
   EXPECT_NE(steady.out.find("objective: 1875 "), std::string::npos) << steady.out;
 }
 

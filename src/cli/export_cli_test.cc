@@ -30,12 +30,14 @@ struct Exported {
 Exported round_trip(const std::string& request, const std::string& engine,
                     const std::string& read_flags = "") {
   Exported e;
-  const std::string plan_file = write_temp("exported_plan.json", "");
+  // Named after the test: ctest runs the tests of this file side by side, in one temp folder.
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const std::string plan_file = write_temp("exported_plan_" + test + ".json", "");
   const Outcome exported = run("plan " + request + " --export " + engine + " -o " + plan_file);
   EXPECT_EQ(exported.exit_code, 0) << request << "\n" << exported.out;
   e.plan = Json::parse(read_file(plan_file));
   e.text = exported.out;
-  const std::string file = write_temp("exported_" + engine, exported.out);
+  const std::string file = write_temp("exported_" + test + "_" + engine, exported.out);
   const Outcome back = run("evaluate --from " + engine + " " + file + " " + read_flags + " --json");
   EXPECT_EQ(back.exit_code, 0) << request << "\n" << exported.out << "\n" << back.out;
   e.back = Json::parse(back.out);
