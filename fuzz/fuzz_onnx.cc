@@ -1,7 +1,7 @@
 // ONNX model files (protobuf), through shape inference and the operator mapping.
 #include "fuzz_support.h"
-#include "io/dot_writer.h"
 #include "io/onnx_reader.h"
+#include "render/dot_writer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   paraplan::fuzz::refuse_only_with_error([&] {
@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     nlohmann::json names = nlohmann::json::array();  // as `inspect --json` lists the layers
     for (const auto& layer : m.model.layers) names.push_back(layer.name);
     paraplan::fuzz::write_out({{"model", m.model.name}, {"layers", names}});
-    (void)paraplan::io::model_to_dot(m.model);
+    (void)paraplan::render::model_to_dot(m.model);
   });
   return 0;
 }

@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
-#include "io/engine_export.h"
-#include "io/torchtitan_config.h"
+#include "engines/engine_export.h"
+#include "engines/torchtitan_config.h"
 #include "ir/error.h"
 
 namespace paraplan::api {
@@ -20,10 +20,11 @@ int devices_per_node(const Cluster& cluster) {
 
 std::string export_plan(const std::string& engine, const TransformerConfig& model,
                         const TrainingConfig& config, int devices_per_node) {
-  if (engine == "megatron") return io::megatron_arguments(model, config, devices_per_node);
-  if (engine == "nemo") return io::nemo_recipe(model, config, devices_per_node);
-  if (engine == "torchtitan") return io::torchtitan_config(model, config);
-  if (engine == "deepspeed") return io::megatron_deepspeed_launch(model, config, devices_per_node);
+  if (engine == "megatron") return engines::megatron_arguments(model, config, devices_per_node);
+  if (engine == "nemo") return engines::nemo_recipe(model, config, devices_per_node);
+  if (engine == "torchtitan") return engines::torchtitan_config(model, config);
+  if (engine == "deepspeed")
+    return engines::megatron_deepspeed_launch(model, config, devices_per_node);
   throw FieldError("export", fmt::format(" must be megatron, nemo, deepspeed or torchtitan (got "
                                          "\"{}\")",
                                          engine));

@@ -76,15 +76,15 @@ IntraOpFrontierPlan intra_op_frontier(const IntraOpFrontierRequest& request,
   return out;
 }
 
-std::vector<io::PlotSeries> intra_op_frontier_series(const IntraOpFrontierPlan& f) {
-  std::map<int, io::PlotSeries> by_devices;
+std::vector<render::PlotSeries> intra_op_frontier_series(const IntraOpFrontierPlan& f) {
+  std::map<int, render::PlotSeries> by_devices;
   for (std::size_t i = 0; i < f.plans.size(); ++i) {
     auto& series = by_devices[f.frontier.points[i].devices];
     series.name = fmt::format("{} devices", f.frontier.points[i].devices);
     series.points.emplace_back(f.memory[i].peak_bytes / 1073741824.0,
                                f.plans[i].as<IntraOpDetail>().step_time_s);
   }
-  std::vector<io::PlotSeries> series;
+  std::vector<render::PlotSeries> series;
   for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
   return series;
 }

@@ -9,9 +9,9 @@
 
 #include "cost/pase_cost.h"
 #include "cost/piper_cost.h"
-#include "io/svg_plot.h"
 #include "ir/model.h"
 #include "ir/progress.h"
+#include "render/svg_plot.h"
 #include "search/intra_op_frontier.h"
 #include "search/llm_frontier.h"
 #include "search/pipeline_frontier.h"
@@ -66,7 +66,7 @@ IntraOpFrontierPlan intra_op_frontier(const IntraOpFrontierRequest& request,
 
 /// The frontier's step time against memory per device (GiB), one series per device count, most
 /// devices first: what `--svg` and the intra-op report plot.
-std::vector<io::PlotSeries> intra_op_frontier_series(const IntraOpFrontierPlan& frontier);
+std::vector<render::PlotSeries> intra_op_frontier_series(const IntraOpFrontierPlan& frontier);
 
 /// What a report plots beside a pipeline plan: the frontier of its settings (device budget and
 /// memory; 5 % memory steps, 20 s at most); none on a cluster of several device groups, whose

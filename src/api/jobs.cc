@@ -16,9 +16,9 @@
 #include "api/plan_job.h"
 #include "api/plan_text.h"
 #include "api/results_json.h"
-#include "io/svg_plot.h"
 #include "io/transformer_json.h"
 #include "ir/units.h"
+#include "render/svg_plot.h"
 #include "report/plan_report.h"
 #include "zoo/pase_graphs.h"
 
@@ -48,17 +48,17 @@ JobOutcome pipeline_frontier_job(const FrontierOptions& o) {
   JobOutcome out;
   out.document = pipeline_frontier_json(request, found);
   if (o.svg) {
-    std::map<int, io::PlotSeries> by_devices;
+    std::map<int, render::PlotSeries> by_devices;
     for (const auto& p : f.points) {
       auto& series = by_devices[p.objectives.devices];
       series.name = fmt::format("{} devices", p.objectives.devices);
       series.points.emplace_back(p.objectives.peak_bytes / 1073741824.0, p.objectives.time_s);
     }
-    std::vector<io::PlotSeries> series;
+    std::vector<render::PlotSeries> series;
     for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
     out.svg =
-        io::scatter_svg(series, w.model.name + ": time against memory",
-                        "peak memory per device (GiB)", "time per sample (Piper's objective)");
+        render::scatter_svg(series, w.model.name + ": time against memory",
+                            "peak memory per device (GiB)", "time per sample (Piper's objective)");
   }
   if (!o.words) return out;
   out.words = fmt::format(
@@ -98,9 +98,9 @@ JobOutcome intra_op_frontier_job(const FrontierOptions& o) {
   JobOutcome out;
   out.document = intra_op_frontier_json(r, f);
   if (o.svg)
-    out.svg = io::scatter_svg(intra_op_frontier_series(f),
-                              r.model.name + ": step time against memory (intra-op)",
-                              "memory per device (GiB)", "step time (s)");
+    out.svg = render::scatter_svg(intra_op_frontier_series(f),
+                                  r.model.name + ": step time against memory (intra-op)",
+                                  "memory per device (GiB)", "step time (s)");
   if (!o.words) return out;
   out.words = fmt::format(
       "{} (batch {}): {} non-dominated shardings over (step time, memory per device, devices) on "

@@ -14,11 +14,11 @@
 #include "api/plan_job.h"
 #include "api/plan_text.h"
 #include "api/results_json.h"
-#include "io/deepspeed_config.h"
+#include "engines/deepspeed_config.h"
+#include "engines/megatron_args.h"
+#include "engines/nemo_recipe.h"
+#include "engines/torchtitan_config.h"
 #include "io/json_fields.h"
-#include "io/megatron_args.h"
-#include "io/nemo_recipe.h"
-#include "io/torchtitan_config.h"
 #include "ir/error.h"
 
 namespace paraplan::api {
@@ -33,7 +33,7 @@ const std::vector<std::string> kDeepSpeedFields = {
     "calibration", "explain", "export",  "seq_len"};
 
 // The launch's world size, from its launcher or the user; FieldError("devices") otherwise.
-int world_size(const io::LaunchConfig& launch, int devices) {
+int world_size(const engines::LaunchConfig& launch, int devices) {
   if (launch.world_size > 0 && devices > 0 && launch.world_size != devices)
     throw FieldError("devices", fmt::format(" {}: the launch runs {} processes ({})", devices,
                                             launch.world_size, launch.source));
@@ -46,9 +46,9 @@ int world_size(const io::LaunchConfig& launch, int devices) {
 
 // dp from the world size, vpp from layers per virtual stage, the global batch's default; the
 // engine's own checks, placed at the file.
-TrainingConfig completed(const io::LaunchConfig& launch, const TransformerConfig& model,
+TrainingConfig completed(const engines::LaunchConfig& launch, const TransformerConfig& model,
                          int world) {
-  if (launch.torchtitan) return io::complete_torchtitan(launch, model.num_layers, world);
+  if (launch.torchtitan) return engines::complete_torchtitan(launch, model.num_layers, world);
   TrainingConfig t = launch.training;
   const int inner = t.tp * t.cp * t.pp;
   if (world % inner)
@@ -77,7 +77,7 @@ TrainingConfig completed(const io::LaunchConfig& launch, const TransformerConfig
   return t;
 }
 
-std::string explanation(const io::LaunchConfig& launch) {
+std::string explanation(const engines::LaunchConfig& launch) {
   auto join = [](const std::vector<std::string>& keys) {
     std::string out;
     for (const std::string& k : keys) out += (out.empty() ? "" : " ") + k;
@@ -94,10 +94,10 @@ std::vector<std::string> launch_diff(const std::string& format, const Transforme
   const bool nemo = format == "nemo", deepspeed = format == "deepspeed",
              torchtitan = format == "torchtitan";
   auto options = [&](const TrainingConfig& t) {
-    return deepspeed    ? io::deepspeed_searched_options(t)
-           : nemo       ? io::nemo_searched_options(model, t)
-           : torchtitan ? io::torchtitan_searched_options(t)
-                        : io::megatron_searched_options(model, t);
+    return deepspeed    ? engines::deepspeed_searched_options(t)
+           : nemo       ? engines::nemo_searched_options(model, t)
+           : torchtitan ? engines::torchtitan_searched_options(t)
+                        : engines::megatron_searched_options(model, t);
   };
   const auto before = options(from), after = options(to);
   std::vector<std::string> order;
@@ -143,10 +143,10 @@ JobOutcome launch_job(const LaunchOptions& o) {
                                            o.export_to, o.format, o.format, o.export_to));
   const std::string text = o.file == "-" ? o.text : io::read_text_file(o.file);
   const std::string source = o.file == "-" ? "standard input" : o.file;
-  io::LaunchConfig launch = o.format == "nemo" ? io::read_nemo_recipe(text, source)
-                            : deepspeed        ? io::read_deepspeed_config(text, source)
-                            : torchtitan       ? io::read_torchtitan_config(text, source)
-                                               : io::read_megatron_args(text, source);
+  engines::LaunchConfig launch = o.format == "nemo" ? engines::read_nemo_recipe(text, source)
+                                 : deepspeed        ? engines::read_deepspeed_config(text, source)
+                                 : torchtitan       ? engines::read_torchtitan_config(text, source)
+                                                    : engines::read_megatron_args(text, source);
   // A DeepSpeed JSON alone says neither the sequence length nor the model; Megatron-DeepSpeed's
   // launch script does.
   const bool deepspeed_script = deepspeed && launch.model.has_value();

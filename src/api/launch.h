@@ -1,4 +1,4 @@
-// The job the user already runs, read from its launch configuration (io::LaunchConfig), priced
+// The job the user already runs, read from its launch configuration (engines::LaunchConfig), priced
 // as it is, and the best plan paraplan finds on the same devices and batch, with the change as a
 // diff of the user's own arguments.
 #pragma once
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "api/jobs.h"
-#include "io/launch_config.h"
+#include "engines/launch_config.h"
 
 namespace paraplan::api {
 

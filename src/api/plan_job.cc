@@ -14,7 +14,7 @@
 #include "api/plan_text.h"
 #include "api/results_json.h"
 #include "api/simulate.h"
-#include "io/dot_writer.h"
+#include "render/dot_writer.h"
 
 namespace paraplan::api {
 namespace {
@@ -276,7 +276,7 @@ PlanOutcome intra_op(const PlanOptions& o) {
   out.document = intra_op_plan_json(r, result);
   if (o.plan_file) out.file = out.document;
   if (o.words) out.words = intra_op_words(r, result);
-  if (o.dot) out.dot = io::model_to_dot(r.model, &result.plan);
+  if (o.dot) out.dot = render::model_to_dot(r.model, &result.plan);
   set_timeline(out, result.simulation ? &result.simulation->timeline : nullptr);
   out.report_html = result.report_html;
   return out;

@@ -5,7 +5,7 @@
 
 #include "api/evaluate.h"
 #include "api/plan_text.h"
-#include "io/engine_export.h"
+#include "engines/engine_export.h"
 #include "io/transformer_json.h"
 #include "ir/units.h"
 
@@ -149,7 +149,8 @@ std::string transformer_words(const TransformerPlanRequest& request,
         "is ZeRO 1, and its best plan ({:.3f} s, {}) runs with:\n",
         t.zero_stage, runnable->result.iteration_time_s, plan_in_words(runnable->config));
   if (runnable) {
-    std::string args = io::megatron_arguments(model, runnable->config, devices_per_node(cluster));
+    std::string args =
+        engines::megatron_arguments(model, runnable->config, devices_per_node(cluster));
     for (std::size_t pos = 0; pos < args.size();) {  // one argument per line, indented
       const std::size_t nl = args.find('\n', pos);
       out.append("  ").append(args, pos, nl - pos).append("\n");

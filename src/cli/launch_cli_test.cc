@@ -8,8 +8,8 @@
 
 #include "api/launch.h"
 #include "cli/cli_test_support.h"
-#include "io/engine_export.h"
-#include "io/megatron_args.h"
+#include "engines/engine_export.h"
+#include "engines/megatron_args.h"
 #include "zoo/llm_models.h"
 
 namespace {
@@ -128,7 +128,8 @@ TEST(CliLaunch, PlanFromALaunchExportsTheBestPlan) {
   // The export is the best plan: read back, it has the best plan's sizes.
   Outcome j = run("plan --from megatron " + kExample + " --cluster dgx-h100 --json");
   const auto best = nlohmann::json::parse(j.out)["best"]["config"];
-  const paraplan::io::LaunchConfig back = paraplan::io::read_megatron_args(r.out, "exported");
+  const paraplan::engines::LaunchConfig back =
+      paraplan::engines::read_megatron_args(r.out, "exported");
   EXPECT_EQ(back.training.tp, best["tp"].get<int>());
   EXPECT_EQ(back.training.pp, best["pp"].get<int>());
   EXPECT_EQ(back.training.micro_batch, best["micro_batch"].get<int>());
@@ -185,8 +186,8 @@ TEST(CliLaunch, MegatronExportReadsBackAsTheSameConfiguration) {
   t.overlap_p2p_comm = false;
   t.fp8 = true;
   t.dropout = false;
-  const io::LaunchConfig back =
-      io::read_megatron_args(io::megatron_arguments(model, t), "exported");
+  const engines::LaunchConfig back =
+      engines::read_megatron_args(engines::megatron_arguments(model, t), "exported");
   ASSERT_TRUE(back.model.has_value());
   EXPECT_EQ(back.model->num_layers, model.num_layers);
   EXPECT_EQ(back.model->hidden_size, model.hidden_size);

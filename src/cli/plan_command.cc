@@ -10,8 +10,9 @@
 #include "cli/flags.h"
 #include "cli/progress.h"
 #include "cli/transformer_common.h"
-#include "io/chrome_trace.h"
+#include "io/json_fields.h"
 #include "io/native_json.h"
+#include "render/chrome_trace.h"
 
 namespace paraplan::cli {
 namespace {
@@ -46,7 +47,8 @@ int run(PlanArgs& args, const std::vector<std::string>& given) {
   }
   if (!args.output.empty()) io::write_text_file(args.output, out.file.dump(2) + "\n");
   if (!args.dot.empty()) io::write_text_file(args.dot, out.dot);
-  if (!args.trace.empty()) io::write_chrome_trace(args.trace, *out.timeline);
+  if (!args.trace.empty())
+    io::write_text_file(args.trace, render::chrome_trace_text(*out.timeline));
   if (!args.report.empty()) io::write_text_file(args.report, out.report_html);
   if (!out.exported.empty())
     std::cout << out.exported;

@@ -7,8 +7,8 @@
 #include "api/plan_text.h"
 #include "api/results_json.h"
 #include "api/simulate.h"
-#include "io/chrome_trace.h"
 #include "io/json_fields.h"
+#include "render/chrome_trace.h"
 
 namespace paraplan::cli {
 namespace {
@@ -25,7 +25,7 @@ struct SimulateArgs {
 int run(const SimulateArgs& a) {
   const api::SimulateResult s =
       api::simulate_plan({a.plan, a.schedule, !a.report.empty(), a.stack});
-  if (!a.trace.empty()) io::write_chrome_trace(a.trace, s.result.timeline);
+  if (!a.trace.empty()) io::write_text_file(a.trace, render::chrome_trace_text(s.result.timeline));
   if (!a.report.empty()) io::write_text_file(a.report, s.report_html);
   if (a.json) {
     std::cout << api::simulation_json(s).dump(2) << "\n";

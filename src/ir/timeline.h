@@ -1,5 +1,5 @@
 // What a simulated iteration looked like: events on the streams of each device and the memory
-// each device held over time. The simulator (sim/) fills it; writers (io/chrome_trace, the HTML
+// each device held over time. The simulator (sim/) fills it; writers (render/chrome_trace, the HTML
 // report) draw it.
 #pragma once
 

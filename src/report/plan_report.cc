@@ -8,10 +8,10 @@
 #include <memory>
 
 #include "cost/placement.h"
-#include "io/html_report.h"
-#include "io/network_svg.h"
 #include "io/transformer_json.h"
 #include "ir/units.h"
+#include "render/html_report.h"
+#include "render/network_svg.h"
 
 namespace paraplan::report {
 namespace {
@@ -20,21 +20,21 @@ constexpr double kGiB = 1073741824.0;
 
 }  // namespace
 
-std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points) {
-  std::map<int, io::PlotSeries> by_devices;
+std::vector<render::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points) {
+  std::map<int, render::PlotSeries> by_devices;
   for (const auto& c : points) {
     auto& s = by_devices[c.config.devices()];
     s.name = fmt::format("{} devices", c.config.devices());
     s.points.emplace_back(c.result.memory.peak_bytes / 1073741824.0, c.result.iteration_time_s);
   }
-  std::vector<io::PlotSeries> series;
+  std::vector<render::PlotSeries> series;
   for (auto it = by_devices.rbegin(); it != by_devices.rend(); ++it) series.push_back(it->second);
   return series;
 }
 
 std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title) {
-  return io::scatter_svg(frontier_series(points), title, "peak memory per device (GiB)",
-                         "iteration time (s)");
+  return render::scatter_svg(frontier_series(points), title, "peak memory per device (GiB)",
+                             "iteration time (s)");
 }
 
 std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& t,
@@ -44,7 +44,7 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
   const AnalyticResult a = cost.evaluate(t);
   const TransformerConfig& m = cost.model();
   const DeviceType& device = cost.cluster().device_types.at(0);
-  io::ReportData d;
+  render::ReportData d;
   d.title = fmt::format("paraplan: {} on {} × {}", m.name, t.devices(), device.name);
   d.summary = {
       {"model", fmt::format("{} ({:.2f} B parameters, {} layers, hidden {})", m.name,
@@ -98,14 +98,14 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
       "replicas run the same program). The frontier holds {} non-dominated plans "
       "over (iteration time, peak memory per device, devices) on up to {} devices.",
       f.points.size(), frontier_devices);
-  return io::html_report(d);
+  return render::html_report(d);
 }
 
 std::string pipeline_report(const Model& model, const Plan& plan, const PiperSettings& settings,
                             const sim::PipelineSimulation& s,
                             const PipelineFrontierResult* frontier, const SummaryRows& extra,
                             const Topology* topology) {
-  io::ReportData d;
+  render::ReportData d;
   d.title = fmt::format("paraplan: {} ({} stages, {} devices)", model.name, plan.stages.size(),
                         plan.devices_used);
   d.summary = {{"model", fmt::format("{} ({} layers)", model.name, model.size())},
@@ -138,7 +138,7 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
     const PlacementCostModel cost(model, plan, *topology, settings.microbatches);
     const std::vector<int> place = cost.read(plan);
     const std::vector<double> bytes = cost.channel_bytes(place);
-    io::NetworkFigure figure;
+    render::NetworkFigure figure;
     figure.device_labels.assign(static_cast<std::size_t>(topology->device_count()), "");
     figure.device_groups.assign(static_cast<std::size_t>(topology->device_count()), -1);
     for (int i = 0; i < cost.slot_count(); ++i) {
@@ -152,7 +152,7 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
           std::max(bytes[static_cast<std::size_t>(2 * e)],
                    bytes[static_cast<std::size_t>(2 * e + 1)]) /
           topology->edges()[static_cast<std::size_t>(e)].bandwidth_bytes_per_s);
-    d.network_svg = io::network_svg(*topology, figure);
+    d.network_svg = render::network_svg(*topology, figure);
   }
   d.stage_header = {
       "stage",  "layers", "d", "t", "in flight", "time per sample", "memory per device (GiB)",
@@ -170,7 +170,7 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
     d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / kGiB,
                         settings.memory_per_device_bytes / kGiB});
   if (frontier) {
-    io::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
+    render::PlotSeries series{fmt::format("up to {} devices", settings.max_devices), {}};
     for (const auto& p : frontier->points)
       series.points.emplace_back(p.objectives.peak_bytes / kGiB, p.objectives.time_s);
     d.frontier = {series};
@@ -179,12 +179,12 @@ std::string pipeline_report(const Model& model, const Plan& plan, const PiperSet
   d.notes =
       "Every data-parallel replica of every stage is simulated; forward is one third of a "
       "profile's per-micro-batch time. The frontier uses Piper's objective on the time axis.";
-  return io::html_report(d);
+  return render::html_report(d);
 }
 
 std::string dapple_report(const std::string& title, const Plan& plan, const sim::Result& r,
                           const SummaryRows& extra) {
-  io::ReportData d;
+  render::ReportData d;
   d.title = fmt::format("paraplan: {}, DAPPLE plan with {} stage(s)", title, plan.stages.size());
   d.summary = {
       {"cost model", "dapple (latency of one iteration, seconds)"},
@@ -200,13 +200,13 @@ std::string dapple_report(const std::string& title, const Plan& plan, const sim:
                             fmt::format("{:.6g}", plan.stages[i].communication_time)});
   d.timeline = &r.timeline;
   d.notes = "DAPPLE has no memory model, so there is no memory chart or time–memory frontier.";
-  return io::html_report(d);
+  return render::html_report(d);
 }
 
 std::string mixed_report(const std::string& model_name, const std::string& cluster_label,
                          const Cluster& cluster, const Plan& plan, const sim::Result& r) {
   const MixedTrainingPlan& m = plan.as<MixedTrainingPlan>();
-  io::ReportData d;
+  render::ReportData d;
   d.title =
       fmt::format("paraplan: {} on {} devices of {} ({} stages over {} segments)", model_name,
                   plan.devices_used, cluster_label, plan.stages.size(), m.config.segments.size());
@@ -242,7 +242,7 @@ std::string mixed_report(const std::string& model_name, const std::string& clust
       "One lane per stage: its devices work in lockstep on their share of each micro-batch "
       "(forward a third of its time per micro-batch). The mixed model has no time–memory "
       "frontier yet.";
-  return io::html_report(d);
+  return render::html_report(d);
 }
 
 std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan) {
@@ -259,8 +259,9 @@ std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan) {
 std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s,
                             double objective, const std::vector<IntraOpRow>& rows,
                             const sim::Result& r, const std::string& graph_svg,
-                            const std::vector<io::PlotSeries>& frontier, const SummaryRows& extra) {
-  io::ReportData d;
+                            const std::vector<render::PlotSeries>& frontier,
+                            const SummaryRows& extra) {
+  render::ReportData d;
   const double step = objective / flops_per_s;
   d.title = fmt::format("paraplan: {} on {} devices (per-layer sharding)", model_name, devices);
   d.summary = {
@@ -300,7 +301,7 @@ std::string intra_op_report(const std::string& model_name, int devices, double f
                       "used (memory step 0.01; memory: weights, gradients, Adam's state and "
                       "kept activations of each layer's shard, fp32).",
                       points);
-  return io::html_report(d);
+  return render::html_report(d);
 }
 
 }  // namespace paraplan::report

@@ -10,10 +10,10 @@
 
 #include "cost/analytic.h"
 #include "cost/piper_cost.h"
-#include "io/svg_plot.h"
 #include "ir/model.h"
 #include "ir/plan.h"
 #include "ir/topology.h"
+#include "render/svg_plot.h"
 #include "search/llm.h"
 #include "search/llm_frontier.h"
 #include "search/pipeline_frontier.h"
@@ -26,7 +26,7 @@ namespace paraplan::report {
 using SummaryRows = std::vector<std::pair<std::string, std::string>>;  ///< label, value with units
 
 /// Peak memory (GiB) against iteration time (s), one series per device count (most first).
-std::vector<io::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points);
+std::vector<render::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points);
 std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title);
 
 /// A transformer plan, with the frontier the caller found on up to `frontier_devices` devices
@@ -59,13 +59,13 @@ struct IntraOpRow {
   int devices = 1;
   double compute = 0, collectives = 0;  ///< FLOP-equivalents per device (collectives + re-layout)
 };
-/// An intra-operator plan; `graph_svg` (the operator graph, io::operator_graph_svg) may be empty;
-/// `frontier`: the intra-op frontier's step time against memory per device, by devices used
+/// An intra-operator plan; `graph_svg` (the operator graph, render::operator_graph_svg) may be
+/// empty; `frontier`: the intra-op frontier's step time against memory per device, by devices used
 /// (empty: beyond the frontier's limits, said in the notes).
 std::string intra_op_report(const std::string& model_name, int devices, double flops_per_s,
                             double objective, const std::vector<IntraOpRow>& rows,
                             const sim::Result& simulation, const std::string& graph_svg,
-                            const std::vector<io::PlotSeries>& frontier,
+                            const std::vector<render::PlotSeries>& frontier,
                             const SummaryRows& extra = {});
 /// The rows of `plan` on `model` (its layers carry operators).
 std::vector<IntraOpRow> intra_op_rows(const Model& model, const Plan& plan);

@@ -1,0 +1,424 @@
+// Option names: Megatron-LM megatron/training/arguments.py; DeepSpeed docs/config-json.
+#include "engines/engine_export.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace paraplan::engines {
+
+using io::Json;
+
+namespace {
+
+// Model features Megatron-LM's GPT model cannot build as priced.
+void refuse_unbuildable(const TransformerConfig& m, const char* engine) {
+  const std::pair<bool, const char*> features[] = {
+      {m.alibi, "ALiBi position biases"},
+      {m.attention_softcap > 0 || m.logit_softcap > 0, "soft-capped logits"},
+      {m.windowed_layers() > 0, "sliding-window attention on some layers"},
+      {m.attention_sinks, "attention sinks"},
+      {m.expert_biases, "biases in the experts"}};
+  for (const auto& [has, what] : features)
+    if (has)
+      throw FieldError("export", fmt::format(" {}: {} has {}, which paraplan does not export "
+                                             "to {}; price it, then write the model's arguments "
+                                             "by hand",
+                                             engine, m.name, what, engine));
+}
+
+// Megatron's --moe-layer-freq: every N-th layer (N), or a Python list expression.
+std::string moe_layer_freq(const TransformerConfig& m) {
+  const std::int64_t every = std::max<std::int64_t>(1, m.moe_every);
+  if (m.first_dense_layers == 0) return fmt::format("{}", every);
+  if (every == 1)
+    return fmt::format("([0]*{}+[1]*{})", m.first_dense_layers,
+                       m.num_layers - m.first_dense_layers);
+  std::string list = "[";
+  for (std::int64_t i = 0; i < m.num_layers; ++i) {
+    const std::int64_t j = i - m.first_dense_layers;
+    list += i > 0 ? "," : "";
+    list += j >= 0 && j % every == every - 1 ? "1" : "0";
+  }
+  return list + "]";
+}
+
+}  // namespace
+
+std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfig& t) {
+  return t.stage_layers.empty() ? even_stage_split(static_cast<int>(model.num_layers), t.pp)
+                                : t.stage_layers;
+}
+
+std::string megatron_layout(const TransformerConfig& model, const TrainingConfig& t) {
+  const std::vector<int> split = stage_split(model, t);
+  const bool even = std::all_of(split.begin(), split.end(), [&](int n) { return n == split[0]; });
+  if (t.vpp > 1 || even) return "";
+  // Megatron-Core's layout: E the embedding, t a decoder layer, m a multi-token-prediction
+  // module, L the loss; stages split by |, commas for reading only.
+  std::string layout;
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    if (i > 0) layout += "|";
+    if (i == 0) layout += "E";
+    layout += fmt::format("t*{}", split[i]);
+    if (i + 1 == split.size()) {
+      for (std::int64_t k = 0; k < model.mtp_layers; ++k) layout += ",m";
+      layout += ",L";
+    }
+  }
+  return layout;
+}
+
+std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig& t,
+                               int devices_per_node) {
+  refuse_unbuildable(m, "megatron");
+  std::string out;
+  if (devices_per_node > 0) {  // the launch: torchrun over whole machines
+    const int world = t.devices(), nproc = std::min(world, devices_per_node);
+    if (t.tp > 1 || t.cp > 1) out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
+    out += fmt::format("torchrun --nproc_per_node={} --nnodes={} pretrain_gpt.py \\\n", nproc,
+                       (world + nproc - 1) / nproc);
+  }
+  auto arg = [&](const std::string& flag, const std::string& value = {}) {
+    out += value.empty() ? flag : fmt::format("{} {}", flag, value);
+    out += " \\\n";
+  };
+  auto num = [](auto v) { return fmt::format("{}", v); };
+  arg("--num-layers", num(m.num_layers));
+  arg("--hidden-size", num(m.hidden_size));
+  arg("--num-attention-heads", num(m.num_attention_heads));
+  if (m.mla()) {
+    arg("--multi-latent-attention");
+    if (m.q_lora_rank > 0) arg("--q-lora-rank", num(m.q_lora_rank));
+    arg("--kv-lora-rank", num(m.kv_lora_rank));
+    arg("--qk-head-dim", num(m.qk_nope_head_dim));
+    arg("--qk-pos-emb-head-dim", num(m.qk_rope_head_dim));
+    arg("--v-head-dim", num(m.v_head_dim));
+  } else {
+    if (m.num_kv_heads != m.num_attention_heads) {
+      arg("--group-query-attention");
+      arg("--num-query-groups", num(m.num_kv_heads));
+    }
+    if (m.head_dim * m.num_attention_heads != m.hidden_size) arg("--kv-channels", num(m.head_dim));
+  }
+  // The dense MLP's width (DeepSeek's leading layers); the experts' below.
+  arg("--ffn-hidden-size",
+      num(m.ffn_hidden_size > 0 ? m.ffn_hidden_size : m.expert_ffn_hidden_size));
+  if (m.gated_mlp) arg("--swiglu");
+  // Norms without a shift, as priced (h parameters each), are Megatron's RMSNorm.
+  if (!m.biases) arg("--normalization", "RMSNorm");
+  if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
+  if (!m.learned_positions) {
+    arg("--position-embedding-type", "rope");
+    if (m.rotary_base > 0) arg("--rotary-base", num(m.rotary_base));
+    if (m.partial_rotary != 1) arg("--rotary-percent", num(m.partial_rotary));
+  }
+  if (!m.biases) arg("--disable-bias-linear");
+  if (!m.biases && m.attention_bias) arg("--add-qkv-bias");
+  if (m.qk_norm) arg("--qk-layernorm");
+  if (m.moe()) {
+    arg("--num-experts", num(m.num_experts));
+    arg("--moe-router-topk", num(m.experts_per_token));
+    arg("--moe-ffn-hidden-size", num(m.expert_ffn_hidden_size));
+    if (m.shared_experts > 0)  // Megatron's size is all shared experts' together
+      arg("--moe-shared-expert-intermediate-size",
+          num(m.shared_experts * (m.shared_expert_ffn_hidden_size > 0
+                                      ? m.shared_expert_ffn_hidden_size
+                                      : m.expert_ffn_hidden_size)));
+    if (m.first_dense_layers > 0 || m.moe_every > 1)
+      arg("--moe-layer-freq", fmt::format("\"{}\"", moe_layer_freq(m)));
+  }
+  if (m.mtp_layers > 0) arg("--mtp-num-layers", num(m.mtp_layers));
+  // The tokenizer's vocabulary as priced (Megatron pads it to a multiple of 128 × tp).
+  arg("--vocab-size", num(m.vocab_size));
+  if (!(t.dropout && m.dropout)) {  // priced without dropout; Megatron-LM's default is 0.1
+    arg("--attention-dropout", "0.0");
+    arg("--hidden-dropout", "0.0");
+  }
+  arg("--seq-length", num(t.seq_len));
+  arg("--max-position-embeddings", num(std::max<std::int64_t>(t.seq_len, m.max_positions)));
+  arg("--micro-batch-size", num(t.micro_batch));
+  arg("--global-batch-size", num(t.global_batch));
+  arg("--tensor-model-parallel-size", num(t.tp));
+  arg("--pipeline-model-parallel-size", num(t.pp));
+  if (t.cp > 1) arg("--context-parallel-size", num(t.cp));
+  if (t.ep > 1) arg("--expert-model-parallel-size", num(t.ep));
+  if (m.moe()) {  // as priced: grouped expert GEMMs, all-to-all token dispatch
+    arg("--moe-grouped-gemm");
+    arg("--moe-token-dispatcher-type", "alltoall");
+    if (t.moe_capacity_factor > 0) {
+      arg("--moe-expert-capacity-factor", fmt::format("{}", t.moe_capacity_factor));
+      arg("--moe-pad-expert-input-to-capacity");
+    }
+  }
+  if (t.vpp > 1) arg("--num-layers-per-virtual-pipeline-stage", num(m.num_layers / (t.pp * t.vpp)));
+  // Megatron-LM splits the layers evenly or not at all: another split needs its layout.
+  if (const std::string layout = megatron_layout(m, t); !layout.empty())
+    arg("--pipeline-model-parallel-layout", fmt::format("\"{}\"", layout));
+  if (t.sequence_parallel) arg("--sequence-parallel");
+  switch (t.recompute) {
+    case Recompute::kFull:
+      arg("--recompute-granularity", "full");
+      if (t.recompute_layers > 0) {  // the first N layers of each (virtual) stage
+        arg("--recompute-method", "block");
+        arg("--recompute-num-layers", num(t.recompute_layers));
+      } else {
+        arg("--recompute-method", "uniform");
+        arg("--recompute-num-layers", "1");
+      }
+      break;
+    case Recompute::kSelective:
+      arg("--recompute-granularity", "selective");
+      break;
+    case Recompute::kNone:
+      break;
+  }
+  if (t.zero_stage >= 2)
+    throw FieldError("export", fmt::format(" megatron: Megatron-LM has no ZeRO stage {} (its "
+                                           "distributed optimizer is stage 1); export this plan "
+                                           "for deepspeed",
+                                           t.zero_stage));
+  if (t.zero_stage >= 1) arg("--use-distributed-optimizer");
+  if (t.overlap_grad_reduce) arg("--overlap-grad-reduce");
+  // Megatron-Core's overlaps as priced (Megatron-LM overlaps interleaved pipeline sends unless
+  // told not to).
+  if (t.overlap_param_gather) arg("--overlap-param-gather");
+  if (t.tp_comm_overlap) arg("--tp-comm-overlap");
+  if (t.vpp > 1 && !t.overlap_p2p_comm) arg("--no-overlap-p2p-communication");
+  if (t.bf16_gradient_reduction) arg("--grad-reduce-in-bf16");
+  // The fused attention priced on the megatron stack is Transformer Engine's (cuDNN); the other
+  // stacks call FlashAttention-2.
+  arg("--attention-backend", t.attention == Attention::kStandard ? "unfused"
+                             : t.stack == Stack::kMegatron       ? "fused"
+                                                                 : "flash");
+  arg("--bf16");
+  if (t.fp8) {  // Transformer Engine's delayed-scaling recipe, as priced
+    arg("--fp8-format", "hybrid");
+    arg("--fp8-amax-history-len", "1024");
+    arg("--fp8-amax-compute-algo", "max");
+  }
+  out.resize(out.size() - 3);  // no continuation after the last argument
+  out += "\n";
+  return out;
+}
+
+std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int devices_per_node) {
+  refuse_unbuildable(m, "nemo");
+  if (m.mla() || m.mtp_layers > 0)
+    throw FieldError("export", fmt::format(" nemo: {} has multi-latent attention or multi-token "
+                                           "prediction, which NeMo's GPT recipe does not "
+                                           "build; export it for megatron",
+                                           m.name));
+  if (t.zero_stage >= 2)
+    throw FieldError("export", fmt::format(" nemo: NeMo's distributed optimizer is ZeRO 1, not "
+                                           "{}; export this plan for deepspeed",
+                                           t.zero_stage));
+  std::string out;
+  auto key = [&](int indent, const std::string& name, const std::string& value) {
+    out += fmt::format("{:{}}{}: {}\n", "", indent, name, value);
+  };
+  auto num = [](auto v) { return fmt::format("{}", v); };
+  auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
+  const int world = t.devices();
+  const int per_node = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
+  out += fmt::format("# {} on {} GPUs as paraplan planned it (NeMo, Megatron-Core GPT)\n", m.name,
+                     world);
+  out += "trainer:\n";
+  key(2, "devices", num(per_node));
+  key(2, "num_nodes", num((world + per_node - 1) / per_node));
+  key(2, "precision", "bf16-mixed");
+  key(2, "accumulate_grad_batches", "1");
+  out += "model:\n";
+  key(2, "mcore_gpt", "true");
+  key(2, "micro_batch_size", num(t.micro_batch));
+  key(2, "global_batch_size", num(t.global_batch));
+  key(2, "tensor_model_parallel_size", num(t.tp));
+  key(2, "pipeline_model_parallel_size", num(t.pp));
+  key(2, "virtual_pipeline_model_parallel_size", t.vpp > 1 ? num(t.vpp) : "null");
+  if (const std::string layout = megatron_layout(m, t); !layout.empty())
+    key(2, "pipeline_model_parallel_layout", fmt::format("\"{}\"", layout));
+  key(2, "context_parallel_size", num(t.cp));
+  if (m.moe()) key(2, "expert_model_parallel_size", num(t.ep));
+  key(2, "encoder_seq_length", num(t.seq_len));
+  key(2, "max_position_embeddings", num(std::max<std::int64_t>(t.seq_len, m.max_positions)));
+  key(2, "num_layers", num(m.num_layers));
+  key(2, "hidden_size", num(m.hidden_size));
+  key(2, "ffn_hidden_size",
+      num(m.ffn_hidden_size > 0 ? m.ffn_hidden_size : m.expert_ffn_hidden_size));
+  key(2, "num_attention_heads", num(m.num_attention_heads));
+  key(2, "num_query_groups", num(m.num_kv_heads));
+  if (m.head_dim * m.num_attention_heads != m.hidden_size) key(2, "kv_channels", num(m.head_dim));
+  const char* dropout = t.dropout && m.dropout ? "0.1" : "0.0";
+  key(2, "hidden_dropout", dropout);
+  key(2, "attention_dropout", dropout);
+  key(2, "ffn_dropout", "0.0");
+  key(2, "normalization", m.biases ? "layernorm" : "rmsnorm");
+  key(2, "bias", yes(m.biases));
+  key(2, "activation", m.gated_mlp ? "fast-swiglu" : "gelu");
+  key(2, "position_embedding_type", m.learned_positions ? "learned_absolute" : "rope");
+  if (!m.learned_positions && m.rotary_base > 0) key(2, "rotary_base", num(m.rotary_base));
+  if (m.partial_rotary != 1) key(2, "rotary_percentage", num(m.partial_rotary));
+  key(2, "share_embeddings_and_output_weights", yes(m.tied_embeddings));
+  if (m.qk_norm) key(2, "qk_layernorm", "true");
+  if (m.moe()) {
+    key(2, "num_moe_experts", num(m.num_experts));
+    key(2, "moe_router_topk", num(m.experts_per_token));
+    key(2, "moe_ffn_hidden_size", num(m.expert_ffn_hidden_size));
+    if (m.shared_experts > 0)
+      key(2, "moe_shared_expert_intermediate_size",
+          num(m.shared_experts * (m.shared_expert_ffn_hidden_size > 0
+                                      ? m.shared_expert_ffn_hidden_size
+                                      : m.expert_ffn_hidden_size)));
+    if (m.first_dense_layers > 0) {  // Megatron-Core's field takes an int or a list
+      std::string list;
+      const std::int64_t every = std::max<std::int64_t>(1, m.moe_every);
+      for (std::int64_t i = 0; i < m.num_layers; ++i) {
+        const std::int64_t j = i - m.first_dense_layers;
+        list += fmt::format("{}{}", i > 0 ? ", " : "", j >= 0 && j % every == every - 1 ? 1 : 0);
+      }
+      key(2, "moe_layer_freq", fmt::format("[{}]", list));
+    } else if (m.moe_every > 1) {
+      key(2, "moe_layer_freq", num(m.moe_every));
+    }
+    key(2, "moe_grouped_gemm", "true");
+    key(2, "moe_token_dispatcher_type", "alltoall");
+    if (t.moe_capacity_factor > 0) key(2, "moe_expert_capacity_factor", num(t.moe_capacity_factor));
+  }
+  key(2, "sequence_parallel", yes(t.sequence_parallel));
+  key(2, "activations_checkpoint_granularity",
+      t.recompute == Recompute::kFull        ? "full"
+      : t.recompute == Recompute::kSelective ? "selective"
+                                             : "null");
+  if (t.recompute == Recompute::kFull) {
+    key(2, "activations_checkpoint_method", t.recompute_layers > 0 ? "block" : "uniform");
+    key(2, "activations_checkpoint_num_layers",
+        num(t.recompute_layers > 0 ? t.recompute_layers : 1));
+  }
+  const bool fused = t.attention == Attention::kFlash;
+  key(2, "transformer_engine", yes(fused));
+  key(2, "use_flash_attention", yes(fused));
+  key(2, "fp8", yes(t.fp8));
+  if (t.fp8) key(2, "fp8_hybrid", "true");
+  key(2, "ub_tp_comm_overlap", yes(t.tp_comm_overlap));
+  key(2, "overlap_p2p_comm", yes(t.overlap_p2p_comm));
+  key(2, "make_vocab_size_divisible_by", "128");
+  out += "  tokenizer:\n";
+  key(4, "vocab_size", num(m.vocab_size));
+  out += "  optim:\n";
+  key(4, "name", t.zero_stage >= 1 ? "distributed_fused_adam" : "fused_adam");
+  key(4, "overlap_grad_sync", yes(t.overlap_grad_reduce));
+  key(4, "overlap_param_sync", yes(t.overlap_param_gather));
+  key(4, "grad_sync_dtype", t.bf16_gradient_reduction ? "bf16" : "fp32");
+  return out;
+}
+
+Json deepspeed_config(const TrainingConfig& t, int checkpoints_per_stage) {
+  Json j{{"train_batch_size", t.global_batch},
+         {"train_micro_batch_size_per_gpu", t.micro_batch},
+         {"gradient_accumulation_steps", t.microbatches()},
+         {"bf16", {{"enabled", true}}},
+         {"communication_data_type", t.bf16_gradient_reduction ? "bf16" : "fp32"},
+         {"zero_optimization", {{"stage", t.zero_stage}, {"overlap_comm", t.overlap_grad_reduce}}},
+         {"gradient_clipping", 1.0}};
+  // DeepSpeed's checkpointing of whole layers (selective recomputation is Megatron's, by flag).
+  if (t.recompute == Recompute::kFull) {
+    Json checkpoints = nullptr;
+    if (checkpoints_per_stage > 0) checkpoints = checkpoints_per_stage;
+    j["activation_checkpointing"] = {{"partition_activations", false},
+                                     {"contiguous_memory_optimization", false},
+                                     {"cpu_checkpointing", false},
+                                     {"number_checkpoints", checkpoints},
+                                     {"synchronize_checkpoint_boundary", false},
+                                     {"profile", false}};
+  }
+  return j;
+}
+
+std::string megatron_deepspeed_launch(const TransformerConfig& m, const TrainingConfig& t,
+                                      int devices_per_node) {
+  refuse_unbuildable(m, "deepspeed");
+  auto refuse = [&](const std::string& why) {
+    throw FieldError("export", fmt::format(" deepspeed: {}; price the plan on the deepspeed stack "
+                                           "(--stack deepspeed) without it, or export it for "
+                                           "megatron",
+                                           why));
+  };
+  const std::vector<int> split = stage_split(m, t);
+  const bool even = std::all_of(split.begin(), split.end(), [&](int n) { return n == split[0]; });
+  const std::pair<bool, const char*> unsupported[] = {
+      {t.stack != Stack::kDeepSpeed, "the plan is priced for another stack"},
+      {t.cp > 1, "Megatron-DeepSpeed splits sequences with Ulysses, not context parallelism"},
+      {m.moe(), "Megatron-DeepSpeed's experts are not what paraplan prices"},
+      {m.mla() || m.mtp_layers > 0 || m.qk_norm,
+       "Megatron-DeepSpeed builds no latent attention, MTP or query-key norms"},
+      {t.vpp > 1, "DeepSpeed's pipeline engine does not interleave"},
+      {!even, "DeepSpeed's pipeline splits transformer layers evenly"},
+      {t.recompute == Recompute::kFull && t.recompute_layers > 0,
+       "DeepSpeed checkpoints every layer or none"},
+      {t.fp8, "Megatron-DeepSpeed has no FP8 recipe"}};
+  for (const auto& [no, why] : unsupported)
+    if (no) refuse(why);
+  std::string out;
+  out += fmt::format(
+      "# {} on {} GPUs as paraplan planned it: Megatron-DeepSpeed's pretrain_gpt.py "
+      "under DeepSpeed\n",
+      m.name, t.devices());
+  out += "cat > ds_config.json <<'EOF'\n";
+  out += deepspeed_config(t, t.recompute == Recompute::kFull ? split.front() : 0).dump(2);
+  out += "\nEOF\n";
+  const int world = t.devices();
+  const int nproc = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
+  if (t.tp > 1) out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
+  out += fmt::format("deepspeed --num_nodes {} --num_gpus {} pretrain_gpt.py \\\n",
+                     (world + nproc - 1) / nproc, nproc);
+  auto arg = [&](const std::string& flag, const std::string& value = {}) {
+    out += value.empty() ? flag : fmt::format("{} {}", flag, value);
+    out += " \\\n";
+  };
+  auto num = [](auto v) { return fmt::format("{}", v); };
+  arg("--num-layers", num(m.num_layers));
+  arg("--hidden-size", num(m.hidden_size));
+  arg("--num-attention-heads", num(m.num_attention_heads));
+  if (m.num_kv_heads != m.num_attention_heads) arg("--num-key-value-heads", num(m.num_kv_heads));
+  if (m.head_dim * m.num_attention_heads != m.hidden_size) arg("--kv-channels", num(m.head_dim));
+  arg("--ffn-hidden-size", num(m.ffn_hidden_size));
+  if (m.gated_mlp) arg("--swiglu");
+  if (!m.biases) arg("--normalization", "rmsnorm");
+  if (!m.tied_embeddings) arg("--untie-embeddings-and-output-weights");
+  if (!m.learned_positions) {
+    arg("--use-rotary-position-embeddings");
+    arg("--no-position-embedding");
+    if (m.rotary_base > 0) arg("--rotary-position-embeddings-theta", num(m.rotary_base));
+    if (m.partial_rotary != 1) arg("--rotary-percent", num(m.partial_rotary));
+  }
+  if (!m.biases) arg("--disable-bias-linear");
+  arg("--tokenizer-type", "NullTokenizer");
+  arg("--vocab-size", num(m.vocab_size));
+  if (!(t.dropout && m.dropout)) {
+    arg("--attention-dropout", "0.0");
+    arg("--hidden-dropout", "0.0");
+  }
+  arg("--seq-length", num(t.seq_len));
+  arg("--max-position-embeddings", num(std::max<std::int64_t>(t.seq_len, m.max_positions)));
+  arg("--micro-batch-size", num(t.micro_batch));
+  arg("--global-batch-size", num(t.global_batch));
+  arg("--tensor-model-parallel-size", num(t.tp));
+  arg("--pipeline-model-parallel-size", num(t.pp));
+  if (t.pp == 1) arg("--no-pipeline-parallel");
+  if (t.sequence_parallel) arg("--sequence-parallel");
+  if (t.recompute == Recompute::kSelective) arg("--recompute-granularity", "selective");
+  if (t.recompute == Recompute::kFull) {
+    arg("--checkpoint-activations");
+    arg("--deepspeed-activation-checkpointing");
+  }
+  if (t.attention == Attention::kFlash) arg("--use-flash-attn-v2");
+  arg("--bf16");
+  arg("--zero-stage", num(t.zero_stage));
+  arg("--deepspeed");
+  arg("--deepspeed_config", "ds_config.json");
+  out.resize(out.size() - 3);
+  out += "\n";
+  return out;
+}
+
+}  // namespace paraplan::engines

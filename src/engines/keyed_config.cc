@@ -1,0 +1,79 @@
+#include "engines/keyed_config.h"
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+
+namespace paraplan::engines {
+
+using io::Json;
+
+void KeyedConfig::fail(const std::string& key, const std::string& message) const {
+  throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, key), message);
+}
+
+Json KeyedConfig::get(const std::string& key) const {
+  const Json* at = &root_;
+  for (std::size_t start = 0; start <= key.size();) {
+    const std::size_t dot = std::min(key.find('.', start), key.size());
+    const std::string part = key.substr(start, dot - start);
+    if (!at->is_object() || !at->contains(part)) return nullptr;
+    at = &(*at)[part];
+    start = dot + 1;
+  }
+  if (at->is_string() && at->get<std::string>() == "auto")
+    fail(key,
+         "is \"auto\" (the Hugging Face Trainer fills it from its arguments); give the value it "
+         "runs with");
+  return *at;
+}
+
+std::int64_t KeyedConfig::integer(const std::string& key, std::int64_t fallback,
+                                  std::int64_t least) const {
+  const Json v = get(key);
+  if (v.is_null()) return fallback;
+  if (!v.is_number_integer() || v.get<std::int64_t>() < least)
+    fail(key, fmt::format("expected an integer >= {}, got {}", least, v.dump()));
+  return v.get<std::int64_t>();
+}
+
+double KeyedConfig::number(const std::string& key, double fallback) const {
+  const Json v = get(key);
+  if (v.is_null()) return fallback;
+  if (!v.is_number()) fail(key, fmt::format("expected a number, got {}", v.dump()));
+  return v.get<double>();
+}
+
+bool KeyedConfig::boolean(const std::string& key, bool fallback) const {
+  const Json v = get(key);
+  if (v.is_null()) return fallback;
+  if (!v.is_boolean()) fail(key, fmt::format("expected true or false, got {}", v.dump()));
+  return v.get<bool>();
+}
+
+std::string KeyedConfig::text(const std::string& key, const std::string& fallback) const {
+  const Json v = get(key);
+  if (v.is_null()) return fallback;
+  if (!v.is_string()) fail(key, fmt::format("expected a string, got {}", v.dump()));
+  return v.get<std::string>();
+}
+
+void KeyedConfig::classify(const std::string& section, const std::set<std::string>& read,
+                           const std::set<std::string>& ignored, LaunchConfig& out) const {
+  const Json node = section.empty() ? root_ : get(section);
+  if (node.is_null()) return;
+  if (!node.is_object()) fail(section, "expected a table of keys");
+  for (const auto& [key, value] : node.items()) {
+    const std::string name = section.empty() ? key : section + "." + key;
+    if (read.count(key))
+      out.read.push_back(name);
+    else if (ignored.count(key))
+      out.ignored.push_back(name);
+    else
+      fail(name, fmt::format("not a key paraplan knows in {} (a typo? keys that change time or "
+                             "memory are read, the others listed as ignored)",
+                             what_));
+  }
+}
+
+}  // namespace paraplan::engines

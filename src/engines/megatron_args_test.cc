@@ -1,0 +1,196 @@
+// Megatron-LM's arguments read as paraplan prices them: the example launch, one option per line,
+// and every kind of bad input as one placed usage error.
+#include "engines/megatron_args.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "io/json_fields.h"
+#include "ir/error.h"
+
+namespace paraplan::engines {
+
+using io::read_text_file;
+namespace {
+
+bool has(const std::vector<std::string>& keys, const std::string& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+TEST(MegatronArgs, ReadsTheExampleLaunch) {
+  const std::string path =
+      std::string(PARAPLAN_SOURCE_DIR) + "/docs/examples/megatron_llama3_8b.sh";
+  const LaunchConfig l = read_megatron_args(read_text_file(path), path);
+  EXPECT_EQ(l.format, "megatron");
+  EXPECT_EQ(l.world_size, 64);  // torchrun --nproc_per_node 8 --nnodes 8
+  EXPECT_TRUE(has(l.environment, "CUDA_DEVICE_MAX_CONNECTIONS=1"));
+  ASSERT_TRUE(l.model.has_value());
+  const TransformerConfig& m = *l.model;
+  EXPECT_EQ(m.num_layers, 32);
+  EXPECT_EQ(m.hidden_size, 4096);
+  EXPECT_EQ(m.ffn_hidden_size, 14336);
+  EXPECT_EQ(m.num_attention_heads, 32);
+  EXPECT_EQ(m.num_kv_heads, 8);
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_EQ(m.vocab_size, 128256);
+  EXPECT_TRUE(m.gated_mlp);
+  EXPECT_FALSE(m.tied_embeddings);
+  EXPECT_FALSE(m.learned_positions);
+  EXPECT_FALSE(m.biases);
+  EXPECT_FALSE(m.dropout);
+  const TrainingConfig& t = l.training;
+  EXPECT_EQ(t.tp, 8);
+  EXPECT_EQ(t.pp, 1);
+  EXPECT_EQ(t.cp, 1);
+  EXPECT_EQ(t.micro_batch, 1);
+  EXPECT_EQ(t.global_batch, 512);
+  EXPECT_EQ(t.seq_len, 8192);
+  EXPECT_TRUE(t.sequence_parallel);
+  EXPECT_EQ(t.recompute, Recompute::kFull);
+  EXPECT_EQ(t.recompute_layers, 0);  // uniform: every layer
+  EXPECT_EQ(t.zero_stage, 1);
+  EXPECT_TRUE(t.overlap_grad_reduce);
+  EXPECT_FALSE(t.tp_comm_overlap);
+  EXPECT_FALSE(t.fp8);
+  EXPECT_TRUE(has(l.read, "--tensor-model-parallel-size"));
+  EXPECT_TRUE(has(l.ignored, "--lr"));
+  EXPECT_TRUE(has(l.ignored, "--data-path"));
+}
+
+TEST(MegatronArgs, OnePerLineEqualsFormsAndTheEngineDefaults) {
+  const LaunchConfig l = read_megatron_args(
+      "--num-layers=24\n--hidden-size 2048\n--num-attention-heads 16\n--seq-length 2048\n"
+      "--tokenizer-type GPT2BPETokenizer\n--micro-batch-size 4\n--bf16\n"
+      "--recompute-granularity full\n--recompute-method block\n--recompute-num-layers 3\n"
+      "--pipeline-model-parallel-size 4\n--num-virtual-stages-per-pipeline-rank 2\n"
+      "--fp8-format hybrid\n",
+      "args.txt");
+  EXPECT_EQ(l.world_size, 0);
+  ASSERT_TRUE(l.model.has_value());
+  EXPECT_EQ(l.model->vocab_size, 50257);          // GPT-2's tokenizer
+  EXPECT_EQ(l.model->ffn_hidden_size, 4 * 2048);  // Megatron's default
+  EXPECT_TRUE(l.model->learned_positions);        // learned_absolute by default
+  EXPECT_TRUE(l.model->biases);
+  EXPECT_TRUE(l.model->dropout);              // 0.1 by default
+  EXPECT_EQ(l.training.recompute_layers, 3);  // block: the first 3 of each stage
+  EXPECT_EQ(l.training.vpp, 2);
+  EXPECT_EQ(l.training.global_batch, 0);  // micro-batch × dp, once dp is known
+  EXPECT_TRUE(l.training.fp8);
+  EXPECT_EQ(l.vocab_multiple, 128);
+  const LaunchConfig no_shape = read_megatron_args(
+      "--seq-length 4096 --micro-batch-size 2 --bf16 --recompute-activations", "args.txt");
+  EXPECT_FALSE(no_shape.model.has_value());
+  EXPECT_EQ(no_shape.training.recompute, Recompute::kSelective);
+}
+
+TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
+  const std::string base = "--seq-length 2048 --micro-batch-size 1 --bf16\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {base + "--tensor-model-paralel-size 2\n",
+       "args.txt:2: --tensor-model-paralel-size: not an option of Megatron-LM's pretrain_gpt.py "
+       "that paraplan knows (did you mean --tensor-model-parallel-size?)"},
+      {base + "--tensor-model-parallel-size $TP\n", "args.txt:2: --tensor-model-parallel-size"},
+      {base + "--tensor-model-parallel-size two\n", "expected an integer >= 1, got \"two\""},
+      {base + "--fp16\n", "args.txt:2: --fp16: paraplan prices bf16 training"},
+      {"--seq-length 2048 --micro-batch-size 1\n", "--bf16 is missing"},
+      {base + "--sequence-parallel yes\n", "is a switch"},
+      {base + "--recompute-granularity most\n", "expected one of none, full, selective"},
+      {base + "--data-path 'unclosed\n", "args.txt:2: unclosed quote"},
+      {base + "--num-layers 24 --hidden-size 2048\n", "--num-attention-heads is missing"},
+      {base + "--num-layers 2 --hidden-size 64 --num-attention-heads 4\n",
+       "--vocab-size is missing"},
+      {base + "--decoder-first-pipeline-num-layers 3\n", "--num-layers is missing"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et*3|x*2,L\n",
+       "'x' is not a layer"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout t*3|t*2,L\n",
+       "expected one E first and one L last"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et*3|t|t,L\n",
+       "3 stages are not a multiple of the pipeline-parallel size 2"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout \"(Et|t|\"\n",
+       "an unclosed parenthesis"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et*|t,L\n",
+       "expected a count after *"},
+      {base + "--pipeline-model-parallel-size 2 --pipeline-model-parallel-layout Et*3|t*2,L "
+              "--num-virtual-stages-per-pipeline-rank 2\n",
+       "no virtual-stage option beside a layout"},
+      {base + "--num-layers 10 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 "
+              "--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 3\n",
+       "the other 7 layers do not divide evenly over the other 3 stages"},
+      {base + "--sequence-parallel x y\n", "expected an option (--name), got \"y\""},
+      {base + "--overlap-param-gather --overlap-grad-reduce\n", "--use-distributed-optimizer"},
+      {base + "--tp-comm-overlap --tensor-model-parallel-size 2\n",
+       "only with --sequence-parallel"},
+      {base + "--context-parallel-size 3\n", "--seq-length a multiple of 2 × 3 (got 2048)"},
+      {base + "--expert-model-parallel-size 4 --num-experts 6\n", "multiple of 4 (got 6)"},
+      {base + "--num-layers 10 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 "
+              "--pipeline-model-parallel-size 4\n",
+       "Number of layers should be divisible by the pipeline-model-parallel size"},
+      {"torchrun --nproc_per_node eight pretrain_gpt.py " + base, "--nproc_per_node: expected"},
+      {"", "no Megatron-LM arguments"}};
+  for (const auto& [text, message] : cases) {
+    try {
+      read_megatron_args(text, "args.txt");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage) << text;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << text << "\n" << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Uneven stages as Megatron-LM takes them: Megatron-Core's layout (with repeats and groups, an
+// MTP module, interleaved stages) or the first and last stages' layer counts.
+TEST(MegatronArgs, ReadsUnevenPipelineStages) {
+  const std::string base =
+      "--seq-length 2048 --micro-batch-size 1 --bf16 --num-layers 61 --hidden-size 64 "
+      "--num-attention-heads 4 --vocab-size 100 ";
+  const LaunchConfig layout =
+      read_megatron_args(base +
+                             "--pipeline-model-parallel-size 4 --pipeline-model-parallel-layout "
+                             "\"Et*13|(t*16|)*2,t*16,m,L\" --mtp-num-layers 1",
+                         "args.txt");
+  EXPECT_EQ(layout.training.stage_layers, (std::vector<int>{13, 16, 16, 16}));
+  EXPECT_EQ(layout.model->mtp_layers, 1);
+  const LaunchConfig interleaved = read_megatron_args(
+      "--seq-length 2048 --micro-batch-size 1 --bf16 --pipeline-model-parallel-size 2 "
+      "--pipeline-model-parallel-layout \"E(tt|)*3,tt,L\"",
+      "args.txt");
+  EXPECT_EQ(interleaved.training.vpp, 2);
+  EXPECT_TRUE(interleaved.training.stage_layers.empty());
+  const LaunchConfig ends = read_megatron_args(
+      base +
+          "--pipeline-model-parallel-size 4 --decoder-first-pipeline-num-layers 13 "
+          "--decoder-last-pipeline-num-layers 12",
+      "args.txt");
+  EXPECT_EQ(ends.training.stage_layers, (std::vector<int>{13, 18, 18, 12}));
+}
+
+TEST(MegatronArgs, SearchedOptionsAreInMegatronsSpelling) {
+  TransformerConfig m;
+  TrainingConfig t;
+  t.tp = 4;
+  t.pp = 2;
+  t.vpp = 3;
+  t.recompute = Recompute::kFull;
+  t.recompute_layers = 2;
+  t.zero_stage = 1;
+  t.overlap_p2p_comm = false;
+  const auto options = megatron_searched_options(m, t);
+  auto find = [&](const std::string& flag) {
+    for (const auto& [f, v] : options)
+      if (f == flag) return v;
+    return std::string("absent");
+  };
+  EXPECT_EQ(find("--tensor-model-parallel-size"), "4");
+  EXPECT_EQ(find("--num-virtual-stages-per-pipeline-rank"), "3");
+  EXPECT_EQ(find("--recompute-method"), "block");
+  EXPECT_EQ(find("--recompute-num-layers"), "2");
+  EXPECT_EQ(find("--use-distributed-optimizer"), "");
+  EXPECT_EQ(find("--no-overlap-p2p-communication"), "");
+  EXPECT_EQ(find("--sequence-parallel"), "absent");
+}
+
+}  // namespace
+}  // namespace paraplan::engines

@@ -1,0 +1,201 @@
+// Notations: Megatron-LM megatron/core/transformer/pipeline_parallel_layer_layout.py (the layout)
+// and megatron/training/arguments.py (moe_freq_type), main of August 2026.
+#include "engines/megatron_layout.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace paraplan::engines {
+namespace {
+
+constexpr std::size_t kMaxUnrolled = 1u << 20;
+
+// Unrolls "(unit)*n" (groups) or "x*n" (single characters) as Megatron does, in that order.
+bool unroll(std::string& text, bool groups, std::string& error) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    std::string unit(1, text[i]);
+    std::size_t end = i + 1;
+    if (groups && text[i] == '(') {
+      const std::size_t close = text.find(')', i);
+      if (close == std::string::npos) {
+        error = "an unclosed parenthesis";
+        return false;
+      }
+      unit = text.substr(i + 1, close - i - 1);
+      end = close + 1;
+    } else if (groups) {
+      out += text[i++];
+      continue;
+    }
+    int count = 1;
+    if (end < text.size() && text[end] == '*') {
+      std::size_t digits = end + 1;
+      while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits])))
+        ++digits;
+      if (digits == end + 1 || digits - end > 6) {
+        error = "expected a count after *";
+        return false;
+      }
+      count = std::stoi(text.substr(end + 1, digits - end - 1));
+      end = digits;
+    }
+    for (int k = 0; k < count; ++k) {
+      if (out.size() + unit.size() > kMaxUnrolled) {
+        error = "unrolls to more than a million layers";
+        return false;
+      }
+      out += unit;
+    }
+    i = end;
+  }
+  text = out;
+  return true;
+}
+
+}  // namespace
+
+bool layout_stages(const std::string& layout, int pp, std::vector<int>& stages,
+                   std::string& error) {
+  std::string text;
+  for (char c : layout)
+    if (c != ',' && c != ' ') text += c;
+  if (!unroll(text, true, error) || !unroll(text, false, error)) return false;
+  stages.assign(1, 0);
+  int embeddings = 0, losses = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '|') {
+      stages.push_back(0);
+    } else if (c == 't') {
+      ++stages.back();
+    } else if (c == 'E') {
+      embeddings += i == 0 ? 1 : 2;
+    } else if (c == 'L') {
+      losses += i + 1 == text.size() ? 1 : 2;
+    } else if (c != 'm') {
+      error = fmt::format("'{}' is not a layer (E, t, m or L)", c);
+      return false;
+    }
+  }
+  if (embeddings != 1 || losses != 1) {
+    error = "expected one E first and one L last";
+    return false;
+  }
+  if (pp < 1 || stages.size() % static_cast<std::size_t>(pp)) {
+    error = fmt::format("{} stages are not a multiple of the pipeline-parallel size {}",
+                        stages.size(), pp);
+    return false;
+  }
+  return true;
+}
+
+bool read_layout(const std::string& layout, TrainingConfig& t, std::string& error) {
+  std::vector<int> stages;
+  if (!layout_stages(layout, t.pp, stages, error)) return false;
+  const int vpp = static_cast<int>(stages.size()) / t.pp;
+  if (vpp == 1) {
+    t.stage_layers = stages;
+    return true;
+  }
+  if (!std::all_of(stages.begin(), stages.end(), [&](int n) { return n == stages[0]; })) {
+    error = "paraplan prices interleaved stages of equal layers only";
+    return false;
+  }
+  t.vpp = vpp;
+  return true;
+}
+
+namespace {
+
+// Megatron's pattern grammar (a Python list expression): sum := product ('+' product)*;
+// product := atom ('*' count)?; atom := '[' bits ']' | '(' sum ')'.
+class MoePattern {
+ public:
+  explicit MoePattern(const std::string& text) {
+    for (char c : text)
+      if (c != ' ') text_ += c;
+  }
+  bool parse(std::vector<int>& bits) { return sum(bits) && at_ == text_.size(); }
+
+ private:
+  bool sum(std::vector<int>& out) {
+    if (!product(out)) return false;
+    while (at_ < text_.size() && text_[at_] == '+') {
+      ++at_;
+      if (!product(out)) return false;
+    }
+    return true;
+  }
+  bool product(std::vector<int>& out) {
+    std::vector<int> unit;
+    if (!atom(unit)) return false;
+    std::size_t count = 1;
+    if (at_ < text_.size() && text_[at_] == '*') {
+      const std::size_t start = ++at_;
+      while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_]))) ++at_;
+      if (at_ == start || at_ - start > 6) return false;
+      count = std::stoul(text_.substr(start, at_ - start));
+    }
+    for (std::size_t k = 0; k < count; ++k) {
+      if (out.size() + unit.size() > kMaxUnrolled) return false;
+      out.insert(out.end(), unit.begin(), unit.end());
+    }
+    return true;
+  }
+  bool atom(std::vector<int>& out) {
+    if (at_ >= text_.size()) return false;
+    if (text_[at_] == '(') {
+      ++at_;
+      if (!sum(out) || at_ >= text_.size() || text_[at_] != ')') return false;
+      ++at_;
+      return true;
+    }
+    if (text_[at_] != '[') return false;
+    for (++at_; at_ < text_.size() && text_[at_] != ']'; ++at_) {
+      if (text_[at_] == '0' || text_[at_] == '1') {
+        out.push_back(text_[at_] - '0');
+      } else if (text_[at_] != ',') {
+        return false;
+      }
+    }
+    if (at_ >= text_.size()) return false;
+    ++at_;
+    return true;
+  }
+  std::string text_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+bool read_moe_list(const std::string& list, TransformerConfig& m, std::string& error) {
+  std::vector<int> bits;
+  if (!MoePattern(list).parse(bits)) {
+    error = fmt::format(
+        "expected N or a list expression of 0 and 1 (\"([0]*3+[1]*58)\"), got \"{}\"", list);
+    return false;
+  }
+  if (static_cast<std::int64_t>(bits.size()) != m.num_layers) {
+    error = fmt::format("{} entries, but the model has {} layers", bits.size(), m.num_layers);
+    return false;
+  }
+  std::size_t dense = 0;
+  while (dense < bits.size() && bits[dense] == 0) ++dense;
+  std::size_t every = 1;
+  while (dense + every - 1 < bits.size() && bits[dense + every - 1] == 0) ++every;
+  for (std::size_t i = dense; i < bits.size(); ++i)
+    if (bits[i] != ((i - dense) % every == every - 1 ? 1 : 0)) {
+      error =
+          "paraplan prices leading dense layers, then every N-th layer MoE; this list is "
+          "another pattern";
+      return false;
+    }
+  m.first_dense_layers = static_cast<std::int64_t>(dense);
+  m.moe_every = static_cast<std::int64_t>(every);
+  return true;
+}
+
+}  // namespace paraplan::engines

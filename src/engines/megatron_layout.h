@@ -1,0 +1,28 @@
+// Megatron-Core's own notations for a model's structure, as Megatron-LM's arguments and NeMo's
+// recipes write them: the pipeline layout ("Et*3|(tt|)*29,m|L") and the MoE layer pattern.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/training.h"
+#include "ir/transformer.h"
+
+namespace paraplan::engines {
+
+/// The decoder layers of each virtual stage of a pipeline layout, in layout order (virtual stage
+/// v of rank r at v × pp + r): (…)*n and x*n unrolled, commas and spaces for reading only.
+/// False with `error` set for a malformed layout or a stage count not a multiple of `pp`.
+bool layout_stages(const std::string& layout, int pp, std::vector<int>& stages, std::string& error);
+
+/// Reads a layout into `t` (t.pp set): one stage per rank sets t.stage_layers; several per rank
+/// set t.vpp, and must then hold equal layers (paraplan prices interleaved stages uniform).
+bool read_layout(const std::string& layout, TrainingConfig& t, std::string& error);
+
+/// Megatron's MoE layer pattern, a Python list expression of 0 (dense) and 1 (MoE) with one
+/// entry per layer ("([0]*3+[1]*58)", "[0,1,0,1]", "([0]+[1]*3)*2"): K leading dense layers,
+/// then every N-th layer MoE,
+/// into m.first_dense_layers and m.moe_every; false with `error` for another pattern.
+bool read_moe_list(const std::string& list, TransformerConfig& m, std::string& error);
+
+}  // namespace paraplan::engines

@@ -1,0 +1,116 @@
+// torchtitan job TOMLs read as paraplan prices them: the example, torchtitan's own stage split,
+// the degrees resolved against the world size, and bad input as one placed usage error.
+#include "engines/torchtitan_config.h"
+
+#include <gtest/gtest.h>
+
+#include "io/json_fields.h"
+#include "ir/error.h"
+
+namespace paraplan::engines {
+
+using io::read_text_file;
+namespace {
+
+TEST(TorchtitanConfig, ReadsTheExample) {
+  const std::string path =
+      std::string(PARAPLAN_SOURCE_DIR) + "/docs/examples/torchtitan_llama3_8b.toml";
+  const LaunchConfig l = read_torchtitan_config(read_text_file(path), path);
+  EXPECT_EQ(l.format, "torchtitan");
+  EXPECT_EQ(l.model_name, "llama3-8b");
+  EXPECT_EQ(l.world_size, 64);
+  const TrainingConfig t = complete_torchtitan(l, 32, 64);
+  EXPECT_EQ(t.stack, Stack::kFsdp);
+  EXPECT_EQ(t.dp, 64);
+  EXPECT_EQ(t.zero_stage, 3);
+  EXPECT_EQ(t.micro_batch, 1);
+  EXPECT_EQ(t.global_batch, 512);
+  EXPECT_EQ(t.seq_len, 8192);
+  EXPECT_EQ(t.recompute, Recompute::kSelective);
+  EXPECT_FALSE(t.fused_elementwise);
+  EXPECT_FALSE(t.fp8);
+}
+
+// generate_llm_fqn_per_model_part: the embedding and the output weigh one layer each by default,
+// the first stages take the remainder.
+TEST(TorchtitanConfig, SplitsStagesAsTorchtitanDoes) {
+  EXPECT_EQ(torchtitan_split(32, 4, 1, 1), (std::vector<int>{8, 9, 8, 7}));
+  EXPECT_EQ(torchtitan_split(80, 6, 1, 1), (std::vector<int>{13, 14, 14, 14, 13, 12}));
+  EXPECT_EQ(torchtitan_split(3, 2, 2, 2), (std::vector<int>{2, 1}));
+  EXPECT_EQ(torchtitan_split(32, 4, 0, 0), (std::vector<int>{8, 8, 8, 8}));
+  EXPECT_EQ(torchtitan_split(7, 1, 1, 1), (std::vector<int>{7}));
+  // A pipeline read without parts takes that split; interleaved, it must be even.
+  LaunchConfig l = read_torchtitan_config(
+      "[parallelism]\npipeline_parallel_degree = 4\ndata_parallel_shard_degree = 2\n"
+      "[training]\nlocal_batch_size = 8\n",
+      "job.toml");
+  TrainingConfig t = complete_torchtitan(l, 32, 8);
+  EXPECT_EQ(t.stage_layers, (std::vector<int>{8, 9, 8, 7}));
+  EXPECT_EQ(t.zero_stage, 2);  // "default": no resharding after the forward under a pipeline
+  EXPECT_EQ(t.micro_batch, 1);
+  EXPECT_EQ(t.microbatches(), 8);
+  l = read_torchtitan_config(
+      "[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "
+      "\"Interleaved1F1B\"\npipeline_parallel_first_stage_less_layers = 0\n"
+      "pipeline_parallel_last_stage_less_layers = 0\n[activation_checkpoint]\nmode = "
+      "\"selective\"\nselective_ac_option = \"4\"\n",
+      "job.toml");
+  t = complete_torchtitan(l, 32, 2);
+  EXPECT_EQ(t.vpp, 2);
+  EXPECT_TRUE(t.stage_layers.empty());
+  EXPECT_EQ(t.recompute, Recompute::kFull);
+  EXPECT_EQ(t.recompute_layers, 4);  // 16 layers per rank, every 4th
+}
+
+TEST(TorchtitanConfig, BadInputIsOnePlacedUsageError) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[parallelism]\ntensor_paralel_degree = 2\n",
+       "job.toml: parallelism.tensor_paralel_degree: not a key paraplan knows in a torchtitan job"},
+      {"[paralelism]\n", "job.toml: paralelism: not a key"},
+      {"[parallelism]\ntensor_parallel_degree = \"two\"\n", "expected an integer >= 1"},
+      {"[parallelism\n", "job.toml:1"},
+      {"[parallelism]\npipeline_parallel_schedule = \"GPipe\"\n",
+       "paraplan prices 1F1B and Interleaved1F1B"},
+      {"[training]\nenable_cpu_offload = true\n", "training.enable_cpu_offload"},
+      {"[training]\nmixed_precision_param = \"float32\"\n", "expected bfloat16"},
+      {"[model]\nconverters = [\"mx\"]\n", "\"mx\" is not priced"},
+      {"[activation_checkpoint]\nmode = \"memory_budget\"\n", "not \"memory_budget\""},
+      {"[activation_checkpoint]\nselective_ac_option = \"most\"\n", "expected \"op\""},
+      {"[parallelism]\nenable_async_tensor_parallel = true\n", "not priced on the fsdp stack"},
+      {"[optimizer]\nname = \"Muon\"\n", "expected AdamW or Adam"}};
+  for (const auto& [text, message] : cases) {
+    try {
+      read_torchtitan_config(text, "job.toml");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage) << text;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << text << "\n" << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  }
+  // Resolved against the world size: HSDP, degrees that do not multiply to it, a batch or a
+  // pipeline micro-batch that does not divide.
+  const std::vector<std::tuple<std::string, int, std::string>> resolved = {
+      {"[parallelism]\ndata_parallel_replicate_degree = 2\n", 8, "HSDP"},
+      {"[parallelism]\ndata_parallel_shard_degree = 4\n", 8, "multiply to 4, not the world size 8"},
+      {"[parallelism]\ntensor_parallel_degree = 3\n", 8, "does not divide the world size 8"},
+      {"[training]\nglobal_batch_size = 12\nlocal_batch_size = 1\n", 8, "not a multiple"},
+      {"[training]\nlocal_batch_size = 3\n[parallelism]\npipeline_parallel_degree = 2\n"
+       "pipeline_parallel_microbatch_size = 2\n",
+       8, "does not divide training.local_batch_size 3"},
+      {"[parallelism]\npipeline_parallel_degree = 2\npipeline_parallel_schedule = "
+       "\"Interleaved1F1B\"\n",
+       2, "interleaved stages of equal layers"}};
+  for (const auto& [text, world, message] : resolved) {
+    try {
+      complete_torchtitan(read_torchtitan_config(text, "job.toml"), 32, world);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUsage) << text;
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << text << "\n" << e.what();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace paraplan::engines
