@@ -11,7 +11,6 @@ written.
 
 import argparse
 import json
-import os
 import sys
 
 from .modules import load_module
@@ -292,7 +291,7 @@ def probe_main(a):
                                    threads=a.threads)
     except ProbeError as error:
         print(f"paraplan probe: {error}", file=sys.stderr)
-        return 2 if "nproc" in str(error) or "sizes" in str(error) else 3
+        return error.code
     if not _write_json(a.output, document, "probe"):
         return 5
     print(f"{a.nproc} ranks of {document['device_types'][0]['name']}: "

@@ -4,7 +4,7 @@ group after the backward or, bucket by bucket, during its last backward."""
 import torch
 import torch.distributed as dist
 
-from .profiler import _bytes
+from .graphs import tensor_bytes
 from .ranks import RunError
 
 
@@ -55,7 +55,7 @@ class OverlappedReduce:
         self.buckets, current, size = [], [], 0
         for index in reversed(range(len(stage.parameters))):
             current.append(index)
-            size += _bytes(stage.parameters[index])
+            size += tensor_bytes(stage.parameters[index])
             if size >= bucket_bytes:
                 self.buckets.append(current)
                 current, size = [], 0

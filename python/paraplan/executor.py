@@ -12,7 +12,7 @@ from torch.utils.checkpoint import checkpoint
 from .buckets import GradientBuffer, OverlappedReduce
 from .p2p import PointToPoint
 from .partition import loss_of, make_batch
-from .profiler import _bytes
+from .graphs import tensor_bytes
 from .ranks import RunError, make_groups
 from . import tensor_parallel
 
@@ -93,7 +93,7 @@ class Stage:
         def pack(tensor):  # what autograd keeps for the backward, weights and repeats excluded
             if tensor.data_ptr() not in weights:
                 packed[(tensor.data_ptr(), tensor.storage_offset(), tensor.numel())] = \
-                    _bytes(tensor)
+                    tensor_bytes(tensor)
             return tensor
 
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
@@ -190,8 +190,8 @@ class Stage:
         return sum(losses)
 
     def fixed_bytes(self):
-        state = sum(_bytes(v) for s in self.optimizer.state.values() for v in s.values())
-        params = sum(_bytes(p) for p in self.parameters)
+        state = sum(tensor_bytes(v) for s in self.optimizer.state.values() for v in s.values())
+        params = sum(tensor_bytes(p) for p in self.parameters)
         return 2 * params + state  # weights, gradients, optimizer state
 
 

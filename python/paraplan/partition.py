@@ -5,7 +5,7 @@ and the loss every rank and the reference run share."""
 import torch
 import torch.nn.functional as F
 
-from .profiler import _trace, node_values, split_by_group
+from .graphs import node_values, split_by_group, trace
 from .ranks import RunError
 from . import tensor_parallel
 
@@ -16,7 +16,7 @@ class Partition:
     shapes for one micro-batch, and which parts recompute."""
 
     def __init__(self, module, plan, layout, granularity, example):
-        gm, failure = _trace(module, granularity)
+        gm, failure = trace(module, granularity)
         if gm is None:
             raise RunError(f"torch.fx cannot trace {type(module).__name__} ({failure}); the "
                            f"runtime needs its graph to cut it into stages")

@@ -18,11 +18,18 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from .device import cores, device_name, matmul_flops_per_s
-from .profiler import _median_time
+from ._paraplan import Error
+from .graphs import median_time
 
 
-class ProbeError(RuntimeError):
-    """The probe could not run; the message says why."""
+class ProbeError(Error, RuntimeError):
+    """The probe could not run; the message says why. ``code`` is the exit code of its kind:
+    2 for a wrong argument (as :class:`paraplan.UsageError`), 3 for a measurement that cannot be
+    used or a rank that failed."""
+
+    def __init__(self, message, code=3):
+        super().__init__(message)
+        self.code = code
 
 
 def _free_port():
@@ -32,7 +39,7 @@ def _free_port():
 
 
 def _median(function, repeats):
-    return _median_time(function, 0, repeats)  # the callers warm up themselves
+    return median_time(function, 0, repeats)  # the callers warm up themselves
 
 
 def _worker(rank, nproc, port, sizes, repeats, matmul_size, threads, out_dir):
@@ -112,13 +119,14 @@ def probe(nproc=2, sizes=(1 << 12, 1 << 16, 1 << 20, 1 << 22, 1 << 24, 1 << 26),
           threads=1):
     """Measures `nproc` ranks on this machine; returns (cluster document, measurements)."""
     if nproc < 2:
-        raise ProbeError(f"nproc {nproc}: the probe needs at least 2 ranks to measure links")
+        raise ProbeError(f"nproc {nproc}: the probe needs at least 2 ranks to measure links",
+                         code=2)
     if nproc * threads > cores() and not torch.cuda.is_available():
         warnings.warn(f"{nproc} ranks × {threads} thread(s) on {cores()} cores: the ranks share "
                       f"cores, and each measures the rate it gets while all run (a plan priced "
                       f"on it is slower than on a machine with a core per rank)")
     if len(sizes) < 2 or min(sizes) < 4:
-        raise ProbeError("sizes: give at least two message sizes of 4 bytes or more")
+        raise ProbeError("sizes: give at least two message sizes of 4 bytes or more", code=2)
     with tempfile.TemporaryDirectory() as out_dir:
         try:
             mp.spawn(_worker, args=(nproc, _free_port(), list(sizes), repeats, matmul_size,

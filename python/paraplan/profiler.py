@@ -14,83 +14,13 @@ import warnings
 import torch
 from torch import fx
 from torch.fx.passes.shape_prop import ShapeProp
-from torch.fx.passes.split_module import split_module
 
 from .device import device_name, matmul_flops_per_s
+from .graphs import median_time, node_values, split_by_group, tensor_bytes, tensors_of, trace
 
 
 class ProfileError(ValueError):
     """The module or its inputs cannot be profiled; the message says why and what would do."""
-
-
-def _bytes(value):
-    if torch.is_tensor(value):
-        return value.numel() * value.element_size()
-    if isinstance(value, (list, tuple)):
-        return sum(_bytes(v) for v in value)
-    if isinstance(value, dict):
-        return sum(_bytes(v) for v in value.values())
-    return 0
-
-
-def _tensors(value):
-    if torch.is_tensor(value):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _tensors(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in _tensors(v)]
-    return []
-
-
-def _group_of(target, depth):
-    parts = str(target).split(".")
-    return ".".join(parts[:depth])
-
-
-def _groups(graph, depth):
-    """A group name per node: modules and attributes by their path cut at `depth`; functions and
-    methods join the group of their latest grouped input (or, fed only by graph inputs, of their
-    first grouped user)."""
-    group = {}
-    order = list(graph.nodes)
-    for node in order:
-        if node.op in ("call_module", "get_attr"):
-            group[node] = _group_of(node.target, depth)
-        elif node.op in ("call_function", "call_method"):
-            inputs = [a for a in node.all_input_nodes if a in group]
-            if inputs:
-                group[node] = group[max(inputs, key=order.index)]
-    for node in reversed(order):
-        if node.op in ("call_function", "call_method") and node not in group:
-            users = [u for u in node.users if u in group]
-            group[node] = group[users[0]] if users else "input"
-    return group
-
-
-def _trace(module, depth):
-    """The module's GraphModule, with modules at `depth` kept whole; None when fx cannot trace."""
-
-    class Tracer(fx.Tracer):
-        def is_leaf_module(self, m, qualname):
-            return qualname.count(".") + 1 >= depth or super().is_leaf_module(m, qualname)
-
-    try:
-        graph = Tracer().trace(module)
-    except Exception as error:  # fx raises many kinds: each means "not traceable"
-        return None, f"{type(error).__name__}: {error}"
-    return fx.GraphModule(module, graph), None
-
-
-def _median_time(function, warmup, repeats):
-    for _ in range(warmup):
-        function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _optimizer_seconds(parameters, warmup, repeats):
@@ -103,7 +33,7 @@ def _optimizer_seconds(parameters, warmup, repeats):
     for c in copies:
         c.grad = torch.randn(c.shape, generator=generator, dtype=c.dtype) * 1e-3
     optimizer = torch.optim.Adam(copies, lr=1e-3)
-    return _median_time(optimizer.step, max(1, warmup), max(1, repeats))
+    return median_time(optimizer.step, max(1, warmup), max(1, repeats))
 
 
 def _measure(sub, args, warmup, repeats):
@@ -116,20 +46,20 @@ def _measure(sub, args, warmup, repeats):
                 if torch.is_tensor(a) and a.is_floating_point() else a for a in args]
 
     inputs = fresh()
-    forward_s = _median_time(lambda: sub(*inputs), warmup, repeats)
+    forward_s = median_time(lambda: sub(*inputs), warmup, repeats)
     saved = {}
 
     def pack(tensor):
         if tensor.data_ptr() not in params:
-            saved[(tensor.data_ptr(), tensor.storage_offset(), tensor.numel())] = _bytes(tensor)
+            saved[(tensor.data_ptr(), tensor.storage_offset(), tensor.numel())] = tensor_bytes(tensor)
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
         out = sub(*fresh())
-    differentiable = [t for t in _tensors(out) if t.requires_grad]
+    differentiable = [t for t in tensors_of(out) if t.requires_grad]
 
     def backward():
-        outputs = [t for t in _tensors(sub(*fresh())) if t.requires_grad]
+        outputs = [t for t in tensors_of(sub(*fresh())) if t.requires_grad]
         grads = [torch.ones_like(t) for t in outputs]
         for p in sub.parameters():
             p.grad = None
@@ -181,9 +111,9 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
                 module(*inputs)
         except Exception as error:
             raise ProfileError(f"the module does not run on the example inputs "
-                               f"({', '.join(str(tuple(t.shape)) for t in _tensors(inputs))}): "
+                               f"({', '.join(str(tuple(t.shape)) for t in tensors_of(inputs))}): "
                                f"{type(error).__name__}: {error}") from None
-        gm, failure = _trace(module, granularity)
+        gm, failure = trace(module, granularity)
         if gm is None:
             warnings.warn(f"torch.fx cannot trace {type(module).__name__} ({failure}); "
                           f"profiling its modules at depth {granularity} with hooks instead")
@@ -200,7 +130,7 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
         layers = []
         for i, part in enumerate(parts):
             forward_s, backward_s, saved = measured[i]
-            param_bytes = sum(_bytes(p) for p in part["module"].parameters())
+            param_bytes = sum(tensor_bytes(p) for p in part["module"].parameters())
             # A few steps suffice: an optimizer step is memory-bound and steady, and one step
             # over a large layer (VGG's classifier: 120 M parameters) takes seconds here.
             params = list(part["module"].parameters())
@@ -215,7 +145,7 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
             if optimizer_s > 0:
                 vanilla["optimizer_time_s"] = optimizer_s
             # Recomputation keeps only the part's inputs and runs its forward twice.
-            kept = sum(_bytes(a) for a in part["args"])
+            kept = sum(tensor_bytes(a) for a in part["args"])
             options = [vanilla]
             if kept < saved:
                 options.append(dict(vanilla, id="recompute",
@@ -223,7 +153,7 @@ def profile_and_check(module, example_inputs, *, granularity=2, warmup=2, repeat
                                     memory_per_inflight_bytes=kept))
             layers.append({"id": i, "name": part["name"], "output_bytes": part["output_bytes"],
                            "options": {"1": options}})
-        tensors = _tensors(inputs)
+        tensors = tensors_of(inputs)
         batch = tensors[0].shape[0] if tensors else 1
         document = {"format": "paraplan-model", "version": 1,
                     "name": name or type(module).__name__, "microbatches": microbatches,
@@ -251,7 +181,7 @@ def measure_step(module, example_inputs, *, warmup=2, repeats=5, threads=1):
     torch.set_num_threads(threads)
     try:
         module.train()
-        return _median_time(lambda: _whole_step(module, inputs), warmup, repeats)
+        return median_time(lambda: _whole_step(module, inputs), warmup, repeats)
     finally:
         torch.set_num_threads(previous_threads)
 
@@ -259,35 +189,8 @@ def measure_step(module, example_inputs, *, warmup=2, repeats=5, threads=1):
 def _whole_step(module, inputs):
     for p in module.parameters():
         p.grad = None
-    outputs = [t for t in _tensors(module(*inputs)) if t.requires_grad]
+    outputs = [t for t in tensors_of(module(*inputs)) if t.requires_grad]
     torch.autograd.backward([t.float().sum() for t in outputs])
-
-
-def split_by_group(gm, module, depth):
-    """The traced module cut into one part per group (``split_module``, parts numbered by the
-    group's first node) and the group names by part number: the cut the profiler measures and
-    the runtime runs."""
-    group = _groups(gm.graph, depth)
-    ids = {}
-    for node in gm.graph.nodes:
-        if node in group:
-            ids.setdefault(group[node], len(ids))
-    return split_module(gm, module, lambda node: ids[group[node]]), ids
-
-
-def node_values(graph_module, *inputs):
-    """Every node's value on one forward pass of `graph_module` (gradients as the caller's
-    grad mode says)."""
-    values = {}
-
-    class Values(fx.Interpreter):
-        def run_node(self, n):
-            out = super().run_node(n)
-            values[n] = out
-            return out
-
-    Values(graph_module).run(*inputs)
-    return values
 
 
 def _traced_parts(gm, module, inputs, depth):
@@ -304,7 +207,7 @@ def _traced_parts(gm, module, inputs, depth):
             index[node] = len(parts)
             number = int(str(node.target).split("_")[1])
             parts.append({"name": names[number], "module": getattr(split, node.target),
-                          "args": args, "output_bytes": _bytes(out), "number": number})
+                          "args": args, "output_bytes": tensor_bytes(out), "number": number})
             producer[node] = node
         elif node.op == "call_function" and node.all_input_nodes and \
                 node.all_input_nodes[0] in producer:  # getitem of a part's outputs
@@ -316,7 +219,7 @@ def _traced_parts(gm, module, inputs, depth):
         for source in node.all_input_nodes:
             if source in producer and producer[source] is not node:
                 key = (index[producer[source]], index[node])
-                edges[key] = edges.get(key, 0) + _bytes(values[source])
+                edges[key] = edges.get(key, 0) + tensor_bytes(values[source])
     return parts, edges, split
 
 
@@ -343,7 +246,7 @@ def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None, min_secon
         def pack(tensor):
             if current[0] is not None and tensor.data_ptr() not in params:
                 packed[(current[0], tensor.data_ptr(), tensor.storage_offset(),
-                        tensor.numel())] = _bytes(tensor)
+                        tensor.numel())] = tensor_bytes(tensor)
             return tensor
 
         def stamp(table, part, reduce):
@@ -364,10 +267,10 @@ def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None, min_secon
                 if record:
                     forward[part].append(time.perf_counter() - start)
                 current[0] = None
-                for t in _tensors(out):
+                for t in tensors_of(out):
                     if t.requires_grad:
                         t.register_hook(stamp(starts, part, min))
-                for t in _tensors(args):
+                for t in tensors_of(args):
                     if t.requires_grad:
                         t.register_hook(stamp(ends, part, max))
                 return out
@@ -376,7 +279,7 @@ def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None, min_secon
             p.grad = None
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
             out = Timed(split).run(*inputs)
-        outputs = [t.float().sum() for t in _tensors(out) if t.requires_grad]
+        outputs = [t.float().sum() for t in tensors_of(out) if t.requires_grad]
         torch.autograd.backward(outputs)
         finished = time.perf_counter()
         if record:
@@ -427,9 +330,9 @@ def _hooked_parts(module, inputs, depth):
                            f"profile; try a smaller granularity")
     parts, edges = [], {}
     for i, (n, mod, args, out) in enumerate(runs):
-        parts.append({"name": n, "module": mod, "args": tuple(args), "output_bytes": _bytes(out)})
+        parts.append({"name": n, "module": mod, "args": tuple(args), "output_bytes": tensor_bytes(out)})
         if i:
-            edges[(i - 1, i)] = _bytes(args)
+            edges[(i - 1, i)] = tensor_bytes(args)
     return parts, edges
 
 
