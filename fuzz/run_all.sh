@@ -17,7 +17,7 @@ seeds() {  # seeds TARGET: the files and folders its corpus starts from
     fuzz_onnx) echo data/onnx/*.onnx $(ls -d "$onnx_testdata"/test_{Conv2d,Linear,MaxPool2d,BatchNorm2d_eval,Softmax,Embedding}/model.onnx 2>/dev/null) ;;
     fuzz_hf_config) echo tests/data/hf/*.json tests/data/hf-configs/*/config.json ;;
     fuzz_vtrain_csv) echo fuzz/seeds/vtrain_csv/* ;;
-    fuzz_transformer_plan) echo fuzz/seeds/transformer_plan/* ;;
+    fuzz_plan_file) echo fuzz/seeds/plan_file/* ;;
     fuzz_mpt_table) echo fuzz/seeds/mpt_table/* ;;
     fuzz_published_runs) echo data/moe/*.json tests/data/bad/published_*.json ;;
     fuzz_nemo_table) echo data/nemo-h100/nemo_h100.tsv ;;
@@ -27,7 +27,7 @@ seeds() {  # seeds TARGET: the files and folders its corpus starts from
 
 failed=()
 for target in fuzz_piper fuzz_native_json fuzz_native_yaml fuzz_dapple fuzz_onnx fuzz_hf_config \
-              fuzz_vtrain_csv fuzz_transformer_plan fuzz_mpt_table fuzz_published_runs \
+              fuzz_vtrain_csv fuzz_plan_file fuzz_mpt_table fuzz_published_runs \
               fuzz_nemo_table fuzz_launch; do
   corpus=$build/corpus/$target
   findings=$build/findings/$target

@@ -223,8 +223,7 @@ def run_main(a):
               "--checkpoint DIR", file=sys.stderr)
         return 2
     microbatches = int(plan.get("microbatches") or 1)
-    schedule = a.schedule or ("gpipe" if str(plan.get("schedule", "")).lower() == "gpipe"
-                              else "1f1b")
+    schedule = a.schedule or ("gpipe" if plan.get("schedule") == "gpipe" else "1f1b")
     options = {"steps": a.steps, "schedule": schedule, "optimizer": a.optimizer, "lr": a.lr,
                "seed": a.seed, "threads": a.threads, "timeout": a.timeout,
                "tokens": a.tokens, "granularity": a.granularity, "microbatches": microbatches,
@@ -251,7 +250,7 @@ def run_main(a):
         torch.manual_seed(a.seed)
         example, _ = runtime.make_batch(0, shape, a.tokens, (1, 1), a.seed)
         try:
-            runtime.Partition(module, plan, runtime.Layout(plan), a.granularity, example)
+            runtime.Partition(module, plan, runtime.Layout(passes), a.granularity, example)
         except (RuntimeError, TypeError, IndexError) as error:  # the module on this input
             raise runtime.RunError(f"{a.model} does not run on input shape "
                                    f"{','.join(map(str, shape))}: {type(error).__name__}: "

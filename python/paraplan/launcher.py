@@ -39,7 +39,7 @@ def worker(rank, world, config):
                 state, optimizers = load_checkpoint(folder, signature)
                 module.load_state_dict(state)
         names = names_of(module)
-        layout = Layout(plan)
+        layout = Layout(config["schedule"])
         if rank == 0 and options.get("verbose") and \
                 layout.device_of_rank != list(range(layout.world)):
             print("placed on part of a cluster: rank i runs on cluster device " +
@@ -136,7 +136,7 @@ def launch(config):
     """Runs `config` on its plan's ranks: in this process when started by torchrun (RANK and
     WORLD_SIZE set), else in as many processes started here. Returns rank 0's summary (None on
     other torchrun ranks); raises RunError when a rank fails (its code in `.code`)."""
-    world = Layout(config["plan"]).world
+    world = Layout(config["schedule"]).world
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
         launched = int(os.environ["WORLD_SIZE"])
         if launched != world:

@@ -14,37 +14,25 @@ class RunError(ValueError):
 
 
 class Layout:
-    """Ranks of the plan: stage s, replica r, tensor-parallel index k, in rank order (stage by
-    stage) unless the plan names the devices of a stage (``device_ids``). A plan placed on some
-    devices of a larger cluster names cluster devices; rank i then runs what the i-th smallest
-    of them runs (``device_of_rank`` keeps the cluster device of each rank)."""
+    """Ranks of the plan: stage s, replica r, tensor-parallel index k of each rank, as the core
+    lays them out (``ranks`` of the schedule :func:`paraplan.schedule_of` returns: stage by stage
+    unless the plan names the devices of a stage; a plan placed on some devices of a larger
+    cluster names cluster devices, and rank i runs what the i-th smallest of them runs —
+    ``device_of_rank`` keeps the cluster device of each rank). Nothing here recomputes it."""
 
-    def __init__(self, plan):
-        stages = plan.get("stages") or []
-        if not stages:
-            raise RunError("the plan has no stages (write one with paraplan plan ... -o PLAN)")
-        self.stages = []
-        self.of = {}
-        count = 0
-        for s, stage in enumerate(stages):
-            d, t = int(stage.get("data_parallel", 1)), int(stage.get("tensor_parallel", 1))
-            if d < 1 or t < 1:
-                raise RunError(f"stages[{s}]: data_parallel and tensor_parallel must be >= 1")
-            self.stages.append((d, t))
-            named = stage.get("device_ids") or []
-            if named and len(named) != d * t:
-                raise RunError(f"stages[{s}].device_ids: {len(named)} devices for "
-                               f"{d} x {t} (data x tensor parallel)")
-            for i, (r, k) in enumerate((r, k) for r in range(d) for k in range(t)):
-                self.of[(s, r, k)] = int(named[i]) if named else count + i
-            count += d * t
-        self.world = count
-        named = sorted(self.of.values())
-        if len(set(named)) != count or named[0] < 0:
-            raise RunError("the plan's device_ids name a device twice (or a negative one)")
-        self.device_of_rank = named
-        rank_of = {device: rank for rank, device in enumerate(named)}
-        self.of = {key: rank_of[device] for key, device in self.of.items()}
+    def __init__(self, schedule):
+        ranks = schedule.get("ranks") or []
+        if not ranks:
+            raise RunError("the schedule names no ranks (take it from paraplan.schedule_of(PLAN))")
+        self.of = {(int(r["stage"]), int(r["replica"]), int(r["tensor_index"])): rank
+                   for rank, r in enumerate(ranks)}
+        self.world = len(ranks)
+        self.device_of_rank = [int(r["device"]) for r in ranks]
+        widths = {}
+        for (s, r, k) in self.of:
+            d, t = widths.get(s, (0, 0))
+            widths[s] = (max(d, r + 1), max(t, k + 1))
+        self.stages = [widths[s] for s in range(len(widths))]
         self.at = {rank: key for key, rank in self.of.items()}
 
 

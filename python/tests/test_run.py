@@ -34,7 +34,7 @@ def profile(tmp_path_factory):
     return json.loads(path.read_text())
 
 
-def make_plan(profile, stages, schedule="1F1B"):
+def make_plan(profile, stages, schedule="1f1b"):
     """A pipeline plan of the profile with the given stages: (layer names, d, t, recompute)."""
     by_name = {layer["name"]: layer["id"] for layer in profile["layers"]}
     out = []
@@ -101,20 +101,20 @@ def final_state(tmp_path, steps=STEPS):
 BLOCKS = [f"blocks.{i}" for i in range(4)]
 SHAPES = {
     "2 stages, 1F1B": ([(["position", "embed", "blocks.0", "blocks.1"], 1, 1, False),
-                        (["blocks.2", "blocks.3", "norm", "head"], 1, 1, False)], "1F1B"),
+                        (["blocks.2", "blocks.3", "norm", "head"], 1, 1, False)], "1f1b"),
     "4 stages, GPipe": ([(["position", "embed", "blocks.0"], 1, 1, False),
                          (["blocks.1"], 1, 1, False), (["blocks.2"], 1, 1, False),
-                         (["blocks.3", "norm", "head"], 1, 1, False)], "GPipe"),
+                         (["blocks.3", "norm", "head"], 1, 1, False)], "gpipe"),
     "2 stages x 2 replicas": ([(["position", "embed", "blocks.0", "blocks.1"], 2, 1, False),
                                (["blocks.2", "blocks.3", "norm", "head"], 2, 1, False)],
-                              "1F1B"),
+                              "1f1b"),
     "2 stages x 2 replicas, all-reduce overlapped": (
         [(["position", "embed", "blocks.0", "blocks.1"], 2, 1, False),
-         (["blocks.2", "blocks.3", "norm", "head"], 2, 1, False)], "1F1B"),
+         (["blocks.2", "blocks.3", "norm", "head"], 2, 1, False)], "1f1b"),
     "recomputation": ([(["position", "embed", "blocks.0", "blocks.1"], 1, 1, True),
-                       (["blocks.2", "blocks.3", "norm", "head"], 1, 1, True)], "1F1B"),
+                       (["blocks.2", "blocks.3", "norm", "head"], 1, 1, True)], "1f1b"),
     "tensor parallel 2": ([(["position", "embed"], 1, 1, False), (BLOCKS, 1, 2, False),
-                           (["norm", "head"], 1, 1, False)], "1F1B"),
+                           (["norm", "head"], 1, 1, False)], "1f1b"),
 }
 
 
@@ -251,16 +251,20 @@ def test_a_file_that_is_not_a_pipeline_plan_is_refused(text, message, tmp_path):
 
 
 def test_a_plan_placed_on_part_of_a_cluster_runs_on_consecutive_ranks():
+    """The rank layout is the core's (schedule_of's ``ranks``; the C++ test
+    Plan.RankLayoutRunsRankIOnTheIthSmallestDevice checks how it is made): the runtime reads it."""
     from paraplan.runtime import Layout, RunError
-    plan = {"stages": [{"data_parallel": 2, "tensor_parallel": 1, "device_ids": [6, 2]},
-                       {"data_parallel": 1, "tensor_parallel": 2, "device_ids": [0, 5]}]}
-    layout = Layout(plan)
+    schedule = {"ranks": [{"stage": 1, "replica": 0, "tensor_index": 0, "device": 0},
+                          {"stage": 0, "replica": 1, "tensor_index": 0, "device": 2},
+                          {"stage": 1, "replica": 0, "tensor_index": 1, "device": 5},
+                          {"stage": 0, "replica": 0, "tensor_index": 0, "device": 6}]}
+    layout = Layout(schedule)
     assert layout.world == 4
     assert layout.device_of_rank == [0, 2, 5, 6]
     assert layout.of == {(0, 0, 0): 3, (0, 1, 0): 1, (1, 0, 0): 0, (1, 0, 1): 2}
-    plan["stages"][1]["device_ids"] = [0, 2]
-    with pytest.raises(RunError, match="twice"):
-        Layout(plan)
+    assert layout.stages == [(2, 1), (1, 2)]
+    with pytest.raises(RunError, match="no ranks"):
+        Layout({})
 
 
 def test_the_input_it_was_profiled_at_is_the_only_one_it_runs(profile, tmp_path):

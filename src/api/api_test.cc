@@ -12,6 +12,7 @@
 #include "api/evaluate.h"
 #include "api/inputs.h"
 #include "api/plan.h"
+#include "api/plan_file.h"
 #include "api/results_json.h"
 #include "api/simulate.h"
 #include "io/native_json.h"
@@ -44,7 +45,7 @@ TEST(ApiPlanPipeline, WhenNothingFitsGivesTheSmallestMemoryThatDoes) {
   PipelinePlanRequest r = small_pipeline(1e6);  // 1 MB: nothing fits
   const PipelinePlanResult none = plan_pipeline(r);
   ASSERT_FALSE(none.plan.feasible);
-  EXPECT_EQ(none.plan.kind, PlanKind::kPipeline);
+  EXPECT_EQ(none.plan.kind(), PlanKind::kPipeline);
   ASSERT_TRUE(none.smallest_memory_per_device_bytes);
   const double need = *none.smallest_memory_per_device_bytes;
   EXPECT_EQ(need, std::ceil(need));
@@ -181,7 +182,7 @@ TEST(ApiPlanPipeline, MixedClustersGiveEachStageADeviceGroup) {
   EXPECT_DOUBLE_EQ(search_pipeline(h.model, alone_cost).plan.objective, out.mixed->fastest_alone);
   EXPECT_THROW(piper_settings(h, 8, 0, 0, 0, "TPUv9"), FieldError);
   // Written and replayed: the groups travel in piper_settings.
-  const std::string path = write_temp("mixed.json", pipeline_plan_json(r, out, true).dump());
+  const std::string path = write_temp("mixed.json", pipeline_plan_file(r, out).dump());
   const SimulateResult s = simulate_plan({path, "", false});
   EXPECT_GT(s.iteration_time_s, 0);
   EXPECT_TRUE(s.on_network);
@@ -266,7 +267,7 @@ TEST(ApiSimulate, ReadsEachPlanFileByThePlannerItStates) {
   // GPipe replays too (every forward first: no faster than 1F1B, as many activations held as
   // micro-batches); a schedule pipeline plans have no runtime for is refused at the field.
   const SimulateResult gpipe = simulate_plan({path, "gpipe", false});
-  EXPECT_EQ(gpipe.schedule, "gpipe");
+  EXPECT_EQ(gpipe.schedule, Schedule::kGpipe);
   EXPECT_GE(gpipe.iteration_time_s, s.iteration_time_s * (1 - 1e-12));
   try {
     simulate_plan({path, "zero-bubble", false});
@@ -325,8 +326,9 @@ TEST(ApiSimulate, ReadsEachPlanFileByThePlannerItStates) {
   // A transformer plan.
   TransformerPlanRequest tr = small_transformer();
   const TransformerPlanResult tp = plan_transformer(tr);
-  io::Json tdoc{{"config", io::training_to_json(tp.search.top[0].config)}};
-  io::add_replay_keys(tdoc, tr.model, tr.cluster, tr.calibration);
+  const io::Json tdoc = plan_file_json(
+      {tr.model.name, tp.plans[0], TransformerReplay{tr.model, tr.cluster, tr.calibration}},
+      {{"config", io::training_to_json(tp.search.top[0].config)}});
   const SimulateResult ts = simulate_plan({write_temp("api_llm.json", tdoc.dump()), "", true});
   EXPECT_EQ(ts.kind, PlanKind::kTransformer);
   EXPECT_NEAR(ts.reference_s, tp.search.top[0].result.iteration_time_s, 1e-9 * ts.reference_s);

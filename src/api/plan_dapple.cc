@@ -1,7 +1,5 @@
 // The plan job of the pipeline planner under DAPPLE's cost model: its settings, its search and
 // the products of the best plan.
-#include "api/plan.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,6 +8,7 @@
 #include <functional>
 #include <map>
 
+#include "api/plan.h"
 #include "cost/dapple_states.h"
 #include "ir/error.h"
 #include "ir/topology.h"

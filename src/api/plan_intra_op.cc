@@ -1,7 +1,5 @@
 // The plan job of the intra-operator planner under PaSE's cost model: the elimination, the
 // memory per device, and the products (simulation, report with its frontier) of the plan.
-#include "api/plan.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,6 +9,7 @@
 #include <map>
 
 #include "api/frontier.h"
+#include "api/plan.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "render/graph_svg.h"

@@ -203,13 +203,12 @@ PlanOutcome piper(const PlanOptions& o, const Workload& w) {
   r.coarsen = o.coarsen;
   const PipelinePlanResult result = plan_pipeline(r);
   PlanOutcome out;
-  out.document = pipeline_plan_json(r, result, false);
+  // One document: the answer is the plan file (a feasible plan's with what replays it).
+  out.document = out.file = pipeline_plan_file(r, result);
   if (!result.plan.feasible) {
-    out.file = out.document;
     out.failure = no_pipeline_plan(r, result, o.input.empty() ? "default workload" : o.input);
     return out;
   }
-  out.document = out.file = pipeline_plan_json(r, result, true);  // one document: it replays
   if (o.words) out.words = pipeline_words(r, result);
   set_timeline(out, result.simulation ? &result.simulation->result.timeline : nullptr);
   out.report_html = result.report_html;
@@ -231,7 +230,7 @@ PlanOutcome dapple(const PlanOptions& o, const Workload& w) {
   const DapplePlanResult result = plan_dapple(r, o.input);
   PlanOutcome out;
   out.document = dapple_plan_json(r, result);
-  if (o.plan_file) out.file = out.document;
+  if (o.plan_file) out.file = dapple_plan_file(r, result);
   if (o.words) out.words = dapple_words(r, result);
   set_timeline(out, result.simulation ? &result.simulation->timeline : nullptr);
   out.report_html = result.report_html;
@@ -274,7 +273,7 @@ PlanOutcome intra_op(const PlanOptions& o) {
   const IntraOpPlanResult result = plan_intra_op(r);
   PlanOutcome out;
   out.document = intra_op_plan_json(r, result);
-  if (o.plan_file) out.file = out.document;
+  if (o.plan_file) out.file = intra_op_plan_file(r, result);
   if (o.words) out.words = intra_op_words(r, result);
   if (o.dot) out.dot = render::model_to_dot(r.model, &result.plan);
   set_timeline(out, result.simulation ? &result.simulation->timeline : nullptr);

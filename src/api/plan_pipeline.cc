@@ -1,8 +1,6 @@
 // The plan job of the pipeline planner under Piper's cost model: the search (exact, coarsened or
 // under the iteration objective), the smallest-memory search when nothing fits, placement on the
 // cluster's network, and the products (simulation, report) of the best plan.
-#include "api/plan.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -12,6 +10,7 @@
 #include <map>
 
 #include "api/frontier.h"
+#include "api/plan.h"
 #include "cost/placement.h"
 #include "ir/error.h"
 #include "ir/topology.h"

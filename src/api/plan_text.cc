@@ -81,7 +81,7 @@ std::string placement_lines(const Plan& plan, const PipelinePlanResult& result,
 std::string plan_table(const Plan& plan, const Model& model, const std::string& unit) {
   std::string out;
   out += fmt::format("model: {}   cost model: {}   schedule: {}\n", model.name, plan.cost_model(),
-                     plan.schedule);
+                     schedule_name(plan.schedule));
   out +=
       fmt::format("{:>5}  {:<24} {:>6} {:>5} {:>3} {:>3}  {:<28} {:>14} {:>12} {:>8}\n", "stage",
                   "layers (ids)", "count", "d", "t", "y", "options", "time", "memory", "devices");
@@ -98,7 +98,7 @@ std::string plan_table(const Plan& plan, const Model& model, const std::string& 
     std::string layers = id_ranges(st.layers, model);
     if (layers.size() > 24) layers = layers.substr(0, 21) + "...";
     // DAPPLE's model has no memory and no in-flight count.
-    const bool has_memory = plan.kind != PlanKind::kDapple;
+    const bool has_memory = plan.kind() != PlanKind::kDapple;
     std::string memory =
         has_memory ? fmt::format("{:.3f} GiB", st.memory_bytes / 1073741824.0) : "n/a";
     std::string inflight = has_memory ? std::to_string(st.inflight_microbatches) : "-";
@@ -194,46 +194,53 @@ std::string simulation_words(const SimulateResult& s) {
   const sim::Result& r = s.result;
   const auto& devices = r.timeline.devices;
   std::string out;
-  if (s.kind == PlanKind::kPipeline) {
-    out +=
-        fmt::format("{}: {} stage(s), {} replicas, {} micro-batches, {} events simulated (1f1b)\n",
-                    s.model, s.stages, devices.size(), s.microbatches, r.timeline.events.size());
-    out += fmt::format(
-        "iteration (profile time units): simulated {:.6g}, {} {:.6g} ({:+.2f}%: fill, drain and "
-        "the all-reduce{}); bubble {:.1f}%\n",
-        s.iteration_time_s,
-        s.on_network ? "on the cluster's links; the placement's bound N × slowest stage"
-                     : "Piper's bound N × objective",
-        s.reference_s, 100 * s.difference,
-        s.on_network ? ", and contention that comes and goes" : "", 100 * r.bubble_fraction);
-    for (std::size_t i = 0; i < devices.size() && i < 64; ++i)
-      out += fmt::format("  {:<32} busy {:.6g}   peak memory {}\n", devices[i], r.devices[i].busy_s,
-                         format_bytes(r.devices[i].peak_bytes));
-    if (devices.size() > 64) out += fmt::format("  ... {} more replicas\n", devices.size() - 64);
-    return out;
+  switch (s.kind) {
+    case PlanKind::kPipeline: {
+      out +=
+          fmt::format("{}: {} stage(s), {} replicas, {} micro-batches, {} events simulated ({})\n",
+                      s.model, s.stages, devices.size(), s.microbatches, r.timeline.events.size(),
+                      schedule_name(s.schedule));
+      out += fmt::format(
+          "iteration (profile time units): simulated {:.6g}, {} {:.6g} ({:+.2f}%: fill, drain and "
+          "the all-reduce{}); bubble {:.1f}%\n",
+          s.iteration_time_s,
+          s.on_network ? "on the cluster's links; the placement's bound N × slowest stage"
+                       : "Piper's bound N × objective",
+          s.reference_s, 100 * s.difference,
+          s.on_network ? ", and contention that comes and goes" : "", 100 * r.bubble_fraction);
+      for (std::size_t i = 0; i < devices.size() && i < 64; ++i)
+        out += fmt::format("  {:<32} busy {:.6g}   peak memory {}\n", devices[i],
+                           r.devices[i].busy_s, format_bytes(r.devices[i].peak_bytes));
+      if (devices.size() > 64) out += fmt::format("  ... {} more replicas\n", devices.size() - 64);
+      return out;
+    }
+    case PlanKind::kIntraOp:
+      return fmt::format("{}: {} layers on {} devices, {} events simulated\n", s.model, s.layers,
+                         s.devices, r.timeline.events.size()) +
+             fmt::format("step time: simulated {:.6g} s, the plan's {:.6g} s ({:+.2f}%)\n",
+                         s.iteration_time_s, s.reference_s, 100 * s.difference);
+    case PlanKind::kDapple:
+      return fmt::format("DAPPLE plan: {} stage(s), {} micro-batches, {} events simulated\n",
+                         s.stages, s.microbatches, r.timeline.events.size()) +
+             fmt::format(
+                 "iteration time: simulated {:.6g} s, DAPPLE's latency {:.6g} s ({:+.2f}%: "
+                 "its warm-up is approximate and its all-reduce tail is not replayed); "
+                 "bubble {:.1f}%\n",
+                 s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
+    case PlanKind::kTransformer:
+    case PlanKind::kMixedTransformer:
+      out += fmt::format("{}: {} schedule, {} stage(s) × {} micro-batches, {} events simulated\n",
+                         s.model, schedule_name(s.schedule), s.stages, s.microbatches,
+                         r.timeline.events.size());
+      out += fmt::format(
+          "iteration time: simulated {:.4f} s, analytic {:.4f} s ({:+.2f}%); "
+          "bubble {:.1f}% of the devices' time\n",
+          s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
+      for (std::size_t d = 0; d < devices.size(); ++d)
+        out += fmt::format("  {:<24} busy {:.4f} s   peak memory {}\n", devices[d],
+                           r.devices[d].busy_s, format_bytes(r.devices[d].peak_bytes));
+      return out;
   }
-  if (s.kind == PlanKind::kIntraOp)
-    return fmt::format("{}: {} layers on {} devices, {} events simulated\n", s.model, s.layers,
-                       s.devices, r.timeline.events.size()) +
-           fmt::format("step time: simulated {:.6g} s, the plan's {:.6g} s ({:+.2f}%)\n",
-                       s.iteration_time_s, s.reference_s, 100 * s.difference);
-  if (s.kind == PlanKind::kDapple)
-    return fmt::format("DAPPLE plan: {} stage(s), {} micro-batches, {} events simulated\n",
-                       s.stages, s.microbatches, r.timeline.events.size()) +
-           fmt::format(
-               "iteration time: simulated {:.6g} s, DAPPLE's latency {:.6g} s ({:+.2f}%: "
-               "its warm-up is approximate and its all-reduce tail is not replayed); "
-               "bubble {:.1f}%\n",
-               s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
-  out += fmt::format("{}: {} schedule, {} stage(s) × {} micro-batches, {} events simulated\n",
-                     s.model, s.schedule, s.stages, s.microbatches, r.timeline.events.size());
-  out += fmt::format(
-      "iteration time: simulated {:.4f} s, analytic {:.4f} s ({:+.2f}%); "
-      "bubble {:.1f}% of the devices' time\n",
-      s.iteration_time_s, s.reference_s, 100 * s.difference, 100 * r.bubble_fraction);
-  for (std::size_t d = 0; d < devices.size(); ++d)
-    out += fmt::format("  {:<24} busy {:.4f} s   peak memory {}\n", devices[d], r.devices[d].busy_s,
-                       format_bytes(r.devices[d].peak_bytes));
   return out;
 }
 

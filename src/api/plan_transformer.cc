@@ -1,7 +1,5 @@
 // The plan job of the transformer search under the analytic model: the search, the simulator's
 // re-ranking, the best plan Megatron-LM runs, and the products of the best plan.
-#include "api/plan.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,6 +9,7 @@
 #include <map>
 
 #include "api/frontier.h"
+#include "api/plan.h"
 #include "ir/error.h"
 #include "ir/units.h"
 #include "report/plan_report.h"

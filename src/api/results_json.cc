@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "api/knobs.h"
+#include "api/plan_file.h"
 #include "io/mixed_plan_json.h"
 #include "io/native_json.h"
 #include "io/transformer_json.h"
@@ -128,26 +129,23 @@ io::Json mixed_transformer_plan_file(const MixedTransformerPlanRequest& request,
     while (request.cluster.device_types[type].name != a.device_type) ++type;
     const MixedAnalyticModel mixed(request.model, request.cluster, request.calibrations,
                                    request.devices);
-    io::Json file = priced_json(a.best->config, a.best->result, a.devices);
-    file["model"] = request.model.name;
-    file["cluster"] = fmt::format("{} ({} alone)", request.cluster_name, a.device_type);
-    file["planner"] = "llm";
-    file["cost_model"] = "analytic";
-    io::add_replay_keys(file, request.model, mixed.type_cluster(static_cast<int>(type), a.devices),
-                        request.calibrations[type]);
-    return file;
+    io::Json answer = priced_json(a.best->config, a.best->result, a.devices);
+    answer["model"] = request.model.name;
+    answer["cluster"] = fmt::format("{} ({} alone)", request.cluster_name, a.device_type);
+    return plan_file_json(
+        {request.model.name, llm_plan(*a.best),
+         TransformerReplay{request.model, mixed.type_cluster(static_cast<int>(type), a.devices),
+                           request.calibrations[type]}},
+        answer);
   }
   const MixedCandidate& best = result.search.top.at(0);
-  io::Json file = mixed_priced_json(request.cluster, best.config, best.result);
-  file["model"] = request.model.name;
-  file["cluster"] = request.cluster_name;
-  file["planner"] = "llm-mixed";
-  file["cost_model"] = "analytic";
-  MixedConfig priced = best.config;
-  priced.stage_layers = best.result.stage_layers;
-  io::add_mixed_replay_keys(file, request.model, request.cluster, request.calibrations,
-                            request.devices, priced);
-  return file;
+  io::Json answer = mixed_priced_json(request.cluster, best.config, best.result);
+  answer["model"] = request.model.name;
+  answer["cluster"] = request.cluster_name;
+  return plan_file_json(
+      {request.model.name, mixed_plan(best),
+       MixedReplay{request.model, request.cluster, request.calibrations, request.devices}},
+      answer);
 }
 
 io::Json mixed_transformer_plan_json(const MixedTransformerPlanRequest& request,
@@ -185,13 +183,12 @@ io::Json mixed_transformer_plan_json(const MixedTransformerPlanRequest& request,
 
 io::Json transformer_plan_file(const TransformerPlanRequest& request,
                                const TransformerPlanResult& result) {
-  io::Json file = transformer_plan_json(request, result);
-  io::add_replay_keys(file, request.model, request.cluster, request.calibration);
-  return file;
+  return plan_file_json({request.model.name, result.plans.at(0),
+                         TransformerReplay{request.model, request.cluster, request.calibration}},
+                        transformer_plan_json(request, result));
 }
 
-io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePlanResult& result,
-                            bool file) {
+io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePlanResult& result) {
   const PiperSettings& settings = request.settings;
   io::Json j = io::plan_to_json(result.plan, request.model);
   j["memory_per_device_bytes"] = settings.memory_per_device_bytes;
@@ -199,28 +196,6 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
   j["bandwidth_bytes_per_s"] = settings.bandwidth_bytes_per_s;
   if (result.smallest_memory_per_device_bytes)
     j["smallest_memory_per_device_bytes"] = *result.smallest_memory_per_device_bytes;
-  if (file && result.plan.feasible) {  // what `simulate` needs to replay it
-    j["model_config"] = io::model_to_json(request.model);
-    j["piper_settings"] = {{"max_devices", settings.max_devices},
-                           {"memory_per_device_bytes", settings.memory_per_device_bytes},
-                           {"bandwidth_bytes_per_s", settings.bandwidth_bytes_per_s},
-                           {"microbatches", settings.microbatches}};
-    if (settings.allreduce_bandwidth_bytes_per_s > 0)
-      j["piper_settings"]["allreduce_bandwidth_bytes_per_s"] =
-          settings.allreduce_bandwidth_bytes_per_s;
-    if (!settings.device_groups.empty()) {
-      io::Json groups = io::Json::array();
-      for (const auto& g : settings.device_groups)
-        groups.push_back({{"name", g.name},
-                          {"devices", g.count},
-                          {"memory_bytes", g.memory_bytes},
-                          {"time_factor", g.time_factor}});
-      j["piper_settings"]["device_groups"] = groups;
-    }
-    // A placed plan replays on its cluster's links.
-    if (result.plan.as<PipelineDetail>().placement && request.cluster)
-      j["cluster_config"] = io::cluster_to_json(*request.cluster);
-  }
   if (!settings.device_groups.empty()) {
     io::Json names = io::Json::array();
     for (const auto& g : settings.device_groups) names.push_back(g.name);
@@ -263,6 +238,27 @@ io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePl
                            {"flat_choice_stages", n->flat_stages},
                            {"flat_choice_placed_simulated_s", n->flat_placed_simulated_s}};
   return j;
+}
+
+io::Json pipeline_plan_file(const PipelinePlanRequest& request, const PipelinePlanResult& result) {
+  PipelineReplay replay{request.model, request.settings, std::nullopt};
+  if (result.plan.as<PipelineDetail>().placement && request.cluster)
+    replay.cluster = *request.cluster;  // a placed plan replays on its cluster's links
+  return plan_file_json({request.model.name, result.plan, std::move(replay)},
+                        pipeline_plan_json(request, result));
+}
+
+io::Json dapple_plan_file(const DapplePlanRequest& request, const DapplePlanResult& result) {
+  return plan_file_json({request.model.name, result.plan, DappleReplay{}},
+                        dapple_plan_json(request, result));
+}
+
+io::Json intra_op_plan_file(const IntraOpPlanRequest& request, const IntraOpPlanResult& result) {
+  IntraOpReplay replay;  // the writer needs none of it: the layers' costs are in the answer
+  replay.flops_per_s = request.settings.flops_per_s;
+  replay.devices = request.settings.devices;
+  return plan_file_json({request.model.name, result.plan, std::move(replay)},
+                        intra_op_plan_json(request, result));
 }
 
 io::Json dapple_plan_json(const DapplePlanRequest& request, const DapplePlanResult& result) {
@@ -318,34 +314,40 @@ io::Json devices_json(const sim::Result& r) {
 
 io::Json simulation_json(const SimulateResult& s) {
   const sim::Result& r = s.result;
-  if (s.kind == PlanKind::kPipeline)
-    return {{"model", s.model},
-            {"schedule", s.schedule},
-            {"iteration_time", s.iteration_time_s},
-            {"bound", s.reference_s},
-            {"difference", s.difference},
-            {"on_network", s.on_network},
-            {"bubble_fraction", r.bubble_fraction},
-            {"events", r.timeline.events.size()},
-            {"devices", devices_json(r)}};
-  if (s.kind == PlanKind::kIntraOp)
-    return {{"model", s.model},
-            {"schedule", s.schedule},
-            {"iteration_time_s", s.iteration_time_s},
-            {"analytic_iteration_time_s", s.reference_s},
-            {"difference", s.difference},
-            {"events", r.timeline.events.size()}};
-  if (s.kind == PlanKind::kDapple)
-    return {{"schedule", s.schedule},
-            {"iteration_time_s", s.iteration_time_s},
-            {"analytic_iteration_time_s", s.reference_s},
-            {"difference", s.difference},
-            {"bubble_fraction", r.bubble_fraction},
-            {"events", r.timeline.events.size()}};
+  const char* schedule = schedule_name(s.schedule);
+  switch (s.kind) {
+    case PlanKind::kPipeline:
+      return {{"model", s.model},
+              {"schedule", schedule},
+              {"iteration_time", s.iteration_time_s},
+              {"bound", s.reference_s},
+              {"difference", s.difference},
+              {"on_network", s.on_network},
+              {"bubble_fraction", r.bubble_fraction},
+              {"events", r.timeline.events.size()},
+              {"devices", devices_json(r)}};
+    case PlanKind::kIntraOp:
+      return {{"model", s.model},
+              {"schedule", schedule},
+              {"iteration_time_s", s.iteration_time_s},
+              {"analytic_iteration_time_s", s.reference_s},
+              {"difference", s.difference},
+              {"events", r.timeline.events.size()}};
+    case PlanKind::kDapple:
+      return {{"schedule", schedule},
+              {"iteration_time_s", s.iteration_time_s},
+              {"analytic_iteration_time_s", s.reference_s},
+              {"difference", s.difference},
+              {"bubble_fraction", r.bubble_fraction},
+              {"events", r.timeline.events.size()}};
+    case PlanKind::kTransformer:
+    case PlanKind::kMixedTransformer:
+      break;
+  }
   double peak = 0;
   for (const auto& d : r.devices) peak = std::max(peak, d.peak_bytes);
   return {{"model", s.model},
-          {"schedule", s.schedule},
+          {"schedule", schedule},
           {"iteration_time_s", s.iteration_time_s},
           {"analytic_iteration_time_s", s.reference_s},
           {"difference", s.difference},

@@ -25,8 +25,8 @@ io::Json evaluate_json(const TrainingConfig& t, const AnalyticResult& r, const s
 /// and cost model, the simulated time where replayed, top[] and the search's figures.
 io::Json transformer_plan_json(const TransformerPlanRequest& request,
                                const TransformerPlanResult& result);
-/// The same as a plan file `simulate` replays (paraplan-transformer-plan: model, cluster and
-/// calibration embedded).
+/// The same as a plan file `simulate` replays (api/plan_file.h: model, cluster and calibration
+/// embedded).
 io::Json transformer_plan_file(const TransformerPlanRequest& request,
                                const TransformerPlanResult& result);
 
@@ -39,22 +39,25 @@ io::Json mixed_priced_json(const Cluster& cluster, const MixedConfig& config,
 /// type alone, the type-blind plan priced on the real devices, and the search's figures.
 io::Json mixed_transformer_plan_json(const MixedTransformerPlanRequest& request,
                                      const MixedTransformerPlanResult& result);
-/// The answer as a plan file `simulate` replays: a mixed transformer plan
-/// (io/mixed_plan_json.h) or, when one device type alone is faster, a transformer plan on its
-/// devices (io::add_replay_keys).
+/// The answer as a plan file `simulate` replays (api/plan_file.h): a mixed transformer plan or,
+/// when one device type alone is faster, a transformer plan on its devices.
 io::Json mixed_transformer_plan_file(const MixedTransformerPlanRequest& request,
                                      const MixedTransformerPlanResult& result);
 
 /// The pipeline plan under Piper's cost model (paraplan-plan) with its settings and, when
-/// nothing fits, the smallest memory that does; `file`: with the model and settings `simulate`
-/// needs to replay it (feasible plans).
-io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePlanResult& result,
-                            bool file);
+/// nothing fits, the smallest memory that does.
+io::Json pipeline_plan_json(const PipelinePlanRequest& request, const PipelinePlanResult& result);
 /// The DAPPLE plan (paraplan-plan) with its batch, machines, speedup and states.
 io::Json dapple_plan_json(const DapplePlanRequest& request, const DapplePlanResult& result);
 /// The intra-op plan (paraplan-plan with layer_splits) with its settings and the elimination's
 /// structure.
 io::Json intra_op_plan_json(const IntraOpPlanRequest& request, const IntraOpPlanResult& result);
+
+/// The plan files of the layer-model planners (api/plan_file.h): the answer with what the
+/// replay needs (a feasible pipeline plan: its model, settings and, when placed, its cluster).
+io::Json pipeline_plan_file(const PipelinePlanRequest& request, const PipelinePlanResult& result);
+io::Json dapple_plan_file(const DapplePlanRequest& request, const DapplePlanResult& result);
+io::Json intra_op_plan_file(const IntraOpPlanRequest& request, const IntraOpPlanResult& result);
 
 /// One replayed iteration, with the keys of its kind of plan.
 io::Json simulation_json(const SimulateResult& result);

@@ -1,14 +1,14 @@
-// The simulate job: replay one iteration of any plan file `plan -o` writes. Every plan file says
-// what it is (format, version and, for paraplan plans, the planner and cost model), so the file
-// is read without guessing: a transformer plan (paraplan-transformer-plan) under the analytic
-// model, a mixed transformer plan (paraplan-mixed-transformer-plan) under the mixed analytic
-// model, a pipeline plan under Piper's cost model (with its model embedded) or DAPPLE's (its
-// stage figures), an intra-operator plan (its layers' costs).
+// The simulate job: replay one iteration of any plan file `plan -o` writes, read by the one plan
+// file reader (api/plan_file.h) as the kind its planner and cost model name: a transformer plan
+// under the analytic model, a mixed transformer plan under the mixed analytic model, a pipeline
+// plan under Piper's cost model (with its model embedded) or DAPPLE's (its stage figures), an
+// intra-operator plan (its layers' costs).
 #pragma once
 
 #include <cstddef>
 #include <string>
 
+#include "api/plan_file.h"
 #include "io/json_fields.h"
 #include "ir/plan.h"
 #include "sim/simulator.h"
@@ -25,9 +25,9 @@ struct SimulateRequest {
 };
 
 struct SimulateResult {
-  PlanKind kind = PlanKind::kPipeline;  ///< the plan's planner and cost model
-  std::string model;                    ///< the model's name
-  std::string schedule;                 ///< "1f1b", "gpipe", "interleaved-1f1b" or "layer by layer"
+  PlanKind kind = PlanKind::kPipeline;      ///< the plan's planner and cost model
+  std::string model;                        ///< the model's name
+  Schedule schedule = Schedule::kOneFOneB;  ///< the schedule replayed
   sim::Result result;           ///< the timeline, per-device busy time and peak memory, the bubble
   double iteration_time_s = 0;  ///< simulated (Piper's plans: in the profile's time unit)
   /// The planner's own figure for the same plan: the analytic iteration time, Piper's bound
@@ -50,10 +50,14 @@ struct SimulateResult {
 SimulateResult simulate_plan(const SimulateRequest& request);
 /// The same for a plan document already read (request.plan_path names it in messages).
 SimulateResult simulate_document(const io::Json& doc, const SimulateRequest& request);
+/// The same for a plan file already read.
+SimulateResult simulate_file(const PlanFile& file, const SimulateRequest& request);
 
 /// The schedule a pipeline plan file (Piper's cost model) runs under — the pass list the
 /// simulator replays and `paraplan run` executes: per stage its replicas and, per replica, its
-/// passes in order (["F" or "B", micro-batch]); then each replica's all-reduce and optimizer step.
+/// passes in order (["F" or "B", micro-batch]); then each replica's all-reduce and optimizer step;
+/// and the rank layout (`ranks`: per rank in order its stage, replica, tensor-parallel index and
+/// cluster device; ir/plan.h's rank_layout).
 /// `schedule`: 1f1b (the plan's in-flight counts) or gpipe. The plan is read and checked as
 /// simulate_plan does.
 io::Json pipeline_schedule(const SimulateRequest& request);

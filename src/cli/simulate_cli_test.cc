@@ -106,7 +106,7 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   expect(tiny, 4, "does not fit in memory");
   auto format = j;
   format["format"] = "paraplan-model";
-  expect(format, 3, "paraplan-transformer-plan");
+  expect(format, 3, "/format: expected \"paraplan-plan\"");
   auto knob = j;
   knob["config"]["zero"] = 2;  // with pp = 2
   expect(knob, 3,

@@ -188,7 +188,7 @@ TEST(CliTransformer, MixedPlanFileReplaysInTheSimulator) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::ifstream in(file);
   const auto plan = nlohmann::json::parse(in);
-  EXPECT_EQ(plan["format"], "paraplan-mixed-transformer-plan");
+  EXPECT_EQ(plan["format"], "paraplan-plan");
   EXPECT_EQ(plan["planner"], "llm-mixed");
   ASSERT_EQ(plan["calibrations"].size(), 2u);
   Outcome s = run("simulate " + file + " --json");
@@ -246,7 +246,8 @@ tiers:
   ASSERT_EQ(nlohmann::json::parse(a.out)["answer"], "alone");
   std::ifstream alone_in(alone);
   const auto alone_plan = nlohmann::json::parse(alone_in);
-  EXPECT_EQ(alone_plan["format"], "paraplan-transformer-plan");
+  EXPECT_EQ(alone_plan["format"], "paraplan-plan");
+  EXPECT_EQ(alone_plan["planner"], "llm");
   EXPECT_EQ(alone_plan["config"]["devices"], 8);
   Outcome as = run("simulate " + alone + " --json");
   ASSERT_EQ(as.exit_code, 0) << as.out;

@@ -110,7 +110,7 @@ double DappleCostModel::data_parallel_latency_s() const {
 Plan DappleCostModel::to_plan(const DappleLayout& l) const {
   Plan plan = Plan::of(PlanKind::kDapple);
   DappleDetail& dapple = plan.as<DappleDetail>();
-  plan.schedule = "DAPPLE (early backward, synchronous)";
+  plan.schedule = Schedule::kOneFOneB;  // DAPPLE's early backward, synchronous
   dapple.pipeline_replicas = l.replicas;
   plan.microbatches =
       static_cast<int>(settings_.global_batch / l.replicas / settings_.microbatch_size);

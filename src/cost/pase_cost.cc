@@ -406,7 +406,7 @@ Plan PaseCostModel::to_plan(const std::vector<int>& choice) const {
   Plan plan = Plan::of(PlanKind::kIntraOp);
   IntraOpDetail& detail = plan.as<IntraOpDetail>();
   plan.feasible = true;
-  plan.schedule = "none";
+  plan.schedule = Schedule::kLayerByLayer;
   for (int v = 0; v < model_.size(); ++v) {
     LayerSplit ls;
     ls.layer = v;

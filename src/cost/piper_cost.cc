@@ -122,7 +122,6 @@ PipelineCostModel::LayerBounds PiperCostModel::layer_bounds() const {
 // From-scratch plan evaluation (Piper's getTPSForResult).
 Plan PiperCostModel::evaluate(const Plan& input) const {
   Plan plan = input;
-  plan.kind = PlanKind::kPipeline;
   if (!plan.get_if<PipelineDetail>()) plan.detail = PipelineDetail{};
   plan.microbatches = settings_.microbatches;
   const Model& model = model_;

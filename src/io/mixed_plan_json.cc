@@ -100,8 +100,6 @@ MixedConfig mixed_config_from_json(const JsonObject& o, const Cluster& cluster) 
 void add_mixed_replay_keys(Json& plan, const TransformerConfig& model, const Cluster& cluster,
                            const std::vector<Calibration>& calibrations, int devices,
                            const MixedConfig& config) {
-  plan["format"] = "paraplan-mixed-transformer-plan";
-  plan["version"] = 1;
   plan["model_config"] = transformer_to_json(model);
   plan["cluster_config"] = cluster_to_json(cluster);
   plan["devices"] = devices;
@@ -115,10 +113,11 @@ void add_mixed_replay_keys(Json& plan, const TransformerConfig& model, const Clu
 
 MixedPlanFile mixed_plan_from_json(const Json& doc, const std::string& path) {
   JsonObject top(doc, path, "");
-  if (top.string("format") != "paraplan-mixed-transformer-plan")
+  const std::string format = top.string("format");
+  if (format != "paraplan-plan" && format != "paraplan-mixed-transformer-plan")
     top.fail("format",
-             "expected \"paraplan-mixed-transformer-plan\" (a plan written by `paraplan plan "
-             "--model ... --cluster CLUSTER_OF_SEVERAL_TYPES -o FILE`)");
+             "expected \"paraplan-plan\" (a plan written by `paraplan plan --model ... --cluster "
+             "CLUSTER_OF_SEVERAL_TYPES -o FILE`)");
   if (top.integer("version", 1, 1) != 1) top.fail("version", "expected 1");
   MixedPlanFile f;
   f.model = transformer_from_json(top.object("model_config"));

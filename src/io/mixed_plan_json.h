@@ -29,11 +29,12 @@ struct MixedPlanFile {
   MixedConfig config;
 };
 
-/// The keys `mixed_plan_from_json` needs (added to the priced plan by `plan -o`).
+/// The keys `mixed_plan_from_json` needs besides the header (api::plan_file_json adds them).
 void add_mixed_replay_keys(Json& plan, const TransformerConfig& model, const Cluster& cluster,
                            const std::vector<Calibration>& calibrations, int devices,
                            const MixedConfig& config);
-/// Reads `"format": "paraplan-mixed-transformer-plan"`; Error(kInput) naming the field otherwise.
+/// The mixed plan's parts of a plan file: `"format": "paraplan-plan"` (or the earlier
+/// "paraplan-mixed-transformer-plan"); Error(kInput) naming the field otherwise.
 MixedPlanFile mixed_plan_from_json(const Json& doc, const std::string& path);
 
 }  // namespace paraplan::io

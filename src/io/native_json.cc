@@ -388,7 +388,7 @@ Json plan_to_json(const Plan& plan, const Model& model) {
            {"objective", finite_or_null(plan.objective)}};
   const auto* dapple = plan.get_if<DappleDetail>();
   if (dapple) out["speedup"] = dapple->speedup;
-  out["schedule"] = plan.schedule;
+  out["schedule"] = schedule_name(plan.schedule);
   out["microbatches"] = plan.microbatches;
   out["pipeline_replicas"] = dapple ? dapple->pipeline_replicas : 1;
   out["devices_used"] = plan.devices_used;
@@ -461,7 +461,12 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
     if (kind != PlanKind::kDapple) top.fail("speedup", "only DAPPLE plans have a speedup");
     plan.as<DappleDetail>().speedup = top.number("speedup");
   }
-  plan.schedule = top.string("schedule");
+  const std::string schedule = top.string("schedule");
+  const std::optional<Schedule> read_schedule = schedule_from_name(schedule);
+  if (!read_schedule || !schedule_fits(kind, *read_schedule))
+    top.fail("schedule", fmt::format("a {} plan runs under {}, got \"{}\"", cost_model,
+                                     schedules_of(kind), schedule));
+  plan.schedule = *read_schedule;
   plan.microbatches = static_cast<int>(top.integer("microbatches", 1, 1000000000));
   const int replicas = static_cast<int>(top.integer("pipeline_replicas", 1, 1000000000));
   if (kind == PlanKind::kDapple)
@@ -534,13 +539,14 @@ Plan plan_from_json(const Json& doc, const Model& model, const std::string& sour
   if (top.has("placement")) {
     JsonObject p = top.object("placement");
     p.only({"cluster", "cost_s", "rank_order_cost_s", "lower_bound_s", "exact"});
-    if (!p.field("exact").is_boolean()) p.fail("exact", "must be true or false");
     if (kind != PlanKind::kPipeline) top.fail("placement", "only Piper's plans are placed");
+    if (!p.field("exact").is_boolean()) p.fail("exact", "must be true or false");
     plan.as<PipelineDetail>().placement =
         PlacementFigures{p.string("cluster"), p.number("cost_s"), p.number("rank_order_cost_s"),
                          p.number("lower_bound_s"), p.field("exact").get<bool>()};
   }
   if (top.has("layer_splits")) {
+    if (kind != PlanKind::kIntraOp) top.fail("layer_splits", "only intra-operator plans have them");
     const Json& splits = top.array("layer_splits");
     for (std::size_t i = 0; i < splits.size(); ++i) {
       JsonObject s = top.element("layer_splits", i);

@@ -336,23 +336,18 @@ TrainingConfig training_from_json(const JsonObject& o) {
 
 void add_replay_keys(Json& plan, const TransformerConfig& model, const Cluster& cluster,
                      const Calibration& calibration) {
-  plan["format"] = "paraplan-transformer-plan";
-  plan["version"] = 1;
   plan["model_config"] = transformer_to_json(model);
   plan["cluster_config"] = cluster_to_json(cluster);
   plan["calibration"] = calibration_to_json(calibration);
 }
 
-TransformerPlanFile read_transformer_plan(const std::string& path) {
-  return transformer_plan_from_json(parse_json_file(path), path);
-}
-
 TransformerPlanFile transformer_plan_from_json(const Json& doc, const std::string& path) {
   JsonObject top(doc, path, "");
-  if (top.string("format") != "paraplan-transformer-plan")
+  const std::string format = top.string("format");
+  if (format != "paraplan-plan" && format != "paraplan-transformer-plan")
     top.fail("format",
-             "expected \"paraplan-transformer-plan\" (a plan written by `paraplan plan "
-             "--model ... -o FILE`)");
+             "expected \"paraplan-plan\" (a plan written by `paraplan plan --model ... -o "
+             "FILE`)");
   if (top.integer("version", 1, 1) != 1) top.fail("version", "expected 1");
   TransformerPlanFile f;
   f.model = transformer_from_json(top.object("model_config"));

@@ -41,11 +41,12 @@ struct TransformerPlanFile {
   int devices = 0;
 };
 
-/// Reads `"format": "paraplan-transformer-plan"`; Error(kInput) naming the field otherwise.
-TransformerPlanFile read_transformer_plan(const std::string& path);
-/// The same from the parsed document; `path` names it in messages.
+/// The transformer plan's parts of a plan file (api/plan_file.h reads the file by its kind):
+/// `"format": "paraplan-plan"` (or the earlier "paraplan-transformer-plan"); Error(kInput)
+/// naming the field otherwise.
+/// `path` names the document in messages.
 TransformerPlanFile transformer_plan_from_json(const Json& doc, const std::string& path);
-/// The keys `read_transformer_plan` needs (added to the priced plan JSON by `plan -o`).
+/// The keys `transformer_plan_from_json` needs besides the header (api::plan_file_json adds them).
 void add_replay_keys(Json& plan, const TransformerConfig& model, const Cluster& cluster,
                      const Calibration& calibration);
 

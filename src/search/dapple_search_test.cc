@@ -36,7 +36,7 @@ TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
     double dapple = std::stod(std::regex_replace(run["best"].get<std::string>(),
                                                  std::regex(R"(^BEST speedup=(\S+) .*$)"), "$1"));
     double dp = run["dp_speedup"];
-    ASSERT_EQ(r.plan.kind, PlanKind::kDapple);
+    ASSERT_EQ(r.plan.kind(), PlanKind::kDapple);
     double ours = r.plan.as<DappleDetail>().speedup;
     EXPECT_GE(ours, dapple * (1 - 1e-9))
         << profile << " gbs " << run["gbs"] << " " << run["devices"] << " mbs " << run["mbs"];

@@ -88,7 +88,7 @@ Plan llm_plan(const LlmCandidate& c) {
   Plan plan = Plan::of(PlanKind::kTransformer);
   plan.feasible = r.fits;
   plan.objective = r.iteration_time_s;
-  plan.schedule = t.vpp > 1 ? "interleaved 1F1B" : "1F1B";
+  plan.schedule = t.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
   plan.microbatches = static_cast<int>(t.microbatches());
   plan.devices_used = t.devices();
   const int p = t.pp, v = t.vpp, units = plan.microbatches * v;
@@ -107,17 +107,8 @@ Plan llm_plan(const LlmCandidate& c) {
     st.memory_bytes = f.memory.peak_bytes;
     plan.stages.push_back(std::move(st));
   }
-  TrainingPlan detail;
-  detail.config = t;
+  TrainingPlan detail{training_figures(r, r.memory), t};
   detail.config.stage_layers = r.stage_layers;  // the split priced, even when implicit
-  detail.memory = r.memory;
-  detail.tokens_per_s = r.tokens_per_s;
-  detail.tflops_per_device = r.tflops_per_device;
-  detail.mfu = r.mfu;
-  detail.pipeline_s = r.pipeline_s;
-  detail.bubble_s = r.bubble_s;
-  detail.dp_allreduce_s = r.dp_allreduce_s;
-  detail.optimizer_s = r.optimizer_s;
   plan.detail = std::move(detail);
   return plan;
 }

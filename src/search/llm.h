@@ -60,6 +60,22 @@ struct LlmCandidate {
 /// in `Plan::training`.
 Plan llm_plan(const LlmCandidate& candidate);
 
+/// The figures a priced pipeline gives its plan: an AnalyticResult or a MixedResult (the same
+/// names), with the memory of its busiest stage.
+template <typename Priced>
+TrainingFigures training_figures(const Priced& r, const MemoryBreakdown& busiest_stage) {
+  TrainingFigures f;
+  f.memory = busiest_stage;
+  f.tokens_per_s = r.tokens_per_s;
+  f.tflops_per_device = r.tflops_per_device;
+  f.mfu = r.mfu;
+  f.pipeline_s = r.pipeline_s;
+  f.bubble_s = r.bubble_s;
+  f.dp_allreduce_s = r.dp_allreduce_s;
+  f.optimizer_s = r.optimizer_s;
+  return f;
+}
+
 struct LlmSearchResult {
   std::vector<LlmCandidate> top;       ///< fastest first; only configurations that fit
   std::vector<LlmCandidate> frontier;  ///< with settings.frontier: non-dominated, fastest first

@@ -7,6 +7,7 @@
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
+#include "search/llm.h"
 #include "search/stage_split.h"
 
 namespace paraplan {
@@ -100,11 +101,12 @@ Plan mixed_plan(const MixedCandidate& candidate) {
   Plan plan = Plan::of(PlanKind::kMixedTransformer);
   plan.feasible = r.fits;
   plan.objective = r.iteration_time_s;
-  plan.schedule = "1F1B";
+  plan.schedule = Schedule::kOneFOneB;
   plan.microbatches = static_cast<int>(c.microbatches());
   plan.devices_used = c.devices();
   const int p = static_cast<int>(r.stages.size());
-  MixedTrainingPlan detail;
+  std::vector<MemoryBreakdown> stage_memory;
+  MemoryBreakdown busiest;
   for (int i = 0; i < p; ++i) {
     const MixedStage& m = r.stages[static_cast<std::size_t>(i)];
     Stage st;
@@ -119,19 +121,12 @@ Plan mixed_plan(const MixedCandidate& candidate) {
     st.allreduce_time = m.sync_s;
     st.optimizer_time = m.optimizer_s;
     st.memory_bytes = m.memory.peak_bytes;
-    detail.stage_memory.push_back(m.memory);
-    if (i == 0 || m.memory.peak_bytes > detail.memory.peak_bytes) detail.memory = m.memory;
+    stage_memory.push_back(m.memory);
+    if (i == 0 || m.memory.peak_bytes > busiest.peak_bytes) busiest = m.memory;
     plan.stages.push_back(std::move(st));
   }
-  detail.config = c;
+  MixedTrainingPlan detail{training_figures(r, busiest), c, std::move(stage_memory)};
   detail.config.stage_layers = r.stage_layers;
-  detail.tokens_per_s = r.tokens_per_s;
-  detail.tflops_per_device = r.tflops_per_device;
-  detail.mfu = r.mfu;
-  detail.pipeline_s = r.pipeline_s;
-  detail.bubble_s = r.bubble_s;
-  detail.dp_allreduce_s = r.dp_allreduce_s;
-  detail.optimizer_s = r.optimizer_s;
   plan.detail = std::move(detail);
   return plan;
 }

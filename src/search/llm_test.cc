@@ -344,7 +344,7 @@ TEST(LlmSearch, EveryCandidateIsAPlanWithItsStagesAndKnobs) {
   for (const LlmCandidate& c : r.top) {
     const Plan plan = llm_plan(c);
     const TrainingConfig& t = c.config;
-    EXPECT_EQ(plan.kind, PlanKind::kTransformer);
+    EXPECT_EQ(plan.kind(), PlanKind::kTransformer);
     EXPECT_STREQ(plan.planner(), "llm");
     EXPECT_TRUE(plan.feasible);
     EXPECT_EQ(plan.objective, c.result.iteration_time_s);
@@ -371,7 +371,7 @@ TEST(LlmSearch, EveryCandidateIsAPlanWithItsStagesAndKnobs) {
     EXPECT_EQ(training.config.stage_layers, c.result.stage_layers);
     EXPECT_THROW(plan.as<IntraOpDetail>(), Error);  // a checked cast
     interleaved = interleaved || t.vpp > 1;
-    EXPECT_EQ(plan.schedule, t.vpp > 1 ? "interleaved 1F1B" : "1F1B");
+    EXPECT_EQ(plan.schedule, t.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB);
   }
   EXPECT_TRUE(interleaved) << "the top 20 should include an interleaved plan";
 }

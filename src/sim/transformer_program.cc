@@ -68,29 +68,6 @@ std::vector<Op> device_order(Schedule schedule, int p, int v, int m, int device)
 
 }  // namespace
 
-Schedule parse_schedule(const std::string& name) {
-  if (name == "gpipe") return Schedule::kGpipe;
-  if (name == "1f1b") return Schedule::kOneFOneB;
-  if (name == "interleaved-1f1b") return Schedule::kInterleaved;
-  if (name == "zero-bubble") return Schedule::kZeroBubble;
-  throw FieldError("schedule",
-                   " must be gpipe, 1f1b, interleaved-1f1b or zero-bubble (got \"" + name + "\")");
-}
-
-const char* schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::kGpipe:
-      return "gpipe";
-    case Schedule::kOneFOneB:
-      return "1f1b";
-    case Schedule::kInterleaved:
-      return "interleaved-1f1b";
-    case Schedule::kZeroBubble:
-      return "zero-bubble";
-  }
-  return "?";
-}
-
 Schedule default_schedule(const TrainingConfig& t) {
   return t.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB;
 }
@@ -432,6 +409,10 @@ void ProgramBuilder::add_sync_and_step(int i) {
 Program transformer_program(const AnalyticCostModel& cost, const TrainingConfig& t,
                             Schedule schedule) {
   cost.check(t);
+  if (schedule == Schedule::kLayerByLayer)
+    throw FieldError("schedule",
+                     " layer-by-layer: a transformer pipeline replays under gpipe, 1f1b, "
+                     "interleaved-1f1b or zero-bubble");
   if (schedule == Schedule::kZeroBubble && t.zero_stage >= 2)
     throw FieldError("schedule",
                      " zero-bubble: not with ZeRO 2 or 3 (their reduce-scatters follow whole "

@@ -9,18 +9,17 @@
 #include <string>
 
 #include "cost/analytic.h"
+#include "ir/plan.h"
 #include "sim/simulator.h"
 
 namespace paraplan::sim {
 
-/// kZeroBubble: ZB-H1 (Qi et al., 2023): each backward split into the input gradient (sent on at
-/// once) and the weight gradient, stage i deferring up to i weight-gradient passes to fill the
-/// drain; the first stage's peak memory stays that of 1F1B.
-enum class Schedule { kGpipe, kOneFOneB, kInterleaved, kZeroBubble };
+// The schedule is the plan's (ir/plan.h): a transformer pipeline replays under gpipe, 1f1b,
+// interleaved-1f1b or zero-bubble.
+using paraplan::parse_schedule;
+using paraplan::Schedule;
+using paraplan::schedule_name;
 
-/// "gpipe", "1f1b", "interleaved-1f1b", "zero-bubble"; Error(kUsage) otherwise.
-Schedule parse_schedule(const std::string& name);
-const char* schedule_name(Schedule schedule);
 /// 1F1B, or interleaved 1F1B when vpp > 1.
 Schedule default_schedule(const TrainingConfig& config);
 
