@@ -69,7 +69,6 @@ std::string plan(const py::dict& kw) {
   o.powers_of_two = k.flag("powers_of_two");
   o.all_devices = k.flag("all_devices");
   o.knobs = knobs(k);
-  o.knobs.recompute = recompute_keyword(kw);
   o.knobs.memory.clear();  // plan's memory is the cluster's (o.memory)
   o.uniform_stages = k.flag("uniform_stages");
   o.top = static_cast<int>(k.integer("top", 5, 1, 1000));
@@ -93,7 +92,6 @@ std::string evaluate(const py::dict& kw) {
   o.devices = static_cast<int>(k.integer("devices", 0, 1, 1 << 20));
   o.batch = k.integer("batch", 0, 1, 1 << 30);
   o.knobs = knobs(k);
-  o.knobs.recompute = recompute_keyword(kw);
   o.knobs.stage_layers = k.text("stage_layers");
   o.export_to = k.text("export");
   o.from_format = k.text("from_format");
@@ -114,7 +112,6 @@ std::string frontier(const py::dict& kw) {
   o.devices = static_cast<int>(k.integer("devices", 0, 1, 1 << 20));
   o.batch = k.integer("batch", 512, 1, 1 << 30);
   o.knobs = knobs(k);
-  o.knobs.recompute = recompute_keyword(kw);
   if (k.has("memory")) o.memory = o.knobs.memory;
   o.knobs.memory.clear();
   o.uniform_stages = k.flag("uniform_stages");
@@ -183,7 +180,7 @@ PYBIND11_MODULE(_paraplan, m) {
       if (p) std::rethrow_exception(p);
     } catch (const RuleViolation& e) {  // a knob rule, in the keywords' words
       raise(e.kind(),
-            e.violation().render([](Knob knob) { return std::string(knob_field(knob)); }));
+            e.violation().render([](Knob knob) { return std::string(knob_spec(knob).keyword); }));
     } catch (const FieldError& e) {  // a keyword's value
       raise(e.kind(), e.field() + e.rest());
     } catch (const Error& e) {

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "api/knobs.h"
 #include "ir/error.h"
+#include "ir/knobs.h"
 
 namespace paraplan::python {
 
@@ -109,52 +112,64 @@ class Keywords {
   const py::dict& given_;
 };
 
-/// The training knobs among the keywords, each read as its type.
-inline api::TransformerKnobs knobs(const Keywords& k) {
-  api::TransformerKnobs t;
-  t.seq_len = k.integer("seq_len", 0, 1, 1 << 24);
-  t.micro_batch = k.integer("micro_batch", 0, 1, 1 << 20);
-  t.tp = static_cast<int>(k.integer("tp", 0, 1, 1 << 16));
-  t.cp = static_cast<int>(k.integer("cp", 0, 1, 1 << 16));
-  t.pp = static_cast<int>(k.integer("pp", 0, 1, 1 << 16));
-  t.dp = static_cast<int>(k.integer("dp", 0, 1, 1 << 20));
-  t.ep = static_cast<int>(k.integer("ep", 0, 1, 1 << 16));
-  t.vpp = static_cast<int>(k.integer("vpp", 0, 1, 1 << 16));
-  t.sequence_parallel = k.flag("sequence_parallel");
-  t.zero = static_cast<int>(k.integer("zero", -1, 0, 3));
-  if (k.has("overlap_grad_reduce")) {
-    t.overlap_on = k.flag("overlap_grad_reduce");
-    t.overlap_off = !t.overlap_on;
+/// "a|b|c" as "a, b or c".
+inline std::string choice_words(std::string_view choices) {
+  std::string out;
+  for (std::size_t pos = 0; pos <= choices.size();) {
+    const std::size_t bar = std::min(choices.find('|', pos), choices.size());
+    const bool last = bar == choices.size();
+    out += (out.empty() ? "" : last ? " or " : ", ") + std::string(choices.substr(pos, bar - pos));
+    pos = bar + 1;
   }
-  t.attention = k.text("attention");
-  api::attention(t.attention);  // refuse a wrong kernel before any work
-  t.moe_capacity_factor = k.number("moe_capacity_factor", 0, 1, 1024);
-  t.calibration = k.text("calibration");
-  t.stack = k.text("stack");
-  api::stack(t.stack);  // refuse a wrong stack before any work
-  for (auto [key, field] : {std::pair{"tp_comm_overlap", &t.tp_comm_overlap},
-                            std::pair{"overlap_p2p_comm", &t.overlap_p2p_comm},
-                            std::pair{"overlap_param_gather", &t.overlap_param_gather}})
-    if (k.has(key)) *field = k.flag(key) ? 1 : 0;
-  t.grad_reduce_dtype = k.text("grad_reduce_dtype");
-  t.precision = k.text("precision");
-  t.loss_dtype = k.text("loss_dtype");
-  if (k.has("memory")) t.memory = std::to_string(static_cast<long long>(k.bytes("memory")));
-  if (k.has("memory_headroom"))  // "5%", "2GiB" or bytes
-    t.memory_headroom = k.is_text("memory_headroom")
-                            ? k.text("memory_headroom")
-                            : std::to_string(static_cast<long long>(k.bytes("memory_headroom")));
-  return t;
+  return out;
 }
 
-/// recompute= as a number of layers or a word.
-inline std::string recompute_keyword(const py::dict& kw) {
-  if (!kw.contains("recompute") || kw["recompute"].is_none()) return "";
-  const py::handle v = kw["recompute"];
-  if (py::isinstance<py::int_>(v) && !py::isinstance<py::bool_>(v))
-    return std::to_string(v.cast<long long>());
-  if (py::isinstance<py::str>(v)) return v.cast<std::string>();
-  throw FieldError("recompute", ": expected none, selective, full or a number of layers");
+/// The training knobs among the keywords, each read as its type: one keyword per row of the
+/// knob table (ir/knobs.h), with the row's range and choices — the CLI's flags take the same.
+inline api::TransformerKnobs knobs(const Keywords& k) {
+  api::TransformerKnobs t;
+  for (const KnobSpec& s : knob_table()) {
+    const std::string key(s.keyword);
+    if (!k.has(key.c_str())) continue;
+    const char* name = key.c_str();
+    if (s.knob == Knob::kRecompute) {  // a word, or a number of layers
+      std::string& slot = *std::get<std::string*>(api::knob_slot(t, s.knob));
+      slot = k.is_text(name) ? k.text(name) : std::to_string(k.integer(name, 0, 1, 1 << 20));
+      continue;
+    }
+    if (s.knob == Knob::kMemory || s.knob == Knob::kMemoryHeadroom) {  // "5%", "2GiB" or bytes
+      std::string& slot = *std::get<std::string*>(api::knob_slot(t, s.knob));
+      slot = k.is_text(name) ? k.text(name) : std::to_string(static_cast<long long>(k.bytes(name)));
+      continue;
+    }
+    std::visit(
+        [&](auto p) {
+          using T = std::remove_pointer_t<decltype(p)>;
+          if constexpr (std::is_same_v<decltype(p), std::monostate>) {
+            // devices and batch: each call's own keyword
+          } else if constexpr (std::is_same_v<T, bool>) {
+            *p = k.flag(name);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            *p = k.text(name);
+            if (s.type != KnobType::kChoice) return;
+            const std::string choices(s.choices);
+            if (("|" + choices + "|").find("|" + *p + "|") == std::string::npos)
+              throw FieldError(key,
+                               " must be " + choice_words(s.choices) + " (got \"" + *p + "\")");
+          } else if constexpr (std::is_same_v<T, int>) {
+            *p = s.type == KnobType::kOnOff
+                     ? (k.flag(name) ? 1 : 0)
+                     : static_cast<int>(k.integer(name, 0, static_cast<long long>(s.min),
+                                                  static_cast<long long>(s.max)));
+          } else if constexpr (std::is_same_v<T, std::int64_t>) {
+            *p = k.integer(name, 0, static_cast<long long>(s.min), static_cast<long long>(s.max));
+          } else {
+            *p = k.number(name, 0, s.min, s.max);
+          }
+        },
+        api::knob_slot(t, s.knob));
+  }
+  return t;
 }
 
 }  // namespace paraplan::python

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "io/transformer_json.h"
 #include "ir/error.h"
@@ -85,6 +86,84 @@ void apply_memory_knobs(const TransformerKnobs& k, Cluster& cluster) {
   }
 }
 
+KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
+  switch (knob) {
+    case Knob::kDevices:
+    case Knob::kGlobalBatch:
+      return std::monostate{};
+    case Knob::kMicroBatch:
+      return &k.micro_batch;
+    case Knob::kSeqLen:
+      return &k.seq_len;
+    case Knob::kTp:
+      return &k.tp;
+    case Knob::kCp:
+      return &k.cp;
+    case Knob::kPp:
+      return &k.pp;
+    case Knob::kDp:
+      return &k.dp;
+    case Knob::kEp:
+      return &k.ep;
+    case Knob::kVpp:
+      return &k.vpp;
+    case Knob::kRecompute:
+      return &k.recompute;
+    case Knob::kSequenceParallel:
+      return &k.sequence_parallel;
+    case Knob::kZero:
+      return &k.zero;
+    case Knob::kOverlapGradReduce:
+      return &k.overlap_grad_reduce;
+    case Knob::kAttention:
+      return &k.attention;
+    case Knob::kStageLayers:
+      return &k.stage_layers;
+    case Knob::kMoeCapacityFactor:
+      return &k.moe_capacity_factor;
+    case Knob::kStack:
+      return &k.stack;
+    case Knob::kTpCommOverlap:
+      return &k.tp_comm_overlap;
+    case Knob::kOverlapP2pComm:
+      return &k.overlap_p2p_comm;
+    case Knob::kOverlapParamGather:
+      return &k.overlap_param_gather;
+    case Knob::kPrecision:
+      return &k.precision;
+    case Knob::kGradReduceDtype:
+      return &k.grad_reduce_dtype;
+    case Knob::kLossDtype:
+      return &k.loss_dtype;
+    case Knob::kMemory:
+      return &k.memory;
+    case Knob::kMemoryHeadroom:
+      return &k.memory_headroom;
+    case Knob::kCalibration:
+      return &k.calibration;
+  }
+  return std::monostate{};
+}
+
+bool knob_given(TransformerKnobs& k, Knob knob) {
+  const KnobType type = knob_spec(knob).type;
+  return std::visit(
+      [&](auto p) {
+        using T = std::remove_pointer_t<decltype(p)>;
+        if constexpr (std::is_same_v<decltype(p), std::monostate>)
+          return false;
+        else if constexpr (std::is_same_v<T, int>)
+          return type == KnobType::kOnOff || knob == Knob::kZero ? *p >= 0 : *p > 0;
+        else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>)
+          return *p > 0;
+        else if constexpr (std::is_same_v<T, bool>)
+          return *p;
+        else
+          return !p->empty();
+      },
+      knob_slot(k, knob));
+}
+
 Stack stack(const std::string& text) {
   if (text.empty()) return Stack::kMegatron;
   if (auto s = stack_from_text(text)) return *s;
@@ -105,7 +184,7 @@ StackChoices stack_choices(const TransformerKnobs& k) {
     throw FieldError(field, " must be bf16 or fp32 (got \"" + text + "\")");
   };
   StackChoices c;
-  if (k.overlap_on || k.overlap_off) c.overlap_grad_reduce = k.overlap_on;
+  c.overlap_grad_reduce = tri(k.overlap_grad_reduce);
   c.tp_comm_overlap = tri(k.tp_comm_overlap);
   c.overlap_p2p_comm = tri(k.overlap_p2p_comm);
   c.overlap_param_gather = tri(k.overlap_param_gather);
@@ -134,7 +213,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   }
   if (k.sequence_parallel) s.sequence_parallel = true;
   if (k.zero >= 0) s.zero_stage = k.zero;
-  if (k.overlap_on || k.overlap_off) s.overlap_grad_reduce = k.overlap_on;
+  if (k.overlap_grad_reduce >= 0) s.overlap_grad_reduce = k.overlap_grad_reduce > 0;
   s.attention = attention(k.attention);
   s.moe_capacity_factor = k.moe_capacity_factor;
   s.stack = stack(k.stack);

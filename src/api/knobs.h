@@ -1,13 +1,16 @@
 // The training knobs as a front end takes them (text and numbers, each optional) and what they
-// become: the fixed knobs of a search, or one training configuration to price. Shared by the
-// CLI (its flags) and the Python module (its keywords); wrong values are FieldErrors.
+// become: the fixed knobs of a search, or one training configuration to price. Their names,
+// types, ranges and defaults are the table's (ir/knobs.h): the CLI's flags and the Python
+// module's keywords are made from it through knob_slot; wrong values are FieldErrors.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "ir/cluster.h"
+#include "ir/knobs.h"
 #include "ir/training.h"
 #include "ir/training_rules.h"
 #include "search/llm.h"
@@ -21,20 +24,30 @@ struct TransformerKnobs {
   std::string recompute;  ///< none, selective, full or a number of layers
   bool sequence_parallel = false;
   int zero = -1;
-  bool overlap_on = false, overlap_off = false;  ///< gradient-reduce overlap fixed on / off
-  std::string attention;                         ///< flash | standard; empty: flash
-  double moe_capacity_factor = 0;                ///< 0: dropless
-  std::string stage_layers;                      ///< "9,8,8,7"
-  std::string calibration;                       ///< a calibration file; empty: the shipped one
-  std::string stack;                             ///< megatron | fsdp | deepspeed; empty: megatron
-  /// Megatron-Core's overlaps: -1 the stack's default, 0 off, 1 on.
-  int tp_comm_overlap = -1, overlap_p2p_comm = -1, overlap_param_gather = -1;
+  std::string attention;           ///< flash | standard; empty: flash
+  double moe_capacity_factor = 0;  ///< 0: dropless
+  std::string stage_layers;        ///< "9,8,8,7"
+  std::string calibration;         ///< a calibration file; empty: the shipped one
+  std::string stack;               ///< megatron | fsdp | deepspeed; empty: megatron
+  /// The overlaps: -1 the stack's default, 0 off, 1 on (the gradient reduction's on any stack,
+  /// Megatron-Core's own on the megatron stack).
+  int overlap_grad_reduce = -1, tp_comm_overlap = -1, overlap_p2p_comm = -1,
+      overlap_param_gather = -1;
   std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
   std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's
   std::string precision;          ///< bf16 | fp8; empty: bf16
   std::string memory;             ///< memory per device ("40GiB"); empty: the cluster's
   std::string memory_headroom;    ///< "5%" of it or a size ("2GiB") kept free; empty: none
 };
+
+/// Where a knob's value lives in TransformerKnobs, as its type (kFlag: bool; kOnOff: int, -1 not
+/// given; kInteger: int or std::int64_t, 0 not given — zero: -1; kReal: double; kChoice,
+/// kText: std::string, empty not given); monostate for the knobs a request holds elsewhere
+/// (devices, batch).
+using KnobSlot = std::variant<std::monostate, int*, std::int64_t*, double*, bool*, std::string*>;
+KnobSlot knob_slot(TransformerKnobs& knobs, Knob knob);
+/// Whether the knob was given (its slot holds something other than "not given").
+bool knob_given(TransformerKnobs& knobs, Knob knob);
 
 /// Applies `memory` and `memory_headroom` to every device type of `cluster`. FieldError for a
 /// malformed value or a headroom that leaves no memory.

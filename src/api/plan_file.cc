@@ -22,11 +22,13 @@ struct OwnKey {
   const char* key;
   PlanKind kind;
 };
-constexpr OwnKey kOwnKeys[] = {
-    {"piper_settings", PlanKind::kPipeline}, {"placement", PlanKind::kPipeline},
-    {"speedup", PlanKind::kDapple},          {"layer_splits", PlanKind::kIntraOp},
-    {"step_time_s", PlanKind::kIntraOp},     {"calibration", PlanKind::kTransformer},
-    {"calibrations", PlanKind::kMixedTransformer}};
+constexpr OwnKey kOwnKeys[] = {{"piper_settings", PlanKind::kPipeline},
+                               {"placement", PlanKind::kPipeline},
+                               {"speedup", PlanKind::kDapple},
+                               {"layer_splits", PlanKind::kIntraOp},
+                               {"step_time_s", PlanKind::kIntraOp},
+                               {"calibration", PlanKind::kTransformer},
+                               {"calibrations", PlanKind::kMixedTransformer}};
 
 std::string kind_words(PlanKind kind) {
   switch (kind) {
@@ -65,14 +67,14 @@ PlanKind header_kind(const io::JsonObject& top) {
                                    kFormat, format));
   const std::string cost_model = top.string("cost_model");
   // Files written before the planner field: the planner the cost model belongs to.
-  const std::string planner = top.has("planner") ? top.string("planner")
+  const std::string planner = top.has("planner")     ? top.string("planner")
                               : cost_model == "pase" ? "intra-op"
                                                      : "pipeline";
   if (const auto kind = plan_kind(planner, cost_model)) return *kind;
   std::string pairs;
   for (PlanKind k : kPlanKinds)
-    pairs += fmt::format("{}{} with {}", pairs.empty() ? "" : ", ", planner_name(k),
-                         cost_model_name(k));
+    pairs +=
+        fmt::format("{}{} with {}", pairs.empty() ? "" : ", ", planner_name(k), cost_model_name(k));
   top.fail("cost_model", fmt::format("the {} planner writes no {} plans; a plan file names one "
                                      "of: {}",
                                      planner, cost_model, pairs));
@@ -206,15 +208,13 @@ PlanFile read_intra_op(const io::JsonObject& top) {
   return {top.string("model"), std::move(plan), std::move(replay)};
 }
 
-PlanFile read_transformer(const io::Json& doc, const io::JsonObject& top,
-                          const std::string& path) {
+PlanFile read_transformer(const io::Json& doc, const io::JsonObject& top, const std::string& path) {
   io::TransformerPlanFile f = io::transformer_plan_from_json(doc, path);
   Plan plan = Plan::of(PlanKind::kTransformer);
   plan.feasible = true;
   plan.devices_used = f.devices;
-  plan.schedule = read_schedule(
-      top, PlanKind::kTransformer,
-      f.config.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB);
+  plan.schedule = read_schedule(top, PlanKind::kTransformer,
+                                f.config.vpp > 1 ? Schedule::kInterleaved : Schedule::kOneFOneB);
   plan.microbatches = static_cast<int>(f.config.microbatches());
   plan.as<TrainingPlan>().config = f.config;
   return {f.model.name, std::move(plan), TransformerReplay{f.model, f.cluster, f.calibration}};
@@ -231,7 +231,8 @@ PlanFile read_mixed(const io::Json& doc, const io::JsonObject& top, const std::s
           MixedReplay{f.model, f.cluster, f.calibrations, f.devices}};
 }
 
-// --- what each kind's replay adds to the answer ---------------------------------------------------
+// --- what each kind's replay adds to the answer
+// ---------------------------------------------------
 
 struct ReplayKeys {
   const Plan& plan;
@@ -303,8 +304,9 @@ PlanFile read_plan_file(const std::string& path) {
 
 io::Json plan_file_json(const PlanFile& file, io::Json answer) {
   if (file.replay.index() != static_cast<std::size_t>(file.plan.kind()))
-    throw Error(ErrorKind::kInternal, "plan file",
-                std::string("a ") + file.plan.planner() + " plan written with another kind's replay");
+    throw Error(
+        ErrorKind::kInternal, "plan file",
+        std::string("a ") + file.plan.planner() + " plan written with another kind's replay");
   std::visit(ReplayKeys{file.plan, answer}, file.replay);
   answer["format"] = kFormat;
   answer["version"] = 1;

@@ -81,20 +81,19 @@ MixedTransformerPlanRequest mixed_transformer_request(TransformerConfig model, C
                                                       std::string cluster_name, int devices,
                                                       const TransformerKnobs& k, std::int64_t batch,
                                                       int top, std::string blind_device_type) {
-  const std::pair<bool, const char*> fixed[] = {
-      {k.micro_batch > 0, "micro_batch"},
-      {k.tp > 0, "tp"},
-      {k.cp > 0, "cp"},
-      {k.pp > 0, "pp"},
-      {k.dp > 0, "dp"},
-      {k.ep > 0, "ep"},
-      {k.vpp > 0, "vpp"},
-      {!k.recompute.empty(), "recompute"},
-      {k.sequence_parallel, "sequence_parallel"},
-      {k.zero >= 0, "zero"},
-      {k.overlap_on || k.overlap_off, "overlap_grad_reduce"},
-      {!k.stage_layers.empty(), "stage_layers"},
-      {k.moe_capacity_factor > 0, "moe_capacity_factor"}};
+  const std::pair<bool, const char*> fixed[] = {{k.micro_batch > 0, "micro_batch"},
+                                                {k.tp > 0, "tp"},
+                                                {k.cp > 0, "cp"},
+                                                {k.pp > 0, "pp"},
+                                                {k.dp > 0, "dp"},
+                                                {k.ep > 0, "ep"},
+                                                {k.vpp > 0, "vpp"},
+                                                {!k.recompute.empty(), "recompute"},
+                                                {k.sequence_parallel, "sequence_parallel"},
+                                                {k.zero >= 0, "zero"},
+                                                {k.overlap_grad_reduce >= 0, "overlap_grad_reduce"},
+                                                {!k.stage_layers.empty(), "stage_layers"},
+                                                {k.moe_capacity_factor > 0, "moe_capacity_factor"}};
   for (const auto& [given, field] : fixed)
     if (given)
       throw FieldError(field,

@@ -43,31 +43,6 @@ std::string field_flag(const std::string& field) {
   return flag;
 }
 
-std::string flag_name(Knob knob) {
-  switch (knob) {
-    case Knob::kGlobalBatch:
-      return "--batch";
-    case Knob::kMicroBatch:
-      return "--micro-batch";
-    case Knob::kSeqLen:
-      return "--seq-len";
-    case Knob::kSequenceParallel:
-      return "--sequence-parallel";
-    case Knob::kStageLayers:
-      return "--stage-layers";
-    case Knob::kMoeCapacityFactor:
-      return "--moe-capacity-factor";
-    case Knob::kTpCommOverlap:
-      return "--tp-comm-overlap";
-    case Knob::kOverlapP2pComm:
-      return "--overlap-p2p-comm";
-    case Knob::kOverlapParamGather:
-      return "--overlap-param-gather";
-    case Knob::kPrecision:
-      return "--precision";
-    default:
-      return "--" + std::string(knob_field(knob));  // --tp, --cp, --zero, --devices, ...
-  }
-}
+std::string flag_name(Knob knob) { return std::string(knob_spec(knob).flag); }
 
 }  // namespace paraplan::cli

@@ -14,11 +14,9 @@ using api::recompute_text;
 using api::search_settings;
 using api::TransformerKnobs;
 
-/// Registers --seq-len, --micro-batch, --tp, --cp, --pp, --dp, --ep, --vpp, --recompute,
-/// --sequence-parallel, --zero, --[no-]overlap-grad-reduce, --attention, --moe-capacity-factor,
-/// --stage-layers and
-/// --calibration.
-/// `what` says whether a knob is a value (evaluate) or fixed against the search (plan).
+/// Registers one flag per training knob of the table (ir/knobs.h) that the knobs hold, of its
+/// type, range and choices (on/off knobs as --x and --no-x). `for_plan`: the help says a knob
+/// is fixed against the search (plan, frontier) rather than priced as given (evaluate).
 void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& knobs, bool for_plan);
 
 }  // namespace paraplan::cli

@@ -151,6 +151,10 @@ void JsonObject::fail(std::string_view key, const std::string& message) const {
 }
 
 void JsonObject::only(std::initializer_list<std::string_view> allowed) const {
+  only(std::vector<std::string_view>(allowed));
+}
+
+void JsonObject::only(const std::vector<std::string_view>& allowed) const {
   for (const auto& [key, unused] : value_.items()) {
     bool known = false;
     for (auto a : allowed) known = known || key == a;

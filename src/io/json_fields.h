@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/error.h"
 
@@ -32,6 +33,7 @@ class JsonObject {
   bool has(std::string_view key) const { return value_.contains(key); }
   /// Fails on any key not in `allowed`.
   void only(std::initializer_list<std::string_view> allowed) const;
+  void only(const std::vector<std::string_view>& allowed) const;
 
   double number(std::string_view key) const;           ///< finite, >= 0
   double positive_number(std::string_view key) const;  ///< finite, > 0

@@ -211,84 +211,76 @@ std::optional<Attention> attention_from_text(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+// A plan file's `config` key of a knob: the knob table's (ir/knobs.h).
+std::string key(Knob knob) { return std::string(knob_spec(knob).config_key); }
+
+}  // namespace
+
 Json training_to_json(const TrainingConfig& t) {
-  const std::string recompute = recompute_text(t);
-  Json j{{"devices", t.devices()},
-         {"global_batch", t.global_batch},
-         {"micro_batch", t.micro_batch},
-         {"seq_len", t.seq_len},
-         {"tp", t.tp},
-         {"cp", t.cp},
-         {"pp", t.pp},
-         {"dp", t.dp},
-         {"ep", t.ep},
-         {"vpp", t.vpp},
-         {"recompute", recompute},
-         {"sequence_parallel", t.sequence_parallel},
-         {"zero", t.zero_stage},
-         {"overlap_grad_reduce", t.overlap_grad_reduce},
-         {"attention", attention_text(t.attention)},
-         {"stage_layers", t.stage_layers}};
-  if (t.moe_capacity_factor > 0)
-    j["moe_capacity_factor"] = t.moe_capacity_factor;  // dropless: absent
-  if (!t.fp32_loss) j["fp32_loss"] = false;  // the default (fp32 logits for the loss): absent
-  j["stack"] = std::string(stack_text(t.stack));
-  j["tp_comm_overlap"] = t.tp_comm_overlap;
-  j["overlap_p2p_comm"] = t.overlap_p2p_comm;
-  j["overlap_param_gather"] = t.overlap_param_gather;
-  j["grad_reduce_dtype"] = t.bf16_gradient_reduction ? "bf16" : "fp32";
-  j["fused_elementwise"] = t.fused_elementwise;
-  j["precision"] = t.fp8 ? "fp8" : "bf16";
+  Json j{{key(Knob::kDevices), t.devices()},
+         {key(Knob::kGlobalBatch), t.global_batch},
+         {key(Knob::kMicroBatch), t.micro_batch},
+         {key(Knob::kSeqLen), t.seq_len},
+         {key(Knob::kTp), t.tp},
+         {key(Knob::kCp), t.cp},
+         {key(Knob::kPp), t.pp},
+         {key(Knob::kDp), t.dp},
+         {key(Knob::kEp), t.ep},
+         {key(Knob::kVpp), t.vpp},
+         {key(Knob::kRecompute), recompute_text(t)},
+         {key(Knob::kSequenceParallel), t.sequence_parallel},
+         {key(Knob::kZero), t.zero_stage},
+         {key(Knob::kOverlapGradReduce), t.overlap_grad_reduce},
+         {key(Knob::kAttention), attention_text(t.attention)},
+         {key(Knob::kStageLayers), t.stage_layers}};
+  if (t.moe_capacity_factor > 0)  // dropless: absent
+    j[key(Knob::kMoeCapacityFactor)] = t.moe_capacity_factor;
+  // The default (fp32 logits for the loss): absent.
+  if (!t.fp32_loss) j[key(Knob::kLossDtype)] = false;
+  j[key(Knob::kStack)] = std::string(stack_text(t.stack));
+  j[key(Knob::kTpCommOverlap)] = t.tp_comm_overlap;
+  j[key(Knob::kOverlapP2pComm)] = t.overlap_p2p_comm;
+  j[key(Knob::kOverlapParamGather)] = t.overlap_param_gather;
+  j[key(Knob::kGradReduceDtype)] = t.bf16_gradient_reduction ? "bf16" : "fp32";
+  j["fused_elementwise"] = t.fused_elementwise;  // the stack's, not a knob
+  j[key(Knob::kPrecision)] = t.fp8 ? "fp8" : "bf16";
   return j;
 }
 
 TrainingConfig training_from_json(const JsonObject& o) {
-  o.only({"devices",
-          "global_batch",
-          "micro_batch",
-          "seq_len",
-          "tp",
-          "cp",
-          "pp",
-          "dp",
-          "ep",
-          "vpp",
-          "recompute",
-          "sequence_parallel",
-          "zero",
-          "overlap_grad_reduce",
-          "attention",
-          "stage_layers",
-          "moe_capacity_factor",
-          "fp32_loss",
-          "stack",
-          "tp_comm_overlap",
-          "overlap_p2p_comm",
-          "overlap_param_gather",
-          "grad_reduce_dtype",
-          "fused_elementwise",
-          "precision"});
+  // The keys: every knob the table gives a config key, and the stack's fused kernels.
+  std::vector<std::string_view> keys = {"fused_elementwise"};
+  for (const KnobSpec& s : knob_table())
+    if (!s.config_key.empty()) keys.push_back(s.config_key);
+  o.only(keys);
   auto flag = [&](std::string_view key) {
     const Json& v = o.field(key);
     if (!v.is_boolean()) o.fail(key, "must be true or false");
     return v.get<bool>();
   };
+  // The whole numbers in the knob table's ranges, under its keys.
+  auto count = [&](Knob knob) {
+    const KnobSpec& s = knob_spec(knob);
+    return o.integer(s.config_key, static_cast<long long>(s.min), static_cast<long long>(s.max));
+  };
   TrainingConfig t;
-  t.global_batch = o.integer("global_batch", 1, 1LL << 40);
-  t.micro_batch = o.integer("micro_batch", 1, 1LL << 30);
-  t.seq_len = o.integer("seq_len", 1, 1LL << 30);
-  t.tp = static_cast<int>(o.integer("tp", 1, 1 << 20));
-  t.cp = static_cast<int>(o.integer("cp", 1, 1 << 20));
-  t.pp = static_cast<int>(o.integer("pp", 1, 1 << 20));
-  t.dp = static_cast<int>(o.integer("dp", 1, 1 << 24));
-  t.ep = static_cast<int>(o.integer("ep", 1, 1 << 20));
-  t.vpp = static_cast<int>(o.integer("vpp", 1, 1 << 20));
+  t.global_batch = count(Knob::kGlobalBatch);
+  t.micro_batch = count(Knob::kMicroBatch);
+  t.seq_len = count(Knob::kSeqLen);
+  t.tp = static_cast<int>(count(Knob::kTp));
+  t.cp = static_cast<int>(count(Knob::kCp));
+  t.pp = static_cast<int>(count(Knob::kPp));
+  t.dp = static_cast<int>(count(Knob::kDp));
+  t.ep = static_cast<int>(count(Knob::kEp));
+  t.vpp = static_cast<int>(count(Knob::kVpp));
   const auto rc = recompute_from_text(o.string("recompute"));
   if (!rc) o.fail("recompute", "must be none, selective, full or a number of layers");
   t.recompute = rc->kind;
   t.recompute_layers = rc->layers;
   t.sequence_parallel = flag("sequence_parallel");
-  t.zero_stage = static_cast<int>(o.integer("zero", 0, 3));
+  t.zero_stage = static_cast<int>(count(Knob::kZero));
   t.overlap_grad_reduce = flag("overlap_grad_reduce");
   // Plans written before the knob existed were priced with standard attention.
   const auto attention =
@@ -296,9 +288,12 @@ TrainingConfig training_from_json(const JsonObject& o) {
   if (!attention) o.fail("attention", "must be flash or standard");
   t.attention = *attention;
   if (o.has("moe_capacity_factor")) {
+    const KnobSpec& cf = knob_spec(Knob::kMoeCapacityFactor);
     t.moe_capacity_factor = o.number("moe_capacity_factor");
-    if (t.moe_capacity_factor != 0 && t.moe_capacity_factor < 1)
-      o.fail("moe_capacity_factor", "must be at least 1 (or 0: dropless)");
+    if (t.moe_capacity_factor != 0 &&
+        !(t.moe_capacity_factor >= cf.min && t.moe_capacity_factor <= cf.max))
+      o.fail("moe_capacity_factor",
+             fmt::format("must be {:g} to {:g} (or 0: dropless)", cf.min, cf.max));
   }
   if (o.has("fp32_loss")) t.fp32_loss = flag("fp32_loss");
   // Plans written before the stack was a knob: Megatron with nothing overlapped but the
@@ -329,7 +324,7 @@ TrainingConfig training_from_json(const JsonObject& o) {
       o.fail("stage_layers", "must list positive layer counts");
     t.stage_layers.push_back(split[i].get<int>());
   }
-  if (o.has("devices") && o.integer("devices", 1, 1LL << 30) != t.devices())
+  if (o.has("devices") && count(Knob::kDevices) != t.devices())
     o.fail("devices", "must equal tp × cp × pp × dp = " + std::to_string(t.devices()));
   return t;
 }

@@ -6,29 +6,6 @@
 namespace paraplan {
 namespace {
 
-constexpr std::pair<Knob, std::string_view> kFields[] = {
-    {Knob::kDevices, "devices"},
-    {Knob::kGlobalBatch, "global_batch"},
-    {Knob::kMicroBatch, "micro_batch"},
-    {Knob::kSeqLen, "seq_len"},
-    {Knob::kTp, "tp"},
-    {Knob::kCp, "cp"},
-    {Knob::kPp, "pp"},
-    {Knob::kDp, "dp"},
-    {Knob::kEp, "ep"},
-    {Knob::kVpp, "vpp"},
-    {Knob::kRecompute, "recompute"},
-    {Knob::kSequenceParallel, "sequence_parallel"},
-    {Knob::kZero, "zero"},
-    {Knob::kStageLayers, "stage_layers"},
-    {Knob::kMoeCapacityFactor, "moe_capacity_factor"},
-    {Knob::kStack, "stack"},
-    {Knob::kTpCommOverlap, "tp_comm_overlap"},
-    {Knob::kOverlapP2pComm, "overlap_p2p_comm"},
-    {Knob::kOverlapParamGather, "overlap_param_gather"},
-    {Knob::kPrecision, "precision"},
-};
-
 template <typename T>
 std::string str(T v) {
   std::ostringstream o;
@@ -52,20 +29,14 @@ std::string listed(const std::vector<int>& v) {
 
 }  // namespace
 
-std::string_view knob_field(Knob knob) {
-  for (const auto& [k, field] : kFields)
-    if (k == knob) return field;
-  return "?";
-}
-
 std::string Violation::render(const std::function<std::string(Knob)>& name) const {
   std::string body = text;
-  for (const auto& [k, field] : kFields) {
+  for (const KnobSpec& k : knob_table()) {
     std::string token = "{";
-    token += field;
+    token += knob_field(k.knob);
     token += '}';
     for (auto at = body.find(token); at != std::string::npos; at = body.find(token, at))
-      body.replace(at, token.size(), name(k));
+      body.replace(at, token.size(), name(k.knob));
   }
   std::string out = name(knob);
   if (!value.empty()) {

@@ -12,37 +12,11 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "ir/knobs.h"
 #include "ir/training.h"
 #include "ir/transformer.h"
 
 namespace paraplan {
-
-/// The knobs of a TrainingConfig (and the device count they must fill).
-enum class Knob {
-  kDevices,
-  kGlobalBatch,
-  kMicroBatch,
-  kSeqLen,
-  kTp,
-  kCp,
-  kPp,
-  kDp,
-  kEp,
-  kVpp,
-  kRecompute,
-  kSequenceParallel,
-  kZero,
-  kStageLayers,
-  kMoeCapacityFactor,
-  kStack,
-  kTpCommOverlap,
-  kOverlapP2pComm,
-  kOverlapParamGather,
-  kPrecision
-};
-
-/// paraplan's own name of a knob: the field of `config` in plan files ("tp", "global_batch").
-std::string_view knob_field(Knob knob);
 
 struct Violation {
   Knob knob;          ///< the knob the broken rule is about

@@ -1,0 +1,179 @@
+#include "ir/knobs.h"
+
+#include <stdexcept>
+
+namespace paraplan {
+namespace {
+
+constexpr unsigned kMegatronOnly = stack_bit(Stack::kMegatron);
+constexpr double kWidth = 1 << 16;  // a parallel size
+constexpr double kWide = 1 << 20;   // data-parallel replicas, micro-batch sequences
+
+// Spellings: Megatron-LM's arguments, NeMo's recipe keys, Megatron-DeepSpeed's arguments and
+// ds_config.json keys, torchtitan's job keys (engines/ reads and writes them by these names).
+constexpr KnobSpec kTable[] = {
+    {Knob::kDevices, "devices", "--devices", "devices", KnobType::kInteger, "devices", 1, 1 << 24,
+     "", false, "8 (evaluate: tp × cp × pp × dp)", kAllStacks,
+     {"--nproc_per_node × --nnodes", "trainer.devices × trainer.num_nodes", "--num_gpus",
+      "NGPU"},
+     "Devices the job runs on"},
+    {Knob::kGlobalBatch, "batch", "--batch", "global_batch", KnobType::kInteger, "sequences", 1,
+     1LL << 40, "", false, "512", kAllStacks,
+     {"--global-batch-size", "model.global_batch_size", "train_batch_size",
+      "training.global_batch_size"},
+     "Global batch in sequences per iteration"},
+    {Knob::kMicroBatch, "micro_batch", "--micro-batch", "micro_batch", KnobType::kInteger,
+     "sequences", 1, kWide, "", true, "1", kAllStacks,
+     {"--micro-batch-size", "model.micro_batch_size", "train_micro_batch_size_per_gpu",
+      "training.local_batch_size"},
+     "Sequences per micro-batch"},
+    {Knob::kSeqLen, "seq_len", "--seq-len", "seq_len", KnobType::kInteger, "tokens", 1, 1 << 24,
+     "", false, "2048", kAllStacks,
+     {"--seq-length", "model.encoder_seq_length", "--seq-length", "training.seq_len"},
+     "Sequence length in tokens"},
+    {Knob::kTp, "tp", "--tp", "tp", KnobType::kInteger, "devices", 1, kWidth, "", true, "1",
+     kAllStacks,
+     {"--tensor-model-parallel-size", "model.tensor_model_parallel_size",
+      "--tensor-model-parallel-size", "parallelism.tensor_parallel_degree"},
+     "Tensor-parallel size"},
+    {Knob::kCp, "cp", "--cp", "cp", KnobType::kInteger, "devices", 1, kWidth, "", true, "1",
+     stack_bit(Stack::kMegatron) | stack_bit(Stack::kFsdp),
+     {"--context-parallel-size", "model.context_parallel_size", "",
+      "parallelism.context_parallel_degree"},
+     "Context-parallel size"},
+    {Knob::kPp, "pp", "--pp", "pp", KnobType::kInteger, "stages", 1, kWidth, "", true, "1",
+     kAllStacks,
+     {"--pipeline-model-parallel-size", "model.pipeline_model_parallel_size",
+      "--pipeline-model-parallel-size", "parallelism.pipeline_parallel_degree"},
+     "Pipeline-parallel size (stages)"},
+    {Knob::kDp, "dp", "--dp", "dp", KnobType::kInteger, "replicas", 1, kWide, "", true,
+     "devices ÷ (tp × cp × pp)", kAllStacks,
+     {"", "", "", "parallelism.data_parallel_shard_degree"},
+     "Data-parallel size"},
+    {Knob::kEp, "ep", "--ep", "ep", KnobType::kInteger, "devices", 1, kWidth, "", true, "1",
+     stack_bit(Stack::kMegatron) | stack_bit(Stack::kFsdp),
+     {"--expert-model-parallel-size", "model.expert_model_parallel_size", "",
+      "parallelism.expert_parallel_degree"},
+     "Expert-parallel size (MoE models)"},
+    {Knob::kVpp, "vpp", "--vpp", "vpp", KnobType::kInteger, "virtual stages", 1, kWidth, "", true,
+     "1", stack_bit(Stack::kMegatron) | stack_bit(Stack::kFsdp),
+     {"--num-virtual-stages-per-pipeline-rank", "model.virtual_pipeline_model_parallel_size", "",
+      "parallelism.pipeline_parallel_schedule"},
+     "Virtual stages per device: interleaved 1F1B when > 1"},
+    {Knob::kRecompute, "recompute", "--recompute", "recompute", KnobType::kText, "", 0, 0,
+     "none|selective|full|N", true, "full", kAllStacks,
+     {"--recompute-granularity", "model.activations_checkpoint_granularity",
+      "--checkpoint-activations", "activation_checkpoint.mode"},
+     "Activation recomputation: none, selective, full or N (full recomputation of N layers per "
+     "stage)"},
+    {Knob::kSequenceParallel, "sequence_parallel", "--sequence-parallel", "sequence_parallel",
+     KnobType::kFlag, "", 0, 0, "", true, "off", kAllStacks,
+     {"--sequence-parallel", "model.sequence_parallel", "--sequence-parallel", ""},
+     "Megatron sequence parallelism"},
+    {Knob::kZero, "zero", "--zero", "zero", KnobType::kInteger, "", 0, 3, "", true,
+     "0 (fsdp: 3)", kAllStacks,
+     {"--use-distributed-optimizer", "model.optim.name", "zero_optimization.stage",
+      "parallelism.data_parallel_shard_degree"},
+     "ZeRO stage 0-3 (1 = distributed optimizer)"},
+    {Knob::kOverlapGradReduce, "overlap_grad_reduce", "--overlap-grad-reduce",
+     "overlap_grad_reduce", KnobType::kOnOff, "", 0, 0, "", true, "the stack's", kAllStacks,
+     {"--overlap-grad-reduce", "model.optim.overlap_grad_sync", "zero_optimization.overlap_comm",
+      ""},
+     "Overlap the data-parallel gradient reduction with the backward pass (default with --stack "
+     "megatron or fsdp)"},
+    {Knob::kAttention, "attention", "--attention", "attention", KnobType::kChoice, "", 0, 0,
+     "flash|standard", false, "flash", kAllStacks,
+     {"--attention-backend", "", "--use-flash-attn-v2", ""},
+     "Attention kernel: flash (FlashAttention: no s × s scores in memory) or standard "
+     "(materialised scores, as 2023 Megatron-DeepSpeed)"},
+    {Knob::kStageLayers, "stage_layers", "--stage-layers", "stage_layers", KnobType::kText, "", 0,
+     0, "", true, "as even as possible", kAllStacks,
+     {"--pipeline-model-parallel-layout", "model.pipeline_model_parallel_layout", "",
+      "parallelism.module_fqns_per_model_part"},
+     "Layers per pipeline stage, e.g. 9,8,8,7"},
+    {Knob::kMoeCapacityFactor, "moe_capacity_factor", "--moe-capacity-factor",
+     "moe_capacity_factor", KnobType::kReal, "", 1, 1024, "", false, "dropless", kMegatronOnly,
+     {"--moe-expert-capacity-factor", "model.moe_expert_capacity_factor", "", ""},
+     "MoE token dropping: each expert takes at most this multiple of its mean share of the "
+     "tokens, padded to it (Megatron's --moe-expert-capacity-factor with "
+     "--moe-pad-expert-input-to-capacity)"},
+    {Knob::kStack, "stack", "--stack", "stack", KnobType::kChoice, "", 0, 0,
+     "megatron|fsdp|deepspeed", false, "megatron", kAllStacks, {},
+     "Training stack: megatron (Megatron-Core/NeMo: fused kernels, cuDNN attention, its "
+     "overlaps), fsdp (PyTorch FSDP: eager element-wise kernels, FlashAttention-2, prefetched "
+     "gathers; ZeRO 3 unless --zero) or deepspeed (Megatron-DeepSpeed: fused kernels, "
+     "FlashAttention-2, no overlaps)"},
+    {Knob::kTpCommOverlap, "tp_comm_overlap", "--tp-comm-overlap", "tp_comm_overlap",
+     KnobType::kOnOff, "", 0, 0, "", false, "on where it applies", kMegatronOnly,
+     {"--tp-comm-overlap", "model.ub_tp_comm_overlap", "", ""},
+     "Overlap tensor-parallel communication with the GEMMs (userbuffers; needs "
+     "--sequence-parallel)"},
+    {Knob::kOverlapP2pComm, "overlap_p2p_comm", "--overlap-p2p-comm", "overlap_p2p_comm",
+     KnobType::kOnOff, "", 0, 0, "", false, "on where it applies", kMegatronOnly,
+     {"--overlap-p2p-communication", "model.overlap_p2p_comm", "", ""},
+     "Overlap pipeline sends with compute (interleaved schedule, --vpp > 1)"},
+    {Knob::kOverlapParamGather, "overlap_param_gather", "--overlap-param-gather",
+     "overlap_param_gather", KnobType::kOnOff, "", 0, 0, "", false, "on where it applies",
+     kMegatronOnly, {"--overlap-param-gather", "model.optim.overlap_param_sync", "", ""},
+     "Overlap the distributed optimizer's parameter all-gather with the forward (--zero 1)"},
+    {Knob::kPrecision, "precision", "--precision", "precision", KnobType::kChoice, "", 0, 0,
+     "bf16|fp8", false, "bf16", kAllStacks,
+     {"--fp8-format", "model.fp8", "", "float8"},
+     "Precision of the transformer layers' matrix products: bf16 or fp8 (Transformer Engine's "
+     "recipe; H100, H200)"},
+    {Knob::kGradReduceDtype, "grad_reduce_dtype", "--grad-reduce-dtype", "grad_reduce_dtype",
+     KnobType::kChoice, "", 0, 0, "bf16|fp32", false, "fp32", kAllStacks,
+     {"--grad-reduce-in-bf16", "", "communication_data_type", ""},
+     "Precision of the data-parallel gradient reduction: fp32 or bf16 (FSDP's pure bf16 mixed "
+     "precision, Composer's PURE)"},
+    {Knob::kLossDtype, "loss_dtype", "--loss-dtype", "fp32_loss", KnobType::kChoice, "", 0, 0,
+     "bf16|fp32", false, "fp32 (fsdp with bf16 gradient reduction: bf16)", kAllStacks, {},
+     "Precision of the logits the loss keeps: fp32 or bf16 (pure bf16, no autocast)"},
+    {Knob::kMemory, "memory", "--memory", "", KnobType::kText, "bytes", 0, 0, "", false,
+     "the cluster's", kAllStacks, {},
+     "Memory per device, overriding the cluster's: 40GiB (2^30 bytes), 80GB (10^9) or a number "
+     "of bytes"},
+    {Knob::kMemoryHeadroom, "memory_headroom", "--memory-headroom", "", KnobType::kText, "bytes",
+     0, 0, "", false, "none", kAllStacks, {},
+     "Memory per device kept free: a share (5%) or a size (2GiB, 2GB); plans must fit in the "
+     "rest"},
+    {Knob::kCalibration, "calibration", "--calibration", "", KnobType::kText, "", 0, 0, "", false,
+     "the shipped one for the cluster's device", kAllStacks, {},
+     "Calibration file (JSON or YAML, docs/formats.md); default: the shipped one for the "
+     "cluster's device (A100, H100, H200)"},
+};
+
+// The table is in Knob's order: knob_spec indexes it.
+constexpr bool in_order() {
+  for (std::size_t i = 0; i < std::size(kTable); ++i)
+    if (static_cast<std::size_t>(kTable[i].knob) != i) return false;
+  return std::size(kTable) == static_cast<std::size_t>(Knob::kCalibration) + 1;
+}
+static_assert(in_order(), "kTable lists every Knob once, in Knob's order");
+
+}  // namespace
+
+std::string_view engine_name(Engine engine) {
+  switch (engine) {
+    case Engine::kMegatronLm:
+      return "megatron";
+    case Engine::kNemo:
+      return "nemo";
+    case Engine::kMegatronDeepSpeed:
+      return "deepspeed";
+    case Engine::kTorchtitan:
+      return "torchtitan";
+  }
+  return "?";
+}
+
+std::span<const KnobSpec> knob_table() { return kTable; }
+
+const KnobSpec& knob_spec(Knob knob) { return kTable[static_cast<std::size_t>(knob)]; }
+
+std::string_view knob_field(Knob knob) {
+  const KnobSpec& s = knob_spec(knob);
+  return s.config_key.empty() ? s.keyword : s.config_key;
+}
+
+}  // namespace paraplan

@@ -1,0 +1,109 @@
+// The training knobs, each declared once: its name in every front end (request field and Python
+// keyword, CLI flag, the key of a plan file's `config`), its type, unit and range, its default
+// (or that the planners search it), the stacks it applies to and each engine's own spelling of
+// it. The CLI's flags, the Python keywords, the plan file's reader and the engines' launch
+// vocabularies are derived from this table (a test walks it against each of them); adding a
+// knob is one row here and the field it sets.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "ir/training.h"
+
+namespace paraplan {
+
+/// The knobs of a TrainingConfig (and the device count they must fill), with the choices a
+/// front end adds to them (the attention kernel, dtypes, memory).
+enum class Knob {
+  kDevices,
+  kGlobalBatch,
+  kMicroBatch,
+  kSeqLen,
+  kTp,
+  kCp,
+  kPp,
+  kDp,
+  kEp,
+  kVpp,
+  kRecompute,
+  kSequenceParallel,
+  kZero,
+  kOverlapGradReduce,
+  kAttention,
+  kStageLayers,
+  kMoeCapacityFactor,
+  kStack,
+  kTpCommOverlap,
+  kOverlapP2pComm,
+  kOverlapParamGather,
+  kPrecision,
+  kGradReduceDtype,
+  kLossDtype,
+  kMemory,
+  kMemoryHeadroom,
+  kCalibration,
+};
+
+/// How a front end takes a knob's value.
+enum class KnobType {
+  kInteger,  ///< a whole number in [min, max]
+  kReal,     ///< a number in [min, max]
+  kFlag,     ///< given: on (`--sequence-parallel`; Python True)
+  kOnOff,    ///< on, off, or the stack's choice (`--x` / `--no-x`; Python True / False / None)
+  kChoice,   ///< one of `choices`
+  kText,     ///< text its own parser reads (recompute, a layer split, a size, a file)
+};
+
+/// The engines whose launches spell the knobs (what `--export` writes and `--from` reads).
+enum class Engine { kMegatronLm, kNemo, kMegatronDeepSpeed, kTorchtitan };
+inline constexpr std::array<Engine, 4> kEngines = {Engine::kMegatronLm, Engine::kNemo,
+                                                   Engine::kMegatronDeepSpeed, Engine::kTorchtitan};
+/// "megatron", "nemo", "deepspeed", "torchtitan": the engine as `--export` and `--from` name it.
+std::string_view engine_name(Engine engine);
+
+/// A set of stacks, one bit per Stack.
+constexpr unsigned stack_bit(Stack stack) { return 1u << static_cast<unsigned>(stack); }
+inline constexpr unsigned kAllStacks =
+    stack_bit(Stack::kMegatron) | stack_bit(Stack::kFsdp) | stack_bit(Stack::kDeepSpeed);
+
+struct KnobSpec {
+  Knob knob;
+  std::string_view keyword;     ///< the request's field and Python keyword: "batch"
+  std::string_view flag;        ///< the CLI's flag: "--batch"
+  std::string_view config_key;  ///< its key in a plan file's `config` ("" when not there)
+  KnobType type;
+  std::string_view unit;  ///< what a number counts: "sequences", "tokens", "devices", ...
+  double min = 0, max = 0;  ///< kInteger, kReal: the range every front end and reader takes
+  std::string_view choices;  ///< kChoice: "flash|standard"
+  /// plan and frontier search it when it is not given (evaluate takes `default_text`).
+  bool searched = false;
+  /// What a verb uses when the user does not give it, as printed beside the answer.
+  std::string_view default_text;
+  unsigned stacks = kAllStacks;  ///< the training stacks it applies to
+  /// Each engine's own spelling, in kEngines' order ("" where the engine has none).
+  std::array<std::string_view, 4> spelling = {};
+  std::string_view help;  ///< what it is, for --help and the docs
+
+  std::string_view spelled(Engine engine) const {
+    return spelling[static_cast<std::size_t>(engine)];
+  }
+};
+
+/// Every knob, in Knob's order.
+std::span<const KnobSpec> knob_table();
+const KnobSpec& knob_spec(Knob knob);
+/// paraplan's own name of a knob: its key in a plan file's `config` ("tp", "global_batch"), or
+/// its keyword for knobs plan files do not hold.
+std::string_view knob_field(Knob knob);
+
+/// One default per concept, the same in every verb (the table's default_text says them).
+inline constexpr std::string_view kDefaultCluster = "dgx-a100";
+inline constexpr int kDefaultDevices = 8;
+inline constexpr std::int64_t kDefaultGlobalBatch = 512;
+inline constexpr std::int64_t kDefaultSeqLen = 2048;
+
+}  // namespace paraplan
