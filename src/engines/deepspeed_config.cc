@@ -282,14 +282,14 @@ LaunchConfig read_deepspeed_config(const std::string& text, const std::string& s
 std::vector<std::pair<std::string, std::string>> deepspeed_searched_options(
     const TrainingConfig& t) {
   auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
-  return {{"--tensor-model-parallel-size", fmt::format("{}", t.tp)},
-          {"--pipeline-model-parallel-size", fmt::format("{}", t.pp)},
-          {"--sequence-parallel", yes(t.sequence_parallel)},
-          {"train_micro_batch_size_per_gpu", fmt::format("{}", t.micro_batch)},
+  return {{spelled(Knob::kTp, Engine::kMegatronDeepSpeed), fmt::format("{}", t.tp)},
+          {spelled(Knob::kPp, Engine::kMegatronDeepSpeed), fmt::format("{}", t.pp)},
+          {spelled(Knob::kSequenceParallel, Engine::kMegatronDeepSpeed), yes(t.sequence_parallel)},
+          {spelled(Knob::kMicroBatch, Engine::kMegatronDeepSpeed), fmt::format("{}", t.micro_batch)},
           {"gradient_accumulation_steps", fmt::format("{}", t.microbatches())},
-          {"zero_optimization.stage", fmt::format("{}", t.zero_stage)},
-          {"zero_optimization.overlap_comm", yes(t.overlap_grad_reduce)},
-          {"activation_checkpointing", t.recompute == Recompute::kNone ? "absent" : "present"}};
+          {spelled(Knob::kZero, Engine::kMegatronDeepSpeed), fmt::format("{}", t.zero_stage)},
+          {spelled(Knob::kOverlapGradReduce, Engine::kMegatronDeepSpeed), yes(t.overlap_grad_reduce)},
+          {spelled(Knob::kRecompute, Engine::kMegatronDeepSpeed), t.recompute == Recompute::kNone ? "absent" : "present"}};
 }
 
 }  // namespace paraplan::engines

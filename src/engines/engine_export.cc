@@ -1,5 +1,6 @@
 // Option names: Megatron-LM megatron/training/arguments.py; DeepSpeed docs/config-json.
 #include "engines/engine_export.h"
+#include "engines/launch_config.h"
 
 #include <fmt/format.h>
 
@@ -135,27 +136,27 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
     arg("--attention-dropout", "0.0");
     arg("--hidden-dropout", "0.0");
   }
-  arg("--seq-length", num(t.seq_len));
+  arg(spelled(Knob::kSeqLen, Engine::kMegatronLm), num(t.seq_len));
   arg("--max-position-embeddings", num(std::max<std::int64_t>(t.seq_len, m.max_positions)));
-  arg("--micro-batch-size", num(t.micro_batch));
-  arg("--global-batch-size", num(t.global_batch));
-  arg("--tensor-model-parallel-size", num(t.tp));
-  arg("--pipeline-model-parallel-size", num(t.pp));
-  if (t.cp > 1) arg("--context-parallel-size", num(t.cp));
-  if (t.ep > 1) arg("--expert-model-parallel-size", num(t.ep));
+  arg(spelled(Knob::kMicroBatch, Engine::kMegatronLm), num(t.micro_batch));
+  arg(spelled(Knob::kGlobalBatch, Engine::kMegatronLm), num(t.global_batch));
+  arg(spelled(Knob::kTp, Engine::kMegatronLm), num(t.tp));
+  arg(spelled(Knob::kPp, Engine::kMegatronLm), num(t.pp));
+  if (t.cp > 1) arg(spelled(Knob::kCp, Engine::kMegatronLm), num(t.cp));
+  if (t.ep > 1) arg(spelled(Knob::kEp, Engine::kMegatronLm), num(t.ep));
   if (m.moe()) {  // as priced: grouped expert GEMMs, all-to-all token dispatch
     arg("--moe-grouped-gemm");
     arg("--moe-token-dispatcher-type", "alltoall");
     if (t.moe_capacity_factor > 0) {
-      arg("--moe-expert-capacity-factor", fmt::format("{}", t.moe_capacity_factor));
+      arg(spelled(Knob::kMoeCapacityFactor, Engine::kMegatronLm), fmt::format("{}", t.moe_capacity_factor));
       arg("--moe-pad-expert-input-to-capacity");
     }
   }
   if (t.vpp > 1) arg("--num-layers-per-virtual-pipeline-stage", num(m.num_layers / (t.pp * t.vpp)));
   // Megatron-LM splits the layers evenly or not at all: another split needs its layout.
   if (const std::string layout = megatron_layout(m, t); !layout.empty())
-    arg("--pipeline-model-parallel-layout", fmt::format("\"{}\"", layout));
-  if (t.sequence_parallel) arg("--sequence-parallel");
+    arg(spelled(Knob::kStageLayers, Engine::kMegatronLm), fmt::format("\"{}\"", layout));
+  if (t.sequence_parallel) arg(spelled(Knob::kSequenceParallel, Engine::kMegatronLm));
   switch (t.recompute) {
     case Recompute::kFull:
       arg("--recompute-granularity", "full");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/knobs.h"
 #include "ir/training.h"
 #include "ir/transformer.h"
 
@@ -50,5 +51,10 @@ struct LaunchConfig {
   /// Keys as written, in order: read (they change time or memory) and ignored (they do not).
   std::vector<std::string> read, ignored;
 };
+
+/// The engine's own spelling of a knob (ir/knobs.h's table): the option or key its launch sets.
+inline std::string spelled(Knob knob, Engine engine) {
+  return std::string(knob_spec(knob).spelled(engine));
+}
 
 }  // namespace paraplan::engines

@@ -518,27 +518,27 @@ std::vector<std::pair<std::string, std::string>> megatron_searched_options(
     const TransformerConfig& model, const TrainingConfig& t) {
   std::vector<std::pair<std::string, std::string>> out;
   auto num = [](auto v) { return fmt::format("{}", v); };
-  out.emplace_back("--tensor-model-parallel-size", num(t.tp));
-  out.emplace_back("--pipeline-model-parallel-size", num(t.pp));
-  out.emplace_back("--context-parallel-size", num(t.cp));
-  if (model.moe()) out.emplace_back("--expert-model-parallel-size", num(t.ep));
-  if (t.vpp > 1) out.emplace_back("--num-virtual-stages-per-pipeline-rank", num(t.vpp));
-  out.emplace_back("--micro-batch-size", num(t.micro_batch));
-  if (t.sequence_parallel) out.emplace_back("--sequence-parallel", "");
+  out.emplace_back(spelled(Knob::kTp, Engine::kMegatronLm), num(t.tp));
+  out.emplace_back(spelled(Knob::kPp, Engine::kMegatronLm), num(t.pp));
+  out.emplace_back(spelled(Knob::kCp, Engine::kMegatronLm), num(t.cp));
+  if (model.moe()) out.emplace_back(spelled(Knob::kEp, Engine::kMegatronLm), num(t.ep));
+  if (t.vpp > 1) out.emplace_back(spelled(Knob::kVpp, Engine::kMegatronLm), num(t.vpp));
+  out.emplace_back(spelled(Knob::kMicroBatch, Engine::kMegatronLm), num(t.micro_batch));
+  if (t.sequence_parallel) out.emplace_back(spelled(Knob::kSequenceParallel, Engine::kMegatronLm), "");
   if (t.recompute == Recompute::kSelective)
-    out.emplace_back("--recompute-granularity", "selective");
+    out.emplace_back(spelled(Knob::kRecompute, Engine::kMegatronLm), "selective");
   if (t.recompute == Recompute::kFull) {
-    out.emplace_back("--recompute-granularity", "full");
+    out.emplace_back(spelled(Knob::kRecompute, Engine::kMegatronLm), "full");
     out.emplace_back("--recompute-method", t.recompute_layers > 0 ? "block" : "uniform");
     out.emplace_back("--recompute-num-layers",
                      num(t.recompute_layers > 0 ? t.recompute_layers : 1));
   }
-  if (t.zero_stage >= 1) out.emplace_back("--use-distributed-optimizer", "");
-  if (t.overlap_grad_reduce) out.emplace_back("--overlap-grad-reduce", "");
-  if (t.overlap_param_gather) out.emplace_back("--overlap-param-gather", "");
-  if (t.tp_comm_overlap) out.emplace_back("--tp-comm-overlap", "");
-  if (t.vpp > 1 && !t.overlap_p2p_comm) out.emplace_back("--no-overlap-p2p-communication", "");
-  if (t.bf16_gradient_reduction) out.emplace_back("--grad-reduce-in-bf16", "");
+  if (t.zero_stage >= 1) out.emplace_back(spelled(Knob::kZero, Engine::kMegatronLm), "");
+  if (t.overlap_grad_reduce) out.emplace_back(spelled(Knob::kOverlapGradReduce, Engine::kMegatronLm), "");
+  if (t.overlap_param_gather) out.emplace_back(spelled(Knob::kOverlapParamGather, Engine::kMegatronLm), "");
+  if (t.tp_comm_overlap) out.emplace_back(spelled(Knob::kTpCommOverlap, Engine::kMegatronLm), "");
+  if (t.vpp > 1 && !t.overlap_p2p_comm) out.emplace_back(spelled(Knob::kOverlapP2pComm, Engine::kMegatronLm), "");
+  if (t.bf16_gradient_reduction) out.emplace_back(spelled(Knob::kGradReduceDtype, Engine::kMegatronLm), "");
   return out;
 }
 

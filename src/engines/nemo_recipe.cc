@@ -487,14 +487,14 @@ std::vector<std::pair<std::string, std::string>> nemo_searched_options(
   std::vector<std::pair<std::string, std::string>> out;
   auto num = [](auto v) { return fmt::format("{}", v); };
   auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
-  out.emplace_back("model.tensor_model_parallel_size", num(t.tp));
-  out.emplace_back("model.pipeline_model_parallel_size", num(t.pp));
-  out.emplace_back("model.virtual_pipeline_model_parallel_size", t.vpp > 1 ? num(t.vpp) : "null");
-  out.emplace_back("model.context_parallel_size", num(t.cp));
-  if (model.moe()) out.emplace_back("model.expert_model_parallel_size", num(t.ep));
-  out.emplace_back("model.micro_batch_size", num(t.micro_batch));
-  out.emplace_back("model.sequence_parallel", yes(t.sequence_parallel));
-  out.emplace_back("model.activations_checkpoint_granularity",
+  out.emplace_back(spelled(Knob::kTp, Engine::kNemo), num(t.tp));
+  out.emplace_back(spelled(Knob::kPp, Engine::kNemo), num(t.pp));
+  out.emplace_back(spelled(Knob::kVpp, Engine::kNemo), t.vpp > 1 ? num(t.vpp) : "null");
+  out.emplace_back(spelled(Knob::kCp, Engine::kNemo), num(t.cp));
+  if (model.moe()) out.emplace_back(spelled(Knob::kEp, Engine::kNemo), num(t.ep));
+  out.emplace_back(spelled(Knob::kMicroBatch, Engine::kNemo), num(t.micro_batch));
+  out.emplace_back(spelled(Knob::kSequenceParallel, Engine::kNemo), yes(t.sequence_parallel));
+  out.emplace_back(spelled(Knob::kRecompute, Engine::kNemo),
                    t.recompute == Recompute::kFull        ? "full"
                    : t.recompute == Recompute::kSelective ? "selective"
                                                           : "null");
@@ -504,11 +504,11 @@ std::vector<std::pair<std::string, std::string>> nemo_searched_options(
     out.emplace_back("model.activations_checkpoint_num_layers",
                      num(t.recompute_layers > 0 ? t.recompute_layers : 1));
   }
-  out.emplace_back("model.optim.name", t.zero_stage >= 1 ? "distributed_fused_adam" : "fused_adam");
-  out.emplace_back("model.optim.overlap_grad_sync", yes(t.overlap_grad_reduce));
-  out.emplace_back("model.optim.overlap_param_sync", yes(t.overlap_param_gather));
-  out.emplace_back("model.ub_tp_comm_overlap", yes(t.tp_comm_overlap));
-  out.emplace_back("model.overlap_p2p_comm", yes(t.overlap_p2p_comm));
+  out.emplace_back(spelled(Knob::kZero, Engine::kNemo), t.zero_stage >= 1 ? "distributed_fused_adam" : "fused_adam");
+  out.emplace_back(spelled(Knob::kOverlapGradReduce, Engine::kNemo), yes(t.overlap_grad_reduce));
+  out.emplace_back(spelled(Knob::kOverlapParamGather, Engine::kNemo), yes(t.overlap_param_gather));
+  out.emplace_back(spelled(Knob::kTpCommOverlap, Engine::kNemo), yes(t.tp_comm_overlap));
+  out.emplace_back(spelled(Knob::kOverlapP2pComm, Engine::kNemo), yes(t.overlap_p2p_comm));
   return out;
 }
 

@@ -465,22 +465,22 @@ std::vector<std::pair<std::string, std::string>> torchtitan_searched_options(
     const TrainingConfig& t) {
   auto num = [](auto v) { return fmt::format("{}", v); };
   std::vector<std::pair<std::string, std::string>> out;
-  out.emplace_back("parallelism.data_parallel_shard_degree", num(t.zero_stage >= 2 ? t.dp : 1));
-  out.emplace_back("parallelism.data_parallel_replicate_degree", num(t.zero_stage >= 2 ? 1 : t.dp));
+  out.emplace_back(spelled(Knob::kZero, Engine::kTorchtitan), num(t.zero_stage >= 2 ? t.dp : 1));
+  out.emplace_back(spelled(Knob::kDp, Engine::kTorchtitan), num(t.zero_stage >= 2 ? 1 : t.dp));
   out.emplace_back("parallelism.fsdp_reshard_after_forward",
                    t.zero_stage == 2 ? "\"never\"" : "\"always\"");
-  out.emplace_back("parallelism.tensor_parallel_degree", num(t.tp));
-  out.emplace_back("parallelism.pipeline_parallel_degree", num(t.pp));
-  out.emplace_back("parallelism.context_parallel_degree", num(t.cp));
-  out.emplace_back("parallelism.expert_parallel_degree", num(t.ep));
+  out.emplace_back(spelled(Knob::kTp, Engine::kTorchtitan), num(t.tp));
+  out.emplace_back(spelled(Knob::kPp, Engine::kTorchtitan), num(t.pp));
+  out.emplace_back(spelled(Knob::kCp, Engine::kTorchtitan), num(t.cp));
+  out.emplace_back(spelled(Knob::kEp, Engine::kTorchtitan), num(t.ep));
   if (t.pp > 1) {
-    out.emplace_back("parallelism.pipeline_parallel_schedule",
+    out.emplace_back(spelled(Knob::kVpp, Engine::kTorchtitan),
                      t.vpp > 1 ? "\"Interleaved1F1B\"" : "\"1F1B\"");
     out.emplace_back("parallelism.pipeline_parallel_microbatch_size", num(t.micro_batch));
   } else {
-    out.emplace_back("training.local_batch_size", num(t.micro_batch));
+    out.emplace_back(spelled(Knob::kMicroBatch, Engine::kTorchtitan), num(t.micro_batch));
   }
-  out.emplace_back("activation_checkpoint.mode",
+  out.emplace_back(spelled(Knob::kRecompute, Engine::kTorchtitan),
                    t.recompute == Recompute::kNone                              ? "\"none\""
                    : t.recompute == Recompute::kFull && t.recompute_layers == 0 ? "\"full\""
                                                                                 : "\"selective\"");
