@@ -141,6 +141,8 @@ KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
       return &k.memory_headroom;
     case Knob::kCalibration:
       return &k.calibration;
+    case Knob::kCompile:
+      return &k.compile;
   }
   return std::monostate{};
 }
@@ -176,6 +178,27 @@ bool fp8(const std::string& text) {
   throw FieldError("precision", " must be bf16 or fp8 (got \"" + text + "\")");
 }
 
+void check_stack_knobs(const TransformerKnobs& knobs, Stack chosen) {
+  TransformerKnobs k = knobs;
+  for (const KnobSpec& s : knob_table()) {
+    if ((s.stacks & stack_bit(chosen)) || !knob_given(k, s.knob)) continue;
+    // Megatron-Core's overlaps turned off: what every other stack does anyway.
+    if (s.type == KnobType::kOnOff && s.stacks == stack_bit(Stack::kMegatron) &&
+        *std::get<int*>(knob_slot(k, s.knob)) == 0)
+      continue;
+    std::string stacks;
+    for (Stack st : {Stack::kMegatron, Stack::kFsdp, Stack::kDeepSpeed})
+      if (s.stacks & stack_bit(st))
+        stacks += (stacks.empty() ? "" : " or ") + std::string(stack_text(st));
+    throw RuleViolation(
+        {s.knob,
+         "knob_needs_stack",
+         "",
+         fmt::format("applies to the {} stack only, not {{stack}} {}", stacks, stack_text(chosen)),
+         {{"stack", std::string(stack_text(chosen))}}});
+  }
+}
+
 StackChoices stack_choices(const TransformerKnobs& k) {
   auto tri = [](int v) { return v < 0 ? std::optional<bool>() : std::optional<bool>(v > 0); };
   auto bf16 = [](const char* field, const std::string& text) -> std::optional<bool> {
@@ -188,6 +211,7 @@ StackChoices stack_choices(const TransformerKnobs& k) {
   c.tp_comm_overlap = tri(k.tp_comm_overlap);
   c.overlap_p2p_comm = tri(k.overlap_p2p_comm);
   c.overlap_param_gather = tri(k.overlap_param_gather);
+  c.fused_elementwise = tri(k.compile);
   c.bf16_gradient_reduction = bf16("grad_reduce_dtype", k.grad_reduce_dtype);
   if (auto loss_bf16 = bf16("loss_dtype", k.loss_dtype)) c.fp32_loss = !*loss_bf16;
   return c;
@@ -217,6 +241,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   s.attention = attention(k.attention);
   s.moe_capacity_factor = k.moe_capacity_factor;
   s.stack = stack(k.stack);
+  check_stack_knobs(k, s.stack);
   s.stack_choices = stack_choices(k);
   s.fp8 = fp8(k.precision);
   if (!k.stage_layers.empty())
@@ -255,6 +280,7 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.recompute_layers = rc.layers;
   t.sequence_parallel = k.sequence_parallel;
   t.stack = stack(k.stack);
+  check_stack_knobs(k, t.stack);
   // FSDP shards everything unless told otherwise.
   t.zero_stage = k.zero >= 0 ? k.zero : (t.stack == Stack::kFsdp ? 3 : 0);
   t.attention = attention(k.attention);

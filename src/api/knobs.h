@@ -33,6 +33,7 @@ struct TransformerKnobs {
   /// Megatron-Core's own on the megatron stack).
   int overlap_grad_reduce = -1, tp_comm_overlap = -1, overlap_p2p_comm = -1,
       overlap_param_gather = -1;
+  int compile = -1;  ///< torch.compile (fsdp): -1 the stack's default (eager), 0 off, 1 on
   std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
   std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's
   std::string precision;          ///< bf16 | fp8; empty: bf16
@@ -52,6 +53,11 @@ bool knob_given(TransformerKnobs& knobs, Knob knob);
 /// Applies `memory` and `memory_headroom` to every device type of `cluster`. FieldError for a
 /// malformed value or a headroom that leaves no memory.
 void apply_memory_knobs(const TransformerKnobs& knobs, Cluster& cluster);
+
+/// RuleViolation for a knob given on a stack it does not apply to (the table's stacks):
+/// `--compile` on the megatron stack, `--tp-comm-overlap` on fsdp (turning Megatron-Core's
+/// overlaps off is what the other stacks do, and is taken).
+void check_stack_knobs(const TransformerKnobs& knobs, Stack stack);
 
 /// The stack named (empty: megatron); FieldError("stack") otherwise.
 Stack stack(const std::string& text);

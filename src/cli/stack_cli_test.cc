@@ -87,7 +87,9 @@ TEST(Stacks, OverlapsOutsideTheirStackOrShapeAreRefusedByFlag) {
     EXPECT_EQ(o.exit_code, 2) << flags << "\n" << o.out;
     EXPECT_NE(o.out.find(needle), std::string::npos) << o.out;
   };
-  refused("--stack fsdp --tp-comm-overlap", "--tp-comm-overlap: tensor-parallel communication");
+  refused("--stack fsdp --tp-comm-overlap",
+          "--tp-comm-overlap: applies to the megatron stack only, not --stack fsdp");
+  refused("--compile", "--compile: applies to the fsdp stack only, not --stack megatron");
   refused("--tp 2 --tp-comm-overlap", "needs --tp 2 or more and --sequence-parallel");
   refused("--overlap-p2p-comm", "interleaved schedule");
   refused("--zero 0 --overlap-param-gather", "distributed optimizer");

@@ -282,14 +282,16 @@ LaunchConfig read_deepspeed_config(const std::string& text, const std::string& s
 std::vector<std::pair<std::string, std::string>> deepspeed_searched_options(
     const TrainingConfig& t) {
   auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
-  return {{spelled(Knob::kTp, Engine::kMegatronDeepSpeed), fmt::format("{}", t.tp)},
-          {spelled(Knob::kPp, Engine::kMegatronDeepSpeed), fmt::format("{}", t.pp)},
-          {spelled(Knob::kSequenceParallel, Engine::kMegatronDeepSpeed), yes(t.sequence_parallel)},
-          {spelled(Knob::kMicroBatch, Engine::kMegatronDeepSpeed), fmt::format("{}", t.micro_batch)},
-          {"gradient_accumulation_steps", fmt::format("{}", t.microbatches())},
-          {spelled(Knob::kZero, Engine::kMegatronDeepSpeed), fmt::format("{}", t.zero_stage)},
-          {spelled(Knob::kOverlapGradReduce, Engine::kMegatronDeepSpeed), yes(t.overlap_grad_reduce)},
-          {spelled(Knob::kRecompute, Engine::kMegatronDeepSpeed), t.recompute == Recompute::kNone ? "absent" : "present"}};
+  return {
+      {spelled(Knob::kTp, Engine::kMegatronDeepSpeed), fmt::format("{}", t.tp)},
+      {spelled(Knob::kPp, Engine::kMegatronDeepSpeed), fmt::format("{}", t.pp)},
+      {spelled(Knob::kSequenceParallel, Engine::kMegatronDeepSpeed), yes(t.sequence_parallel)},
+      {spelled(Knob::kMicroBatch, Engine::kMegatronDeepSpeed), fmt::format("{}", t.micro_batch)},
+      {"gradient_accumulation_steps", fmt::format("{}", t.microbatches())},
+      {spelled(Knob::kZero, Engine::kMegatronDeepSpeed), fmt::format("{}", t.zero_stage)},
+      {spelled(Knob::kOverlapGradReduce, Engine::kMegatronDeepSpeed), yes(t.overlap_grad_reduce)},
+      {spelled(Knob::kRecompute, Engine::kMegatronDeepSpeed),
+       t.recompute == Recompute::kNone ? "absent" : "present"}};
 }
 
 }  // namespace paraplan::engines

@@ -1,10 +1,11 @@
 // Option names: Megatron-LM megatron/training/arguments.py; DeepSpeed docs/config-json.
 #include "engines/engine_export.h"
-#include "engines/launch_config.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+
+#include "engines/launch_config.h"
 
 namespace paraplan::engines {
 
@@ -148,7 +149,8 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
     arg("--moe-grouped-gemm");
     arg("--moe-token-dispatcher-type", "alltoall");
     if (t.moe_capacity_factor > 0) {
-      arg(spelled(Knob::kMoeCapacityFactor, Engine::kMegatronLm), fmt::format("{}", t.moe_capacity_factor));
+      arg(spelled(Knob::kMoeCapacityFactor, Engine::kMegatronLm),
+          fmt::format("{}", t.moe_capacity_factor));
       arg("--moe-pad-expert-input-to-capacity");
     }
   }

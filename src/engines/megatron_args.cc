@@ -524,7 +524,8 @@ std::vector<std::pair<std::string, std::string>> megatron_searched_options(
   if (model.moe()) out.emplace_back(spelled(Knob::kEp, Engine::kMegatronLm), num(t.ep));
   if (t.vpp > 1) out.emplace_back(spelled(Knob::kVpp, Engine::kMegatronLm), num(t.vpp));
   out.emplace_back(spelled(Knob::kMicroBatch, Engine::kMegatronLm), num(t.micro_batch));
-  if (t.sequence_parallel) out.emplace_back(spelled(Knob::kSequenceParallel, Engine::kMegatronLm), "");
+  if (t.sequence_parallel)
+    out.emplace_back(spelled(Knob::kSequenceParallel, Engine::kMegatronLm), "");
   if (t.recompute == Recompute::kSelective)
     out.emplace_back(spelled(Knob::kRecompute, Engine::kMegatronLm), "selective");
   if (t.recompute == Recompute::kFull) {
@@ -534,11 +535,15 @@ std::vector<std::pair<std::string, std::string>> megatron_searched_options(
                      num(t.recompute_layers > 0 ? t.recompute_layers : 1));
   }
   if (t.zero_stage >= 1) out.emplace_back(spelled(Knob::kZero, Engine::kMegatronLm), "");
-  if (t.overlap_grad_reduce) out.emplace_back(spelled(Knob::kOverlapGradReduce, Engine::kMegatronLm), "");
-  if (t.overlap_param_gather) out.emplace_back(spelled(Knob::kOverlapParamGather, Engine::kMegatronLm), "");
+  if (t.overlap_grad_reduce)
+    out.emplace_back(spelled(Knob::kOverlapGradReduce, Engine::kMegatronLm), "");
+  if (t.overlap_param_gather)
+    out.emplace_back(spelled(Knob::kOverlapParamGather, Engine::kMegatronLm), "");
   if (t.tp_comm_overlap) out.emplace_back(spelled(Knob::kTpCommOverlap, Engine::kMegatronLm), "");
-  if (t.vpp > 1 && !t.overlap_p2p_comm) out.emplace_back(spelled(Knob::kOverlapP2pComm, Engine::kMegatronLm), "");
-  if (t.bf16_gradient_reduction) out.emplace_back(spelled(Knob::kGradReduceDtype, Engine::kMegatronLm), "");
+  if (t.vpp > 1 && !t.overlap_p2p_comm)
+    out.emplace_back(spelled(Knob::kOverlapP2pComm, Engine::kMegatronLm), "");
+  if (t.bf16_gradient_reduction)
+    out.emplace_back(spelled(Knob::kGradReduceDtype, Engine::kMegatronLm), "");
   return out;
 }
 

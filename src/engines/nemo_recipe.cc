@@ -504,7 +504,8 @@ std::vector<std::pair<std::string, std::string>> nemo_searched_options(
     out.emplace_back("model.activations_checkpoint_num_layers",
                      num(t.recompute_layers > 0 ? t.recompute_layers : 1));
   }
-  out.emplace_back(spelled(Knob::kZero, Engine::kNemo), t.zero_stage >= 1 ? "distributed_fused_adam" : "fused_adam");
+  out.emplace_back(spelled(Knob::kZero, Engine::kNemo),
+                   t.zero_stage >= 1 ? "distributed_fused_adam" : "fused_adam");
   out.emplace_back(spelled(Knob::kOverlapGradReduce, Engine::kNemo), yes(t.overlap_grad_reduce));
   out.emplace_back(spelled(Knob::kOverlapParamGather, Engine::kNemo), yes(t.overlap_param_gather));
   out.emplace_back(spelled(Knob::kTpCommOverlap, Engine::kNemo), yes(t.tp_comm_overlap));

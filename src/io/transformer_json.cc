@@ -244,14 +244,14 @@ Json training_to_json(const TrainingConfig& t) {
   j[key(Knob::kOverlapP2pComm)] = t.overlap_p2p_comm;
   j[key(Knob::kOverlapParamGather)] = t.overlap_param_gather;
   j[key(Knob::kGradReduceDtype)] = t.bf16_gradient_reduction ? "bf16" : "fp32";
-  j["fused_elementwise"] = t.fused_elementwise;  // the stack's, not a knob
+  j[key(Knob::kCompile)] = t.fused_elementwise;
   j[key(Knob::kPrecision)] = t.fp8 ? "fp8" : "bf16";
   return j;
 }
 
 TrainingConfig training_from_json(const JsonObject& o) {
-  // The keys: every knob the table gives a config key, and the stack's fused kernels.
-  std::vector<std::string_view> keys = {"fused_elementwise"};
+  // The keys: every knob the table gives a config key.
+  std::vector<std::string_view> keys;
   for (const KnobSpec& s : knob_table())
     if (!s.config_key.empty()) keys.push_back(s.config_key);
   o.only(keys);
@@ -306,7 +306,7 @@ TrainingConfig training_from_json(const JsonObject& o) {
   if (o.has("tp_comm_overlap")) t.tp_comm_overlap = flag("tp_comm_overlap");
   if (o.has("overlap_p2p_comm")) t.overlap_p2p_comm = flag("overlap_p2p_comm");
   if (o.has("overlap_param_gather")) t.overlap_param_gather = flag("overlap_param_gather");
-  if (o.has("fused_elementwise")) t.fused_elementwise = flag("fused_elementwise");
+  if (o.has(key(Knob::kCompile))) t.fused_elementwise = flag(key(Knob::kCompile));
   if (o.has("precision")) {
     const std::string p = o.string("precision");
     if (p != "bf16" && p != "fp8") o.fail("precision", "must be bf16 or fp8");

@@ -46,6 +46,7 @@ enum class Knob {
   kMemory,
   kMemoryHeadroom,
   kCalibration,
+  kCompile,
 };
 
 /// How a front end takes a knob's value.
@@ -76,8 +77,8 @@ struct KnobSpec {
   std::string_view flag;        ///< the CLI's flag: "--batch"
   std::string_view config_key;  ///< its key in a plan file's `config` ("" when not there)
   KnobType type;
-  std::string_view unit;  ///< what a number counts: "sequences", "tokens", "devices", ...
-  double min = 0, max = 0;  ///< kInteger, kReal: the range every front end and reader takes
+  std::string_view unit;     ///< what a number counts: "sequences", "tokens", "devices", ...
+  double min = 0, max = 0;   ///< kInteger, kReal: the range every front end and reader takes
   std::string_view choices;  ///< kChoice: "flash|standard"
   /// plan and frontier search it when it is not given (evaluate takes `default_text`).
   bool searched = false;
