@@ -48,18 +48,19 @@ std::string plan(const py::dict& kw) {
   o.from_file = k.text("from_file");
   o.explain = k.flag("explain");
   o.stage_dp = k.text("stage_dp");
-  o.devices = static_cast<int>(k.integer("devices", 0, 1, 1000000));
+  o.devices = static_cast<int>(
+      k.integer("devices", 0, 1, static_cast<long long>(knob_spec(Knob::kDevices).max)));
   if (k.has("memory")) o.memory = std::to_string(static_cast<long long>(k.bytes("memory")));
   if (k.has("bandwidth"))
     o.bandwidth =
         k.is_text("bandwidth") ? k.text("bandwidth") : fmt_rate(k.rate("bandwidth", false), "B/s");
-  o.microbatches = static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30));
+  o.microbatches = static_cast<int>(k.integer("microbatches", 0, 1, kMaxMicrobatches));
   o.machines = k.text("machines");
   o.placement = k.text("placement", "search");
   o.objective = k.text("objective", "iteration");
   o.coarsen = static_cast<int>(k.integer("coarsen", 0, 2, 100000));
   o.model_device = k.text("model_device");
-  o.batch = k.integer("batch", 0, 1, 1000000000);
+  o.batch = k.integer("batch", 0, 1, static_cast<long long>(knob_spec(Knob::kGlobalBatch).max));
   o.microbatch_size = static_cast<int>(k.integer("microbatch_size", 0, 1, 1000000000));
   o.profile_batch = static_cast<int>(k.integer("profile_batch", 0, 1, 1000000000));
   if (k.has("flops"))
@@ -88,9 +89,10 @@ std::string evaluate(const py::dict& kw) {
                    "evaluate");
   api::EvaluateOptions o;
   o.model = k.text("model");
-  o.cluster = k.text("cluster", "dgx-a100");
-  o.devices = static_cast<int>(k.integer("devices", 0, 1, 1 << 20));
-  o.batch = k.integer("batch", 0, 1, 1 << 30);
+  o.cluster = k.text("cluster", std::string(kDefaultCluster));
+  o.devices = static_cast<int>(
+      k.integer("devices", 0, 1, static_cast<long long>(knob_spec(Knob::kDevices).max)));
+  o.batch = k.integer("batch", 0, 1, static_cast<long long>(knob_spec(Knob::kGlobalBatch).max));
   o.knobs = knobs(k);
   o.knobs.stage_layers = k.text("stage_layers");
   o.export_to = k.text("export");
@@ -109,8 +111,10 @@ std::string frontier(const py::dict& kw) {
   o.format = k.text("format", "auto");
   o.model = k.text("model");
   o.cluster = k.text("cluster");
-  o.devices = static_cast<int>(k.integer("devices", 0, 1, 1 << 20));
-  o.batch = k.integer("batch", 512, 1, 1 << 30);
+  o.devices = static_cast<int>(
+      k.integer("devices", 0, 1, static_cast<long long>(knob_spec(Knob::kDevices).max)));
+  o.batch = k.integer("batch", kDefaultGlobalBatch, 1,
+                      static_cast<long long>(knob_spec(Knob::kGlobalBatch).max));
   o.knobs = knobs(k);
   if (k.has("memory")) o.memory = o.knobs.memory;
   o.knobs.memory.clear();
@@ -118,8 +122,8 @@ std::string frontier(const py::dict& kw) {
   if (k.has("bandwidth"))
     o.bandwidth =
         k.is_text("bandwidth") ? k.text("bandwidth") : fmt_rate(k.rate("bandwidth", false), "B/s");
-  o.microbatches = static_cast<int>(k.integer("microbatches", 0, 1, 1 << 30));
-  o.memory_step = k.number("memory_step", 0.01, 0, 1);
+  o.microbatches = static_cast<int>(k.integer("microbatches", 0, 1, kMaxMicrobatches));
+  o.memory_step = k.number("memory_step", 0.01, 0, kMaxMemoryStep);
   o.time_limit_s = k.number("time_limit", 30, 0, 1e6);
   o.planner = k.text("planner");
   if (k.has("flops"))
@@ -144,8 +148,11 @@ std::string schedule(const py::dict& kw) {
 
 std::string inspect(const py::dict& kw) {
   const Keywords k(kw, {"model", "batch"}, "inspect");
-  return api::inspect_job(k.text("model"), static_cast<int>(k.integer("batch", 0, 1, 1000000000)),
-                          false)
+  return api::inspect_job(
+             k.text("model"),
+             static_cast<int>(k.integer("batch", 0, 1,
+                                        static_cast<long long>(knob_spec(Knob::kGlobalBatch).max))),
+             false)
       .document.dump();
 }
 
@@ -193,6 +200,10 @@ PYBIND11_MODULE(_paraplan, m) {
   m.def("schedule", &python::schedule,
         "The schedule of a pipeline plan file: every replica's passes, as the simulator replays "
         "them");
+  m.def(
+      "knob_table", [] { return api::knob_table_json().dump(); },
+      "Every training knob: keyword, flag, plan-file key, type, range, default, stacks, engine "
+      "spellings (ir/knobs.h)");
   m.def("inspect", &python::inspect, "The JSON of `paraplan inspect --model ... --json`");
   m.def("simulate", &python::simulate, "The JSON of `paraplan simulate PLAN --json`");
 }

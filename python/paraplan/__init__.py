@@ -21,7 +21,7 @@ from . import _paraplan
 from ._paraplan import (Error, InfeasibleError, InputError, InternalError, IoError, LimitError,
                         UsageError)
 
-__all__ = ["plan", "evaluate", "frontier", "inspect", "schedule_of", "simulate", "profile", "Error", "UsageError", "InputError",
+__all__ = ["plan", "evaluate", "frontier", "inspect", "knobs", "schedule_of", "simulate", "profile", "Error", "UsageError", "InputError",
            "InfeasibleError", "IoError", "LimitError", "InternalError"]
 
 
@@ -31,6 +31,14 @@ def _call(function, keywords):
 
 def _path(value):
     return os.fspath(value) if isinstance(value, os.PathLike) else value
+
+
+def knobs():
+    """Every training knob the calls take, as the core declares it once: ``keyword``, ``flag``
+    (the CLI's), ``config_key`` (in a plan file's ``config``), ``type``, ``min``/``max`` or
+    ``choices``, ``default``, ``searched`` (plan searches it unless given), ``stacks`` and each
+    engine's ``spellings``."""
+    return json.loads(_paraplan.knob_table())["knobs"]
 
 
 def _launch(from_):

@@ -132,8 +132,8 @@ JobOutcome transformer_frontier_job(const FrontierOptions& o) {
   std::vector<std::string> takes = kTransformerFrontierFields;
   takes.insert(takes.end(), kKnobFields.begin(), kKnobFields.end());
   refuse_fields(o.given, takes, "the transformer frontier (" + o.model + ")");
-  const std::string cluster_name = o.cluster.empty() ? "dgx-a100" : o.cluster;
-  const int devices = o.devices > 0 ? o.devices : 8;
+  const std::string cluster_name = o.cluster.empty() ? std::string(kDefaultCluster) : o.cluster;
+  const int devices = o.devices > 0 ? o.devices : kDefaultDevices;
   const TransformerConfig model = load_transformer(o.model);
   Cluster cluster =
       one_device_type(load_cluster(cluster_name, devices), devices, "the transformer frontier");
@@ -147,6 +147,12 @@ JobOutcome transformer_frontier_job(const FrontierOptions& o) {
   const LlmFrontierResult f = transformer_frontier(request);
   JobOutcome out;
   out.document = transformer_frontier_json(request, cluster_name, f);
+  const std::vector<DefaultTaken> defaults =
+      defaults_taken(o.given, {{"cluster", cluster_name},
+                               {"devices", std::to_string(devices)},
+                               {"batch", std::to_string(s.global_batch)},
+                               {"seq_len", std::to_string(s.seq_len)}});
+  out.document["defaults"] = defaults_json(defaults);
   if (o.svg)
     out.svg = report::frontier_svg(f.points, fmt::format("{}: time against memory", model.name));
   if (!o.words) return out;
@@ -154,6 +160,7 @@ JobOutcome transformer_frontier_job(const FrontierOptions& o) {
       "{} on up to {} × {}: {} non-dominated plans over (iteration time, peak memory per device, "
       "devices) from {} configurations in {:.3f} s\n",
       model.name, devices, cluster.device_types[0].name, f.points.size(), f.evaluated, f.seconds);
+  out.words += defaults_words(defaults);
   out.words +=
       fmt::format("{:>12} {:>12} {:>7}  {}\n", "iteration s", "memory", "devices", "configuration");
   for (const auto& c : f.points) {
@@ -187,15 +194,35 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
   Cluster cluster =
       one_device_type(load_cluster(o.cluster, t.devices()), t.devices(), "paraplan evaluate");
   apply_memory_knobs(o.knobs, cluster);
-  const AnalyticResult r =
-      evaluate({model, cluster, load_calibration(o.knobs.calibration, cluster), t});
+  AnalyticResult r;
+  try {
+    r = evaluate({model, cluster, load_calibration(o.knobs.calibration, cluster), t});
+  } catch (const RuleViolation& e) {  // a rule the default broke: say it was the default
+    Violation v = e.violation();
+    const std::string field(knob_spec(v.knob).keyword);
+    if (std::find(o.given.begin(), o.given.end(), field) != o.given.end() ||
+        (v.knob != Knob::kGlobalBatch && v.knob != Knob::kSeqLen && v.knob != Knob::kMicroBatch))
+      throw;
+    v.value += " (the default)";
+    throw RuleViolation(v);
+  }
   JobOutcome out;
   out.document = evaluate_json(t, r, model.name, o.cluster, cluster.device_types[0]);
+  const std::vector<DefaultTaken> defaults =
+      defaults_taken(o.given, {{"cluster", o.cluster},
+                               {"batch", std::to_string(t.global_batch)},
+                               {"seq_len", std::to_string(t.seq_len)},
+                               {"micro_batch", std::to_string(t.micro_batch)},
+                               {"recompute", recompute_text(t)},
+                               {"zero", std::to_string(t.zero_stage)}});
+  out.document["defaults"] = defaults_json(defaults);
   if (!o.export_to.empty()) {
     out.exported = export_plan(o.export_to, model, t, devices_per_node(cluster));
     out.document["export"] = out.exported;
   }
-  if (o.words) out.words = evaluate_words(model, o.cluster, cluster.device_types[0], t, r);
+  if (o.words)
+    out.words =
+        evaluate_words(model, o.cluster, cluster.device_types[0], t, r) + defaults_words(defaults);
   return out;
 }
 

@@ -23,7 +23,7 @@ struct JobOutcome {
 
 struct EvaluateOptions {
   std::string model;
-  std::string cluster = "dgx-a100";
+  std::string cluster = std::string(kDefaultCluster);
   int devices = 0;  ///< 0: tp × cp × pp × dp
   std::int64_t batch = 0;
   TransformerKnobs knobs;
@@ -32,7 +32,7 @@ struct EvaluateOptions {
   /// The job as the user launches it (api::launch_job): format and file ("-": `from_text`).
   std::string from_format, from_file, from_text;
   bool explain = false;            ///< with a launch: what was read and ignored
-  std::vector<std::string> given;  ///< the fields the user set, by name (with a launch)
+  std::vector<std::string> given;  ///< the fields the user set, by name
 };
 
 /// One configuration priced by the analytic model (RuleViolation for one that breaks a rule).
@@ -49,7 +49,7 @@ struct FrontierOptions {
   int microbatches = 0;
   double memory_step = 0.01;  ///< pipeline: each next point at least this much leaner
   double time_limit_s = 30;   ///< pipeline
-  std::int64_t batch = 512;   ///< transformer
+  std::int64_t batch = kDefaultGlobalBatch;  ///< transformer
   TransformerKnobs knobs;
   bool uniform_stages = false;
   // The intra-op frontier (PaSE's settings; plan's flags of the same names):

@@ -86,6 +86,31 @@ void apply_memory_knobs(const TransformerKnobs& k, Cluster& cluster) {
   }
 }
 
+std::vector<DefaultTaken> defaults_taken(const std::vector<std::string>& given,
+                                         const std::vector<DefaultTaken>& used) {
+  std::vector<DefaultTaken> out;
+  for (const DefaultTaken& d : used)
+    if (std::find(given.begin(), given.end(), d.field) == given.end()) out.push_back(d);
+  return out;
+}
+
+io::Json defaults_json(const std::vector<DefaultTaken>& taken) {
+  io::Json out = io::Json::object();
+  for (const DefaultTaken& d : taken) out[d.field] = d.value;
+  return out;
+}
+
+std::string defaults_words(const std::vector<DefaultTaken>& taken) {
+  if (taken.empty()) return "";
+  std::string out = "defaults (not given):";
+  for (std::size_t i = 0; i < taken.size(); ++i) {
+    std::string flag = "--" + taken[i].field;
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    out += fmt::format("{} {} {}", i == 0 ? "" : ",", flag, taken[i].value);
+  }
+  return out + "\n";
+}
+
 KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
   switch (knob) {
     case Knob::kDevices:
@@ -222,7 +247,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   LlmSearchSettings s;
   s.devices = devices;
   s.global_batch = batch;
-  s.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
+  s.seq_len = k.seq_len > 0 ? k.seq_len : kDefaultSeqLen;
   if (k.tp) s.tp = k.tp;
   if (k.cp) s.cp = k.cp;
   if (k.pp) s.pp = k.pp;
@@ -272,9 +297,9 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   if (t.devices() != devices)
     throw FieldError("devices", fmt::format(" {} is not tp × cp × pp × dp = {} × {} × {} × {} = {}",
                                             devices, t.tp, t.cp, t.pp, t.dp, t.devices()));
-  t.seq_len = k.seq_len > 0 ? k.seq_len : 2048;
+  t.seq_len = k.seq_len > 0 ? k.seq_len : kDefaultSeqLen;
   t.micro_batch = k.micro_batch > 0 ? k.micro_batch : 1;
-  t.global_batch = batch > 0 ? batch : t.micro_batch * t.dp;
+  t.global_batch = batch > 0 ? batch : kDefaultGlobalBatch;
   const RecomputeChoice rc = parse_recompute(k.recompute.empty() ? "full" : k.recompute);
   t.recompute = rc.kind;
   t.recompute_layers = rc.layers;

@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "io/json_fields.h"
 #include "ir/cluster.h"
 #include "ir/knobs.h"
 #include "ir/training.h"
@@ -50,6 +51,19 @@ KnobSlot knob_slot(TransformerKnobs& knobs, Knob knob);
 /// Whether the knob was given (its slot holds something other than "not given").
 bool knob_given(TransformerKnobs& knobs, Knob knob);
 
+/// A value a verb took for a field the user did not give: printed beside the answer.
+struct DefaultTaken {
+  std::string field;  ///< the request field (Python keyword; the CLI's flag with dashes)
+  std::string value;
+};
+/// The `used` values of the fields not in `given`, in order.
+std::vector<DefaultTaken> defaults_taken(const std::vector<std::string>& given,
+                                         const std::vector<DefaultTaken>& used);
+/// As the documents carry them (`"defaults": {"cluster": "dgx-a100", "batch": "512"}`) and as
+/// the answer in words says them ("defaults (not given): --cluster dgx-a100, --batch 512").
+io::Json defaults_json(const std::vector<DefaultTaken>& taken);
+std::string defaults_words(const std::vector<DefaultTaken>& taken);
+
 /// Applies `memory` and `memory_headroom` to every device type of `cluster`. FieldError for a
 /// malformed value or a headroom that leaves no memory.
 void apply_memory_knobs(const TransformerKnobs& knobs, Cluster& cluster);
@@ -72,8 +86,8 @@ LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, st
                                   bool uniform_stages);
 
 /// The one configuration evaluate prices: tp, cp, pp, ep, vpp default 1; dp fills `devices`
-/// (0: tp × cp × pp × dp); seq_len 2048; micro-batch 1; the global batch `batch` (0: micro-batch
-/// × dp); full recomputation unless given. FieldError("devices") when they disagree.
+/// (0: tp × cp × pp × dp); seq_len 2048; micro-batch 1; the global batch `batch` (0: 512, as
+/// every verb); full recomputation unless given. FieldError("devices") when they disagree.
 TrainingConfig training_config(const TransformerKnobs& knobs, int devices, std::int64_t batch);
 
 /// A size: "8GiB" (2^30 bytes), "80GB" (10^9) or a number of bytes; positive. FieldError(field)

@@ -16,7 +16,7 @@ struct LaunchOptions {
   std::string file;    ///< the launch configuration ("-": `text` holds standard input)
   std::string text;    ///< the file's content when the front end read it already
   std::string model;   ///< when the launch does not give the model's shape
-  std::string cluster = "dgx-a100";
+  std::string cluster = std::string(kDefaultCluster);
   int devices = 0;         ///< when the launch does not say its world size
   TransformerKnobs knobs;  ///< memory, memory_headroom and calibration only
   bool explain = false, words = false;

@@ -42,7 +42,11 @@ void set_timeline(PlanOutcome& out, const Timeline* timeline) {
 
 // Without an input or a model, plan answers the question most users come with: how to train a
 // well-known LLM on a realistic cluster.
+// The example's own settings, printed beside it: not defaults of the transformer planner.
 constexpr const char* kShowcaseModel = "llama3-70b";
+constexpr const char* kShowcaseCluster = "dgx-h100";
+constexpr int kShowcaseDevices = 64;
+constexpr std::int64_t kShowcaseBatch = 256, kShowcaseSeqLen = 8192;
 
 PlanOutcome mixed_transformer(const PlanOptions& o, const TransformerKnobs& knobs,
                               TransformerPlanRequest& r, int devices) {
@@ -57,7 +61,7 @@ PlanOutcome mixed_transformer(const PlanOptions& o, const TransformerKnobs& knob
                        "answer, its document, plan file, trace and report are)");
   const MixedTransformerPlanRequest request =
       mixed_transformer_request(r.model, r.cluster, r.cluster_name, devices, knobs,
-                                o.batch > 0 ? o.batch : 512, o.top, o.model_device);
+                                o.batch > 0 ? o.batch : kDefaultGlobalBatch, o.top, o.model_device);
   const MixedTransformerPlanResult result = plan_mixed_transformer(request);
   PlanOutcome out;
   out.document = mixed_transformer_plan_json(request, result);
@@ -88,12 +92,14 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
                          : "the transformer planner (" + o.model + ")");
   TransformerPlanRequest r;
   r.model = load_transformer(showcase ? kShowcaseModel : o.model);
-  r.cluster_name = !o.cluster.empty() ? o.cluster : showcase ? "dgx-h100" : "dgx-a100";
-  const int devices = o.devices > 0 ? o.devices : showcase ? 64 : 8;
+  r.cluster_name = !o.cluster.empty() ? o.cluster
+                   : showcase         ? kShowcaseCluster
+                                      : std::string(kDefaultCluster);
+  const int devices = o.devices > 0 ? o.devices : showcase ? kShowcaseDevices : kDefaultDevices;
   r.cluster = load_cluster(r.cluster_name, devices);
   TransformerKnobs knobs = o.knobs;
   knobs.memory = o.memory;  // plan's own memory: the device memory of the cluster
-  if (showcase && !knobs.seq_len) knobs.seq_len = 8192;
+  if (showcase && !knobs.seq_len) knobs.seq_len = kShowcaseSeqLen;
   apply_memory_knobs(knobs, r.cluster);
   if (device_types_used(r.cluster, devices) > 1) {
     return mixed_transformer(o, knobs, r, devices);
@@ -104,7 +110,9 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
                      "only (" +
                          r.cluster_name + " has one)");
   r.cluster = one_device_type(r.cluster, devices, "the transformer planner");
-  const std::int64_t batch = o.batch > 0 ? o.batch : showcase ? 256 : 512;
+  const std::int64_t batch = o.batch > 0 ? o.batch
+                             : showcase  ? kShowcaseBatch
+                                         : kDefaultGlobalBatch;
   // torchtitan runs PyTorch's FSDP: its plans are priced on that stack unless told otherwise.
   // Megatron-DeepSpeed's on the deepspeed stack.
   if (o.export_to == "torchtitan" && knobs.stack.empty()) knobs.stack = "fsdp";
@@ -123,13 +131,21 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   const TransformerPlanResult result = plan_transformer(r);
   PlanOutcome out;
   out.document = transformer_plan_json(r, result);
+  // The showcase's settings are its own, said in its words; a plan's defaults are said here.
+  const std::vector<DefaultTaken> defaults =
+      showcase ? std::vector<DefaultTaken>{}
+               : defaults_taken(o.given, {{"cluster", r.cluster_name},
+                                          {"devices", std::to_string(devices)},
+                                          {"batch", std::to_string(batch)},
+                                          {"seq_len", std::to_string(r.settings.seq_len)}});
+  out.document["defaults"] = defaults_json(defaults);
   if (!o.export_to.empty()) {
     out.exported =
         export_plan(o.export_to, r.model, result.search.top[0].config, devices_per_node(r.cluster));
     out.document["export"] = out.exported;
   }
   if (o.plan_file) out.file = transformer_plan_file(r, result);
-  if (o.words) out.words = transformer_words(r, result, showcase);
+  if (o.words) out.words = transformer_words(r, result, showcase) + defaults_words(defaults);
   set_timeline(out, result.simulation ? &result.simulation->result.timeline : nullptr);
   out.report_html = result.report_html;
   return out;
@@ -308,31 +324,15 @@ const std::vector<std::string> kDapplePlanFields = {"input",           "format",
 const std::vector<std::string> kIntraOpPlanFields = {
     "input", "format",    "cost_model", "planner",        "model",         "devices",    "batch",
     "flops", "bandwidth", "min_block",  "keep_all_flows", "powers_of_two", "all_devices"};
-const std::vector<std::string> kKnobFields = {"seq_len",
-                                              "micro_batch",
-                                              "tp",
-                                              "cp",
-                                              "pp",
-                                              "dp",
-                                              "ep",
-                                              "vpp",
-                                              "recompute",
-                                              "sequence_parallel",
-                                              "zero",
-                                              "overlap_grad_reduce",
-                                              "attention",
-                                              "moe_capacity_factor",
-                                              "stage_layers",
-                                              "calibration",
-                                              "stack",
-                                              "tp_comm_overlap",
-                                              "overlap_p2p_comm",
-                                              "overlap_param_gather",
-                                              "grad_reduce_dtype",
-                                              "loss_dtype",
-                                              "precision",
-                                              "memory",
-                                              "memory_headroom"};
+// The knobs' fields: every row of the knob table the request's knobs hold.
+const std::vector<std::string> kKnobFields = [] {
+  std::vector<std::string> fields;
+  TransformerKnobs k;
+  for (const KnobSpec& s : knob_table())
+    if (!std::holds_alternative<std::monostate>(knob_slot(k, s.knob)))
+      fields.emplace_back(s.keyword);
+  return fields;
+}();
 
 PlanOutcome plan(const PlanOptions& given) {
   // A layer model's file given as the model (Python's first argument) is the input.
@@ -346,7 +346,7 @@ PlanOutcome plan(const PlanOptions& given) {
                          o.from_file,
                          o.from_text,
                          o.model,
-                         o.cluster.empty() ? "dgx-a100" : o.cluster,
+                         o.cluster.empty() ? std::string(kDefaultCluster) : o.cluster,
                          o.devices,
                          o.knobs,
                          o.explain,

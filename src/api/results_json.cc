@@ -312,6 +312,56 @@ io::Json devices_json(const sim::Result& r) {
 
 }  // namespace
 
+io::Json knob_table_json() {
+  io::Json rows = io::Json::array();
+  for (const KnobSpec& s : knob_table()) {
+    const char* type = "";
+    switch (s.type) {
+      case KnobType::kInteger:
+        type = "integer";
+        break;
+      case KnobType::kReal:
+        type = "real";
+        break;
+      case KnobType::kFlag:
+        type = "flag";
+        break;
+      case KnobType::kOnOff:
+        type = "on-off";
+        break;
+      case KnobType::kChoice:
+        type = "choice";
+        break;
+      case KnobType::kText:
+        type = "text";
+        break;
+    }
+    io::Json stacks = io::Json::array();
+    for (Stack st : {Stack::kMegatron, Stack::kFsdp, Stack::kDeepSpeed})
+      if (s.stacks & stack_bit(st)) stacks.push_back(std::string(stack_text(st)));
+    io::Json spellings = io::Json::object();
+    for (Engine e : kEngines)
+      if (!s.spelled(e).empty()) spellings[std::string(engine_name(e))] = std::string(s.spelled(e));
+    io::Json row = {{"keyword", s.keyword},
+                    {"flag", s.flag},
+                    {"config_key", s.config_key},
+                    {"type", type},
+                    {"unit", s.unit},
+                    {"searched", s.searched},
+                    {"default", s.default_text},
+                    {"stacks", stacks},
+                    {"spellings", spellings},
+                    {"help", s.help}};
+    if (s.type == KnobType::kInteger || s.type == KnobType::kReal) {
+      row["min"] = s.min;
+      row["max"] = s.max;
+    }
+    if (s.type == KnobType::kChoice) row["choices"] = s.choices;
+    rows.push_back(std::move(row));
+  }
+  return {{"format", "paraplan-knobs"}, {"knobs", rows}};
+}
+
 io::Json simulation_json(const SimulateResult& s) {
   const sim::Result& r = s.result;
   const char* schedule = schedule_name(s.schedule);

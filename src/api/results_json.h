@@ -59,6 +59,10 @@ io::Json pipeline_plan_file(const PipelinePlanRequest& request, const PipelinePl
 io::Json dapple_plan_file(const DapplePlanRequest& request, const DapplePlanResult& result);
 io::Json intra_op_plan_file(const IntraOpPlanRequest& request, const IntraOpPlanResult& result);
 
+/// The knob table (ir/knobs.h) as a document: per knob its keyword, flag, plan-file key, type,
+/// unit, range, choices, default, whether plan searches it, its stacks and engine spellings.
+io::Json knob_table_json();
+
 /// One replayed iteration, with the keys of its kind of plan.
 io::Json simulation_json(const SimulateResult& result);
 

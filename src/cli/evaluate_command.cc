@@ -59,11 +59,9 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cluster", a->options.cluster,
                   "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100) or a paraplan-cluster "
                   "file (.json, .yaml)");
-  cmd->add_option("--devices", a->options.devices, "GPUs (default tp × cp × pp × dp)")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--batch", a->options.batch,
-                  "Global batch in sequences (default micro-batch × dp)")
-      ->check(CLI::Range(1, 1 << 30));
+  add_count_option(cmd, Knob::kDevices, a->options.devices, "GPUs (default tp × cp × pp × dp)");
+  add_count_option(cmd, Knob::kGlobalBatch, a->options.batch,
+                   "Global batch in sequences (default 512)");
   add_transformer_knob_flags(cmd, a->options.knobs, false);
   cmd->add_flag("--json", a->json, "Print JSON");
   cmd->add_option("--export", a->options.export_to,

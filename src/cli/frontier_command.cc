@@ -56,11 +56,11 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
                   "16GB/s)");
   cmd->add_option("--microbatches", a->options.microbatches,
                   "Pipeline planner: micro-batches per batch N")
-      ->check(CLI::Range(1, 1000000000));
+      ->check(CLI::Range(1, kMaxMicrobatches));
   cmd->add_option("--memory-step", a->options.memory_step,
                   "Pipeline planner: each next point at least this fraction leaner (default 0.01; "
                   "0: the exact frontier)")
-      ->check(CLI::Range(0.0, 0.5));
+      ->check(CLI::Range(0.0, kMaxMemoryStep));
   cmd->add_option(
          "--time-limit", a->options.time_limit_s,
          "Pipeline planner: stop after this many seconds with the points found (default 30)")
@@ -84,10 +84,10 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cluster", a->options.cluster,
                   "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; transformer default "
                   "dgx-a100; pipeline planner: one node, or --devices) or a paraplan cluster file");
-  cmd->add_option("--devices", a->options.devices, "Most devices to use (transformer default 8)")
-      ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--batch", a->options.batch, "Global batch in sequences (default 512)")
-      ->check(CLI::Range(1, 1 << 30));
+  add_count_option(cmd, Knob::kDevices, a->options.devices,
+                   "Most devices to use (transformer default 8)");
+  add_count_option(cmd, Knob::kGlobalBatch, a->options.batch,
+                   "Global batch in sequences (default 512)");
   add_transformer_knob_flags(cmd, a->options.knobs, true);
   cmd->add_flag("--uniform-stages", a->options.uniform_stages,
                 "Keep the layers evenly split across stages");

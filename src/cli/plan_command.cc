@@ -112,8 +112,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Pipeline planner: coarsen the layer graph to K super-nodes, solve exactly, "
                   "refine (default: exact; graphs too large for it are coarsened to 64)")
       ->check(CLI::Range(2, 100000));
-  cmd->add_option("--devices", args->options.devices, "Number of devices K (overrides the input)")
-      ->check(CLI::Range(1, 1000000));
+  add_count_option(cmd, Knob::kDevices, args->options.devices,
+                   "Number of devices K (overrides the input; transformer default 8)");
   cmd->add_option("--memory", args->options.memory,
                   "Memory per device: 8GiB (2^30), 80GB (10^9) or a number of bytes");
   cmd->add_option(
@@ -121,12 +121,12 @@ void add_plan_command(CLI::App& app, int& exit_code) {
       "Bandwidth per device with its unit: 25GB/s (10^9 bytes/s), 25GiB/s (2^30) or "
       "3e9B/s (pipeline planner default: the input's; intra-op: 16GB/s); --bw is an alias");
   cmd->add_option("--microbatches", args->options.microbatches, "Micro-batches per batch N (Piper)")
-      ->check(CLI::Range(1, 1000000000));
+      ->check(CLI::Range(1, kMaxMicrobatches));
   cmd->add_option("--machines", args->options.machines,
                   "DAPPLE: machines x devices per machine, e.g. 2x8, or sizes like 4,8,4");
-  cmd->add_option("--batch", args->options.batch,
-                  "Global batch size in samples (DAPPLE; intra-op: default 128)")
-      ->check(CLI::Range(1, 1000000000));
+  add_count_option(cmd, Knob::kGlobalBatch, args->options.batch,
+                   "Global batch size in samples (transformer: sequences, default 512; DAPPLE; "
+                   "intra-op: default 128)");
   cmd->add_option("--microbatch-size", args->options.microbatch_size,
                   "DAPPLE: samples per micro-batch (default 1)")
       ->check(CLI::Range(1, 1000000000));

@@ -19,4 +19,12 @@ using api::TransformerKnobs;
 /// is fixed against the search (plan, frontier) rather than priced as given (evaluate).
 void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& knobs, bool for_plan);
 
+/// A whole-number option with the knob table's flag and range (--devices, --batch): the same in
+/// every verb and in Python.
+template <typename T>
+CLI::Option* add_count_option(CLI::App* cmd, Knob knob, T& value, const std::string& help) {
+  const KnobSpec& s = knob_spec(knob);
+  return cmd->add_option(std::string(s.flag), value, help)->check(CLI::Range(s.min, s.max));
+}
+
 }  // namespace paraplan::cli

@@ -107,4 +107,8 @@ inline constexpr int kDefaultDevices = 8;
 inline constexpr std::int64_t kDefaultGlobalBatch = 512;
 inline constexpr std::int64_t kDefaultSeqLen = 2048;
 
+/// The limits of the options besides the knobs, the same in every front end and reader.
+inline constexpr int kMaxMicrobatches = 1 << 30;  ///< Piper's micro-batches per batch
+inline constexpr double kMaxMemoryStep = 0.5;     ///< the pipeline frontier's memory step
+
 }  // namespace paraplan
