@@ -194,7 +194,7 @@ def test_simulate_equals_the_cli(tmp_path):
     (lambda: paraplan.plan(model="llama3-8b", devices=16, tp=3), paraplan.UsageError,
      "devices 16 is not tp × cp × pp × dp"),
     (lambda: paraplan.evaluate("llama3-8b", devices=8, zero=3, export="megatron"),
-     paraplan.UsageError, "export megatron: Megatron-LM has no ZeRO stage 3"),
+     paraplan.UsageError, "zero 3: Megatron-LM shards at most to ZeRO 1"),
     (lambda: paraplan.plan(model="llama3-8b", devices="16"), paraplan.UsageError,
      "devices: expected an integer"),
     (lambda: paraplan.plan(model="llama3-8b", devices=16, recompute="some"),

@@ -208,20 +208,35 @@ TEST(ApiPlanTransformer, ResimulationRanksTheFirstKBySimulatedTime) {
             plain.search.top[5].result.iteration_time_s);
 }
 
-TEST(ApiPlanTransformer, MegatronOnlyPlansUseAtMostZeroOne) {
+// Every plan offered is one its engine runs: on each stack, and for each export's engine, every
+// plan of the top passes the engine's rules (ir/engine_rules.h); a knob fixed against them is
+// refused with the engine's reason.
+TEST(ApiPlanTransformer, EveryPlanOfferedIsOneItsEngineRuns) {
+  for (const Engine engine : kEngines) {
+    TransformerPlanRequest r = small_transformer();
+    r.settings.stack = engine_rules(engine).stack;
+    r.engine = engine;
+    const TransformerPlanResult a = plan_transformer(r);
+    ASSERT_FALSE(a.search.top.empty()) << engine_name(engine);
+    for (const LlmCandidate& c : a.search.top) {
+      const auto broken =
+          rules::engine(engine_rules(engine), c.config, static_cast<int>(r.model.num_layers));
+      EXPECT_FALSE(broken) << engine_name(engine) << ": " << broken->text;
+      EXPECT_EQ(rules::engine(engine_rules(stack_engine(c.config.stack)), c.config,
+                              static_cast<int>(r.model.num_layers)),
+                std::nullopt);
+    }
+  }
+  // Without an engine, the stack's: Megatron-LM shards at most the optimizer.
   TransformerPlanRequest r = small_transformer();
-  // Fixed at ZeRO 3: the best plan Megatron-LM runs comes from a second search, with the knob
-  // freed to its stages 0 and 1 (it once kept the fixed 3 and offered a ZeRO 3 plan).
-  r.settings.zero_stage = 3;
-  r.megatron_alternative = true;
-  const TransformerPlanResult a = plan_transformer(r);
-  ASSERT_TRUE(a.megatron);
-  EXPECT_FALSE(a.megatron_is_best);
-  EXPECT_LE(a.megatron->config.zero_stage, 1);
-  // (It may be faster than the fixed ZeRO 3: the user's fixed knob is not second-guessed.)
-  r.settings.zero_stage.reset();
-  r.megatron_only = true;
   for (const auto& c : plan_transformer(r).search.top) EXPECT_LE(c.config.zero_stage, 1);
+  r.settings.zero_stage = 3;
+  try {
+    plan_transformer(r);
+    ADD_FAILURE() << "ZeRO 3 planned for Megatron-LM";
+  } catch (const RuleViolation& e) {
+    EXPECT_EQ(e.violation().rule, "engine_zero") << e.what();
+  }
 }
 
 TEST(ApiInputs, WrongNamesAreFieldErrorsOnTheirField) {
@@ -240,10 +255,16 @@ TEST(ApiInputs, WrongNamesAreFieldErrorsOnTheirField) {
     EXPECT_EQ(e.field(), "cluster");
   }
   try {
-    export_plan("torchtitan", load_transformer("llama3-8b"), TrainingConfig{});
+    export_plan("titan", load_transformer("llama3-8b"), TrainingConfig{});
     FAIL();
   } catch (const FieldError& e) {
     EXPECT_EQ(e.field(), "export");
+  }
+  try {  // a plan of another stack than the engine's is refused by the engine's rules
+    export_plan("torchtitan", load_transformer("llama3-8b"), TrainingConfig{});
+    FAIL();
+  } catch (const RuleViolation& e) {
+    EXPECT_EQ(e.violation().knob, Knob::kStack);
   }
 }
 

@@ -18,16 +18,27 @@ int devices_per_node(const Cluster& cluster) {
   return cluster.machine_sizes.empty() ? 0 : cluster.machine_sizes.front();
 }
 
-std::string export_plan(const std::string& engine, const TransformerConfig& model,
-                        const TrainingConfig& config, int devices_per_node) {
-  if (engine == "megatron") return engines::megatron_arguments(model, config, devices_per_node);
-  if (engine == "nemo") return engines::nemo_recipe(model, config, devices_per_node);
-  if (engine == "torchtitan") return engines::torchtitan_config(model, config);
-  if (engine == "deepspeed")
-    return engines::megatron_deepspeed_launch(model, config, devices_per_node);
+Engine export_engine(const std::string& name) {
+  if (const auto e = engine_from_name(name)) return *e;
   throw FieldError("export", fmt::format(" must be megatron, nemo, deepspeed or torchtitan (got "
                                          "\"{}\")",
-                                         engine));
+                                         name));
+}
+
+std::string export_plan(const std::string& name, const TransformerConfig& model,
+                        const TrainingConfig& config, int devices_per_node) {
+  // Each engine's writer refuses what its engine does not run (ir/engine_rules.h).
+  switch (export_engine(name)) {
+    case Engine::kMegatronLm:
+      return engines::megatron_arguments(model, config, devices_per_node);
+    case Engine::kNemo:
+      return engines::nemo_recipe(model, config, devices_per_node);
+    case Engine::kTorchtitan:
+      return engines::torchtitan_config(model, config);
+    case Engine::kMegatronDeepSpeed:
+      return engines::megatron_deepspeed_launch(model, config, devices_per_node);
+  }
+  return "";
 }
 
 }  // namespace paraplan::api

@@ -7,6 +7,7 @@
 #include "cost/analytic.h"
 #include "ir/calibration.h"
 #include "ir/cluster.h"
+#include "ir/engine_rules.h"
 #include "ir/training.h"
 #include "ir/transformer.h"
 
@@ -28,6 +29,10 @@ AnalyticResult evaluate(const EvaluateRequest& request);
 /// engine cannot run. `devices_per_node`: the machines' size, for the launch line (0: none).
 std::string export_plan(const std::string& engine, const TransformerConfig& model,
                         const TrainingConfig& config, int devices_per_node = 0);
+
+/// The engine `--export` names: megatron, nemo, deepspeed or torchtitan; FieldError("export")
+/// otherwise.
+Engine export_engine(const std::string& name);
 
 /// Devices of the cluster's first machine (the size torchrun's --nproc_per_node takes).
 int devices_per_node(const Cluster& cluster);

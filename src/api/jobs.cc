@@ -188,9 +188,16 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
   if (o.explain) throw FieldError("explain", ": it explains a launch configuration (--from)");
   const TransformerConfig model = load_transformer(o.model);
   TransformerKnobs knobs = o.knobs;  // an export prices the engine's stack unless told otherwise
-  if (knobs.stack.empty() && (o.export_to == "deepspeed" || o.export_to == "torchtitan"))
-    knobs.stack = o.export_to == "deepspeed" ? "deepspeed" : "fsdp";
+  if (knobs.stack.empty() && !o.export_to.empty())
+    knobs.stack = stack_text(engine_rules(export_engine(o.export_to)).stack);
   const TrainingConfig t = training_config(knobs, o.devices, o.batch);
+  // What the stack's engine (and the export's) does not run is refused before it is priced.
+  for (const std::optional<Engine> e :
+       {std::optional<Engine>(stack_engine(t.stack)),
+        o.export_to.empty() ? std::nullopt : std::optional<Engine>(export_engine(o.export_to))})
+    if (e)
+      if (const auto v = rules::engine(engine_rules(*e), t, static_cast<int>(model.num_layers)))
+        throw RuleViolation(*v);
   Cluster cluster =
       one_device_type(load_cluster(o.cluster, t.devices()), t.devices(), "paraplan evaluate");
   apply_memory_knobs(o.knobs, cluster);

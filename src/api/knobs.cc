@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "io/transformer_json.h"
+#include "ir/engine_rules.h"
 #include "ir/error.h"
 #include "ir/units.h"
 
@@ -274,6 +275,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
                      " is a setting of evaluate; plan searches the split (uniform stages keep it "
                      "even)");
   s.balance_stages = !uniform_stages;
+  search_within(s, stack_engine(s.stack));
   return s;
 }
 

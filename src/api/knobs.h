@@ -80,8 +80,9 @@ bool fp8(const std::string& text);
 /// The fixed stack choices of `knobs` (FieldError for a wrong dtype).
 StackChoices stack_choices(const TransformerKnobs& knobs);
 
-/// The search settings of plan and frontier: every knob given is fixed; FieldError for
-/// stage_layers (the split is searched; uniform stages keep it even).
+/// The search settings of plan and frontier: every knob given is fixed, and the search keeps to
+/// what the stack's engine runs (stack_engine); FieldError for stage_layers (the split is
+/// searched; uniform stages keep it even).
 LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, std::int64_t batch,
                                   bool uniform_stages);
 

@@ -190,11 +190,11 @@ JobOutcome launch_job(const LaunchOptions& o) {
   request.cluster = cluster;
   request.cluster_name = o.cluster;
   request.calibration = calibration;
-  // Megatron-LM and NeMo: every knob Megatron-LM runs (ZeRO ≤ 1); DeepSpeed beside a Hugging Face
-  // model: data parallelism only, ZeRO 0–3, whole-model checkpointing or none.
-  request.megatron_only = !deepspeed && !torchtitan;
-  request.torchtitan_only = torchtitan;
-  request.deepspeed_only = deepspeed_script;
+  // What the launch's engine runs (ir/engine_rules.h); DeepSpeed beside a Hugging Face model is
+  // searched below as data parallelism only.
+  request.engine = deepspeed    ? Engine::kMegatronDeepSpeed
+                   : torchtitan ? Engine::kTorchtitan
+                                : Engine::kMegatronLm;
   LlmSearchSettings& s = request.settings;
   s.devices = world;
   s.global_batch = as_is.global_batch;

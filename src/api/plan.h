@@ -181,16 +181,9 @@ struct TransformerPlanRequest {
   Calibration calibration;
   LlmSearchSettings settings;
   int resimulate = 0;  ///< replay the first K plans in the simulator and rank by its time
-  /// Only plans Megatron-LM runs (its distributed optimizer is ZeRO 1): for a Megatron export.
-  bool megatron_only = false;
-  /// Only plans torchtitan runs (for a torchtitan export): the fsdp stack, DDP or FSDP (ZeRO 0,
-  /// 2, 3), sequence parallel with tensor parallel, whole layers checkpointed or none.
-  bool torchtitan_only = false;
-  /// Only plans Megatron-DeepSpeed runs as priced (for a deepspeed export): the deepspeed stack,
-  /// no context parallelism or interleaving, equal stages, every layer checkpointed or none.
-  bool deepspeed_only = false;
-  /// Also find the best plan Megatron-LM runs when the best needs ZeRO 2 or 3.
-  bool megatron_alternative = false;
+  /// Only plans this engine runs (an export's or a launch's; ir/engine_rules.h) — besides the
+  /// settings' own engine, the stack's, which search_settings keeps to.
+  std::optional<Engine> engine;
   Products products;
 };
 
@@ -198,10 +191,6 @@ struct TransformerPlanResult {
   LlmSearchResult search;   ///< top: fastest first (re-ranked by the simulator, if asked)
   std::vector<Plan> plans;  ///< the same top as Plans (llm_plan: stages, schedule, training)
   std::vector<double> simulated_s;  ///< per top plan: its simulated iteration, or -1
-  /// The best plan Megatron-LM runs (ZeRO ≤ 1), if asked: one of `search.top`, or from a second
-  /// search restricted to ZeRO ≤ 1; empty when none fits.
-  std::optional<LlmCandidate> megatron;
-  bool megatron_is_best = false;                         ///< `megatron` is `search.top[0]`
   std::optional<sim::TransformerSimulation> simulation;  ///< of the best plan, if asked
   std::string report_html;
 };

@@ -115,18 +115,15 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
                                          : kDefaultGlobalBatch;
   // torchtitan runs PyTorch's FSDP: its plans are priced on that stack unless told otherwise.
   // Megatron-DeepSpeed's on the deepspeed stack.
-  if (o.export_to == "torchtitan" && knobs.stack.empty()) knobs.stack = "fsdp";
-  if (o.export_to == "deepspeed" && knobs.stack.empty()) knobs.stack = "deepspeed";
+  if (!o.export_to.empty() && knobs.stack.empty())
+    knobs.stack = stack_text(engine_rules(export_engine(o.export_to)).stack);
   r.settings = search_settings(knobs, devices, batch, o.uniform_stages);
   r.settings.top_k = o.top;
   r.settings.time_limit_s = o.time_limit_s;
   r.settings.progress = o.progress;
   r.calibration = load_calibration(knobs.calibration, r.cluster);
   r.resimulate = o.resimulate;
-  r.megatron_only = o.export_to == "megatron" || o.export_to == "nemo";
-  r.torchtitan_only = o.export_to == "torchtitan";
-  r.deepspeed_only = o.export_to == "deepspeed";
-  r.megatron_alternative = o.export_to.empty() && o.words;  // the answer in words shows it
+  if (!o.export_to.empty()) r.engine = export_engine(o.export_to);
   r.products = {o.trace, o.report};
   const TransformerPlanResult result = plan_transformer(r);
   PlanOutcome out;

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "api/frontier.h"
+#include "api/knobs.h"
 #include "api/plan.h"
 #include "ir/error.h"
 #include "ir/units.h"
@@ -47,25 +48,7 @@ std::vector<double> resimulate(const AnalyticCostModel& cost, std::vector<LlmCan
 
 TransformerPlanResult plan_transformer(const TransformerPlanRequest& request) {
   LlmSearchSettings s = request.settings;
-  // A plan for Megatron-LM must be one it runs: its distributed optimizer is ZeRO 1.
-  if (request.megatron_only) s.max_zero_stage = 1;
-  if (request.deepspeed_only) {
-    if (s.stack != Stack::kDeepSpeed)
-      throw FieldError(
-          "stack", ": a Megatron-DeepSpeed plan runs on the deepspeed stack (--stack deepspeed)");
-    s.cp = 1;
-    s.vpp = 1;
-    s.even_stages_only = true;
-    s.balance_stages = false;
-    if (!s.recompute_layers) s.recompute_layers = 0;
-  }
-  if (request.torchtitan_only) {
-    if (s.stack != Stack::kFsdp)
-      throw FieldError("stack", ": a torchtitan plan runs on the fsdp stack (--stack fsdp)");
-    s.zero_stage_1 = false;
-    s.sequence_parallel = true;
-    if (!s.recompute_layers) s.recompute_layers = 0;
-  }
+  if (request.engine) search_within(s, *request.engine);
   const AnalyticCostModel cost(request.model, request.cluster, request.calibration);
   TransformerPlanResult out;
   out.search = search_llm(cost, s);
@@ -85,22 +68,6 @@ TransformerPlanResult plan_transformer(const TransformerPlanRequest& request) {
     // The report plots the frontier of the same search.
     out.report_html = report::transformer_report(cost, best, *out.simulation, request.cluster_name,
                                                  report_frontier(cost, s), s.devices);
-  }
-  if (request.megatron_alternative) {
-    for (const LlmCandidate& c : out.search.top)
-      if (c.config.zero_stage <= 1) {
-        out.megatron = c;
-        out.megatron_is_best = &c == &out.search.top[0];
-        break;
-      }
-    if (!out.megatron) {
-      LlmSearchSettings ms = s;
-      ms.max_zero_stage = 1;
-      if (ms.zero_stage && *ms.zero_stage > 1) ms.zero_stage.reset();  // fixed at 2 or 3: free it
-      ms.top_k = 1;
-      LlmSearchResult m = search_llm(cost, ms);
-      if (!m.top.empty()) out.megatron = m.top[0];
-    }
   }
   return out;
 }

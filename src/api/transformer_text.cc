@@ -137,25 +137,23 @@ std::string transformer_words(const TransformerPlanRequest& request,
           layout);
     }
   }
-  // Megatron-LM's distributed optimizer is ZeRO 1: show the best plan it can run.
-  const LlmCandidate* runnable = answer.megatron ? &*answer.megatron : nullptr;
-  if (answer.megatron_is_best)
+  // The plan runs on its stack's engine (the search kept to its rules): Megatron-LM's arguments
+  // in full; the others' files with --export.
+  const Engine engine = stack_engine(t.stack);
+  if (engine == Engine::kMegatronLm) {
     out +=
         "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer "
         "arguments are yours):\n";
-  else if (runnable)
-    out += fmt::format(
-        "\nthe best plan needs ZeRO {} (`--export deepspeed`); Megatron-LM's distributed optimizer "
-        "is ZeRO 1, and its best plan ({:.3f} s, {}) runs with:\n",
-        t.zero_stage, runnable->result.iteration_time_s, plan_in_words(runnable->config));
-  if (runnable) {
-    std::string args =
-        engines::megatron_arguments(model, runnable->config, devices_per_node(cluster));
+    const std::string args = engines::megatron_arguments(model, t, devices_per_node(cluster));
     for (std::size_t pos = 0; pos < args.size();) {  // one argument per line, indented
       const std::size_t nl = args.find('\n', pos);
       out.append("  ").append(args, pos, nl - pos).append("\n");
       pos = nl == std::string::npos ? args.size() : nl + 1;
     }
+  } else {
+    out += fmt::format("\nrun it with {} (the {} stack's engine): add --export {} for its {}\n",
+                       engine_rules(engine).title, stack_text(t.stack), engine_name(engine),
+                       engine == Engine::kTorchtitan ? "job file" : "launch script");
   }
   if (showcase)
     out +=

@@ -508,10 +508,18 @@ TEST(CliEvaluate, AttentionKernelIsAKnob) {
   // The megatron stack's fused attention is Transformer Engine's (cuDNN); Megatron-DeepSpeed's
   // is FlashAttention-2.
   EXPECT_NE(megatron.out.find("--attention-backend fused"), std::string::npos) << megatron.out;
-  Outcome fsdp =
+  Outcome deepspeed =
+      run("evaluate --model llama3-8b --devices 8 --batch 8 --stack deepspeed --zero 1 --export "
+          "deepspeed");
+  EXPECT_NE(deepspeed.out.find("--use-flash-attn-v2"), std::string::npos) << deepspeed.out;
+  // A plan priced on another stack is not exported for Megatron-LM: it would not run as priced.
+  Outcome elsewhere =
       run("evaluate --model llama3-8b --devices 8 --batch 8 --stack deepspeed --zero 1 --export "
           "megatron");
-  EXPECT_NE(fsdp.out.find("--attention-backend flash"), std::string::npos) << fsdp.out;
+  EXPECT_EQ(elsewhere.exit_code, 2) << elsewhere.out;
+  EXPECT_NE(elsewhere.out.find("--stack deepspeed: Megatron-LM runs on the megatron stack"),
+            std::string::npos)
+      << elsewhere.out;
   Outcome overlapped = run(
       "evaluate --model llama3-8b --devices 64 --tp 4 --pp 4 --vpp 2 --sequence-parallel --zero 1 "
       "--batch 64 --export megatron");

@@ -3,9 +3,8 @@
 // `config` (its keys are the table's, read in the table's ranges), and each engine's vocabulary
 // (the options a launch's diff lists are the table's spellings, and Megatron-LM's spellings are
 // options Megatron-LM has). python/tests/test_knobs.py walks the same table through Python.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <set>
 #include <string>
@@ -42,12 +41,15 @@ TEST(KnobTable, EveryRowIsWholeAndNamedOnce) {
     if (!s.config_key.empty()) {
       EXPECT_TRUE(keys.insert(s.config_key).second) << s.config_key;
     }
-    EXPECT_EQ(s.flag, "--" + [&] {
-      std::string k(s.keyword);
-      for (char& c : k)
-        if (c == '_') c = '-';
-      return k;
-    }()) << "the flag is the keyword with dashes";
+    EXPECT_EQ(
+        s.flag, "--" +
+                    [&] {
+                      std::string k(s.keyword);
+                      for (char& c : k)
+                        if (c == '_') c = '-';
+                      return k;
+                    }())
+        << "the flag is the keyword with dashes";
     EXPECT_FALSE(s.help.empty()) << s.keyword;
     EXPECT_FALSE(s.default_text.empty()) << s.keyword;
     EXPECT_NE(s.stacks, 0u) << s.keyword;

@@ -6,12 +6,21 @@
 #include <algorithm>
 
 #include "engines/launch_config.h"
+#include "ir/engine_rules.h"
 
 namespace paraplan::engines {
 
 using io::Json;
 
 namespace {
+
+// What the engine does not run (ir/engine_rules.h, the rules the search keeps to) is refused
+// before any line is written.
+void refuse_what_it_does_not_run(Engine engine, const TransformerConfig& m,
+                                 const TrainingConfig& t) {
+  if (const auto v = rules::engine(engine_rules(engine), t, static_cast<int>(m.num_layers)))
+    throw RuleViolation(*v);
+}
 
 // Model features Megatron-LM's GPT model cannot build as priced.
 void refuse_unbuildable(const TransformerConfig& m, const char* engine) {
@@ -73,6 +82,7 @@ std::string megatron_layout(const TransformerConfig& model, const TrainingConfig
 
 std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig& t,
                                int devices_per_node) {
+  refuse_what_it_does_not_run(Engine::kMegatronLm, m, t);
   refuse_unbuildable(m, "megatron");
   std::string out;
   if (devices_per_node > 0) {  // the launch: torchrun over whole machines
@@ -176,11 +186,6 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
     case Recompute::kNone:
       break;
   }
-  if (t.zero_stage >= 2)
-    throw FieldError("export", fmt::format(" megatron: Megatron-LM has no ZeRO stage {} (its "
-                                           "distributed optimizer is stage 1); export this plan "
-                                           "for deepspeed",
-                                           t.zero_stage));
   if (t.zero_stage >= 1) arg("--use-distributed-optimizer");
   if (t.overlap_grad_reduce) arg("--overlap-grad-reduce");
   // Megatron-Core's overlaps as priced (Megatron-LM overlaps interleaved pipeline sends unless
@@ -206,16 +211,13 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
 }
 
 std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int devices_per_node) {
+  refuse_what_it_does_not_run(Engine::kNemo, m, t);
   refuse_unbuildable(m, "nemo");
   if (m.mla() || m.mtp_layers > 0)
     throw FieldError("export", fmt::format(" nemo: {} has multi-latent attention or multi-token "
                                            "prediction, which NeMo's GPT recipe does not "
                                            "build; export it for megatron",
                                            m.name));
-  if (t.zero_stage >= 2)
-    throw FieldError("export", fmt::format(" nemo: NeMo's distributed optimizer is ZeRO 1, not "
-                                           "{}; export this plan for deepspeed",
-                                           t.zero_stage));
   std::string out;
   auto key = [&](int indent, const std::string& name, const std::string& value) {
     out += fmt::format("{:{}}{}: {}\n", "", indent, name, value);
@@ -339,6 +341,7 @@ Json deepspeed_config(const TrainingConfig& t, int checkpoints_per_stage) {
 
 std::string megatron_deepspeed_launch(const TransformerConfig& m, const TrainingConfig& t,
                                       int devices_per_node) {
+  refuse_what_it_does_not_run(Engine::kMegatronDeepSpeed, m, t);
   refuse_unbuildable(m, "deepspeed");
   auto refuse = [&](const std::string& why) {
     throw FieldError("export", fmt::format(" deepspeed: {}; price the plan on the deepspeed stack "
@@ -349,16 +352,11 @@ std::string megatron_deepspeed_launch(const TransformerConfig& m, const Training
   const std::vector<int> split = stage_split(m, t);
   const bool even = std::all_of(split.begin(), split.end(), [&](int n) { return n == split[0]; });
   const std::pair<bool, const char*> unsupported[] = {
-      {t.stack != Stack::kDeepSpeed, "the plan is priced for another stack"},
-      {t.cp > 1, "Megatron-DeepSpeed splits sequences with Ulysses, not context parallelism"},
       {m.moe(), "Megatron-DeepSpeed's experts are not what paraplan prices"},
       {m.mla() || m.mtp_layers > 0 || m.qk_norm,
        "Megatron-DeepSpeed builds no latent attention, MTP or query-key norms"},
-      {t.vpp > 1, "DeepSpeed's pipeline engine does not interleave"},
-      {!even, "DeepSpeed's pipeline splits transformer layers evenly"},
-      {t.recompute == Recompute::kFull && t.recompute_layers > 0,
-       "DeepSpeed checkpoints every layer or none"},
-      {t.fp8, "Megatron-DeepSpeed has no FP8 recipe"}};
+      // The layout as written (the rules read an empty split as the even one).
+      {!even, "DeepSpeed's pipeline splits transformer layers evenly"}};
   for (const auto& [no, why] : unsupported)
     if (no) refuse(why);
   std::string out;

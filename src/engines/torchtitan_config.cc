@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engines/keyed_config.h"
+#include "ir/engine_rules.h"
 #include "ir/error.h"
 
 namespace paraplan::engines {
@@ -373,14 +374,13 @@ TrainingConfig complete_torchtitan(const LaunchConfig& launch, std::int64_t laye
 
 std::string torchtitan_config(const TransformerConfig& model, const TrainingConfig& t) {
   auto refuse = [](const std::string& why) { throw FieldError("export", " torchtitan: " + why); };
-  if (t.stack != Stack::kFsdp) refuse("torchtitan runs PyTorch's FSDP; plan with --stack fsdp");
-  if (t.zero_stage == 1)
-    refuse("torchtitan shards with FSDP (ZeRO 3, or 2 without resharding) or not at all");
+  // What torchtitan does not run: its rules (ir/engine_rules.h), the ones the search keeps to.
+  if (const auto v =
+          rules::engine(engine_rules(Engine::kTorchtitan), t, static_cast<int>(model.num_layers)))
+    throw RuleViolation(*v);
   if (t.zero_stage > 0 && t.dp == 1) refuse("ZeRO needs data-parallel ranks to shard over");
   if (!t.fp32_loss && !t.bf16_gradient_reduction)
     refuse("a bf16 loss comes with bf16 gradients (training.dtype = \"bfloat16\")");
-  if (t.tp > 1 && !t.sequence_parallel)
-    refuse("torchtitan's tensor parallelism is sequence parallel too");
   std::vector<int> stages;
   if (t.pp > 1) {
     const std::vector<int> split = t.stage_layers.empty()

@@ -114,11 +114,15 @@ std::optional<Violation> tensor_parallel(const TransformerConfig& m, int tp) {
                       " attention heads must be divisible by the "
                       "tensor-parallel size",
                   {{"attention heads", str(m.num_attention_heads)}});
-  if (m.num_kv_heads % tp && tp % m.num_kv_heads)
-    return broken(Knob::kTp, "tp_and_kv_heads", str(tp),
+  // Every stack shards the key-value heads (Megatron-Core's query groups) over the tensor-parallel
+  // ranks and none replicates them: Megatron-Core and Megatron-DeepSpeed divide the groups by tp,
+  // torchtitan views its local heads as n_kv_heads / tp. Multi-head latent attention has no
+  // key-value heads to shard.
+  if (m.kv_lora_rank == 0 && m.num_kv_heads % tp)
+    return broken(Knob::kTp, "tp_divides_kv_heads", str(tp),
                   "the " + str(m.num_kv_heads) +
-                      " key-value heads must divide or be divisible by "
-                      "the tensor-parallel size",
+                      " key-value heads (query groups) must be divisible by the tensor-parallel "
+                      "size: every stack shards them and none replicates them",
                   {{"key-value heads", str(m.num_kv_heads)}});
   return std::nullopt;
 }

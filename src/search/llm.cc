@@ -205,6 +205,8 @@ class ShapeSearch {
 };
 
 bool ShapeSearch::consider(const TrainingConfig& t) {
+  if (s_.engine && rules::engine(engine_rules(*s_.engine), t, layers_))
+    return false;  // its engine does not run it
   AnalyticResult r;
   try {
     r = cost_.evaluate(t);
@@ -304,11 +306,8 @@ InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
   k.sps = {false};
   if (tp > 1 && !rules::sequence_parallel(s_.seq_len, cp, tp)) k.sps.push_back(true);
   if (s_.sequence_parallel) k.sps = {*s_.sequence_parallel};
-  // Megatron-Core shards at most the optimizer (its distributed optimizer, ZeRO 1): ZeRO 2 and 3
-  // are DeepSpeed's and FSDP's.
-  const int max_zero =
-      s_.stack == Stack::kMegatron ? std::min(1, s_.max_zero_stage) : s_.max_zero_stage;
-  for (int z = 0; z <= max_zero; ++z)
+  // What the engine shards (its rules set max_zero_stage and zero_stage_1).
+  for (int z = 0; z <= s_.max_zero_stage; ++z)
     if (!rules::zero(z, pp) && (z != 1 || s_.zero_stage_1)) k.zeros.push_back(z);
   if (s_.zero_stage) k.zeros = {*s_.zero_stage};
   k.overlaps = {false};
@@ -432,7 +431,35 @@ void ShapeSearch::run(const Shape& shape) {
 
 }  // namespace
 
-LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSettings& s) {
+void search_within(LlmSearchSettings& s, Engine engine) {
+  const EngineRules& e = engine_rules(engine);
+  // The knobs the user fixed, checked as one configuration of them would be.
+  TrainingConfig fixed;
+  fixed.stack = s.stack;
+  fixed.zero_stage = s.zero_stage.value_or(0);
+  fixed.cp = s.cp.value_or(1);
+  fixed.vpp = s.vpp.value_or(1);
+  fixed.fp8 = s.fp8;
+  if (s.recompute == Recompute::kFull) fixed.recompute_layers = s.recompute_layers.value_or(0);
+  if (const auto v = rules::engine(e, fixed, 0)) throw RuleViolation(*v);
+  s.engine = engine;
+  s.max_zero_stage = std::min(s.max_zero_stage, e.max_zero_stage);
+  s.zero_stage_1 = s.zero_stage_1 && e.zero_stage_1;
+  if (!e.context_parallel) s.cp = 1;
+  if (!e.interleaving) s.vpp = 1;
+  if (!e.uneven_stages) {
+    s.even_stages_only = true;
+    s.balance_stages = false;
+  }
+  if (!e.partial_recompute && !s.recompute_layers) s.recompute_layers = 0;
+  // Sequence parallel wherever tensor parallelism could be (torchtitan's plans say so always).
+  if (e.sequence_parallel_with_tp && !s.sequence_parallel) s.sequence_parallel = true;
+}
+
+LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSettings& settings) {
+  // Only what the engine runs: the settings' engine, or the stack's.
+  LlmSearchSettings s = settings;
+  search_within(s, settings.engine.value_or(stack_engine(settings.stack)));
   const TransformerConfig& m = cost.model();
   if (s.devices < 1) throw FieldError("devices", ": expected at least 1");
   if (s.top_k < 1) throw FieldError("top", ": expected at least 1");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cost/analytic.h"
+#include "ir/engine_rules.h"
 #include "ir/progress.h"
 #include "ir/training_rules.h"
 
@@ -34,7 +35,10 @@ struct LlmSearchSettings {
   /// Its overlaps and precisions fixed by the user; the rest take the stack's defaults, which
   /// cost no more than turning them off (apply_stack_defaults).
   StackChoices stack_choices;
-  /// Searched stages stop here (and at 1 on the megatron stack: Megatron-LM runs ZeRO 0 and 1).
+  /// Only plans this engine runs (ir/engine_rules.h): every candidate passes its rules, and the
+  /// loops below skip what they refuse. Set from the engine's rules by api::search_within.
+  std::optional<Engine> engine;
+  /// Searched stages stop here (Megatron-LM's distributed optimizer: 1).
   int max_zero_stage = 3;
   /// Only pipelines whose stages hold equal layers (DeepSpeed's pipeline engine).
   bool even_stages_only = false;
@@ -49,6 +53,12 @@ struct LlmSearchSettings {
   /// split is then searched for every configuration (no pruning).
   bool frontier = false;
 };
+
+/// Restricts a search to what `engine` runs (ir/engine_rules.h: its stack, ZeRO stages, context
+/// parallelism, interleaving, even stages, whole-layer recomputation); RuleViolation for a knob
+/// fixed in `settings` that the engine refuses, or a stack that is not the engine's. search_llm
+/// keeps to the settings' engine, or to the stack's (stack_engine) when none is set.
+void search_within(LlmSearchSettings& settings, Engine engine);
 
 struct LlmCandidate {
   TrainingConfig config;

@@ -1,0 +1,104 @@
+#include "ir/engine_rules.h"
+
+#include <string>
+
+namespace paraplan {
+namespace {
+
+// From each engine's own code at the commit named (docs/cli.md, "Export", lists them).
+constexpr EngineRules kRules[] = {
+    // Megatron-LM: its distributed optimizer shards the optimizer states (ZeRO 1), nothing more.
+    {Engine::kMegatronLm, "Megatron-LM", "d98e8a6", Stack::kMegatron, 1},
+    // NeMo runs Megatron-Core: the same.
+    {Engine::kNemo, "NeMo", "NeMo 1.x megatron_gpt_config.yaml", Stack::kMegatron, 1},
+    // Megatron-DeepSpeed: DeepSpeed's pipeline engine splits the layers evenly and does not
+    // interleave, its activation checkpointing takes every layer or none, sequences are split by
+    // Ulysses (not context parallelism), and it has no FP8 recipe.
+    {Engine::kMegatronDeepSpeed, "Megatron-DeepSpeed", "f4157be", Stack::kDeepSpeed, 3, true,
+     false, false, false, false, false},
+    // torchtitan: DDP or FSDP (no ZeRO 1), tensor parallelism with sequence parallelism, DDP
+    // replicas alone ("DDP has not supported > 1D parallelism"); its selective option checkpoints
+  // every N-th layer.
+    {Engine::kTorchtitan, "torchtitan", "238fa99", Stack::kFsdp, 3, false, true, true, true,
+     true, true, true, true},
+};
+
+constexpr bool in_order() {
+  for (std::size_t i = 0; i < std::size(kRules); ++i)
+    if (kRules[i].engine != kEngines[i]) return false;
+  return std::size(kRules) == kEngines.size();
+}
+static_assert(in_order(), "kRules lists every engine once, in kEngines' order");
+
+std::string str(long long v) { return std::to_string(v); }
+
+}  // namespace
+
+const EngineRules& engine_rules(Engine engine) {
+  return kRules[static_cast<std::size_t>(engine)];
+}
+
+Engine stack_engine(Stack stack) {
+  switch (stack) {
+    case Stack::kMegatron:
+      return Engine::kMegatronLm;
+    case Stack::kFsdp:
+      return Engine::kTorchtitan;
+    case Stack::kDeepSpeed:
+      return Engine::kMegatronDeepSpeed;
+  }
+  return Engine::kMegatronLm;
+}
+
+std::optional<Engine> engine_from_name(std::string_view name) {
+  for (Engine e : kEngines)
+    if (engine_name(e) == name) return e;
+  return std::nullopt;
+}
+
+namespace rules {
+
+std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, int num_layers) {
+  const std::string who(e.title);
+  auto broken = [&](Knob knob, const char* rule, std::string value, std::string text) {
+    return Violation{knob, rule, std::move(value), who + " " + std::move(text), {}};
+  };
+  if (t.stack != e.stack)
+    return broken(Knob::kStack, "engine_stack", std::string(stack_text(t.stack)),
+                  "runs on the " + std::string(stack_text(e.stack)) + " stack ({stack} " +
+                      std::string(stack_text(e.stack)) + ")");
+  if (t.zero_stage > e.max_zero_stage)
+    return broken(Knob::kZero, "engine_zero", str(t.zero_stage),
+                  "shards at most to ZeRO " + str(e.max_zero_stage) +
+                      " (its distributed optimizer)");
+  if (t.zero_stage == 1 && !e.zero_stage_1)
+    return broken(Knob::kZero, "engine_zero_1", "1",
+                  "shards with FSDP (ZeRO 3, or 2 without resharding) or not at all (DDP)");
+  if (t.cp > 1 && !e.context_parallel)
+    return broken(Knob::kCp, "engine_cp", str(t.cp),
+                  "splits sequences with Ulysses, not context parallelism; use {cp} 1");
+  if (t.vpp > 1 && !e.interleaving)
+    return broken(Knob::kVpp, "engine_vpp", str(t.vpp),
+                  "does not interleave its pipeline (DeepSpeed's pipeline engine); use {vpp} 1");
+  if (!e.uneven_stages && !t.stage_layers.empty() &&
+      t.stage_layers != even_stage_split(num_layers, t.pp))
+    return broken(Knob::kStageLayers, "engine_even_stages", "",
+                  "splits the transformer layers evenly over the stages");
+  if (!e.partial_recompute && t.recompute == Recompute::kFull && t.recompute_layers > 0)
+    return broken(Knob::kRecompute, "engine_whole_recompute", str(t.recompute_layers),
+                  "checkpoints every layer or none (full or none)");
+  if (!e.fp8 && t.fp8)
+    return broken(Knob::kPrecision, "engine_fp8", "fp8", "has no FP8 recipe; use {precision} bf16");
+  if (e.sequence_parallel_with_tp && t.tp > 1 && !t.sequence_parallel)
+    return broken(Knob::kSequenceParallel, "engine_sp_with_tp", "",
+                  "shards the norms' sequence with its tensor parallelism: {tp} " + str(t.tp) +
+                      " needs {sequence_parallel}");
+  if (e.replicas_alone && t.zero_stage == 0 && t.dp > 1 && (t.tp > 1 || t.pp > 1))
+    return broken(Knob::kZero, "engine_replicas_alone", "0",
+                  "runs data-parallel replicas without sharding (DDP) only alone, not beside "
+                  "tensor or pipeline parallelism; use {zero} 2 or 3 (FSDP)");
+  return std::nullopt;
+}
+
+}  // namespace rules
+}  // namespace paraplan

@@ -1,0 +1,55 @@
+// What each training engine runs, written once, from the engine's own code: the one home of the
+// stacks' rules. `plan` and `frontier` search only what the engine runs (search_within), and
+// `evaluate`, every export and every launch reader refuse what it does not (rules::engine), so no
+// plan is offered, drawn or exported that its engine refuses. The rules every stack shares (tp
+// dividing the heads and the key-value heads, ZeRO 2/3 without pipelines, ...) are the training
+// rules (ir/training_rules.h); these are the ones that differ by engine.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "ir/knobs.h"
+#include "ir/training.h"
+#include "ir/training_rules.h"
+
+namespace paraplan {
+
+struct EngineRules {
+  Engine engine;
+  std::string_view title;  ///< "Megatron-LM", ...
+  std::string_view commit;  ///< the engine's source the rules follow
+  Stack stack;             ///< the training stack its plans are priced on
+  /// The highest ZeRO stage: Megatron-LM's and NeMo's distributed optimizer shards the optimizer
+  /// states only (ZeRO 1).
+  int max_zero_stage = 3;
+  /// ZeRO 1 exists: torchtitan runs DDP (ZeRO 0) or FSDP (ZeRO 2, 3), nothing in between.
+  bool zero_stage_1 = true;
+  bool context_parallel = true;  ///< cp > 1 (Megatron-DeepSpeed: its Ulysses is another thing)
+  bool interleaving = true;      ///< vpp > 1 (Megatron-DeepSpeed: its pipeline engine has none)
+  bool uneven_stages = true;     ///< another layer split than the even one (Megatron-DeepSpeed)
+  bool partial_recompute = true;  ///< N < all layers recomputed (deepspeed, torchtitan: no)
+  bool fp8 = true;                ///< an FP8 recipe (Megatron-DeepSpeed has none)
+  /// Tensor parallelism comes with sequence parallelism (torchtitan shards the norms' sequence).
+  bool sequence_parallel_with_tp = false;
+  /// Plain data-parallel replicas (ZeRO 0) only alone: torchtitan's DDP "has not supported > 1D
+  /// parallelism" (it runs replicas beside TP or PP as FSDP/HSDP).
+  bool replicas_alone = false;
+};
+
+/// Every engine, in kEngines' order.
+const EngineRules& engine_rules(Engine engine);
+/// The engine a stack's plans export to and run on: megatron → Megatron-LM, fsdp → torchtitan
+/// (PyTorch's FSDP2 trainer), deepspeed → Megatron-DeepSpeed.
+Engine stack_engine(Stack stack);
+/// The engine `--export` or `--from` names ("megatron", "nemo", "deepspeed", "torchtitan").
+std::optional<Engine> engine_from_name(std::string_view name);
+
+namespace rules {
+/// The first rule of `engine` that `t` breaks (its stack, ZeRO, cp, vpp, the split, the
+/// recomputation, sequence parallelism, replicas with model parallelism), or nullopt.
+std::optional<Violation> engine(const EngineRules& engine, const TrainingConfig& t,
+                                int num_layers);
+}  // namespace rules
+
+}  // namespace paraplan
