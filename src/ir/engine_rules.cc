@@ -14,13 +14,13 @@ constexpr EngineRules kRules[] = {
     // Megatron-DeepSpeed: DeepSpeed's pipeline engine splits the layers evenly and does not
     // interleave, its activation checkpointing takes every layer or none, sequences are split by
     // Ulysses (not context parallelism), and it has no FP8 recipe.
-    {Engine::kMegatronDeepSpeed, "Megatron-DeepSpeed", "f4157be", Stack::kDeepSpeed, 3, true,
-     false, false, false, false, false},
+    {Engine::kMegatronDeepSpeed, "Megatron-DeepSpeed", "f4157be", Stack::kDeepSpeed, 3, true, false,
+     false, false, false, false},
     // torchtitan: DDP or FSDP (no ZeRO 1), tensor parallelism with sequence parallelism, DDP
     // replicas alone ("DDP has not supported > 1D parallelism"); its selective option checkpoints
-  // every N-th layer.
-    {Engine::kTorchtitan, "torchtitan", "238fa99", Stack::kFsdp, 3, false, true, true, true,
-     true, true, true, true},
+    // every N-th layer.
+    {Engine::kTorchtitan, "torchtitan", "238fa99", Stack::kFsdp, 3, false, true, true, true, true,
+     true, true, true},
 };
 
 constexpr bool in_order() {
@@ -34,9 +34,7 @@ std::string str(long long v) { return std::to_string(v); }
 
 }  // namespace
 
-const EngineRules& engine_rules(Engine engine) {
-  return kRules[static_cast<std::size_t>(engine)];
-}
+const EngineRules& engine_rules(Engine engine) { return kRules[static_cast<std::size_t>(engine)]; }
 
 Engine stack_engine(Stack stack) {
   switch (stack) {
@@ -68,9 +66,9 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
                   "runs on the " + std::string(stack_text(e.stack)) + " stack ({stack} " +
                       std::string(stack_text(e.stack)) + ")");
   if (t.zero_stage > e.max_zero_stage)
-    return broken(Knob::kZero, "engine_zero", str(t.zero_stage),
-                  "shards at most to ZeRO " + str(e.max_zero_stage) +
-                      " (its distributed optimizer)");
+    return broken(
+        Knob::kZero, "engine_zero", str(t.zero_stage),
+        "shards at most to ZeRO " + str(e.max_zero_stage) + " (its distributed optimizer)");
   if (t.zero_stage == 1 && !e.zero_stage_1)
     return broken(Knob::kZero, "engine_zero_1", "1",
                   "shards with FSDP (ZeRO 3, or 2 without resharding) or not at all (DDP)");

@@ -17,17 +17,17 @@ namespace paraplan {
 
 struct EngineRules {
   Engine engine;
-  std::string_view title;  ///< "Megatron-LM", ...
+  std::string_view title;   ///< "Megatron-LM", ...
   std::string_view commit;  ///< the engine's source the rules follow
-  Stack stack;             ///< the training stack its plans are priced on
+  Stack stack;              ///< the training stack its plans are priced on
   /// The highest ZeRO stage: Megatron-LM's and NeMo's distributed optimizer shards the optimizer
   /// states only (ZeRO 1).
   int max_zero_stage = 3;
   /// ZeRO 1 exists: torchtitan runs DDP (ZeRO 0) or FSDP (ZeRO 2, 3), nothing in between.
   bool zero_stage_1 = true;
-  bool context_parallel = true;  ///< cp > 1 (Megatron-DeepSpeed: its Ulysses is another thing)
-  bool interleaving = true;      ///< vpp > 1 (Megatron-DeepSpeed: its pipeline engine has none)
-  bool uneven_stages = true;     ///< another layer split than the even one (Megatron-DeepSpeed)
+  bool context_parallel = true;   ///< cp > 1 (Megatron-DeepSpeed: its Ulysses is another thing)
+  bool interleaving = true;       ///< vpp > 1 (Megatron-DeepSpeed: its pipeline engine has none)
+  bool uneven_stages = true;      ///< another layer split than the even one (Megatron-DeepSpeed)
   bool partial_recompute = true;  ///< N < all layers recomputed (deepspeed, torchtitan: no)
   bool fp8 = true;                ///< an FP8 recipe (Megatron-DeepSpeed has none)
   /// Tensor parallelism comes with sequence parallelism (torchtitan shards the norms' sequence).
@@ -48,8 +48,7 @@ std::optional<Engine> engine_from_name(std::string_view name);
 namespace rules {
 /// The first rule of `engine` that `t` breaks (its stack, ZeRO, cp, vpp, the split, the
 /// recomputation, sequence parallelism, replicas with model parallelism), or nullopt.
-std::optional<Violation> engine(const EngineRules& engine, const TrainingConfig& t,
-                                int num_layers);
+std::optional<Violation> engine(const EngineRules& engine, const TrainingConfig& t, int num_layers);
 }  // namespace rules
 
 }  // namespace paraplan
