@@ -14,8 +14,8 @@ place of the flag: :class:`UsageError` (a keyword's value), :class:`InputError` 
 :class:`InternalError`.
 """
 
-import json
-import os
+import json as _json
+import os as _os
 
 from . import _paraplan
 from ._paraplan import (Error, InfeasibleError, InputError, InternalError, IoError, LimitError,
@@ -26,11 +26,11 @@ __all__ = ["plan", "evaluate", "frontier", "inspect", "knobs", "schedule_of", "s
 
 
 def _call(function, keywords):
-    return json.loads(function({k: v for k, v in keywords.items() if v is not None}))
+    return _json.loads(function({k: v for k, v in keywords.items() if v is not None}))
 
 
 def _path(value):
-    return os.fspath(value) if isinstance(value, os.PathLike) else value
+    return _os.fspath(value) if isinstance(value, _os.PathLike) else value
 
 
 def knobs():
@@ -38,14 +38,14 @@ def knobs():
     (the CLI's), ``config_key`` (in a plan file's ``config``), ``type``, ``min``/``max`` or
     ``choices``, ``default``, ``searched`` (plan searches it unless given), ``stacks`` and each
     engine's ``spellings``."""
-    return json.loads(_paraplan.knob_table())["knobs"]
+    return _json.loads(_paraplan.knob_table())["knobs"]
 
 
 def _launch(from_):
     """``from_`` as the keywords the core takes: ("megatron", "args.txt") → format and file."""
     if from_ is None:
         return {}
-    if isinstance(from_, (str, os.PathLike)) or len(from_) != 2:
+    if isinstance(from_, (str, _os.PathLike)) or len(from_) != 2:
         raise UsageError('from_: expected (format, file), e.g. ("megatron", "args.txt")')
     return {"from_format": from_[0], "from_file": _path(from_[1])}
 

@@ -11,6 +11,7 @@ written.
 
 import argparse
 import json
+import os
 import sys
 
 from .modules import load_module
@@ -19,6 +20,19 @@ from .modules import load_module
 def _write_json(path, document, command):
     """Writes `document` to `path`; False (and one message) when the file cannot be written."""
     return _write_text(path, json.dumps(document, indent=2) + "\n", command)
+
+
+def _can_write(path, command):
+    """Whether `path` can be written, checked before the work that produces it: False (and one
+    message) when its folder does not exist or cannot be written, or it is a folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    why = ("No such directory" if not os.path.isdir(folder)
+           else "Is a directory" if os.path.isdir(path)
+           else "Permission denied" if not os.access(folder, os.W_OK) else None)
+    if why:
+        print(f"paraplan {command}: {path}: {why}", file=sys.stderr)
+        return False
+    return True
 
 
 def _write_text(path, text, command):
@@ -79,6 +93,8 @@ def main(argv=None):
     if a.command == "run":
         return run_main(a)
 
+    if not _can_write(a.output, "profile"):  # before minutes of measuring
+        return 5
     import torch  # after the command line is checked: importing torch takes a while
 
     from .profiler import ProfileError, pipedream_text, profile_and_check
@@ -284,6 +300,8 @@ def probe_main(a):
         print(f"paraplan probe: --sizes {a.sizes}: expected byte counts separated by commas",
               file=sys.stderr)
         return 2
+    if not _can_write(a.output, "probe"):
+        return 5
     from .probe import ProbeError, probe
     try:
         document, measured = probe(nproc=a.nproc, sizes=sizes, repeats=a.repeats,

@@ -15,12 +15,14 @@ import torch
 from torch import fx
 from torch.fx.passes.shape_prop import ShapeProp
 
+from ._paraplan import Error
 from .device import device_name, matmul_flops_per_s
 from .graphs import median_time, node_values, split_by_group, tensor_bytes, tensors_of, trace
 
 
-class ProfileError(ValueError):
-    """The module or its inputs cannot be profiled; the message says why and what would do."""
+class ProfileError(Error, ValueError):
+    """The module or its inputs cannot be profiled; the message says why and what would do. A
+    :class:`paraplan.Error`, as every error paraplan raises."""
 
 
 def _optimizer_seconds(parameters, warmup, repeats):

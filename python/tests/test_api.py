@@ -3,6 +3,7 @@ refusals (with the keyword in place of the flag)."""
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -184,9 +185,9 @@ def test_simulate_equals_the_cli(tmp_path):
 
 @pytest.mark.parametrize("call, error, message", [
     (lambda: paraplan.plan(model="no-such-model"), paraplan.UsageError,
-     'model: unknown built-in model "no-such-model"'),
+     'model: "no-such-model" is not a built-in model or a file'),
     (lambda: paraplan.evaluate("no-such-model"), paraplan.UsageError,
-     'model: "no-such-model" is neither a built-in transformer'),
+     'model: "no-such-model" is not a built-in model or a file'),
     (lambda: paraplan.plan(model="llama3-8b", devices=16, tpp=2), paraplan.UsageError,
      "tpp does not apply to the transformer planner"),
     (lambda: paraplan.evaluate("llama3-8b", devices=24, tp=3), paraplan.UsageError,
@@ -260,7 +261,7 @@ def test_the_default_plan_equals_the_cli():
 def test_inspect_equals_the_cli():
     for model in ("llama3-8b", "alexnet"):
         assert paraplan.inspect(model) == cli("inspect", "--model", model, "--json")
-    with pytest.raises(paraplan.UsageError, match="model: \"nope\" is neither a built-in"):
+    with pytest.raises(paraplan.UsageError, match="model: \"nope\" is not a built-in model or a file"):
         paraplan.inspect("nope")
 
 
@@ -368,3 +369,23 @@ def test_evaluate_from_a_deepspeed_config_and_its_export_read_back():
     os.unlink(f.name)
     assert back["as_is"]["config"] == planned["config"]
     assert back["as_is"]["iteration_time_s"] == pytest.approx(planned["iteration_time_s"])
+
+
+def test_every_error_is_a_paraplan_error_and_the_namespace_is_clean():
+    from paraplan.probe import ProbeError
+    from paraplan.profiler import ProfileError
+    assert issubclass(ProfileError, paraplan.Error) and issubclass(ProbeError, paraplan.Error)
+    assert not {"json", "os"} & set(vars(paraplan)), "modules leak into the package namespace"
+
+
+@pytest.mark.parametrize("command", [["profile", "paraplan.models:gpt", "--input-shape", "2,16"],
+                                     ["probe", "--nproc", "2"]])
+def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(command, tmp_path):
+    import time
+    start = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "paraplan", *command, "-o",
+                             str(tmp_path / "no-such-folder" / "x.json")],
+                            capture_output=True, text=True)
+    assert result.returncode == 5, result.stderr
+    assert "no-such-folder/x.json: No such directory" in result.stderr
+    assert time.monotonic() - start < 10  # no measuring, no torch.distributed start

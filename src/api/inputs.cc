@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <optional>
 
@@ -154,11 +155,68 @@ bool is_transformer_model(const std::string& model) {
          (ends_with(model, ".json") && !is_layer_model_file(model));
 }
 
+std::string nearest_name(const std::string& given, const std::vector<std::string>& names) {
+  auto plain = [](const std::string& s) {
+    std::string out;
+    for (char c : s)
+      if (c != '-' && c != '.' && c != '_')
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  auto distance = [](const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+      std::size_t diagonal = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        const std::size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  const std::string g = plain(given);
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, g.size() / 3) + 1;
+  for (const std::string& n : names)  // ties: the first in the list's order
+    if (const std::size_t d = distance(g, plain(n)); d < best_distance) {
+      best = n;
+      best_distance = d;
+    }
+  return best;
+}
+
+namespace {
+
+[[noreturn]] void unknown_model(const std::string& name) {
+  std::vector<std::string> all = zoo::llm_model_names();
+  all.insert(all.end(), zoo::pase_graph_names().begin(), zoo::pase_graph_names().end());
+  const std::string near = nearest_name(name, all);
+  throw FieldError("model",
+                   fmt::format(": \"{}\" is not a built-in model or a file;{} built-in "
+                               "transformers: {} (and their Hugging Face ids); operator "
+                               "graphs: {}; or a config.json, a model .json or an .onnx "
+                               "file",
+                               name, near.empty() ? "" : " did you mean \"" + near + "\"?",
+                               joined(zoo::llm_model_names()), joined(zoo::pase_graph_names())));
+}
+
+}  // namespace
+
+void check_model_name(const std::string& model) {
+  if (model.empty() || zoo::llm_model(model)) return;
+  const auto& graphs = zoo::pase_graph_names();
+  if (std::find(graphs.begin(), graphs.end(), model) != graphs.end()) return;
+  if (ends_with(model, ".json") || ends_with(model, ".onnx")) return;  // read as a file
+  unknown_model(model);
+}
+
 TransformerConfig load_transformer(const std::string& name) {
   if (auto c = zoo::llm_model(name)) return *c;
   if (ends_with(name, ".json")) return io::read_hf_config(name);
-  throw FieldError("model", ": \"" + name + "\" is neither a built-in transformer (" +
-                                joined(zoo::llm_model_names()) + ") nor a config.json file");
+  unknown_model(name);
 }
 
 Cluster load_cluster(const std::string& name, int devices) {

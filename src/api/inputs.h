@@ -78,8 +78,16 @@ bool ends_with(const std::string& s, const std::string& suffix);
 /// True if `model` names a transformer (built-in or a config.json that is not a layer model)
 /// rather than an operator graph.
 bool is_transformer_model(const std::string& model);
-/// A built-in name or a config.json; FieldError("model") listing the built-ins otherwise.
+/// A built-in name (or alias) or a config.json; FieldError("model") naming the nearest built-in
+/// and listing them otherwise.
 TransformerConfig load_transformer(const std::string& name);
+/// The name among `names` nearest to `given` (edit distance without case, dashes, dots and
+/// underscores, at most a third of its length, at least 2), or "".
+std::string nearest_name(const std::string& given, const std::vector<std::string>& names);
+/// FieldError("model") for a --model that is neither a built-in transformer (or alias), a
+/// built-in operator graph, nor a file (.json, .onnx): never routed to a planner that then
+/// does not know it. Says which built-in was probably meant.
+void check_model_name(const std::string& model);
 /// A preset for `devices` GPUs, or a paraplan-cluster file (.json, .yaml, .yml) with at least
 /// `devices` devices, each type with its peak FLOP/s; FieldError("cluster" or "devices")
 /// otherwise.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/inputs.h"
 #include "api/jobs.h"
 #include "io/hf_config.h"
 #include "io/onnx_reader.h"
@@ -13,11 +14,6 @@
 
 namespace paraplan::api {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 JobOutcome describe_transformer(const TransformerConfig& c, bool words) {
   JobOutcome result;
@@ -148,6 +144,7 @@ JobOutcome describe_graph(const Model& m, bool words) {
 JobOutcome inspect_job(const std::string& model, int batch, bool words) {
   if (model.empty())
     throw FieldError("model", ": give a built-in name or a file (config.json, .onnx)");
+  check_model_name(model);
   if (auto c = zoo::llm_model(model)) return describe_transformer(*c, words);
   if (ends_with(model, ".onnx")) {
     io::OnnxOptions o;

@@ -237,6 +237,7 @@ JobOutcome frontier_job(const FrontierOptions& given) {
   if (FrontierOptions as_input = given; model_file_as_input(as_input))
     return frontier_job(as_input);
   const FrontierOptions& o = given;
+  check_model_name(o.model);
   const bool operator_graph =
       o.format == "onnx" || ends_with(o.input, ".onnx") ||
       std::count(zoo::pase_graph_names().begin(), zoo::pase_graph_names().end(), o.model) > 0;

@@ -358,6 +358,7 @@ PlanOutcome plan(const PlanOptions& given) {
     return out;
   }
   if (o.explain) throw FieldError("explain", ": it explains a launch configuration (--from)");
+  check_model_name(o.model);
   const bool transformer_planner = o.planner == "auto" || o.planner == "llm";
   if (o.input.empty() && o.model.empty() && transformer_planner) return transformer(o, true);
   if (!o.model.empty() && is_transformer_model(o.model) && transformer_planner)

@@ -1,6 +1,7 @@
 // Dimensions from the models' papers and published config.json files.
 #include "zoo/llm_models.h"
 
+#include <cctype>
 #include <map>
 
 namespace paraplan::zoo {
@@ -104,10 +105,46 @@ const std::vector<std::string>& llm_model_names() {
   return names;
 }
 
+const std::vector<std::pair<std::string, std::string>>& llm_model_aliases() {
+  static const std::vector<std::pair<std::string, std::string>> aliases = {
+      {"llama3.1-8b", "llama3-8b"},
+      {"llama3.1-70b", "llama3-70b"},
+      {"llama3.1-405b", "llama3-405b"},
+      {"meta-llama/Meta-Llama-3-8B", "llama3-8b"},
+      {"meta-llama/Meta-Llama-3.1-8B", "llama3-8b"},
+      {"meta-llama/Llama-3.1-8B", "llama3-8b"},
+      {"meta-llama/Meta-Llama-3-70B", "llama3-70b"},
+      {"meta-llama/Meta-Llama-3.1-70B", "llama3-70b"},
+      {"meta-llama/Llama-3.1-70B", "llama3-70b"},
+      {"meta-llama/Meta-Llama-3.1-405B", "llama3-405b"},
+      {"meta-llama/Llama-3.1-405B", "llama3-405b"},
+      {"meta-llama/Llama-2-7b-hf", "llama2-7b"},
+      {"meta-llama/Llama-2-13b-hf", "llama2-13b"},
+      {"meta-llama/Llama-2-70b-hf", "llama2-70b"},
+      {"mistralai/Mixtral-8x7B-v0.1", "mixtral-8x7b"},
+  };
+  return aliases;
+}
+
 std::optional<TransformerConfig> llm_model(const std::string& name) {
-  auto it = table().find(name);
-  if (it == table().end()) return std::nullopt;
-  return it->second;
+  if (auto it = table().find(name); it != table().end()) return it->second;
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  // A Hugging Face id of an instruction-tuned model has the base model's shapes.
+  std::string key = lower(name);
+  for (const auto& [tuned, base] : {std::pair{"-instruct", ""}, std::pair{"-chat-hf", "-hf"},
+                                    std::pair{"-instruct-v0.1", "-v0.1"}}) {
+    const std::string t = tuned;
+    if (key.size() > t.size() && key.compare(key.size() - t.size(), std::string::npos, t) == 0) {
+      key.resize(key.size() - t.size());
+      key += base;
+    }
+  }
+  for (const auto& [alias, builtin] : llm_model_aliases())
+    if (lower(alias) == key) return table().at(builtin);
+  return std::nullopt;
 }
 
 }  // namespace paraplan::zoo

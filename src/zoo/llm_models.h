@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/transformer.h"
@@ -12,6 +13,12 @@ namespace paraplan::zoo {
 
 /// Names accepted by `llm_model`, in a stable order.
 const std::vector<std::string>& llm_model_names();
+/// Other names of the built-ins, each with the built-in it names: the Hugging Face ids of the
+/// same architectures ("meta-llama/Llama-3.1-8B", matched without case) and their short forms
+/// ("llama3.1-8b": Llama 3.1 has Llama 3's shapes; only its rotary scaling, which costs nothing,
+/// differs).
+const std::vector<std::pair<std::string, std::string>>& llm_model_aliases();
+/// A built-in by its name or an alias.
 std::optional<TransformerConfig> llm_model(const std::string& name);
 /// A GPT of Megatron-LM's kind (biases, learned positions, tied embeddings, MLP 4 × hidden).
 TransformerConfig megatron_gpt(const std::string& name, std::int64_t heads, std::int64_t hidden,
