@@ -211,6 +211,23 @@ TEST(ApiPlanTransformer, ResimulationRanksTheFirstKBySimulatedTime) {
 // Every plan offered is one its engine runs: on each stack, and for each export's engine, every
 // plan of the top passes the engine's rules (ir/engine_rules.h); a knob fixed against them is
 // refused with the engine's reason.
+// torchtitan recomputes every k-th layer of a rank: 40 of 80 layers (k = 2) it runs, 77 it
+// cannot (its export used to refuse the plans the search offered: llama3-70b on 64 H100).
+TEST(ApiPlanTransformer, TorchtitanRecomputesOnlyWhatSomeLayerFrequencyGives) {
+  TrainingConfig t;
+  t.stack = Stack::kFsdp;
+  t.zero_stage = 3;
+  t.dp = 8;
+  t.recompute = Recompute::kFull;
+  t.recompute_layers = 40;
+  const EngineRules& titan = engine_rules(Engine::kTorchtitan);
+  EXPECT_EQ(rules::engine(titan, t, 80), std::nullopt);
+  t.recompute_layers = 77;
+  const auto broken = rules::engine(titan, t, 80);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, "engine_every_kth");
+}
+
 TEST(ApiPlanTransformer, EveryPlanOfferedIsOneItsEngineRuns) {
   for (const Engine engine : kEngines) {
     TransformerPlanRequest r = small_transformer();

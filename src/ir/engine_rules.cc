@@ -1,6 +1,8 @@
 #include "ir/engine_rules.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace paraplan {
 namespace {
@@ -15,12 +17,12 @@ constexpr EngineRules kRules[] = {
     // interleave, its activation checkpointing takes every layer or none, sequences are split by
     // Ulysses (not context parallelism), and it has no FP8 recipe.
     {Engine::kMegatronDeepSpeed, "Megatron-DeepSpeed", "f4157be", Stack::kDeepSpeed, 3, true, false,
-     false, false, false, false},
+     false, false, false, false, false},
     // torchtitan: DDP or FSDP (no ZeRO 1), tensor parallelism with sequence parallelism, DDP
     // replicas alone ("DDP has not supported > 1D parallelism"); its selective option checkpoints
     // every N-th layer.
     {Engine::kTorchtitan, "torchtitan", "238fa99", Stack::kFsdp, 3, false, true, true, true, true,
-     true, true, true},
+     true, true, true, true},
 };
 
 constexpr bool in_order() {
@@ -85,6 +87,19 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
   if (!e.partial_recompute && t.recompute == Recompute::kFull && t.recompute_layers > 0)
     return broken(Knob::kRecompute, "engine_whole_recompute", str(t.recompute_layers),
                   "checkpoints every layer or none (full or none)");
+  if (e.recompute_every_kth && t.recompute == Recompute::kFull && t.recompute_layers > 0 &&
+      num_layers > 0 && t.pp > 0) {
+    // A rank's layers (its chunks together when interleaved): the largest stage's.
+    const std::vector<int> split =
+        t.stage_layers.empty() ? even_stage_split(num_layers, t.pp) : t.stage_layers;
+    const long long per_rank =
+        t.vpp > 1 ? num_layers / t.pp : *std::max_element(split.begin(), split.end());
+    const long long every = per_rank / t.recompute_layers;
+    if (every < 1 || per_rank / every != t.recompute_layers)
+      return broken(Knob::kRecompute, "engine_every_kth", str(t.recompute_layers),
+                    "checkpoints every k-th layer of a rank, and no k recomputes " +
+                        str(t.recompute_layers) + " of its " + str(per_rank) + " layers");
+  }
   if (!e.fp8 && t.fp8)
     return broken(Knob::kPrecision, "engine_fp8", "fp8", "has no FP8 recipe; use {precision} bf16");
   if (e.sequence_parallel_with_tp && t.tp > 1 && !t.sequence_parallel)

@@ -28,8 +28,11 @@ struct EngineRules {
   bool context_parallel = true;   ///< cp > 1 (Megatron-DeepSpeed: its Ulysses is another thing)
   bool interleaving = true;       ///< vpp > 1 (Megatron-DeepSpeed: its pipeline engine has none)
   bool uneven_stages = true;      ///< another layer split than the even one (Megatron-DeepSpeed)
-  bool partial_recompute = true;  ///< N < all layers recomputed (deepspeed, torchtitan: no)
-  bool fp8 = true;                ///< an FP8 recipe (Megatron-DeepSpeed has none)
+  bool partial_recompute = true;  ///< N < all layers recomputed (deepspeed: no)
+  /// Partial recomputation as every k-th layer of a rank (torchtitan's selective option k): only
+  /// the counts some k gives (⌊layers per rank ÷ k⌋).
+  bool recompute_every_kth = false;
+  bool fp8 = true;  ///< an FP8 recipe (Megatron-DeepSpeed has none)
   /// Tensor parallelism comes with sequence parallelism (torchtitan shards the norms' sequence).
   bool sequence_parallel_with_tp = false;
   /// Plain data-parallel replicas (ZeRO 0) only alone: torchtitan's DDP "has not supported > 1D
