@@ -17,6 +17,7 @@
 #include "io/onnx_reader.h"
 #include "io/piper_reader.h"
 #include "ir/error.h"
+#include "ir/names.h"
 #include "zoo/cluster_presets.h"
 #include "zoo/llm_models.h"
 #include "zoo/pase_graphs.h"
@@ -163,25 +164,11 @@ std::string nearest_name(const std::string& given, const std::vector<std::string
         out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
   };
-  auto distance = [](const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diagonal = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        const std::size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-        diagonal = up;
-      }
-    }
-    return row[b.size()];
-  };
   const std::string g = plain(given);
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, g.size() / 3) + 1;
   for (const std::string& n : names)  // ties: the first in the list's order
-    if (const std::size_t d = distance(g, plain(n)); d < best_distance) {
+    if (const std::size_t d = edit_distance(g, plain(n)); d < best_distance) {
       best = n;
       best_distance = d;
     }

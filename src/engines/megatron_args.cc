@@ -12,6 +12,7 @@
 #include "engines/megatron_layout.h"
 #include "engines/megatron_options.h"
 #include "ir/error.h"
+#include "ir/names.h"
 
 namespace paraplan::engines {
 namespace {
@@ -88,28 +89,12 @@ bool ends_with(const std::string& s, const std::string& suffix) {
          s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// Levenshtein distance, for "did you mean".
-std::size_t distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string closest(const std::string& option) {
   std::string best;
   std::size_t best_distance = 4;  // a typo, not another option
   for (const auto* set : {&megatron_read_options(), &megatron_ignored_options()})
     for (const std::string& known : *set)
-      if (const std::size_t d = distance(option, known); d < best_distance) {
+      if (const std::size_t d = edit_distance(option, known); d < best_distance) {
         best_distance = d;
         best = known;
       }
