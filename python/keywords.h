@@ -112,15 +112,11 @@ class Keywords {
   const py::dict& given_;
 };
 
-/// "a|b|c" as "a, b or c".
-inline std::string choice_words(std::string_view choices) {
+/// {a, b, c} as "a, b or c".
+inline std::string choice_words(const std::vector<std::string>& choices) {
   std::string out;
-  for (std::size_t pos = 0; pos <= choices.size();) {
-    const std::size_t bar = std::min(choices.find('|', pos), choices.size());
-    const bool last = bar == choices.size();
-    out += (out.empty() ? "" : last ? " or " : ", ") + std::string(choices.substr(pos, bar - pos));
-    pos = bar + 1;
-  }
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + choices[i];
   return out;
 }
 
@@ -152,10 +148,9 @@ inline api::TransformerKnobs knobs(const Keywords& k) {
           } else if constexpr (std::is_same_v<T, std::string>) {
             *p = k.text(name);
             if (s.type != KnobType::kChoice) return;
-            const std::string choices(s.choices);
-            if (("|" + choices + "|").find("|" + *p + "|") == std::string::npos)
-              throw FieldError(key,
-                               " must be " + choice_words(s.choices) + " (got \"" + *p + "\")");
+            const std::vector<std::string> choices = choices_of(s);
+            if (std::find(choices.begin(), choices.end(), *p) == choices.end())
+              throw FieldError(key, " must be " + choice_words(choices) + " (got \"" + *p + "\")");
           } else if constexpr (std::is_same_v<T, int>) {
             *p = s.type == KnobType::kOnOff
                      ? (k.flag(name) ? 1 : 0)

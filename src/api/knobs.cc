@@ -2,6 +2,7 @@
 #include "api/knobs.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -212,10 +213,7 @@ void check_stack_knobs(const TransformerKnobs& knobs, Stack chosen) {
     if (s.type == KnobType::kOnOff && s.stacks == stack_bit(Stack::kMegatron) &&
         *std::get<int*>(knob_slot(k, s.knob)) == 0)
       continue;
-    std::string stacks;
-    for (Stack st : {Stack::kMegatron, Stack::kFsdp, Stack::kDeepSpeed})
-      if (s.stacks & stack_bit(st))
-        stacks += (stacks.empty() ? "" : " or ") + std::string(stack_text(st));
+    const std::string stacks = fmt::format("{}", fmt::join(stacks_of(s), " or "));
     throw RuleViolation(
         {s.knob,
          "knob_needs_stack",

@@ -336,9 +336,7 @@ io::Json knob_table_json() {
         type = "text";
         break;
     }
-    io::Json stacks = io::Json::array();
-    for (Stack st : {Stack::kMegatron, Stack::kFsdp, Stack::kDeepSpeed})
-      if (s.stacks & stack_bit(st)) stacks.push_back(std::string(stack_text(st)));
+    const io::Json stacks = stacks_of(s);
     io::Json spellings = io::Json::object();
     for (Engine e : kEngines)
       if (!s.spelled(e).empty()) spellings[std::string(engine_name(e))] = std::string(s.spelled(e));

@@ -3,6 +3,7 @@
 #include "cli/transformer_common.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <type_traits>
 
@@ -11,26 +12,10 @@
 namespace paraplan::cli {
 namespace {
 
-std::vector<std::string> split_choices(std::string_view choices) {
-  std::vector<std::string> out;
-  for (std::size_t pos = 0; pos <= choices.size();) {
-    const std::size_t bar = std::min(choices.find('|', pos), choices.size());
-    out.emplace_back(choices.substr(pos, bar - pos));
-    pos = bar + 1;
-  }
-  return out;
-}
-
 // The help line: plan fixes what it would search; evaluate prices the value or its default.
 std::string help_of(const KnobSpec& s, bool for_plan) {
   std::string text(s.help);
-  if (s.stacks != kAllStacks) {
-    std::string stacks;
-    for (Stack st : {Stack::kMegatron, Stack::kFsdp, Stack::kDeepSpeed})
-      if (s.stacks & stack_bit(st))
-        stacks += (stacks.empty() ? "" : ", ") + std::string(stack_text(st));
-    text += fmt::format(" [stack {}]", stacks);
-  }
+  if (s.stacks != kAllStacks) text += fmt::format(" [stack {}]", fmt::join(stacks_of(s), ", "));
   if (for_plan && s.searched) return fmt::format("Transformer: {} (searched unless given)", text);
   return fmt::format("{}{} (default {})", for_plan ? "Transformer: " : "", text, s.default_text);
 }
@@ -52,7 +37,7 @@ void add_transformer_knob_flags(CLI::App* cmd, api::TransformerKnobs& k, bool fo
             cmd->add_flag(flag, *p, help);
           } else if constexpr (std::is_same_v<T, std::string>) {
             CLI::Option* o = cmd->add_option(flag, *p, help);
-            if (s.type == KnobType::kChoice) o->check(CLI::IsMember(split_choices(s.choices)));
+            if (s.type == KnobType::kChoice) o->check(CLI::IsMember(choices_of(s)));
           } else if constexpr (std::is_same_v<T, int>) {
             if (s.type == KnobType::kOnOff) {  // --x on, --no-x off, neither: the stack's
               CLI::Option* yes = cmd->add_flag_callback(

@@ -1,6 +1,8 @@
 #include "ir/knobs.h"
 
-#include <stdexcept>
+#include <algorithm>
+
+#include "ir/training_rules.h"
 
 namespace paraplan {
 namespace {
@@ -146,6 +148,24 @@ std::string_view engine_name(Engine engine) {
       return "torchtitan";
   }
   return "?";
+}
+
+std::vector<std::string> stacks_of(const KnobSpec& spec) {
+  std::vector<std::string> out;
+  for (Stack st : {Stack::kMegatron, Stack::kFsdp, Stack::kDeepSpeed})
+    if (spec.stacks & stack_bit(st)) out.emplace_back(stack_text(st));
+  return out;
+}
+
+std::vector<std::string> choices_of(const KnobSpec& spec) {
+  std::vector<std::string> out;
+  const std::string_view c = spec.choices;
+  for (std::size_t pos = 0; !c.empty() && pos <= c.size();) {
+    const std::size_t bar = std::min(c.find('|', pos), c.size());
+    out.emplace_back(c.substr(pos, bar - pos));
+    pos = bar + 1;
+  }
+  return out;
 }
 
 std::span<const KnobSpec> knob_table() { return kTable; }

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/training.h"
 
@@ -93,6 +94,11 @@ struct KnobSpec {
     return spelling[static_cast<std::size_t>(engine)];
   }
 };
+
+/// The stacks a knob applies to, by name ("megatron", "fsdp", "deepspeed"), in Stack's order.
+std::vector<std::string> stacks_of(const KnobSpec& spec);
+/// A kChoice knob's choices ("flash|standard" → {"flash", "standard"}).
+std::vector<std::string> choices_of(const KnobSpec& spec);
 
 /// Every knob, in Knob's order.
 std::span<const KnobSpec> knob_table();
