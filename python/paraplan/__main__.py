@@ -73,6 +73,9 @@ def main(argv=None):
     p.add_argument("--min-seconds", type=float, default=5.0,
                    help="time at least this long (more repeats for fast models; default 5)")
     p.add_argument("--threads", type=int, default=1, help="intra-op threads (default 1)")
+    p.add_argument("--device", default="cpu",
+                   help="where to profile: cpu (default), cuda or cuda:N (a GPU profile is what "
+                        "plans for a GPU cluster are priced from)")
     p.add_argument("--microbatches", type=int, default=1, help="micro-batches per batch")
     p.add_argument("--check", action="store_true",
                    help="also time a whole forward and backward pass and compare")
@@ -108,8 +111,21 @@ def main(argv=None):
         print(f"paraplan profile: {a.module} returned a {type(module).__name__}, not a "
               f"torch.nn.Module", file=sys.stderr)
         return 2
+    try:
+        device = torch.device(a.device)
+        if device.type not in ("cpu", "cuda"):
+            raise RuntimeError(f"a {device.type} device")
+        if device.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError("this machine's PyTorch sees no CUDA device")
+        if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+            raise RuntimeError(f"there are {torch.cuda.device_count()} CUDA devices")
+    except RuntimeError as error:
+        print(f"paraplan profile: --device {a.device}: {str(error).splitlines()[0]} (expected "
+              f"cpu, cuda or cuda:N of a visible GPU)", file=sys.stderr)
+        return 2
     torch.manual_seed(0)
     inputs = (torch.randint(0, a.tokens, shape) if a.tokens > 0 else torch.randn(shape))
+    module, inputs = module.to(device), inputs.to(device)
     try:
         document, step = profile_and_check(
             module, inputs, granularity=a.granularity, warmup=a.warmup, repeats=a.repeats,

@@ -1,6 +1,7 @@
 """What the profiler, the partitioner and the runtime share about a module and its tensors: the
-bytes and tensors a value holds, the median time of a call, and the module's torch.fx graph cut
-into one part per module group (the cut the profiler measures and the runtime runs).
+bytes and tensors a value holds, the median time of a call (on the device's own clock), and the
+module's torch.fx graph cut into one part per module group (the cut the profiler measures and the
+runtime runs).
 """
 
 import statistics
@@ -31,14 +32,54 @@ def tensors_of(value):
     return []
 
 
-def median_time(function, warmup, repeats):
+class Clock:
+    """Time stamps on the timeline of the device that does the work. On the CPU, the host's clock.
+    On a GPU kernels run after their launch returns, so the host's clock would time the launches:
+    stamps are CUDA events recorded on the current stream, read once the device has caught up
+    (:meth:`settle`)."""
+
+    def __init__(self, device=None):
+        self.cuda = device is not None and torch.device(device).type == "cuda"
+
+    def now(self):
+        if not self.cuda:
+            return time.perf_counter()
+        event = torch.cuda.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def settle(self):
+        """Waits for the device's queued work: call before reading stamps with :meth:`seconds`."""
+        if self.cuda:
+            torch.cuda.synchronize()
+
+    def seconds(self, start, end):
+        return start.elapsed_time(end) / 1000.0 if self.cuda else end - start
+
+
+def device_of(module_or_tensors):
+    """The device a module's parameters or the first of some tensors live on (the CPU if none)."""
+    if isinstance(module_or_tensors, torch.nn.Module):
+        first = next(module_or_tensors.parameters(), None)
+    else:
+        found = tensors_of(module_or_tensors)
+        first = found[0] if found else None
+    return first.device if first is not None else torch.device("cpu")
+
+
+def median_time(function, warmup, repeats, device=None):
+    """Median seconds of `repeats` calls of `function` after `warmup`, on `device`'s timeline."""
+    clock = Clock(device)
     for _ in range(warmup):
         function()
     times = []
     for _ in range(repeats):
-        start = time.perf_counter()
+        clock.settle()
+        start = clock.now()
         function()
-        times.append(time.perf_counter() - start)
+        end = clock.now()
+        clock.settle()
+        times.append(clock.seconds(start, end))
     return statistics.median(times)
 
 

@@ -17,7 +17,7 @@ from torch.fx.passes.shape_prop import ShapeProp
 
 from ._paraplan import Error
 from .device import device_name, matmul_flops_per_s
-from .graphs import median_time, node_values, split_by_group, tensor_bytes, tensors_of, trace
+from .graphs import Clock, device_of, median_time, node_values, split_by_group, tensor_bytes, tensors_of, trace
 
 
 class ProfileError(Error, ValueError):
@@ -33,9 +33,9 @@ def _optimizer_seconds(parameters, warmup, repeats):
     copies = [p.detach().clone().requires_grad_() for p in parameters]
     generator = torch.Generator().manual_seed(0)
     for c in copies:
-        c.grad = torch.randn(c.shape, generator=generator, dtype=c.dtype) * 1e-3
+        c.grad = (torch.randn(c.shape, generator=generator, dtype=c.dtype) * 1e-3).to(c.device)
     optimizer = torch.optim.Adam(copies, lr=1e-3)
-    return median_time(optimizer.step, max(1, warmup), max(1, repeats))
+    return median_time(optimizer.step, max(1, warmup), max(1, repeats), copies[0].device)
 
 
 def _measure(sub, args, warmup, repeats):
@@ -48,7 +48,9 @@ def _measure(sub, args, warmup, repeats):
                 if torch.is_tensor(a) and a.is_floating_point() else a for a in args]
 
     inputs = fresh()
-    forward_s = median_time(lambda: sub(*inputs), warmup, repeats)
+    where = device_of(args)
+    clock = Clock(where)
+    forward_s = median_time(lambda: sub(*inputs), warmup, repeats, where)
     saved = {}
 
     def pack(tensor):
@@ -65,10 +67,13 @@ def _measure(sub, args, warmup, repeats):
         grads = [torch.ones_like(t) for t in outputs]
         for p in sub.parameters():
             p.grad = None
-        start = time.perf_counter()
+        clock.settle()
+        start = clock.now()
         if outputs:
             torch.autograd.backward(outputs, grads)
-        return time.perf_counter() - start
+        end = clock.now()
+        clock.settle()
+        return clock.seconds(start, end)
 
     for _ in range(warmup):
         backward()
@@ -183,7 +188,8 @@ def measure_step(module, example_inputs, *, warmup=2, repeats=5, threads=1):
     torch.set_num_threads(threads)
     try:
         module.train()
-        return median_time(lambda: _whole_step(module, inputs), warmup, repeats)
+        return median_time(lambda: _whole_step(module, inputs), warmup, repeats,
+                           device_of(inputs))
     finally:
         torch.set_num_threads(previous_threads)
 
@@ -239,9 +245,11 @@ def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None, min_secon
     backward = [[] for _ in range(count)]
     saved = [0] * count
     params = {p.data_ptr() for p in split.parameters()}
+    clock = Clock(device_of(inputs))
 
     def one_pass(record):
-        starts, ends = {}, {}
+        starts, ends = {}, {}  # every stamp of a part's backward; the earliest and latest count
+        stamps = []  # (part, forward start, forward end)
         current = [None]
         packed = {}
 
@@ -251,10 +259,9 @@ def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None, min_secon
                         tensor.numel())] = tensor_bytes(tensor)
             return tensor
 
-        def stamp(table, part, reduce):
+        def stamp(table, part):
             def hook(grad):
-                now = time.perf_counter()
-                table[part] = reduce(table.get(part, now), now)
+                table.setdefault(part, []).append(clock.now())
                 return grad
             return hook
 
@@ -264,30 +271,36 @@ def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None, min_secon
                     return super().call_module(target, args, kwargs)
                 part = index[int(str(target).split("_")[1])]
                 current[0] = part
-                start = time.perf_counter()
+                start = clock.now()
                 out = super().call_module(target, args, kwargs)
-                if record:
-                    forward[part].append(time.perf_counter() - start)
+                stamps.append((part, start, clock.now()))
                 current[0] = None
                 for t in tensors_of(out):
                     if t.requires_grad:
-                        t.register_hook(stamp(starts, part, min))
+                        t.register_hook(stamp(starts, part))
                 for t in tensors_of(args):
                     if t.requires_grad:
-                        t.register_hook(stamp(ends, part, max))
+                        t.register_hook(stamp(ends, part))
                 return out
 
         for p in split.parameters():
             p.grad = None
+        clock.settle()
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
             out = Timed(split).run(*inputs)
         outputs = [t.float().sum() for t in tensors_of(out) if t.requires_grad]
+        origin = clock.now()
         torch.autograd.backward(outputs)
-        finished = time.perf_counter()
+        finished = clock.now()
+        clock.settle()
         if record:
+            for part, start, end in stamps:
+                forward[part].append(clock.seconds(start, end))
+            at = lambda stamp: clock.seconds(origin, stamp)  # noqa: E731
             for part in range(count):
                 if part in starts:
-                    backward[part].append(ends.get(part, finished) - starts[part])
+                    last = max(at(s) for s in ends[part]) if part in ends else at(finished)
+                    backward[part].append(last - min(at(s) for s in starts[part]))
                 else:
                     backward[part].append(0.0)
             saved[:] = [0] * count
@@ -304,9 +317,12 @@ def _in_graph_times(split, inputs, parts, warmup, repeats, whole=None, min_secon
         done += 1
         one_pass(True)
         if whole is not None:
-            start = time.perf_counter()
+            clock.settle()
+            start = clock.now()
             _whole_step(whole, inputs)
-            steps.append(time.perf_counter() - start)
+            end = clock.now()
+            clock.settle()
+            steps.append(clock.seconds(start, end))
     return ([statistics.median(f) for f in forward], [statistics.median(b) for b in backward],
             list(saved), statistics.median(steps) if steps else None)
 

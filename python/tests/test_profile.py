@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import warnings
 
 import pytest
@@ -137,6 +138,10 @@ def test_untraceable_module_falls_back_to_hooks_and_says_so():
     (["torchvision.models:resnet18", "--input-shape", "2,x"], 2, "--input-shape 2,x"),
     (["torchvision.models:resnet18", "--input-shape", "2,5"], 3,
      "does not run on the example inputs ((2, 5))"),
+    (["torchvision.models:resnet18", "--input-shape", "2,3", "--device", "tpu"], 2,
+     "--device tpu"),
+    (["torchvision.models:resnet18", "--input-shape", "2,3", "--device", "cuda:99"], 2,
+     "expected cpu, cuda or cuda:N of a visible GPU"),
 ])
 def test_bad_input_gives_one_clear_message(args, code, message, tmp_path):
     run = subprocess.run([sys.executable, "-m", "paraplan", "profile", *args, "-o",
@@ -144,3 +149,16 @@ def test_bad_input_gives_one_clear_message(args, code, message, tmp_path):
     assert run.returncode == code
     assert message in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_the_clock_times_the_work_on_its_device():
+    """On the CPU a stamp is the host's clock; the profiler's times come from the same clock on
+    every device (on a GPU, CUDA events: the host's clock would time kernel launches)."""
+    from paraplan.graphs import Clock, device_of, median_time
+    clock = Clock(device_of(torch.nn.Linear(2, 2)))
+    assert not clock.cuda
+    start = clock.now()
+    time.sleep(0.01)
+    clock.settle()
+    assert clock.seconds(start, clock.now()) >= 0.01
+    assert median_time(lambda: time.sleep(0.002), 0, 3, torch.device("cpu")) >= 0.002
