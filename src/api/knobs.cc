@@ -170,6 +170,8 @@ KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
       return &k.calibration;
     case Knob::kCompile:
       return &k.compile;
+    case Knob::kLossKernel:
+      return &k.loss_kernel;
   }
   return std::monostate{};
 }
@@ -238,6 +240,11 @@ StackChoices stack_choices(const TransformerKnobs& k) {
   c.fused_elementwise = tri(k.compile);
   c.bf16_gradient_reduction = bf16("grad_reduce_dtype", k.grad_reduce_dtype);
   if (auto loss_bf16 = bf16("loss_dtype", k.loss_dtype)) c.fp32_loss = !*loss_bf16;
+  if (!k.loss_kernel.empty()) {
+    if (k.loss_kernel != "eager" && k.loss_kernel != "fused")
+      throw FieldError("loss_kernel", " must be eager or fused (got \"" + k.loss_kernel + "\")");
+    c.fused_loss = k.loss_kernel == "fused";
+  }
   return c;
 }
 

@@ -206,6 +206,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
   // The precision and compilation the job chose stay (torchtitan's dtype and torch.compile).
   s.stack_choices.bf16_gradient_reduction = as_is.bf16_gradient_reduction;
   s.stack_choices.fp32_loss = as_is.fp32_loss;
+  s.stack_choices.fused_loss = as_is.fused_loss;
   if (torchtitan) s.stack_choices.fused_elementwise = as_is.fused_elementwise;
   s.top_k = 1;
   std::optional<LlmCandidate> found;

@@ -5,6 +5,7 @@
 #include "io/calibration_file.h"
 #include "io/nemo_reader.h"
 #include "io/published_runs.h"
+#include "io/single_gpu_runs.h"
 #include "io/vtrain_reader.h"
 #include "zoo/llm_models.h"
 
@@ -29,6 +30,8 @@ ValidateResult validate_model(const ValidateRequest& request) {
     out.published = validate::score_published(io::read_published_runs(request.published_file));
   if (!request.nemo_file.empty())
     out.nemo = validate::score_published(io::read_nemo_table(request.nemo_file, zoo::llm_model));
+  if (!request.single_gpu_dir.empty())
+    out.single_gpu = validate::score_single_gpu(io::read_single_gpu_runs(request.single_gpu_dir));
   return out;
 }
 

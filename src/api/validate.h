@@ -11,6 +11,7 @@
 #include "ir/progress.h"
 #include "validate/calibrate.h"
 #include "validate/published.h"
+#include "validate/single_gpu.h"
 #include "validate/vtrain.h"
 
 namespace paraplan::api {
@@ -21,13 +22,15 @@ struct ValidateRequest {
   std::string published_file;  ///< empty: skip the published runs
   std::string nemo_file;       ///< empty: skip the NeMo H100 table
   std::string calibration;     ///< empty: the shipped A100 calibration
+  std::string single_gpu_dir;  ///< empty: skip the single-GPU plain-PyTorch runs
 };
 
 struct ValidateResult {
   std::vector<validate::ScoredRun> multi, single, mpt;
   io::MptTable mpt_table;  ///< the rows read and those skipped (with why)
   std::vector<validate::ScoredPublished> published;
-  std::vector<validate::ScoredPublished> nemo;  ///< NeMo / Megatron-Core on H100
+  std::vector<validate::ScoredPublished> nemo;        ///< NeMo / Megatron-Core on H100
+  std::vector<validate::ScoredSingleGpu> single_gpu;  ///< plain PyTorch on one GPU
 };
 
 /// Every input is read and priced before anything is returned: a bad file is the only answer.

@@ -10,7 +10,9 @@
 
 #include "cli/cli_test_support.h"
 #include "io/mpt_reader.h"
+#include "io/single_gpu_runs.h"
 #include "io/vtrain_reader.h"
+#include "validate/single_gpu.h"
 #include "validate/vtrain.h"
 
 namespace paraplan {
@@ -41,14 +43,34 @@ TEST(Stacks, EvaluateFsdpEqualsValidateOnEveryMptRow) {
     const std::string args = fmt::format(
         "--stack fsdp --model {} --cluster dgx-a100 --memory {:.0f} --devices {} --dp {} --batch "
         "{} --micro-batch {} --seq-len {} --zero {} --recompute {} --attention flash "
-        "--grad-reduce-dtype {}",
+        "--grad-reduce-dtype {} --loss-kernel {}",
         model, r.device_memory_bytes, r.gpus, r.dp, r.global_batch, r.micro_batch, r.seq_len,
-        r.zero_stage, recompute_flag(r.recompute), r.bf16_gradient_reduction ? "bf16" : "fp32");
+        r.zero_stage, recompute_flag(r.recompute), r.bf16_gradient_reduction ? "bf16" : "fp32",
+        r.fused_loss ? "fused" : "eager");
     const auto j = evaluate(args);
     if (j.empty()) continue;
     EXPECT_EQ(j["iteration_time_s"].get<double>(), s.predicted_s) << "line " << r.line;
     EXPECT_EQ(j["memory"]["peak_bytes"].get<double>(), s.predicted_peak_bytes) << "line " << r.line;
     EXPECT_EQ(j["fits"].get<bool>(), s.fits) << "line " << r.line;
+  }
+}
+
+// Plain PyTorch on one H100: what users type (`--stack fsdp --devices 1` with the run's
+// config.json) prices each run as validate does, verdict included.
+TEST(Stacks, EvaluateFsdpOnOneDeviceEqualsValidateOnEverySingleGpuRun) {
+  const std::string folder = std::string(PARAPLAN_DATA) + "/h100-single-gpu";
+  const auto scored = validate::score_single_gpu(io::read_single_gpu_runs(folder));
+  for (const auto& s : scored) {
+    const io::SingleGpuRun& r = s.run;
+    const auto j = evaluate(fmt::format(
+        "--stack fsdp --model {}/configs/{}.json --cluster dgx-h100 --devices 1 --batch {} "
+        "--micro-batch {} --seq-len {} --recompute {}{}",
+        folder, r.model_name, r.batch, r.micro_batch, r.seq_len, recompute_flag(r.recompute),
+        r.compiled ? " --compile" : ""));
+    if (j.empty()) continue;
+    EXPECT_EQ(j["iteration_time_s"].get<double>(), s.predicted.iteration_time_s) << r.place;
+    EXPECT_EQ(j["memory"]["peak_bytes"].get<double>(), s.predicted.memory.peak_bytes) << r.place;
+    EXPECT_EQ(j["fits"].get<bool>(), r.ran) << r.place;
   }
 }
 

@@ -14,6 +14,7 @@ struct ValidateArgs {
   std::string mpt = PARAPLAN_DEFAULT_MPT_FILE;
   std::string published = PARAPLAN_DEFAULT_PUBLISHED_FILE;
   std::string nemo = PARAPLAN_DEFAULT_NEMO_FILE;
+  std::string single_gpu = PARAPLAN_DEFAULT_SINGLE_GPU_DIR;
   bool quiet = false;
   std::string calibration;
   int worst = 5;
@@ -28,8 +29,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                          "Compare the analytic cost model with measured iteration times: vTrain's "
                          "Megatron-DeepSpeed runs (error, plan ranking), MosaicML's MPT FSDP runs "
                          "(error, memory verdict), NVIDIA's NeMo runs on H100 (error, memory "
-                         "verdict) and published MoE "
-                         "throughputs (error, never fitted)");
+                         "verdict), plain PyTorch on one H100 (time, peak memory, out-of-memory "
+                         "verdict) and published MoE throughputs (error, never fitted)");
   cmd->add_option("--data", args->data,
                   "Folder with ground_truth_multi.csv and ground_truth_single.csv");
   cmd->add_option(
@@ -41,6 +42,10 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--nemo", args->nemo,
                   "NeMo / Megatron-Core H100 step times (data/nemo-h100's TSV, its SOURCE.md "
                   "gives the columns; \"\" to skip)");
+  cmd->add_option("--single-gpu", args->single_gpu,
+                  "Plain-PyTorch runs on one GPU with their peak memory and out-of-memory "
+                  "failures (data/h100-single-gpu's folder: results.jsonl and configs/; \"\" to "
+                  "skip)");
   cmd->add_flag("--summary", args->quiet, "Print only the summary lines");
   cmd->add_option("--worst", args->worst, "MPT rows with the largest errors to list (default 5)")
       ->check(CLI::Range(0, 1000000));
@@ -48,9 +53,10 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                   "Calibration file to validate (JSON or YAML; default: the shipped A100 one)");
   cmd->callback([args, &exit_code] {
     // Every input is read and priced before anything is printed: a bad file is the only line.
-    std::cout << api::validate_words(api::validate_model({args->data, args->mpt, args->published,
-                                                          args->nemo, args->calibration}),
-                                     args->quiet, args->worst);
+    std::cout << api::validate_words(
+        api::validate_model({args->data, args->mpt, args->published, args->nemo, args->calibration,
+                             args->single_gpu}),
+        args->quiet, args->worst);
     exit_code = 0;
   });
 }

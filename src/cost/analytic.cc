@@ -248,9 +248,11 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
   // of a causal attention and keeps the scores on chip, so it has no score traffic.
   LayerForward f;
   f.tp_gemm_s = proj + mlp;
-  // Megatron-Core calls Transformer Engine's fused (cuDNN) attention; the other stacks
-  // FlashAttention-2.
-  const bool fused = t.stack == Stack::kMegatron;
+  // Megatron-Core calls Transformer Engine's fused (cuDNN) attention, and PyTorch's
+  // scaled_dot_product_attention (FSDP, torchtitan, plain PyTorch) dispatches to cuDNN's on
+  // Hopper too; Megatron-DeepSpeed calls the flash-attn package's FlashAttention-2. (On Ampere
+  // the two are the same kernel class: the A100 calibration's values coincide.)
+  const bool fused = t.stack != Stack::kDeepSpeed;
   const double flash_forward =
       fused ? cal_.fused_attention_efficiency : cal_.flash_attention_efficiency;
   const double flash_backward =
@@ -368,8 +370,78 @@ void AnalyticCostModel::add_parameters(const TrainingConfig& t, const BlockShape
   c.head_params = (m.tied_embeddings && t.pp == 1) ? 0.0 : x.vocab * h / x.tp;
 }
 
+bool autocast_over_fp32_weights(const TrainingConfig& t) {
+  return t.stack == Stack::kFsdp && (t.zero_stage < 3 || t.dp * t.cp == 1);
+}
+
+void AnalyticCostModel::add_eager_activations(const TrainingConfig& t, const BlockShape& x,
+                                              BlockCosts& c) const {
+  // Every tensor autograd keeps when each operation is its own eager PyTorch kernel (a model as
+  // users write it: nn.RMSNorm or nn.LayerNorm, RoPE in element-wise ops, SDPA, nn.Linear, the
+  // activation function, residual adds), per token of one layer, in bytes:
+  //  - the residual stream, kept by each of the two norms as its input: fp32 under autocast over
+  //    fp32 weights (the embedding's output is fp32 and each residual add promotes), else bf16;
+  //  - each norm's output as the next linear keeps it, in bf16 (autocast's cast, or the norm's
+  //    own output in bf16);
+  //  - the QKV projection's output, alive through its views (SDPA keeps v);
+  //  - RoPE's rotated queries and keys (new tensors, kept by SDPA in bf16), where RoPE applies;
+  //  - the attention's output (kept by SDPA and, as the same storage, by the output
+  //    projection) and its fp32 log-sum-exp per head; standard attention its scores instead;
+  //  - the MLP: gated, the gate-and-up output, the activation's output and the product (8 bytes
+  //    per ffn unit); else the up output and the activation's output (4);
+  //  - dropout's masks (a byte per element) where the model drops out.
+  // docs/cost-models.md ("Memory as the allocator sees it") checks this against the H100 runs.
+  const auto& m = model_;
+  const double tp = x.tp, h = x.h, tokens = x.tokens;
+  const double r = autocast_over_fp32_weights(t) ? 4.0 : 2.0;
+  const bool sp = t.sequence_parallel;
+  const bool dropout = t.dropout && m.dropout;
+  const bool rope = !m.learned_positions && !m.alibi;
+  const double replicated = 2 * (r + 2) * h + (dropout ? 2 * h : 0.0);
+  double split = 2 * (x.q_dim + 2 * x.kv_dim) + (rope ? 2 * (x.q_dim + x.kv_dim) : 0.0) +
+                 (m.qk_norm ? 2 * (x.q_dim + x.kv_dim) : 0.0) + 2 * x.q_dim;
+  const double ffn = static_cast<double>(m.ffn_hidden_size);
+  split += (1 - x.moe_fraction) * (m.gated_mlp ? 8.0 : 4.0) * ffn;
+  if (m.moe()) {  // the routed copies' expert MLPs on the busiest rank, the router's fp32 scores
+    const double ffn_e = static_cast<double>(m.expert_ffn_hidden_size);
+    split += x.moe_fraction *
+             (x.top_k * x.load * (2 * h + (m.gated_mlp ? 8.0 : 4.0) * ffn_e) + 4 * x.experts);
+  }
+  const double heads = static_cast<double>(m.num_attention_heads);
+  const double scores =
+      x.flash ? 4.0 * heads * tokens / tp : (dropout ? 5.0 : 2.0) * heads * tokens * x.s / tp;
+  const double full_layer = tokens * (replicated / (sp ? tp : 1.0) + split / tp) + scores;
+  const double input_only = tokens * r * h / (sp ? tp : 1.0);
+  switch (t.recompute) {
+    case Recompute::kFull:
+      c.layer_activation_bytes = input_only;
+      break;
+    case Recompute::kSelective:
+      c.layer_activation_bytes = full_layer - scores;
+      break;
+    default:
+      c.layer_activation_bytes = full_layer;
+      break;
+  }
+  c.layer_plain_activation_bytes =
+      t.recompute == Recompute::kFull ? full_layer : c.layer_activation_bytes;
+  c.recompute_working_bytes = t.recompute == Recompute::kFull ? full_layer : 0.0;
+  // The loss at the start of the backward, its peak: eager, the log-softmax output kept by the
+  // loss, the gradient the loss hands it and the gradient it computes (fp32 under autocast: 12
+  // bytes per logit; a bf16 loss 6), over the model's own vocabulary; a fused kernel, the bf16
+  // logits it keeps and overwrites with their gradient (2). And the final norm's input and
+  // output as the LM head keeps them.
+  const double vocab = static_cast<double>(m.vocab_size) / tp;
+  const double per_logit = t.fused_loss ? 2.0 : t.fp32_loss ? 12.0 : 6.0;
+  c.logits_bytes = tokens * (vocab * per_logit + (r + 2) * h / (sp ? tp : 1.0));
+}
+
 void AnalyticCostModel::add_activations(const TrainingConfig& t, const BlockShape& x,
                                         BlockCosts& c) const {
+  if (t.stack == Stack::kFsdp && !t.fused_elementwise) {
+    add_eager_activations(t, x, c);
+    return;
+  }
   const auto& m = model_;
   const double tp = x.tp, h = x.h, b = x.b, s_local = x.s_local;
   // Activations per layer per micro-batch (Korthikanti et al.), s → s/cp per device.

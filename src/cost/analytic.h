@@ -161,11 +161,19 @@ class AnalyticCostModel {
                            Recompute recompute, BlockCosts* parts) const;
   void add_parameters(const TrainingConfig& t, const BlockShape& x, BlockCosts& c) const;
   void add_activations(const TrainingConfig& t, const BlockShape& x, BlockCosts& c) const;
+  /// add_activations for eager PyTorch (stack fsdp without torch.compile), tensor by tensor.
+  void add_eager_activations(const TrainingConfig& t, const BlockShape& x, BlockCosts& c) const;
 
   TransformerConfig model_;
   Cluster cluster_;
   Calibration cal_;
 };
+
+/// Plain PyTorch's mixed precision: fp32 weights that autocast casts to bf16 for each matrix
+/// product (stack fsdp, unsharded: one rank, or DDP), rather than FSDP's bf16 gathered weights.
+/// The residual stream is then fp32, and the bf16 copies of the weights stay alive as long as
+/// the activations that reference them.
+bool autocast_over_fp32_weights(const TrainingConfig& t);
 
 /// Blocking sends charged per micro-batch to every pipeline stage: two per virtual chunk (an
 /// activation forward, a gradient backward; at the ends of the pipeline the receive that waits

@@ -173,8 +173,24 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
           : 0.0;
   mem.activations_bytes = in_flight * (recomputed * c.layer_activation_bytes +
                                        (n - recomputed) * c.layer_plain_activation_bytes);
-  mem.buffers_bytes =
-      (recomputed > 0 ? c.recompute_working_bytes : 0.0) + (last ? c.logits_bytes : 0.0);
+  const double recompute_working = recomputed > 0 ? c.recompute_working_bytes : 0.0;
+  const double logits = last ? c.logits_bytes : 0.0;
+  if (t.stack == Stack::kFsdp) {
+    // Eager autograd frees each node's tensors as it goes: the loss's buffers are gone before
+    // the first layer is recomputed, so the larger of the two sets the peak.
+    mem.buffers_bytes = std::max(recompute_working, logits);
+  } else {
+    mem.buffers_bytes = recompute_working + logits;
+  }
+  if (autocast_over_fp32_weights(t)) {
+    // Autocast's bf16 copies of the weights, kept by the matrix products that saved them for
+    // the backward: every layer whose activations are kept, the one being recomputed, and the
+    // LM head's matrix (the embedding's, when tied), used last in the forward.
+    const double head =
+        last ? std::max(c.head_params, model_.tied_embeddings ? c.embedding_params : 0.0) : 0.0;
+    const double kept_layers = n - recomputed + (recomputed > 0 ? 1.0 : 0.0);
+    mem.weights_bytes += 2 * (kept_layers * (c.layer_dense_params + c.layer_expert_params) + head);
+  }
   if (layers > 0) mem.buffers_bytes += zero3_gathered_bytes(t, c, first, last);
   mem.fragmentation_bytes =
       cal_.allocator_fragmentation * (mem.activations_bytes + mem.buffers_bytes);

@@ -29,6 +29,7 @@ struct MeasuredRun {
   bool bf16_gradient_reduction = false;  ///< gradients reduced in bf16 (else fp32)
   bool fused_elementwise = true;         ///< Megatron's fused kernels (else eager PyTorch)
   bool fp32_loss = true;                 ///< loss on fp32 logits (else pure bf16)
+  bool fused_loss = false;               ///< TrainingConfig::fused_loss
   /// The engine: vTrain's Megatron-DeepSpeed (Megatron's fused kernels, nothing overlapped).
   Stack stack = Stack::kDeepSpeed;
   bool fp8 = false;                     ///< FP8 matrix products (Transformer Engine)

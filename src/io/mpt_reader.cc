@@ -166,6 +166,7 @@ std::optional<MeasuredRun> read_row(const RowReader& row, int line, std::string*
   r.dropout = false;  // MPT pretraining: attention, residual and embedding dropout 0
   r.attention = Attention::kFlash;
   r.fused_elementwise = false;  // eager PyTorch layer norm, GELU and residual adds
+  r.fused_loss = true;  // LLM Foundry's default loss_fn, fused_crossentropy (flash-attn's kernel)
   r.stack = Stack::kFsdp;
   r.tp = r.pp = 1;
   r.dp = r.gpus;

@@ -239,6 +239,7 @@ Json training_to_json(const TrainingConfig& t) {
     j[key(Knob::kMoeCapacityFactor)] = t.moe_capacity_factor;
   // The default (fp32 logits for the loss): absent.
   if (!t.fp32_loss) j[key(Knob::kLossDtype)] = false;
+  if (t.fused_loss) j[key(Knob::kLossKernel)] = true;  // the default (eager): absent
   j[key(Knob::kStack)] = std::string(stack_text(t.stack));
   j[key(Knob::kTpCommOverlap)] = t.tp_comm_overlap;
   j[key(Knob::kOverlapP2pComm)] = t.overlap_p2p_comm;
@@ -296,6 +297,7 @@ TrainingConfig training_from_json(const JsonObject& o) {
              fmt::format("must be {:g} to {:g} (or 0: dropless)", cf.min, cf.max));
   }
   if (o.has("fp32_loss")) t.fp32_loss = flag("fp32_loss");
+  if (o.has(key(Knob::kLossKernel))) t.fused_loss = flag(key(Knob::kLossKernel));
   // Plans written before the stack was a knob: Megatron with nothing overlapped but the
   // gradient reduction.
   if (o.has("stack")) {

@@ -123,6 +123,9 @@ constexpr KnobSpec kTable[] = {
      false, "off", stack_bit(Stack::kFsdp),
      {"", "", "", "compile.enable"},
      "torch.compile the model: element-wise work fused into few kernels instead of one eager kernel per operation (Megatron's and DeepSpeed's kernels are fused already)"},
+    {Knob::kLossKernel, "loss_kernel", "--loss-kernel", "fused_loss", KnobType::kChoice, "", 0, 0, "eager|fused",
+     false, "eager", stack_bit(Stack::kFsdp), {},
+     "Cross-entropy kernel: eager (F.cross_entropy on fp32 logits, as PyTorch users and torchtitan write it: three fp32 copies of the logits at the backward's start) or fused (reads the bf16 logits and writes their gradient in place: flash-attn's, LLM Foundry's default, Liger's)"},
 };
 // clang-format on
 
@@ -130,7 +133,7 @@ constexpr KnobSpec kTable[] = {
 constexpr bool in_order() {
   for (std::size_t i = 0; i < std::size(kTable); ++i)
     if (static_cast<std::size_t>(kTable[i].knob) != i) return false;
-  return std::size(kTable) == static_cast<std::size_t>(Knob::kCompile) + 1;
+  return std::size(kTable) == static_cast<std::size_t>(Knob::kLossKernel) + 1;
 }
 static_assert(in_order(), "kTable lists every Knob once, in Knob's order");
 

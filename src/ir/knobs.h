@@ -48,6 +48,7 @@ enum class Knob {
   kMemoryHeadroom,
   kCalibration,
   kCompile,
+  kLossKernel,
 };
 
 /// How a front end takes a knob's value.

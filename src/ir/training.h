@@ -71,6 +71,11 @@ struct TrainingConfig {
   /// The loss computed on fp32 logits (autocast, Megatron's cross entropy) rather than on the
   /// bf16 logits themselves (pure bf16, FSDP's PURE mode): 4 instead of 2 bytes per logit kept.
   bool fp32_loss = true;
+  /// A fused cross-entropy kernel (flash-attn's, as LLM Foundry's default loss_fn; Liger's) that
+  /// reads the bf16 logits and writes their gradient in place, rather than PyTorch's eager
+  /// F.cross_entropy on fp32 logits (log-softmax output, its gradient and the loss's gradient
+  /// each a full fp32 copy). Stack kFsdp; Megatron's and DeepSpeed's losses are their own.
+  bool fused_loss = false;
   /// MoE token dropping (Megatron's --moe-expert-capacity-factor with padding to capacity, as
   /// GShard and Switch): every expert processes exactly capacity_factor × its mean share of the
   /// tokens. 0: dropless, each expert takes what the router sends it (the busiest expert-parallel

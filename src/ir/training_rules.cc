@@ -71,6 +71,7 @@ void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed) {
                                                                t.overlap_grad_reduce && replicas);
   t.bf16_gradient_reduction = fixed.bf16_gradient_reduction.value_or(false);
   t.fp32_loss = fixed.fp32_loss.value_or(!(fsdp && t.bf16_gradient_reduction));
+  t.fused_loss = fixed.fused_loss.value_or(false);
 }
 
 std::string_view stack_text(Stack stack) {

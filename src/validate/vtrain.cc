@@ -46,6 +46,7 @@ std::vector<ScoredRun> score_runs(const std::vector<io::MeasuredRun>& runs,
     t.bf16_gradient_reduction = r.bf16_gradient_reduction;
     t.fused_elementwise = r.fused_elementwise;
     t.fp32_loss = r.fp32_loss;
+    t.fused_loss = r.fused_loss;
     t.stack = r.stack;
     t.fp8 = r.fp8;
     const AnalyticResult result = cost.evaluate(t);

@@ -100,7 +100,11 @@ TEST(Validate, MptRunsMeetTheTargetAndFit) {
   for (const auto& r : rows) {
     EXPECT_TRUE(r.fits) << "line " << r.run.line << ": " << r.predicted_peak_bytes / (1 << 30)
                         << " GiB";
-    EXPECT_GT(r.predicted_peak_bytes, 0.3 * r.run.device_memory_bytes) << "line " << r.run.line;
+    // Composer halves an automatic micro-batch until it fits: a run above one sequence filled a
+    // good part of its GPU (one sequence is as small as it gets, full or not).
+    if (r.run.micro_batch > 1) {
+      EXPECT_GT(r.predicted_peak_bytes, 0.3 * r.run.device_memory_bytes) << "line " << r.run.line;
+    }
   }
 }
 

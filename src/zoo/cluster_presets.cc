@@ -9,6 +9,12 @@ namespace paraplan::zoo {
 namespace {
 
 constexpr double kGiB = 1073741824.0;
+constexpr double kMiB = 1048576.0;
+// What the driver gives CUDA, as nvidia-smi reports it: the A100 80GB's 81920 MiB are 80 GiB;
+// the H100 80GB HBM3 (SXM) shows 81559 MiB (79.65 GiB, read on a DGX-class H100 on 2026-11-13);
+// the H200 143771 MiB (140.4 GiB). The 80 and 141 of the names are marketing figures.
+constexpr double kH100Bytes = 81559 * kMiB;
+constexpr double kH200Bytes = 143771 * kMiB;
 
 Cluster node_cluster(const std::string& name, const std::string& gpu, double memory_bytes,
                      double peak_flops, double nvlink_bytes_per_s, double nic_bytes_per_s,
@@ -29,7 +35,7 @@ struct Gpu {
   double memory_bytes, peak_flops, nvlink_bytes_per_s, nic_bytes_per_s;
 };
 const Gpu kA100{"A100", 80 * kGiB, 312e12, 300e9, 25e9};
-const Gpu kH100{"H100", 80 * kGiB, 989e12, 450e9, 50e9};
+const Gpu kH100{"H100", kH100Bytes, 989e12, 450e9, 50e9};
 
 int add_switch(Cluster& c, const std::string& name) {
   c.switches.push_back(name);
@@ -121,8 +127,8 @@ std::optional<Cluster> cluster_preset(const std::string& name, int devices) {
   if (name == "dgx-a100")
     return node_cluster(name, "A100", 80 * kGiB, 312e12, 300e9, 25e9, devices);
   if (name == "dgx-h100")
-    return node_cluster(name, "H100", 80 * kGiB, 989e12, 450e9, 50e9, devices);
-  if (name == "h200") return node_cluster(name, "H200", 141e9, 989e12, 450e9, 50e9, devices);
+    return node_cluster(name, "H100", kH100Bytes, 989e12, 450e9, 50e9, devices);
+  if (name == "h200") return node_cluster(name, "H200", kH200Bytes, 989e12, 450e9, 50e9, devices);
   if (name == "vtrain-a100")  // 800 Gb/s per node shared by 8 GPUs
     return node_cluster(name, "A100", 40 * kGiB, 312e12, 300e9, 12.5e9, devices);
   const auto rail = [](int, int k) { return k; };
