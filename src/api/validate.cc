@@ -26,8 +26,11 @@ ValidateResult validate_model(const ValidateRequest& request) {
   out.multi = validate::score_runs(runs.multi, calibration);
   out.single = validate::score_runs(runs.single, calibration);
   out.mpt = validate::score_runs(out.mpt_table.runs, calibration);
-  if (!request.published_file.empty())
-    out.published = validate::score_published(io::read_published_runs(request.published_file));
+  for (const std::string& file : request.published_files) {
+    if (file.empty()) continue;
+    auto scored = validate::score_published(io::read_published_runs(file));
+    out.published.insert(out.published.end(), scored.begin(), scored.end());
+  }
   if (!request.nemo_file.empty())
     out.nemo = validate::score_published(io::read_nemo_table(request.nemo_file, zoo::llm_model));
   if (!request.single_gpu_dir.empty())

@@ -17,9 +17,10 @@
 namespace paraplan::api {
 
 struct ValidateRequest {
-  std::string vtrain_dir;      ///< ground_truth_multi.csv and ground_truth_single.csv
-  std::string mpt_file;        ///< empty: skip the MPT table
-  std::string published_file;  ///< empty: skip the published runs
+  std::string vtrain_dir;  ///< ground_truth_multi.csv and ground_truth_single.csv
+  std::string mpt_file;    ///< empty: skip the MPT table
+  /// Published-runs files, read in order (empty names are skipped).
+  std::vector<std::string> published_files;
   std::string nemo_file;       ///< empty: skip the NeMo H100 table
   std::string calibration;     ///< empty: the shipped A100 calibration
   std::string single_gpu_dir;  ///< empty: skip the single-GPU plain-PyTorch runs

@@ -12,7 +12,8 @@ namespace {
 struct ValidateArgs {
   std::string data = PARAPLAN_DEFAULT_VTRAIN_DIR;
   std::string mpt = PARAPLAN_DEFAULT_MPT_FILE;
-  std::string published = PARAPLAN_DEFAULT_PUBLISHED_FILE;
+  std::vector<std::string> published = {PARAPLAN_DEFAULT_PUBLISHED_FILE,
+                                        PARAPLAN_DEFAULT_PUBLISHED_2024_FILE};
   std::string nemo = PARAPLAN_DEFAULT_NEMO_FILE;
   std::string single_gpu = PARAPLAN_DEFAULT_SINGLE_GPU_DIR;
   bool quiet = false;
@@ -30,15 +31,17 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                          "Megatron-DeepSpeed runs (error, plan ranking), MosaicML's MPT FSDP runs "
                          "(error, memory verdict), NVIDIA's NeMo runs on H100 (error, memory "
                          "verdict), plain PyTorch on one H100 (time, peak memory, out-of-memory "
-                         "verdict) and published MoE throughputs (error, never fitted)");
+                         "verdict) and published throughputs (MoE; torchtitan, IBM's FSDP and NeMo "
+                         "FP8 runs of 2024: error, never fitted)");
   cmd->add_option("--data", args->data,
                   "Folder with ground_truth_multi.csv and ground_truth_single.csv");
   cmd->add_option(
       "--mpt", args->mpt,
       "MPT benchmark table (data/mpt's TSV or llm-foundry's Markdown tables; \"\" to skip)");
   cmd->add_option("--published", args->published,
-                  "Published throughputs to compare with, never fitted (data/moe's JSON, "
-                  "docs/formats.md \"Published runs\"; \"\" to skip)");
+                  "Published throughputs to compare with, never fitted: one or more files "
+                  "(default data/moe's and data/published-2024's JSON, docs/formats.md "
+                  "\"Published runs\"; \"\" to skip)");
   cmd->add_option("--nemo", args->nemo,
                   "NeMo / Megatron-Core H100 step times (data/nemo-h100's TSV, its SOURCE.md "
                   "gives the columns; \"\" to skip)");

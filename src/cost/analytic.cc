@@ -117,6 +117,10 @@ struct AnalyticCostModel::LayerForward {
   double attn_s = 0, attn_backward_s = 0;  ///< the two s × s products, forward and backward
   double mem_s = 0;                        ///< memory-bound element-wise and score traffic
   double tp_gemm_s = 0;  ///< the projections' and MLP's GEMMs (what tensor-parallel comm feeds)
+  /// The GEMMs torchtitan's per-op selective checkpointing recomputes: of a layer's matrix
+  /// products in order (q, k, v, o, the MLP's), every second one (k, o, and the up or down
+  /// projection); it saves the others' outputs and the attention's.
+  double sac_recompute_s = 0;
 };
 
 // A layer's passes: compute incl. framework overhead, and the blocking collectives of each.
@@ -247,6 +251,13 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
   // The two s × s products (QKᵀ and the weighted sum of V). FlashAttention skips the masked half
   // of a causal attention and keeps the scores on chip, so it has no score traffic.
   LayerForward f;
+  {
+    const double ffn = static_cast<double>(m.ffn_hidden_size);
+    f.sac_recompute_s =
+        linear_s(x, tokens, x.kv_dim / tp, h) + linear_s(x, tokens, h, x.q_dim / tp) +
+        (1 - x.moe_fraction) *
+            (m.gated_mlp ? linear_s(x, tokens, ffn / tp, h) : linear_s(x, tokens, h, ffn / tp));
+  }
   f.tp_gemm_s = proj + mlp;
   // Megatron-Core calls Transformer Engine's fused (cuDNN) attention, and PyTorch's
   // scaled_dot_product_attention (FSDP, torchtitan, plain PyTorch) dispatches to cuDNN's on
@@ -286,7 +297,10 @@ AnalyticCostModel::LayerPasses AnalyticCostModel::layer_passes(const TrainingCon
   // recomputes QKᵀ, at its own, lower efficiency).
   double compute = (forwards + 2) * f.forward_s;
   if (x.flash) compute += 2.5 * f.attn_backward_s - 2 * f.attn_s;
-  if (rc == Recompute::kSelective) compute += f.attn_s + f.mem_s;
+  // Selective: Megatron recomputes the attention core; on the fsdp stack it is torchtitan's
+  // per-op checkpointing, which recomputes every second GEMM and the element-wise work.
+  if (rc == Recompute::kSelective)
+    compute += (t.stack == Stack::kFsdp ? f.sac_recompute_s : f.attn_s) + f.mem_s;
   const CollectiveGroup tp_group = collective_group(t.tp, 1);
   double tp_comm =
       (2 * forwards + 2) * ring_allreduce_s(x.act_bytes, t.tp, tp_group.bandwidth,
@@ -416,9 +430,24 @@ void AnalyticCostModel::add_eager_activations(const TrainingConfig& t, const Blo
     case Recompute::kFull:
       c.layer_activation_bytes = input_only;
       break;
-    case Recompute::kSelective:
-      c.layer_activation_bytes = full_layer - scores;
+    case Recompute::kSelective: {
+      // torchtitan's per-op checkpointing keeps the layer's input, the outputs of every second
+      // GEMM (q, v, the gate or up projection, and down when gated: q, v, up otherwise) and
+      // the attention's output and log-sum-exp; the rest is recomputed. MoE layers' experts keep
+      // everything (grouped GEMMs are not in its list).
+      const double ffn = static_cast<double>(m.ffn_hidden_size);
+      const double kept_gemms = 2 * (x.q_dim + x.kv_dim) +
+                                (1 - x.moe_fraction) * (m.gated_mlp ? 2 * ffn + 2 * h : 2 * ffn);
+      c.layer_activation_bytes =
+          tokens * ((r * h) / (sp ? tp : 1.0) + (kept_gemms + 2 * x.q_dim) / tp) +
+          (x.flash ? scores : 0.0) +
+          (m.moe() ? tokens * x.moe_fraction * x.top_k * x.load *
+                         (2 * h + (m.gated_mlp ? 8.0 : 4.0) *
+                                      static_cast<double>(m.expert_ffn_hidden_size)) /
+                         tp
+                   : 0.0);
       break;
+    }
     default:
       c.layer_activation_bytes = full_layer;
       break;

@@ -352,6 +352,35 @@ TEST(Analytic, MemoryMovesTheRightWay) {
   EXPECT_LT(full.mfu, 1.0);
 }
 
+// On the fsdp stack, selective is torchtitan's per-op checkpointing: it keeps every second GEMM's
+// output and the attention's, between nothing recomputed and the whole layer, and recomputes
+// GEMMs (so it costs more than Megatron's attention-only recomputation would).
+TEST(Analytic, TorchtitanSelectiveCheckpointingSitsBetweenNoneAndFull) {
+  auto cost = llama8b(64);
+  TrainingConfig t;
+  t.stack = Stack::kFsdp;
+  t.global_batch = 64;
+  t.micro_batch = 1;
+  t.dp = 64;
+  t.seq_len = 8192;
+  t.zero_stage = 3;
+  t.fused_elementwise = false;
+  auto at = [&](Recompute r) {
+    t.recompute = r;
+    return cost.evaluate(t);
+  };
+  const auto none = at(Recompute::kNone), op = at(Recompute::kSelective),
+             full = at(Recompute::kFull);
+  EXPECT_LT(op.memory.activations_bytes, 0.5 * none.memory.activations_bytes);
+  EXPECT_GT(op.memory.activations_bytes, 2 * full.memory.activations_bytes);
+  EXPECT_GT(op.iteration_time_s, none.iteration_time_s);
+  EXPECT_LT(op.iteration_time_s, full.iteration_time_s);
+  // FSDP2 with pipeline stages, as torchtitan runs it: allowed on this stack alone.
+  EXPECT_FALSE(rules::zero(3, 4, Stack::kFsdp));
+  EXPECT_TRUE(rules::zero(3, 4, Stack::kMegatron));
+  EXPECT_TRUE(rules::zero(2, 4, Stack::kDeepSpeed));
+}
+
 // The device holds more than the tensors: the runtime's reserve and the allocator's
 // fragmentation of the transient part, both from the calibration; the verdict counts them.
 TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {

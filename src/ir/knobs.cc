@@ -59,7 +59,7 @@ constexpr KnobSpec kTable[] = {
     {Knob::kRecompute, "recompute", "--recompute", "recompute", KnobType::kText, "", 0, 0, "none|selective|full|N",
      true, "full", kAllStacks,
      {"--recompute-granularity", "model.activations_checkpoint_granularity", "activation_checkpointing", "activation_checkpoint.mode"},
-     "Activation recomputation: none, selective, full or N (full recomputation of N layers per stage)"},
+     "Activation recomputation: none, selective (Megatron's attention core; on fsdp torchtitan's per-op checkpointing), full or N (full recomputation of N layers per stage)"},
     {Knob::kSequenceParallel, "sequence_parallel", "--sequence-parallel", "sequence_parallel", KnobType::kFlag, "", 0, 0, "",
      true, "off", kAllStacks,
      {"--sequence-parallel", "model.sequence_parallel", "--sequence-parallel", ""},

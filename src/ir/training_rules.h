@@ -76,7 +76,10 @@ std::optional<Violation> batch(std::int64_t global_batch, std::int64_t micro_bat
 std::optional<Violation> sequence_parallel(std::int64_t seq_len, int cp, int tp);
 std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int cp,
                                  double capacity_factor);
-std::optional<Violation> zero(int zero_stage, int pp);
+/// ZeRO 2 and 3 with pipeline stages: refused on DeepSpeed and Megatron (their gradient
+/// partitioning runs per micro-batch), allowed on the fsdp stack (FSDP2 + pipeline parallelism,
+/// as torchtitan runs it: each stage's parameters sharded over its data-parallel group).
+std::optional<Violation> zero(int zero_stage, int pp, Stack stack = Stack::kMegatron);
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t);
 /// The stack's overlaps: Megatron-Core's only on the megatron stack, each where it applies.
 std::optional<Violation> overlaps(const TrainingConfig& t);

@@ -21,6 +21,23 @@ TEST(Published, MoeRunsWithinFifteenPercentAndFit) {
   EXPECT_NEAR(rows[0].measured_s, 256.0 * 4096 / (5643.0 * 64), 1e-9);
 }
 
+// torchtitan's and IBM's FSDP runs on A100 and NeMo's FP8 runs on H100 (data/published-2024),
+// never fitted: each within 15 %, together within 8 %, and each fits, as it ran (torchtitan's
+// per-op selective checkpointing of Llama 2 70B at 4,096 tokens was "does not fit" when priced
+// as Megatron's selective recomputation).
+TEST(Published, TorchtitanFsdpAndNemoFp8RunsWithinTheirTargetsAndFit) {
+  const auto rows = score_published(
+      io::read_published_runs(std::string(PARAPLAN_DATA) + "/published-2024/published_2024.json"));
+  ASSERT_EQ(rows.size(), 13u);
+  double sum = 0;
+  for (const auto& r : rows) {
+    EXPECT_LT(std::abs(r.error()), 0.15) << r.run.name;
+    EXPECT_TRUE(r.predicted.fits) << r.run.name;
+    sum += std::abs(r.error());
+  }
+  EXPECT_LT(sum / static_cast<double>(rows.size()), 0.08);
+}
+
 TEST(Published, UnknownModelOrClusterNamesTheEntry) {
   auto runs = io::read_published_runs(std::string(PARAPLAN_DATA) + "/moe/published_moe.json");
   runs.resize(1);
