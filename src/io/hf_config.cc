@@ -84,7 +84,9 @@ constexpr Family kFamilies[] = {
     {"gemma2", true, true, false, false},       {"gemma3_text", true, true, false, true},
     {"phi3", true, false, false, false},        {"olmo", true, false, false, false},
     {"gpt_oss", true, false, false, false},     {"mpt", false, true, false, false},
-    {"starcoder2", false, true, false, false},
+    {"starcoder2", false, true, false, false},  {"olmo2", true, false, false, true},
+    {"smollm3", true, true, false, false},      {"cohere", true, true, false, false},
+    {"falcon", false, true, false, false},      {"nemotron", false, false, false, false},
 };
 
 std::string family_names() {
@@ -235,6 +237,13 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
       k.count({"num_attention_heads", "n_head"}, "the number of attention heads");
   c.num_kv_heads =
       k.count({"num_key_value_heads"}, "the number of key-value heads", c.num_attention_heads);
+  if (type == "falcon") {  // Falcon's own: new_decoder_architecture, else multi_query's one head
+    if (k.flag("new_decoder_architecture", false))
+      c.num_kv_heads =
+          k.count({"num_kv_heads"}, "the number of key-value heads", c.num_attention_heads);
+    else if (k.flag("multi_query", true))
+      c.num_kv_heads = 1;
+  }
   if (c.num_attention_heads % c.num_kv_heads)
     throw Error(ErrorKind::kInput, source + ": /num_key_value_heads",
                 fmt::format("{} attention heads cannot be grouped over {} key-value heads (it must "
@@ -258,7 +267,7 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
                               c.hidden_size, c.num_attention_heads));
     c.head_dim = k.count({"head_dim"}, "the width of an attention head", derived_head_dim);
   }
-  const std::int64_t default_ffn = gpt2 || neox ? 4 * c.hidden_size : -1;
+  const std::int64_t default_ffn = gpt2 || neox || type == "falcon" ? 4 * c.hidden_size : -1;
   c.ffn_hidden_size =
       k.count({"intermediate_size", "n_inner", "ffn_hidden_size"}, "the MLP width", default_ffn);
   c.gated_mlp = family && family->gated;
@@ -274,9 +283,11 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
     c.max_positions =
         k.count({"n_positions", "max_position_embeddings"}, "the number of positions", 1024);
   // Biases on every linear layer and norm: GPT-2, GPT-NeoX; StarCoder2 unless use_bias is false.
-  c.biases = gpt2 || neox || (type == "starcoder2" && k.flag("use_bias", true));
+  c.biases = gpt2 || neox || (type == "starcoder2" && k.flag("use_bias", true)) ||
+             (type == "falcon" && k.flag("bias", false));
   c.attention_bias = k.flag("attention_bias", family ? family->attention_bias : false);
-  c.qk_norm = family && family->qk_norm;
+  c.qk_norm = (family && family->qk_norm) || (type == "cohere" && k.flag("use_qk_norm", false));
+  if (type == "falcon") c.alibi = k.flag("alibi", false);
   c.attention_sinks = type == "gpt_oss";
   // Dropout: any of the family's dropout probabilities above 0 (GPT-2's default 0.1 each).
   bool any_dropout_key = false;
@@ -341,7 +352,16 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
       {"swiglu_limit", "a clamp inside the gated activation"},
       {"query_pre_attn_scalar", "the attention's scale"},
       {"rms_norm_eps", "the norm's epsilon"},
-      {"max_position_embeddings", "the longest sequence (no table: rotary positions)"}};
+      {"max_position_embeddings", "the longest sequence (no table: rotary positions)"},
+      {"no_rope_layers", "layers without RoPE (SmolLM3): less element-wise work, priced with it"},
+      {"no_rope_layer_interval", "every n-th layer without RoPE (SmolLM3)"},
+      {"logit_scale", "a scale on the logits (Cohere): element-wise"},
+      {"parallel_attn", "attention and MLP side by side on one norm (Falcon): the same work"},
+      {"multi_query", "one key-value head (Falcon): read as such"},
+      {"new_decoder_architecture", "Falcon's grouped key-value heads: read as such"},
+      {"layer_norm_eps", "the norm's epsilon"},
+      {"layer_norm_epsilon", "the norm's epsilon"},
+      {"norm_eps", "the norm's epsilon"}};
   for (const auto& [key, why] : free_keys)
     if (k.find({key})) c.unpriced_keys.push_back({key, why});
   return c;

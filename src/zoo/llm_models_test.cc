@@ -80,7 +80,7 @@ TEST(HfConfig, ReadsEachFamily) {
   EXPECT_NEAR(qwen.active_parameters() / 1e9, 2.7, 0.1);
 }
 
-// The 13 real config.json files of tests/data/hf-configs, each read by its family's rules,
+// The 18 real config.json files of tests/data/hf-configs, each read by its family's rules,
 // against the parameter count its publisher gives (parameters.tsv).
 TEST(HfConfig, RealConfigsMatchTheirPublishedParameterCounts) {
   const std::string dir = std::string(PARAPLAN_TEST_DATA) + "/hf-configs/";
@@ -111,7 +111,7 @@ TEST(HfConfig, RealConfigsMatchTheirPublishedParameterCounts) {
     EXPECT_EQ(back.dropout, c.dropout) << name;
     ++models;
   }
-  EXPECT_EQ(models, 13);
+  EXPECT_EQ(models, 18);
 }
 
 TEST(HfConfig, FamilyFeaturesAreRead) {
@@ -124,6 +124,20 @@ TEST(HfConfig, FamilyFeaturesAreRead) {
   EXPECT_EQ(v3.v_head_dim, 128);
   EXPECT_EQ(v3.mtp_layers, 1);
   EXPECT_EQ(v3.moe_layers(), 58);
+  // Falcon: one key-value head (multi_query), the MLP 4h wide, tied; Nemotron: squared ReLU (no
+  // gate), half of each head rotated; Cohere: tied by default; OLMo 2: QK-norm; SmolLM3: tied.
+  const auto falcon = io::read_hf_config(dir + "falcon-7b/config.json");
+  EXPECT_EQ(falcon.num_kv_heads, 1);
+  EXPECT_EQ(falcon.ffn_hidden_size, 4 * 4544);
+  EXPECT_FALSE(falcon.gated_mlp);
+  EXPECT_TRUE(falcon.tied_embeddings);
+  const auto nemotron = io::read_hf_config(dir + "minitron-8b-base/config.json");
+  EXPECT_FALSE(nemotron.gated_mlp);
+  EXPECT_EQ(nemotron.partial_rotary, 0.5);
+  EXPECT_EQ(nemotron.head_dim, 128);
+  EXPECT_TRUE(io::read_hf_config(dir + "command-r-v01/config.json").tied_embeddings);
+  EXPECT_TRUE(io::read_hf_config(dir + "olmo-2-1124-7b/config.json").qk_norm);
+  EXPECT_TRUE(io::read_hf_config(dir + "smollm3-3b/config.json").tied_embeddings);
   const auto gemma2 = io::read_hf_config(dir + "gemma-2-9b/config.json");
   EXPECT_TRUE(gemma2.tied_embeddings);  // the family's default
   EXPECT_EQ(gemma2.sliding_window, 4096);
