@@ -203,8 +203,9 @@ Stack stack(const std::string& text) {
 
 bool fp8(const std::string& text) {
   if (text.empty() || text == "bf16") return false;
-  if (text == "fp8") return true;
-  throw FieldError("precision", " must be bf16 or fp8 (got \"" + text + "\")");
+  // mxfp8: Blackwell's block-scaled FP8 recipe, priced as FP8 (the device check says where).
+  if (text == "fp8" || text == "mxfp8") return true;
+  throw FieldError("precision", " must be bf16, fp8 or mxfp8 (got \"" + text + "\")");
 }
 
 void check_stack_knobs(const TransformerKnobs& knobs, Stack chosen) {

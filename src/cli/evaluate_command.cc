@@ -56,9 +56,11 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
       ->type_name("FORMAT FILE");
   cmd->add_flag("--explain", a->options.explain,
                 "With --from: list the keys read and those ignored");
-  cmd->add_option("--cluster", a->options.cluster,
-                  "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100) or a paraplan-cluster "
-                  "file (.json, .yaml)");
+  cmd->add_option(
+      "--cluster", a->options.cluster,
+      "Cluster preset (dgx-a100, dgx-h100, h200, dgx-b200, gb200-nvl72, vtrain-a100) or a "
+      "paraplan-cluster "
+      "file (.json, .yaml)");
   add_count_option(cmd, Knob::kDevices, a->options.devices, "GPUs (default tp × cp × pp × dp)");
   add_count_option(cmd, Knob::kGlobalBatch, a->options.batch,
                    "Global batch in sequences (default 512)");

@@ -82,7 +82,8 @@ void add_frontier_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--keep-all-flows", a->options.keep_all_flows,
                 "Intra-op: price every tensor flow between two layers");
   cmd->add_option("--cluster", a->options.cluster,
-                  "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; transformer default "
+                  "Cluster preset (dgx-a100, dgx-h100, h200, dgx-b200, gb200-nvl72, vtrain-a100; "
+                  "transformer default "
                   "dgx-a100; pipeline planner: one node, or --devices) or a paraplan cluster file");
   add_count_option(cmd, Knob::kDevices, a->options.devices,
                    "Most devices to use (transformer default 8)");

@@ -88,11 +88,13 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cost-model", args->options.cost_model,
                   "piper (time per sample), dapple (iteration latency) or pase (intra-op); "
                   "default: by input");
-  cmd->add_option("--cluster", args->options.cluster,
-                  "Cluster preset (dgx-a100, dgx-h100, h200, vtrain-a100; with a network graph: "
-                  "dgx-a100-rails, dgx-h100-rails, pcie-2socket, oversubscribed-2to1, "
-                  "mixed-a100-h100; the pipeline planner: one node, or --devices) or a paraplan "
-                  "cluster file (JSON or YAML)");
+  cmd->add_option(
+      "--cluster", args->options.cluster,
+      "Cluster preset (dgx-a100, dgx-h100, h200, dgx-b200, gb200-nvl72, vtrain-a100; with a "
+      "network graph: "
+      "dgx-a100-rails, dgx-h100-rails, pcie-2socket, oversubscribed-2to1, "
+      "mixed-a100-h100; the pipeline planner: one node, or --devices) or a paraplan "
+      "cluster file (JSON or YAML)");
   cmd->add_option("--placement", args->options.placement,
                   "Pipeline planner on a cluster: search (place stage replicas on the network's "
                   "links, default) or rank-order (stages on consecutive devices, priced)")

@@ -57,8 +57,19 @@ Calibration default_calibration(const std::string& device) {
   };
   if (device == "H100") return hopper("H100", 3.35e12);
   if (device == "H200") return hopper("H200", 4.8e12);
+  // Blackwell by the same transfer: cuBLAS and cuDNN reach on it the share of peak they reach
+  // on Hopper (no published maximum-achievable matmul rate for it at hand), the GEMM size at
+  // half efficiency grows with the peak, memory-bound kernels reach the A100 fit's share of its
+  // HBM (B200 7.7 TB/s, GB200 8 TB/s, the HGX B200 and GB200 NVL72 datasheets).
+  auto blackwell = [&](const std::string& name, double peak, double hbm_bytes_per_s) {
+    Calibration c = hopper(name, hbm_bytes_per_s);
+    c.gemm_half_efficiency_flops = a100.gemm_half_efficiency_flops * peak / 312e12;
+    return c;
+  };
+  if (device == "B200") return blackwell("B200", 2.25e15, 7.7e12);
+  if (device == "GB200") return blackwell("GB200", 2.5e15, 8e12);
   bad("no shipped calibration for device \"" + device +
-      "\" (shipped: A100, H100, H200; give "
+      "\" (shipped: A100, H100, H200, B200, GB200; give "
       "one with --calibration FILE)");
 }
 
@@ -76,12 +87,13 @@ void AnalyticCostModel::check(const TrainingConfig& t) const {
   if (cluster_.device_types.empty() || cluster_.device_types[0].peak_flops_per_s <= 0)
     bad("the cluster's device type has no peak FLOP/s; the analytic model needs it");
   if (cluster_.tiers.empty()) bad("the cluster has no link tiers; the analytic model needs them");
-  if (t.fp8 && cluster_.device_types[0].name.find("H100") == std::string::npos &&
-      cluster_.device_types[0].name.find("H200") == std::string::npos)
+  const std::string& device = cluster_.device_types[0].name;
+  if (t.fp8 && device.find("H100") == std::string::npos &&
+      device.find("H200") == std::string::npos && device.find("B200") == std::string::npos)
     throw RuleViolation({Knob::kPrecision,
                          "fp8_needs_hopper",
                          "fp8",
-                         "FP8 matrix products need FP8 tensor cores (H100, H200); " +
+                         "FP8 matrix products need FP8 tensor cores (H100, H200, B200, GB200); " +
                              cluster_.device_types[0].name + " has none",
                          {}});
   if (cal_.collective_efficiency.empty() || cal_.p2p_efficiency.empty())

@@ -381,6 +381,27 @@ TEST(Analytic, TorchtitanSelectiveCheckpointingSitsBetweenNoneAndFull) {
   EXPECT_TRUE(rules::zero(2, 4, Stack::kDeepSpeed));
 }
 
+// Blackwell presets: FP8 (MXFP8) runs there at twice the BF16 rate, on the B200's published
+// peak; GB200's NVLink domain holds 72 GPUs, so tp 16 stays on NVLink there and not on B200.
+TEST(Analytic, BlackwellPresetsPriceFp8AndTheirNvlinkDomain) {
+  const auto b200 = *zoo::cluster_preset("dgx-b200", 16);
+  const auto gb200 = *zoo::cluster_preset("gb200-nvl72", 144);
+  EXPECT_EQ(b200.machine_sizes, (std::vector<int>{8, 8}));
+  EXPECT_EQ(gb200.machine_sizes, (std::vector<int>{72, 72}));
+  EXPECT_EQ(b200.device_types[0].peak_flops_per_s, 2.25e15);
+  const AnalyticCostModel cost(*zoo::llm_model("llama3-8b"), b200, default_calibration("B200"));
+  TrainingConfig t;
+  t.global_batch = 64;
+  t.dp = 16;
+  t.seq_len = 4096;
+  const double bf16 = cost.evaluate(t).iteration_time_s;
+  t.fp8 = true;
+  EXPECT_LT(cost.evaluate(t).iteration_time_s, 0.85 * bf16);
+  const AnalyticCostModel a100(*zoo::llm_model("llama3-8b"), *zoo::cluster_preset("dgx-a100", 16),
+                               default_calibration("A100"));
+  EXPECT_THROW(a100.evaluate(t), RuleViolation);
+}
+
 // The device holds more than the tensors: the runtime's reserve and the allocator's
 // fragmentation of the transient part, both from the calibration; the verdict counts them.
 TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {

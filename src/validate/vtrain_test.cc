@@ -73,7 +73,7 @@ namespace {
 
 // The calibration files shipped in data/calibration hold exactly the compiled-in defaults.
 TEST(Calibration, ShippedFilesEqualTheDefaults) {
-  for (const char* device : {"A100", "H100", "H200"}) {
+  for (const char* device : {"A100", "H100", "H200", "B200", "GB200"}) {
     std::string file = device;
     for (char& ch : file) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     const Calibration shipped =

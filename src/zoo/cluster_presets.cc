@@ -15,14 +15,19 @@ constexpr double kMiB = 1048576.0;
 // the H200 143771 MiB (140.4 GiB). The 80 and 141 of the names are marketing figures.
 constexpr double kH100Bytes = 81559 * kMiB;
 constexpr double kH200Bytes = 143771 * kMiB;
+// Blackwell: the B200's 192 GB of HBM3e show as 183359 MiB (179.06 GiB, sold as "180GB");
+// GB200's as NVIDIA's datasheet gives them, 186 GB (decimal: no reading of one at hand).
+constexpr double kB200Bytes = 183359 * kMiB;
+constexpr double kGB200Bytes = 186e9;
 
 Cluster node_cluster(const std::string& name, const std::string& gpu, double memory_bytes,
                      double peak_flops, double nvlink_bytes_per_s, double nic_bytes_per_s,
-                     int devices) {
+                     int devices, int per_node = 8) {
   Cluster c;
   c.name = name;
   c.device_types = {{gpu, memory_bytes, peak_flops}};
-  for (int left = devices; left > 0; left -= 8) c.machine_sizes.push_back(left >= 8 ? 8 : left);
+  for (int left = devices; left > 0; left -= per_node)
+    c.machine_sizes.push_back(left >= per_node ? per_node : left);
   c.machine_device_type.assign(c.machine_sizes.size(), 0);
   c.tiers = {{"NVLink", nvlink_bytes_per_s, 0}, {"InfiniBand", nic_bytes_per_s, 0}};
   return c;
@@ -116,9 +121,9 @@ Cluster pcie_server(int devices) {
 
 const std::vector<std::string>& cluster_preset_names() {
   static const std::vector<std::string> names = {
-      "dgx-a100",       "dgx-h100",       "h200",         "vtrain-a100",
-      "dgx-a100-rails", "dgx-h100-rails", "pcie-2socket", "oversubscribed-2to1",
-      "mixed-a100-h100"};
+      "dgx-a100",        "dgx-h100",       "h200",         "vtrain-a100",
+      "dgx-a100-rails",  "dgx-h100-rails", "pcie-2socket", "oversubscribed-2to1",
+      "mixed-a100-h100", "dgx-b200",       "gb200-nvl72"};
   return names;
 }
 
@@ -129,6 +134,13 @@ std::optional<Cluster> cluster_preset(const std::string& name, int devices) {
   if (name == "dgx-h100")
     return node_cluster(name, "H100", kH100Bytes, 989e12, 450e9, 50e9, devices);
   if (name == "h200") return node_cluster(name, "H200", kH200Bytes, 989e12, 450e9, 50e9, devices);
+  // DGX B200 (HGX B200 datasheet): 2.25 PFLOP/s dense BF16 (4.5 with sparsity), NVLink 5 at 1.8
+  // TB/s per GPU (900 GB/s each way), a 400 Gb/s ConnectX-7 per GPU. GB200 NVL72: 2.5 PFLOP/s
+  // dense BF16, one NVLink domain of 72 GPUs (a "node" here), 400 Gb/s per GPU between racks.
+  if (name == "dgx-b200")
+    return node_cluster(name, "B200", kB200Bytes, 2.25e15, 900e9, 50e9, devices);
+  if (name == "gb200-nvl72")
+    return node_cluster(name, "GB200", kGB200Bytes, 2.5e15, 900e9, 50e9, devices, 72);
   if (name == "vtrain-a100")  // 800 Gb/s per node shared by 8 GPUs
     return node_cluster(name, "A100", 40 * kGiB, 312e12, 300e9, 12.5e9, devices);
   const auto rail = [](int, int k) { return k; };
