@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -187,15 +188,28 @@ struct TransformerPlanRequest {
   Products products;
 };
 
+/// When nothing fits: what would.
+struct TransformerInfeasible {
+  std::optional<LlmCandidate> leanest;  ///< on the devices asked: the least memory per device
+  /// The fewest devices of the cluster's kind on which a plan fits, and that plan (the cluster
+  /// preset grown; none for a cluster file, a fixed dp, or past 64 times the devices asked).
+  int fewest_devices = 0;
+  std::optional<LlmCandidate> at_fewest;
+};
+
 struct TransformerPlanResult {
-  LlmSearchResult search;   ///< top: fastest first (re-ranked by the simulator, if asked)
+  LlmSearchResult search;  ///< top: fastest first (re-ranked by the simulator, if asked)
+  std::optional<TransformerInfeasible> infeasible;  ///< set when nothing fits (top is empty)
   std::vector<Plan> plans;  ///< the same top as Plans (llm_plan: stages, schedule, training)
   std::vector<double> simulated_s;  ///< per top plan: its simulated iteration, or -1
   std::optional<sim::TransformerSimulation> simulation;  ///< of the best plan, if asked
   std::string report_html;
 };
 
-/// Error(kInfeasible) when no configuration fits.
-TransformerPlanResult plan_transformer(const TransformerPlanRequest& request);
+/// When no configuration fits: `infeasible` set (top empty), with the leanest configuration and,
+/// when `grow` gives the cluster on more devices (nullopt: it cannot), the fewest devices that fit.
+TransformerPlanResult plan_transformer(
+    const TransformerPlanRequest& request,
+    const std::function<std::optional<Cluster>(int devices)>& grow = nullptr);
 
 }  // namespace paraplan::api

@@ -14,7 +14,9 @@
 #include "api/plan_text.h"
 #include "api/results_json.h"
 #include "api/simulate.h"
+#include "ir/units.h"
 #include "render/dot_writer.h"
+#include "zoo/cluster_presets.h"
 
 namespace paraplan::api {
 namespace {
@@ -81,6 +83,51 @@ PlanOutcome mixed_transformer(const PlanOptions& o, const TransformerKnobs& knob
   return out;
 }
 
+PlanOutcome infeasible_transformer(const TransformerPlanRequest& r,
+                                   const TransformerPlanResult& result) {
+  const TransformerInfeasible& what = *result.infeasible;
+  const Cluster& cluster = r.cluster;
+  const std::string device = cluster.device_types[0].name;
+  const double memory = cluster.device_types[0].memory_bytes;
+  const int devices = r.settings.devices;
+  PlanOutcome out;
+  io::Json& j = out.document;
+  j = {{"feasible", false},
+       {"model", r.model.name},
+       {"cluster", r.cluster_name},
+       {"planner", "llm"},
+       {"cost_model", "analytic"},
+       {"devices", devices},
+       {"memory_per_device_bytes", memory},
+       {"configurations_priced", result.search.evaluated},
+       {"search", {{"timed_out", result.search.timed_out}}}};
+  std::string message =
+      fmt::format("none of the {} configurations of {} on {} × {} fits in {} per device{}",
+                  result.search.evaluated, r.model.name, devices, device, format_bytes(memory),
+                  result.search.timed_out ? " (the search stopped at its time limit)" : "");
+  if (what.leanest) {
+    const double need = what.leanest->result.memory.peak_bytes;
+    j["least_memory_per_device_bytes"] = need;
+    j["leanest"] = priced_json(what.leanest->config, what.leanest->result, devices);
+    message += fmt::format("; the leanest needs {} per device ({})", format_bytes(need),
+                           plan_in_words(what.leanest->config));
+  }
+  if (what.at_fewest) {
+    j["fewest_devices"] = what.fewest_devices;
+    j["fewest_devices_plan"] =
+        priced_json(what.at_fewest->config, what.at_fewest->result, what.fewest_devices);
+    message += fmt::format(
+        "; the fewest {} on which a plan fits: {} ({}, {:.3f} s per iteration, {} per device)",
+        device, what.fewest_devices, plan_in_words(what.at_fewest->config),
+        what.at_fewest->result.iteration_time_s,
+        format_bytes(what.at_fewest->result.memory.peak_bytes));
+  } else {
+    j["fewest_devices"] = nullptr;
+  }
+  out.failure = Error(ErrorKind::kInfeasible, "", message);
+  return out;
+}
+
 PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   if (!o.input.empty()) throw FieldError("model", ": give either it or an input, not both");
   refuse_others(o, kTransformerPlanFields + kKnobFields + kProducts,
@@ -100,6 +147,7 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   TransformerKnobs knobs = o.knobs;
   knobs.memory = o.memory;  // plan's own memory: the device memory of the cluster
   if (showcase && !knobs.seq_len) knobs.seq_len = kShowcaseSeqLen;
+  if (knobs.memory_headroom.empty()) knobs.memory_headroom = std::string(kDefaultPlanHeadroom);
   apply_memory_knobs(knobs, r.cluster);
   if (device_types_used(r.cluster, devices) > 1) {
     return mixed_transformer(o, knobs, r, devices);
@@ -125,16 +173,25 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   r.resimulate = o.resimulate;
   if (!o.export_to.empty()) r.engine = export_engine(o.export_to);
   r.products = {o.trace, o.report};
-  const TransformerPlanResult result = plan_transformer(r);
+  const std::string preset = r.cluster_name;
+  const TransformerPlanResult result = plan_transformer(r, [&](int more) -> std::optional<Cluster> {
+    auto grown = zoo::cluster_preset(preset, more);
+    if (!grown) return std::nullopt;
+    return one_device_type(*grown, more, "the transformer planner");
+  });
   PlanOutcome out;
+  if (result.infeasible) return infeasible_transformer(r, result);
   out.document = transformer_plan_json(r, result);
   // The showcase's settings are its own, said in its words; a plan's defaults are said here.
-  const std::vector<DefaultTaken> defaults =
-      showcase ? std::vector<DefaultTaken>{}
-               : defaults_taken(o.given, {{"cluster", r.cluster_name},
-                                          {"devices", std::to_string(devices)},
-                                          {"batch", std::to_string(batch)},
-                                          {"seq_len", std::to_string(r.settings.seq_len)}});
+  std::vector<DefaultTaken> candidates;
+  if (!showcase) {
+    candidates.push_back({"cluster", r.cluster_name});
+    candidates.push_back({"devices", std::to_string(devices)});
+    candidates.push_back({"batch", std::to_string(batch)});
+    candidates.push_back({"seq_len", std::to_string(r.settings.seq_len)});
+  }
+  candidates.push_back({"memory_headroom", std::string(kDefaultPlanHeadroom)});
+  const std::vector<DefaultTaken> defaults = defaults_taken(o.given, candidates);
   out.document["defaults"] = defaults_json(defaults);
   if (!o.export_to.empty()) {
     out.exported =

@@ -239,6 +239,14 @@ std::string simulation_words(const SimulateResult& s) {
       for (std::size_t d = 0; d < devices.size(); ++d)
         out += fmt::format("  {:<24} busy {:.4f} s   peak memory {}\n", devices[d],
                            r.devices[d].busy_s, format_bytes(r.devices[d].peak_bytes));
+      if (s.device_memory_bytes > 0) {
+        double peak = 0;
+        for (const auto& d : r.devices) peak = std::max(peak, d.peak_bytes);
+        out += fmt::format("memory: the busiest device peaks at {} of {} ({:.1f} %) — {}\n",
+                           format_bytes(peak), format_bytes(s.device_memory_bytes),
+                           100 * peak / s.device_memory_bytes,
+                           s.fits ? "fits" : "DOES NOT FIT under this schedule (exit 4)");
+      }
       return out;
   }
   return out;

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -46,19 +47,78 @@ std::vector<double> resimulate(const AnalyticCostModel& cost, std::vector<LlmCan
 
 }  // namespace
 
-TransformerPlanResult plan_transformer(const TransformerPlanRequest& request) {
+namespace {
+
+// The fewest devices on which some configuration fits: doubling from the devices asked, then
+// the multiples of a node between the last two counts tried, in order (at most 16 of them).
+// Each count is a whole search (its best plan); counts whose batch no shape divides fit nothing.
+void fewest_devices(const TransformerPlanRequest& request,
+                    const std::function<std::optional<Cluster>(int)>& grow,
+                    TransformerInfeasible& out) {
+  const LlmSearchSettings& asked = request.settings;
+  if (!grow || asked.dp) return;
+  const auto start = std::chrono::steady_clock::now();
+  auto fits_on = [&](int devices) -> std::optional<LlmCandidate> {
+    const std::optional<Cluster> cluster = grow(devices);
+    if (!cluster) return std::nullopt;
+    LlmSearchSettings s = asked;
+    s.devices = devices;
+    s.top_k = 1;
+    s.progress = nullptr;
+    s.time_limit_s = 10;
+    try {
+      const AnalyticCostModel cost(request.model, *cluster, request.calibration);
+      LlmSearchResult r = search_llm(cost, s);
+      if (!r.top.empty()) return r.top[0];
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kUsage && e.kind() != ErrorKind::kInfeasible) throw;
+    }
+    return std::nullopt;
+  };
+  auto late = [&] { return std::chrono::steady_clock::now() - start > std::chrono::seconds(30); };
+  const int node = request.cluster.machine_sizes.empty() ? 1 : request.cluster.machine_sizes[0];
+  int below = asked.devices, found = 0;
+  std::optional<LlmCandidate> plan;
+  for (int d = asked.devices * 2; d <= asked.devices * 64 && d <= (1 << 20) && !late(); d *= 2) {
+    if (auto c = fits_on(d)) {
+      found = d;
+      plan = std::move(c);
+      break;
+    }
+    below = d;
+  }
+  if (!found) return;
+  const int step = std::max(node, (found - below) / 16 / node * node);
+  for (int d = (below / step + 1) * step; d < found && !late(); d += step)
+    if (auto c = fits_on(d)) {
+      found = d;
+      plan = std::move(c);
+      break;
+    }
+  out.fewest_devices = found;
+  out.at_fewest = std::move(plan);
+}
+
+}  // namespace
+
+TransformerPlanResult plan_transformer(
+    const TransformerPlanRequest& request,
+    const std::function<std::optional<Cluster>(int devices)>& grow) {
   LlmSearchSettings s = request.settings;
   if (request.engine) search_within(s, *request.engine);
   const AnalyticCostModel cost(request.model, request.cluster, request.calibration);
   TransformerPlanResult out;
   out.search = search_llm(cost, s);
   if (request.resimulate < 0) throw FieldError("resimulate", ": expected K >= 0");
-  if (out.search.top.empty())
-    throw Error(ErrorKind::kInfeasible, "",
-                fmt::format("none of the {} configurations of {} on {} × {} fits in {} per device",
-                            out.search.evaluated, request.model.name, s.devices,
-                            request.cluster.device_types[0].name,
-                            format_bytes(request.cluster.device_types[0].memory_bytes)));
+  if (out.search.top.empty()) {
+    TransformerInfeasible what;
+    what.leanest = out.search.leanest;
+    TransformerPlanRequest wider = request;
+    wider.settings = s;
+    fewest_devices(wider, grow, what);
+    out.infeasible = std::move(what);
+    return out;
+  }
   out.simulated_s = resimulate(cost, out.search.top, request.resimulate);
   for (const LlmCandidate& c : out.search.top) out.plans.push_back(llm_plan(c));
   const TrainingConfig& best = out.search.top[0].config;

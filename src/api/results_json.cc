@@ -402,6 +402,8 @@ io::Json simulation_json(const SimulateResult& s) {
           {"bubble_fraction", r.bubble_fraction},
           {"peak_bytes", peak},
           {"analytic_peak_bytes", s.analytic_peak_bytes},
+          {"device_memory_bytes", s.device_memory_bytes},
+          {"fits", s.fits},
           {"events", r.timeline.events.size()},
           {"devices", devices_json(r)}};
 }

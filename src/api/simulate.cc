@@ -167,6 +167,9 @@ struct Replayer {
     out.stages = config.pp;
     out.microbatches = static_cast<int>(config.microbatches());
     out.analytic_peak_bytes = s.analytic_peak_bytes;
+    out.device_memory_bytes = cost.device_memory_bytes();
+    for (const auto& d : s.result.devices)
+      if (d.peak_bytes > out.device_memory_bytes) out.fits = false;
     if (r.report) {
       LlmSearchSettings fs;  // the frontier of the plan's own setting
       fs.devices = config.devices();

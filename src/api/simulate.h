@@ -42,6 +42,10 @@ struct SimulateResult {
   std::size_t layers = 0;          ///< intra-op plans: layers replayed
   int devices = 0;                 ///< intra-op plans: devices every layer spans
   double analytic_peak_bytes = 0;  ///< transformer plans: the analytic model's peak memory
+  /// Transformer plans: the device's memory (less any headroom) the replayed peaks must fit in,
+  /// and whether every device's replayed peak does (another schedule can hold more in flight).
+  double device_memory_bytes = 0;
+  bool fits = true;
   std::string report_html;
 };
 

@@ -105,13 +105,19 @@ std::string transformer_words(const TransformerPlanRequest& request,
       100 * b.mfu, b.tflops_per_device, device.peak_flops_per_s / 1e12);
   const MemoryBreakdown& m = b.memory;
   out += fmt::format(
-      "  memory per device {} of {} ({:.1f} %) on the fullest stage: weights {}, gradients {}, "
+      "  memory per device {} of {} ({:.1f} %{}) on the fullest stage: weights {}, gradients {}, "
       "optimizer {}, activations {}, buffers {}, allocator fragmentation {}, runtime reserve {}\n",
       format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
-      100 * m.peak_bytes / device.memory_bytes, format_bytes(m.weights_bytes),
-      format_bytes(m.gradients_bytes), format_bytes(m.optimizer_bytes),
-      format_bytes(m.activations_bytes), format_bytes(m.buffers_bytes),
-      format_bytes(m.fragmentation_bytes), format_bytes(m.reserved_bytes));
+      100 * m.peak_bytes / device.memory_bytes,
+      device.memory_headroom_bytes > 0
+          ? fmt::format("; plans kept under {}, {} left free for the model's error",
+                        format_bytes(device.memory_limit_bytes()),
+                        format_bytes(device.memory_headroom_bytes))
+          : "",
+      format_bytes(m.weights_bytes), format_bytes(m.gradients_bytes),
+      format_bytes(m.optimizer_bytes), format_bytes(m.activations_bytes),
+      format_bytes(m.buffers_bytes), format_bytes(m.fragmentation_bytes),
+      format_bytes(m.reserved_bytes));
   out += fmt::format("  layers per stage  {}\n", layer_split(t));
   if (r.top.size() > 1) {
     out += fmt::format("\nrunners-up{}:\n",

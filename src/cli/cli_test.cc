@@ -1,4 +1,5 @@
 // The paraplan binary end to end: outputs, exit codes and one-line messages for bad input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -21,6 +22,30 @@ using paraplan::testing_support::write_temp;
 
 const std::string kPiper = std::string(PARAPLAN_DATA) + "/piper/";
 
+// When nothing fits, plan says what would: the leanest configuration's memory per device, the
+// fewest devices of the kind that fit and that plan, in words and (exit 4 still) in JSON.
+TEST(Cli, NothingFitsSaysWhatWould) {
+  const std::string ask = "plan --model llama3-405b --cluster dgx-h100 --devices 8 --batch 64";
+  Outcome words = run(ask);
+  EXPECT_EQ(words.exit_code, 4) << words.out;
+  for (const char* needle : {"none of the", "the leanest needs", "GiB per device",
+                             "the fewest H100 on which a plan fits: "})
+    EXPECT_NE(words.out.find(needle), std::string::npos) << needle << "\n" << words.out;
+  Outcome json = run(ask + " --json");
+  EXPECT_EQ(json.exit_code, 4);
+  const auto j = nlohmann::json::parse(json.out.substr(0, json.out.rfind('}') + 1));
+  EXPECT_FALSE(j["feasible"].get<bool>());
+  EXPECT_GT(j["least_memory_per_device_bytes"].get<double>(), 79.0 * (1ull << 30));
+  const int fewest = j["fewest_devices"].get<int>();
+  EXPECT_GT(fewest, 8);
+  EXPECT_EQ(j["fewest_devices_plan"]["config"]["devices"].get<int>(), fewest);
+  EXPECT_TRUE(j["fewest_devices_plan"]["fits"].get<bool>());
+  // The answer is the fewest: one node fewer does not fit, however it is split.
+  Outcome fewer = run(fmt::format(
+      "plan --model llama3-405b --cluster dgx-h100 --devices {} --batch 64", fewest - 8));
+  EXPECT_EQ(fewer.exit_code, 4) << fewer.out;
+}
+
 // Without arguments, plan answers the question most users come with, every figure with its unit.
 TEST(Cli, TheDefaultPlanShowsTheProduct) {
   Outcome r = run("plan");
@@ -39,8 +64,12 @@ TEST(Cli, TheDefaultPlanShowsTheProduct) {
   auto answer = [](std::string text) {
     const std::size_t searched = text.find("searched ");
     text.erase(searched, text.find('\n', searched) - searched);
+    text = text.substr(0, text.find("defaults (not given)"));
     return text.substr(0, text.find("\nthis is the built-in example"));
   };
+  // Both say the memory they keep free, which neither was given.
+  EXPECT_NE(r.out.find("defaults (not given): --memory-headroom 5%"), std::string::npos);
+  EXPECT_NE(asked.out.find("defaults (not given): --memory-headroom 5%"), std::string::npos);
   EXPECT_EQ(answer(asked.out), answer(r.out));
   // Its flags still apply, and a pipeline-planner flag says where it belongs.
   Outcome more = run("plan --devices 128");

@@ -87,7 +87,8 @@ const std::vector<std::string> kMegatronKnobs = {"tp",
 // Megatron pads the vocabulary to 128 × tp, which the plan priced unpadded: within 1 %.
 TEST(CliExport, MegatronUnevenStagesRoundTrip) {
   const Exported llama = round_trip(
-      "--model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6 --seq-len 8192",
+      "--model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6 --seq-len 8192 "
+      "--memory-headroom 0%",
       "megatron", "--cluster dgx-h100");
   EXPECT_NE(llama.text.find("--pipeline-model-parallel-layout \"Et*13|t*14|"), std::string::npos)
       << llama.text;
@@ -115,8 +116,9 @@ TEST(CliExport, MegatronUnevenStagesRoundTrip) {
 // moe_layer_freq, which is written; Mixtral's experts go out with their parallelism).
 TEST(CliExport, NemoRoundTrip) {
   const Exported llama = round_trip(
-      "--model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6 --seq-len 8192", "nemo",
-      "--cluster dgx-h100");
+      "--model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6 --seq-len 8192 "
+      "--memory-headroom 0%",
+      "nemo", "--cluster dgx-h100");
   EXPECT_NE(llama.text.find("pipeline_model_parallel_layout: \"Et*13|t*14|"), std::string::npos)
       << llama.text;
   expect_same_plan(llama, kMegatronKnobs, 0.01);

@@ -80,6 +80,23 @@ TEST(CliSimulate, InterleavedAndGpipeSchedules) {
   EXPECT_NE(wrong.out.find("interleaved-1f1b"), std::string::npos) << wrong.out;
 }
 
+// GPipe keeps every micro-batch's activations until the backward: a plan that fits under 1F1B
+// can peak far above the device under it. The figures are printed with the verdict, exit 4.
+TEST(CliSimulate, AScheduleThatOverflowsTheDeviceSaysSoAndExitsFour) {
+  const std::string plan = planned("sim_gpipe.json",
+                                   "--model llama3-70b --cluster dgx-h100 --devices 64 --batch 256 "
+                                   "--seq-len 8192 --vpp 1");
+  Outcome fine = run("simulate " + plan);
+  ASSERT_EQ(fine.exit_code, 0) << fine.out;
+  EXPECT_NE(fine.out.find("— fits"), std::string::npos) << fine.out;
+  Outcome over = run("simulate " + plan + " --schedule gpipe");
+  EXPECT_EQ(over.exit_code, 4) << over.out;
+  EXPECT_NE(over.out.find("DOES NOT FIT under this schedule"), std::string::npos) << over.out;
+  Outcome json = run("simulate " + plan + " --schedule gpipe --json");
+  EXPECT_EQ(json.exit_code, 4);
+  EXPECT_FALSE(nlohmann::json::parse(json.out)["fits"].get<bool>());
+}
+
 TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   const std::string plan =
       planned("sim_bad.json", "--model gpt-1.7b --devices 16 --batch 64 --pp 2 --vpp 1");

@@ -27,16 +27,18 @@ int run(const SimulateArgs& a) {
       api::simulate_plan({a.plan, a.schedule, !a.report.empty(), a.stack});
   if (!a.trace.empty()) io::write_text_file(a.trace, render::chrome_trace_text(s.result.timeline));
   if (!a.report.empty()) io::write_text_file(a.report, s.report_html);
+  // A plan whose replayed peak does not fit under the schedule asked: the figures, then exit 4.
+  const int verdict = s.fits ? 0 : 4;
   if (a.json) {
     std::cout << api::simulation_json(s).dump(2) << "\n";
-    return 0;
+    return verdict;
   }
   std::cout << api::simulation_words(s);
   if (!a.trace.empty())
     std::cout << "trace written to " << a.trace
               << (s.kind == PlanKind::kTransformer ? " (open in Perfetto or chrome://tracing)\n"
                                                    : "\n");
-  return 0;
+  return verdict;
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ constexpr KnobSpec kTable[] = {
      false, "the cluster's", kAllStacks, {},
      "Memory per device, overriding the cluster's: 40GiB (2^30 bytes), 80GB (10^9) or a number of bytes"},
     {Knob::kMemoryHeadroom, "memory_headroom", "--memory-headroom", "", KnobType::kText, "bytes", 0, 0, "",
-     false, "none", kAllStacks, {},
+     false, "plan: 5% (the memory model's error on measured peaks); evaluate, frontier: none", kAllStacks, {},
      "Memory per device kept free: a share (5%) or a size (2GiB, 2GB); plans must fit in the rest"},
     {Knob::kCalibration, "calibration", "--calibration", "", KnobType::kText, "", 0, 0, "",
      false, "the shipped one for the cluster's device", kAllStacks, {},

@@ -178,6 +178,9 @@ class ShapeSearch {
   std::vector<LlmCandidate> found;  ///< the shape's top k, fastest first
   LlmFrontier frontier;
   std::int64_t evaluated = 0, rejected = 0, balanced = 0;
+  /// Of the configurations that do not fit, the one with the smallest peak (ties: the faster,
+  /// then the knobs' order): what the least memory per device would run.
+  std::optional<LlmCandidate> leanest;
 
   /// Searches the shape; its top k are kept in `found` (also when the time limit stops it).
   void run(const Shape& shape);
@@ -236,6 +239,12 @@ bool ShapeSearch::consider(const TrainingConfig& t) {
     }
   } else {
     ++rejected;
+    const auto leaner = [](const LlmCandidate& a, const LlmCandidate& b) {
+      if (a.result.memory.peak_bytes != b.result.memory.peak_bytes)
+        return a.result.memory.peak_bytes < b.result.memory.peak_bytes;
+      return llm_candidate_before(a, b);
+    };
+    if (!leanest || leaner(best, *leanest)) leanest = best;
   }
   if (s_.time_limit_s > 0 && (++considered_ & 63) == 0 &&
       std::chrono::duration<double>(Clock::now() - shared_.start).count() > s_.time_limit_s)
@@ -487,6 +496,12 @@ LlmSearchResult search_llm(const AnalyticCostModel& cost, const LlmSearchSetting
     out.evaluated += p.evaluated;
     out.rejected_memory += p.rejected;
     out.balanced += p.balanced;
+    if (p.leanest &&
+        (!out.leanest ||
+         p.leanest->result.memory.peak_bytes < out.leanest->result.memory.peak_bytes ||
+         (p.leanest->result.memory.peak_bytes == out.leanest->result.memory.peak_bytes &&
+          llm_candidate_before(*p.leanest, *out.leanest))))
+      out.leanest = p.leanest;
     for (auto& c : p.found) top.offer(std::move(c));
   }
   out.timed_out = shared.stop;

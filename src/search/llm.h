@@ -94,6 +94,8 @@ struct LlmSearchResult {
   std::int64_t balanced = 0;  ///< configurations whose stage split was searched
   bool timed_out = false;
   double seconds = 0;
+  /// Of the configurations that do not fit, the one that needs the least memory per device.
+  std::optional<LlmCandidate> leanest;
 };
 
 /// Deterministic: ties in time go to the smaller peak memory, then the smaller (tp, cp, pp, ep,
