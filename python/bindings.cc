@@ -76,6 +76,13 @@ std::string plan(const py::dict& kw) {
   o.resimulate = static_cast<int>(k.integer("resimulate", 0, 0, 1000));
   o.time_limit_s = k.number("time_limit", 0, 0, 1e6);
   o.export_to = k.text("export");
+  if (k.has("train_tokens"))
+    o.train_tokens =
+        k.is_text("train_tokens")
+            ? k.text("train_tokens")
+            : std::to_string(static_cast<long long>(k.number("train_tokens", 0, 1, 1e18)));
+  o.days = k.number("days", 0, 0, 1e6);
+  o.gpu_hour_price = k.number("gpu_hour_price", 0, 0, 1e9);
   const api::PlanOutcome out = api::plan(o);
   if (out.failure) throw *out.failure;
   return out.document.dump();

@@ -64,7 +64,9 @@ def plan(model=None, input=None, from_=None, **keywords):
     ``pp``, ``dp``, ``ep``, ``vpp``, ``recompute`` ("none", "selective", "full" or a number of
     layers), ``sequence_parallel``, ``zero``, ``overlap_grad_reduce``, ``attention``,
     ``moe_capacity_factor``), ``calibration``, ``uniform_stages``, ``top``, ``resimulate``,
-    ``time_limit`` (seconds), ``export`` ("megatron", "nemo", "deepspeed" or "torchtitan": the configuration under
+    ``time_limit`` (seconds), ``train_tokens`` with ``days`` (and ``gpu_hour_price``): the
+    fewest devices of the preset's kind whose best plan trains that many tokens ("15T" or a
+    number) in time, under ``"sizing"``, ``export`` ("megatron", "nemo", "deepspeed" or "torchtitan": the configuration under
     the key ``"export"``). On a cluster of several device types (``"mixed-a100-h100"`` or a
     file with typed machines) the answer is the mixed planner's (``"planner": "llm-mixed"``: the
     best pipeline over both types, each type alone, and the type-blind plan, whose type

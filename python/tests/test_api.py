@@ -389,3 +389,16 @@ def test_an_output_path_that_cannot_be_written_is_refused_before_any_work(comman
     assert result.returncode == 5, result.stderr
     assert "no-such-folder/x.json: No such directory" in result.stderr
     assert time.monotonic() - start < 10  # no measuring, no torch.distributed start
+
+
+def test_how_many_gpus_for_tokens_in_days():
+    """The question before buying, from Python: the fewest H100 for Llama 3 70B on 15T tokens in
+    90 days, and the run's cost at a price per GPU-hour."""
+    answer = paraplan.plan(model="llama3-70b", cluster="dgx-h100", seq_len=8192, batch=2048,
+                           train_tokens="15T", days=90, gpu_hour_price=2.5)
+    sizing = answer["sizing"]["answer"]
+    assert sizing["devices"] == answer["config"]["devices"]
+    assert answer["tokens_per_s"] >= 15e12 / (90 * 86400)
+    assert sizing["cost"] == pytest.approx(2.5 * sizing["device_hours"])
+    with pytest.raises(paraplan.UsageError, match="days"):
+        paraplan.plan(model="llama3-70b", cluster="dgx-h100", train_tokens=15e12)

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <utility>
 
 #include "api/evaluate.h"
@@ -125,6 +127,182 @@ PlanOutcome infeasible_transformer(const TransformerPlanRequest& r,
     j["fewest_devices"] = nullptr;
   }
   out.failure = Error(ErrorKind::kInfeasible, "", message);
+  return out;
+}
+
+// "15T", "300B", "2.5e12" tokens: SI suffixes K, M, B or G, T (10^3 ... 10^12).
+double token_count(const std::string& text) {
+  const std::string field = "train_tokens";
+  if (text.empty()) throw FieldError(field, ": expected a token count such as 15T or 300B");
+  double scale = 1;
+  std::string number = text;
+  switch (text.back()) {
+    case 'K':
+    case 'k':
+      scale = 1e3;
+      break;
+    case 'M':
+      scale = 1e6;
+      break;
+    case 'B':
+    case 'G':
+      scale = 1e9;
+      break;
+    case 'T':
+      scale = 1e12;
+      break;
+    default:
+      break;
+  }
+  if (scale != 1) number.pop_back();
+  char* end = nullptr;
+  const double v = std::strtod(number.c_str(), &end);
+  if (number.empty() || end != number.c_str() + number.size() || !(v > 0) || !std::isfinite(v))
+    throw FieldError(field, " " + text +
+                                ": expected a positive token count such as 15T (10^12), "
+                                "300B (10^9) or 2.5e12");
+  return v * scale;
+}
+
+PlanOutcome transformer(const PlanOptions& o, bool showcase);
+
+// The fewest devices of the preset's kind whose best plan (under the same knobs) trains the
+// tokens within the deadline: multiplicative steps from one node, by the throughput each count's
+// plan reaches, then bisection over whole nodes between the last count short of it and the
+// first that meets it (throughput grows with devices until the batch stops it; a count whose
+// batch no shape divides fits nothing and counts as short).
+PlanOutcome sized_transformer(const PlanOptions& asked) {
+  if (asked.days <= 0) throw FieldError("days", ": --train-tokens needs the deadline, --days D");
+  const double tokens = token_count(asked.train_tokens);
+  const double need = tokens / (asked.days * 86400.0);  // tokens per second
+  const std::string preset = asked.cluster.empty() ? std::string(kDefaultCluster) : asked.cluster;
+  const auto probe_cluster = zoo::cluster_preset(preset, 1);
+  if (!probe_cluster)
+    throw FieldError("cluster", " " + preset +
+                                    ": --train-tokens grows a cluster preset (dgx-a100, "
+                                    "dgx-h100, h200, dgx-b200, gb200-nvl72), not a file");
+  const auto wide = zoo::cluster_preset(preset, 1024);
+  const int per_node = wide ? wide->machine_sizes[0] : probe_cluster->machine_sizes[0];
+  struct Tried {
+    int devices = 0;
+    double tokens_per_s = 0;
+    PlanOutcome outcome;
+  };
+  int searches = 0;
+  auto try_devices = [&](int devices) -> Tried {
+    PlanOptions o = asked;
+    o.train_tokens.clear();
+    o.days = 0;
+    o.gpu_hour_price = 0;
+    o.cluster = preset;
+    o.devices = devices;
+    o.progress = nullptr;
+    o.given.push_back("devices");
+    o.given.push_back("cluster");
+    ++searches;
+    Tried t{devices, 0, {}};
+    try {
+      t.outcome = transformer(o, false);
+    } catch (const Error& e) {
+      // No shape of this count divides the batch: no plan here. The first count (one node)
+      // reports the knobs' own errors as they are.
+      if (e.kind() != ErrorKind::kUsage || searches == 1) throw;
+      t.outcome.failure = e;
+    }
+    if (!t.outcome.failure) t.tokens_per_s = t.outcome.document["tokens_per_s"].get<double>();
+    return t;
+  };
+  // Counts of whole nodes with small odd factors (1, 1.25, 1.5, 1.75 times a power of two):
+  // what divides a batch among replicas, and what clusters are bought in.
+  std::vector<int> counts;
+  for (int a = 0; a <= 20; ++a)
+    for (int f : {4, 5, 6, 7}) {
+      const long long nodes = (static_cast<long long>(f) << a) / 4;
+      if ((static_cast<long long>(f) << a) % 4 == 0 && nodes * per_node <= (1 << 20))
+        counts.push_back(static_cast<int>(nodes * per_node));
+    }
+  std::sort(counts.begin(), counts.end());
+  counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
+  std::vector<std::optional<Tried>> tried(counts.size());
+  auto at = [&](std::size_t i) -> const Tried& {
+    if (!tried[i]) tried[i] = try_devices(counts[i]);
+    return *tried[i];
+  };
+  // Jump by the throughput per device the last plan reached, until a count meets the need.
+  std::size_t i = 0, found = counts.size();
+  std::ptrdiff_t low = -1;
+  double best_rate = 0;
+  int best_at = 0;
+  for (int step = 0; step < 40 && i < counts.size(); ++step) {
+    const Tried& t = at(i);
+    if (t.tokens_per_s >= need) {
+      found = i;
+      break;
+    }
+    low = static_cast<std::ptrdiff_t>(i);
+    std::size_t next = i + 2;  // no plan here: about twice the devices
+    if (t.tokens_per_s > 0) {
+      if (best_rate > 0 && t.tokens_per_s < 1.01 * best_rate && t.devices > best_at) break;
+      if (t.tokens_per_s > best_rate) best_rate = t.tokens_per_s, best_at = t.devices;
+      const double wanted = 1.02 * need / (t.tokens_per_s / t.devices);
+      next = static_cast<std::size_t>(std::lower_bound(counts.begin(), counts.end(), wanted) -
+                                      counts.begin());
+      next = std::max(next, i + 1);
+    }
+    i = next;
+  }
+  if (found == counts.size()) {
+    throw Error(ErrorKind::kInfeasible, "",
+                fmt::format("no count of {} devices trains {} in {:g} days with a global batch "
+                            "of {} sequences: the most found is {} tokens/s on {} devices, {} "
+                            "needed; give a larger --batch (more data-parallel replicas) or more "
+                            "days",
+                            preset, asked.train_tokens, asked.days,
+                            asked.batch > 0 ? asked.batch : kDefaultGlobalBatch, grouped(best_rate),
+                            best_at, grouped(need)));
+  }
+  // The fewest between the last count short of it and the first that meets it.
+  std::size_t high = found;
+  while (static_cast<std::ptrdiff_t>(high) - low > 1) {
+    const std::size_t mid =
+        static_cast<std::size_t>(low + (static_cast<std::ptrdiff_t>(high) - low) / 2);
+    if (at(mid).tokens_per_s >= need)
+      high = mid;
+    else
+      low = static_cast<std::ptrdiff_t>(mid);
+  }
+  std::optional<Tried> meets = std::move(tried[high]);
+  const int short_count = low >= 0 ? counts[static_cast<std::size_t>(low)] : 0;
+  const int devices = meets->devices;
+  const double days = tokens / meets->tokens_per_s / 86400.0;
+  const double gpu_hours = devices * days * 24.0;
+  PlanOutcome out = std::move(meets->outcome);
+  io::Json question = {
+      {"train_tokens", tokens}, {"days", asked.days}, {"tokens_per_s_needed", need}};
+  if (asked.gpu_hour_price > 0) question["gpu_hour_price"] = asked.gpu_hour_price;
+  io::Json answer = {{"devices", devices},
+                     {"nodes", devices / per_node},
+                     {"days", days},
+                     {"device_hours", gpu_hours},
+                     {"searches", searches}};
+  if (asked.gpu_hour_price > 0) answer["cost"] = gpu_hours * asked.gpu_hour_price;
+  out.document["sizing"] = {{"question", question}, {"answer", answer}};
+  if (asked.words) {
+    const std::string device = probe_cluster->device_types[0].name;
+    std::string head = fmt::format(
+        "to train {} on {} tokens in {:g} days ({} tokens/s): {} × {} ({} nodes of {}), finishing "
+        "in {:.1f} days, {} device-hours",
+        asked.model, asked.train_tokens, asked.days, grouped(need), grouped(devices), device,
+        devices / per_node, per_node, days, grouped(gpu_hours));
+    if (asked.gpu_hour_price > 0)
+      head += fmt::format(", costing {} at {:g} per device-hour",
+                          grouped(gpu_hours * asked.gpu_hour_price), asked.gpu_hour_price);
+    head += fmt::format(
+        " (the fewest of the node counts tried, {} plan searches; {} fall short)"
+        "\n\n",
+        searches, grouped(short_count));
+    out.words = head + out.words;
+  }
   return out;
 }
 
@@ -366,8 +544,9 @@ void refuse_fields(const std::vector<std::string>& given, const std::vector<std:
 }
 
 const std::vector<std::string> kTransformerPlanFields = {
-    "model",      "planner", "cluster",    "devices", "batch",        "uniform_stages",
-    "resimulate", "top",     "time_limit", "export",  "model_device", "memory"};
+    "model",          "planner",    "cluster",      "devices",    "batch",
+    "uniform_stages", "resimulate", "top",          "time_limit", "export",
+    "model_device",   "memory",     "train_tokens", "days",       "gpu_hour_price"};
 const std::vector<std::string> kPiperPlanFields = {
     "input",        "format",    "cost_model",   "planner",       "cluster",   "devices",
     "memory",       "bandwidth", "microbatches", "profile_batch", "placement", "coarsen",
@@ -419,7 +598,9 @@ PlanOutcome plan(const PlanOptions& given) {
   const bool transformer_planner = o.planner == "auto" || o.planner == "llm";
   if (o.input.empty() && o.model.empty() && transformer_planner) return transformer(o, true);
   if (!o.model.empty() && is_transformer_model(o.model) && transformer_planner)
-    return transformer(o, false);
+    return o.train_tokens.empty() ? transformer(o, false) : sized_transformer(o);
+  if (!o.train_tokens.empty())
+    throw FieldError("train_tokens", ": sizes a transformer (--model NAME or config.json)");
   if (o.planner == "llm")
     throw FieldError("planner", " llm needs a transformer model (built-in or config.json)");
   std::string planner = o.planner;

@@ -55,6 +55,11 @@ struct PlanOptions {
   int resimulate = 0;
   double time_limit_s = 0;
   std::string export_to;  ///< megatron | deepspeed
+  /// The question before buying: the fewest devices of the preset's kind whose best plan trains
+  /// `train_tokens` tokens ("15T", "300B" or a count) within `days`; the cost at
+  /// `gpu_hour_price` per device-hour (0: not given).
+  std::string train_tokens;
+  double days = 0, gpu_hour_price = 0;
   /// The job as the user launches it (api::launch_job): the best plan with the launch's sequence
   /// length, global batch, precision and devices, and the diff; format and file ("-":
   /// `from_text`).

@@ -46,6 +46,43 @@ TEST(Cli, NothingFitsSaysWhatWould) {
   EXPECT_EQ(fewer.exit_code, 4) << fewer.out;
 }
 
+// The question before buying: how many GPUs train Llama 3 70B on 15T tokens in 90 days. The
+// answer's plan meets the deadline, the node count tried below it does not, and the cost is
+// the device-hours times the price.
+TEST(Cli, HowManyGpusForTokensInDays) {
+  const std::string ask =
+      "plan --model llama3-70b --cluster dgx-h100 --seq-len 8192 --batch 2048 --train-tokens 15T "
+      "--days 90 --gpu-hour-price 2.5";
+  Outcome words = run(ask);
+  ASSERT_EQ(words.exit_code, 0) << words.out;
+  EXPECT_NE(words.out.find("to train llama3-70b on 15T tokens in 90 days"), std::string::npos)
+      << words.out;
+  Outcome json = run(ask + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  const auto j = nlohmann::json::parse(json.out);
+  const auto& answer = j["sizing"]["answer"];
+  const int devices = answer["devices"].get<int>();
+  const double need = 15e12 / (90 * 86400.0);
+  EXPECT_GE(j["tokens_per_s"].get<double>(), need);
+  EXPECT_EQ(j["config"]["devices"].get<int>(), devices);
+  EXPECT_LE(answer["days"].get<double>(), 90.0);
+  EXPECT_NEAR(answer["cost"].get<double>(), 2.5 * answer["device_hours"].get<double>(), 1e-6);
+  EXPECT_EQ(devices % 8, 0);
+  EXPECT_GT(devices, 256);
+  // One node count fewer (of those the answer steps through) falls short.
+  const auto below = nlohmann::json::parse(
+      run(fmt::format("plan --model llama3-70b --cluster dgx-h100 --seq-len 8192 --batch 2048 "
+                      "--devices {} --json",
+                      devices * 7 / 8))
+          .out);
+  EXPECT_LT(below["tokens_per_s"].get<double>(), need);
+  for (const char* bad :
+       {" --train-tokens 15X --days 90", " --train-tokens 15T", " --train-tokens -3 --days 9"}) {
+    Outcome refused = run("plan --model llama3-70b --cluster dgx-h100" + std::string(bad));
+    EXPECT_EQ(refused.exit_code, 2) << bad << "\n" << refused.out;
+  }
+}
+
 // Without arguments, plan answers the question most users come with, every figure with its unit.
 TEST(Cli, TheDefaultPlanShowsTheProduct) {
   Outcome r = run("plan");

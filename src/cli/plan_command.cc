@@ -180,6 +180,17 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "Transformer: print the best plan for a training engine: megatron (Megatron-LM's "
                   "torchrun line), nemo (a NeMo recipe YAML), deepspeed (Megatron-DeepSpeed's "
                   "line and its DeepSpeed JSON) or torchtitan (a job TOML)");
+  cmd->add_option("--train-tokens", args->options.train_tokens,
+                  "Transformer: the question before buying — with --days, the fewest devices of "
+                  "the preset's kind whose best plan trains this many tokens in time (15T, 300B, "
+                  "or a count), and that plan");
+  cmd->add_option("--days", args->options.days,
+                  "Transformer: the deadline in days for --train-tokens")
+      ->check(CLI::Range(1e-6, 1e6));
+  cmd->add_option("--gpu-hour-price", args->options.gpu_hour_price,
+                  "Transformer: with --train-tokens, the price of one device-hour (any currency): "
+                  "the run's cost")
+      ->check(CLI::Range(0.0, 1e9));
   cmd->add_flag("--json", args->json, "Print the plan as JSON instead of a table");
   add_quiet_flag(cmd, args->quiet);
   cmd->add_option("-o,--output", args->output, "Also write the plan as JSON to this file");
