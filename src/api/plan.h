@@ -200,7 +200,12 @@ struct TransformerInfeasible {
 struct TransformerPlanResult {
   LlmSearchResult search;  ///< top: fastest first (re-ranked by the simulator, if asked)
   std::optional<TransformerInfeasible> infeasible;  ///< set when nothing fits (top is empty)
-  std::vector<Plan> plans;  ///< the same top as Plans (llm_plan: stages, schedule, training)
+  /// The stack's time band (kTimeBand*) and how many of the top plans were within it of the
+  /// fastest: ties, of which the leanest (the least peak memory) leads `top`; 1 = no tie.
+  double time_band = 0;
+  int ties = 1;
+  bool leaner_chosen = false;  ///< the leanest tie is not the fastest plan
+  std::vector<Plan> plans;     ///< the same top as Plans (llm_plan: stages, schedule, training)
   std::vector<double> simulated_s;  ///< per top plan: its simulated iteration, or -1
   std::optional<sim::TransformerSimulation> simulation;  ///< of the best plan, if asked
   std::string report_html;

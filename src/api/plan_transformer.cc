@@ -120,6 +120,32 @@ TransformerPlanResult plan_transformer(
     return out;
   }
   out.simulated_s = resimulate(cost, out.search.top, request.resimulate);
+  // Plans within the stack's validated time error of the fastest are ties: the model cannot
+  // order them, so the leanest of them (least peak memory; the faster on equal memory) leads.
+  out.time_band = s.stack == Stack::kMegatron ? kTimeBandMegatron
+                  : s.stack == Stack::kFsdp   ? kTimeBandFsdp
+                                              : kTimeBandDeepSpeed;
+  {
+    auto& top = out.search.top;
+    auto time_of = [&](std::size_t i) {
+      return out.simulated_s[i] >= 0 ? out.simulated_s[i] : top[i].result.iteration_time_s;
+    };
+    std::size_t leanest = 0;
+    out.ties = 0;
+    for (std::size_t i = 0; i < top.size(); ++i) {
+      if (time_of(i) > time_of(0) * (1 + out.time_band)) break;
+      ++out.ties;
+      if (top[i].result.memory.peak_bytes < top[leanest].result.memory.peak_bytes) leanest = i;
+    }
+    if (leanest > 0) {
+      std::rotate(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(leanest),
+                  top.begin() + static_cast<std::ptrdiff_t>(leanest) + 1);
+      std::rotate(out.simulated_s.begin(),
+                  out.simulated_s.begin() + static_cast<std::ptrdiff_t>(leanest),
+                  out.simulated_s.begin() + static_cast<std::ptrdiff_t>(leanest) + 1);
+      out.leaner_chosen = true;
+    }
+  }
   for (const LlmCandidate& c : out.search.top) out.plans.push_back(llm_plan(c));
   const TrainingConfig& best = out.search.top[0].config;
   if (request.products.simulation || request.products.report)

@@ -87,6 +87,10 @@ io::Json transformer_plan_json(const TransformerPlanRequest& request,
   // tighten their shared bound: the answer in words gives it; the document is byte-identical
   // between runs.
   j["search"] = {{"timed_out", r.timed_out}};
+  // Plans within the stack's validated time error of the fastest: ties, the leanest first.
+  j["ties"] = {{"count", result.ties},
+               {"time_band", result.time_band},
+               {"leanest_chosen", result.leaner_chosen}};
   return j;
 }
 

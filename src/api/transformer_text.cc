@@ -124,6 +124,13 @@ std::string transformer_words(const TransformerPlanRequest& request,
                        request.resimulate > 0
                            ? " (re-ranked by the simulator; simulated seconds in brackets)"
                            : "");
+    if (answer.ties > 1)
+      out += fmt::format(
+          "  ranks 1-{} are ties: within {:.1f} % of the fastest, the {} stack's validated time "
+          "error, so the model cannot order them; {}\n",
+          answer.ties, 100 * answer.time_band, stack_text(t.stack),
+          answer.leaner_chosen ? "the leanest of them (least memory) is recommended"
+                               : "the recommended one is also the leanest");
     out += fmt::format(
         "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
         "{:>13} {:>9} {:>6} {:>11}  {}\n",

@@ -46,6 +46,30 @@ TEST(Cli, NothingFitsSaysWhatWould) {
   EXPECT_EQ(fewer.exit_code, 4) << fewer.out;
 }
 
+// Runners-up within the stack's validated time error of the fastest are ties the model cannot
+// order: the leanest of them is recommended, and the answer says so (Qwen3-30B-A3B on 8 H100:
+// the fastest needs 75.5 GiB, a tie 3.6 % slower 73.9 GiB).
+TEST(Cli, TiesWithinTheErrorBandGoToTheLeanest) {
+  const std::string ask = "plan --model " PARAPLAN_TEST_DATA
+                          "/hf-configs/qwen3-30b-a3b/config.json --cluster dgx-h100 --devices 8";
+  Outcome words = run(ask);
+  ASSERT_EQ(words.exit_code, 0) << words.out;
+  EXPECT_NE(words.out.find("are ties: within 3.9 % of the fastest"), std::string::npos)
+      << words.out;
+  const auto j = nlohmann::json::parse(run(ask + " --json").out);
+  ASSERT_GT(j["ties"]["count"].get<int>(), 1);
+  const double best_time = j["iteration_time_s"].get<double>();
+  double fastest = best_time;
+  for (const auto& p : j["top"]) fastest = std::min(fastest, p["iteration_time_s"].get<double>());
+  const int ties = j["ties"]["count"].get<int>();
+  for (int i = 0; i < ties; ++i) {  // none of the ties is leaner than the recommended plan
+    EXPECT_GE(j["top"][i]["memory"]["peak_bytes"].get<double>(),
+              j["memory"]["peak_bytes"].get<double>());
+    EXPECT_LE(j["top"][i]["iteration_time_s"].get<double>(), fastest * 1.039 + 1e-9);
+  }
+  EXPECT_LE(best_time, fastest * 1.039);
+}
+
 // The question before buying: how many GPUs train Llama 3 70B on 15T tokens in 90 days. The
 // answer's plan meets the deadline, the node count tried below it does not, and the cost is
 // the device-hours times the price.

@@ -1,5 +1,6 @@
 // paraplan simulate end to end: the trace's structure, and plans that do not match their model
 // or cluster, or do not fit, refused with one message.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -116,8 +117,9 @@ TEST(CliSimulate, RefusesPlansThatDoNotMatchOrDoNotFit) {
   devices["config"]["dp"] = devices["config"]["dp"].get<int>() * 4;
   devices["config"]["devices"] = devices["config"]["devices"].get<int>() * 4;
   expect(devices, 3,
-         "/config/devices: devices 64: tp × cp × pp × dp = 1 × 1 × 2 × 32 = 64 devices, but the "
-         "cluster has 16");
+         fmt::format("/config/devices: devices 64: tp × cp × pp × dp = {} × 1 × 2 × {} = 64 "
+                     "devices, but the cluster has 16",
+                     j["config"]["tp"].get<int>(), devices["config"]["dp"].get<int>()));
   auto tiny = j;
   tiny["cluster_config"]["device_types"][0]["memory_bytes"] = 1e9;
   expect(tiny, 4, "does not fit in memory");

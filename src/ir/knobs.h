@@ -113,6 +113,12 @@ inline constexpr std::string_view kDefaultCluster = "dgx-a100";
 inline constexpr int kDefaultDevices = 8;
 inline constexpr std::int64_t kDefaultGlobalBatch = 512;
 inline constexpr std::int64_t kDefaultSeqLen = 2048;
+/// How sure a predicted iteration time is, per stack: the mean absolute error of the analytic
+/// model on the measured sets of that stack (docs/cost-models.md; `paraplan validate` prints
+/// them): megatron 3.9 % (NeMo on H100), fsdp 6.5 % (plain PyTorch on one H100; MPT on A100
+/// 3.6 %), deepspeed 7.8 % (vTrain's multi-node Megatron-DeepSpeed runs).
+inline constexpr double kTimeBandMegatron = 0.039, kTimeBandFsdp = 0.065,
+                        kTimeBandDeepSpeed = 0.078;
 /// The memory `plan` keeps free unless told: the analytic model's peaks are within 4.2 % of the
 /// allocator's on the measured single-GPU runs (mean; 10.6 % at most, recomputed runs' extra
 /// fragmentation), so a plan within 5 % of the wall is inside its error band.
