@@ -111,6 +111,7 @@ Workload load_workload(const InputSpec& spec) {
     }
   }
   if (!spec.cluster.empty()) {
+    w.cluster_given = true;
     if (auto preset = zoo::cluster_preset(spec.cluster, spec.preset_devices))
       use_cluster(w, *preset);
     else

@@ -32,6 +32,7 @@ struct Workload {
   double memory_per_device_bytes = 0;
   double bandwidth_bytes_per_s = 0;
   double allreduce_bandwidth_bytes_per_s = 0;  ///< the cluster's, when a probe measured it
+  bool cluster_given = false;  ///< the cluster is the user's (a preset or file), not a default
 };
 
 /// Reads the input once; FieldError("format") for a bad format, reader errors otherwise.

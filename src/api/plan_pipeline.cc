@@ -61,12 +61,36 @@ PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes
   // A profile that recorded its device's matmul rate, measured alone, is priced against it: the
   // cluster's rate (a probe's, measured while every rank runs) scales its compute.
   const ProfileFacts& profiled = w.model.profiled;
-  const bool by_profile = model_device.empty() && profiled.flops_per_s > 0;
+  const auto is_cpu = [](const std::string& name) { return name.rfind("cpu", 0) == 0; };
+  // A CPU profile with no cluster given is planned on the device it was measured on: its
+  // times as they are (the default cluster gives the machines, not a device to scale to).
+  const bool by_profile = model_device.empty() && profiled.flops_per_s > 0 &&
+                          (w.cluster_given || !is_cpu(profiled.device));
   const std::string reference = !model_device.empty() ? model_device
                                 : by_profile          ? profiled.device
                                                       : first;
   int types = 0;
   for (int n : count) types += n > 0;
+  // A CPU's layer times do not carry to a GPU by the ratio of their FLOP/s: launches, memory
+  // traffic and the framework's overheads differ by orders of magnitude (a CPU profile of
+  // ResNet-18 scaled to an A100 came out 100 times too fast). Refused unless the user names the
+  // device the times are to be read as (--model-device).
+  if (by_profile && is_cpu(profiled.device))
+    for (std::size_t t = 0; t < count.size(); ++t)
+      if (count[t] > 0 && !is_cpu(c.device_types[t].name))
+        throw FieldError(
+            "cluster",
+            fmt::format(
+                ": the model was profiled on {} at {:.3g} GFLOP/s and the cluster's "
+                "devices are {}: a CPU's layer times do not scale to a GPU by their FLOP/s ratio "
+                "(×{:.2g} here; launches, memory traffic and overheads differ by orders of "
+                "magnitude). Profile on the GPU (python3 -m paraplan profile MODULE --device "
+                "cuda ...), or plan for the machine you profiled on (python3 -m paraplan probe -o "
+                "cluster.json, then --cluster cluster.json); --model-device {} prices the times "
+                "as if measured on the {}",
+                profiled.device, profiled.flops_per_s / 1e9, c.device_types[t].name,
+                profiled.flops_per_s / std::max(1.0, c.device_types[t].peak_flops_per_s),
+                c.device_types[t].name, c.device_types[t].name));
   if (types < 2 && reference == first && !by_profile) return s;
   double reference_peak = by_profile ? profiled.flops_per_s : known_peak_flops(reference);
   for (const auto& t : c.device_types)

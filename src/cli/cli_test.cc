@@ -46,6 +46,35 @@ TEST(Cli, NothingFitsSaysWhatWould) {
   EXPECT_EQ(fewer.exit_code, 4) << fewer.out;
 }
 
+// A profile measured on the CPU is not scaled to a GPU by the FLOP/s ratio (that made ResNet-18
+// 100 times too fast on A100s): planned for a GPU cluster it is refused with how to get a GPU
+// profile or a probe; with no cluster it is planned on its own device, its times as measured.
+TEST(Cli, ACpuProfileIsNotScaledToAGpu) {
+  const std::string layer =
+      R"({"id": 0, "name": "block", "output_bytes": 1000, "options": {"1": [{"id": "vanilla", )"
+      R"("compute_time_s": 0.5, "forward_time_s": 0.2, "parameter_bytes": 1000000, )"
+      R"("memory_per_inflight_bytes": 1000000, "memory_fixed_bytes": 4000000}]}})";
+  const std::string model = write_temp(
+      "cpu_profile.json",
+      R"j({"format": "paraplan-model", "version": 1, "name": "cpu-net", "microbatches": 4, )j"
+      R"j("profile_batch_size": 2, "layers": [)j" +
+          layer +
+          R"j(], "edges": [], "profiled_on": {"device": "cpu (x86_64)", "flops_per_s": 8e9, )j"
+          R"j("threads": 1, "input_shape": [2, 3], "tokens": 0}})j");
+  Outcome gpu = run("plan " + model + " --devices 2 --memory 8GiB --cluster dgx-a100");
+  EXPECT_EQ(gpu.exit_code, 2) << gpu.out;
+  for (const char* needle : {"profiled on cpu (x86_64)", "do not scale to a GPU", "--device cuda",
+                             "paraplan probe", "--model-device A100"})
+    EXPECT_NE(gpu.out.find(needle), std::string::npos) << needle << "\n" << gpu.out;
+  Outcome own = run("plan " + model + " --devices 2 --memory 8GiB");
+  EXPECT_EQ(own.exit_code, 0) << own.out;
+  EXPECT_EQ(own.out.find("compute scaled"), std::string::npos) << own.out;
+  Outcome named = run("plan " + model +
+                      " --devices 2 --memory 8GiB --cluster dgx-a100 "
+                      "--model-device A100");
+  EXPECT_EQ(named.exit_code, 0) << named.out;
+}
+
 // Runners-up within the stack's validated time error of the fastest are ties the model cannot
 // order: the leanest of them is recommended, and the answer says so (Qwen3-30B-A3B on 8 H100:
 // the fastest needs 75.5 GiB, a tie 3.6 % slower 73.9 GiB).
