@@ -147,6 +147,39 @@ void read_sliding_window(const Json& doc, const Keys& k, const std::string& type
   c.sliding_window_layers = std::move(on);
 }
 
+// Mixture of experts: the experts, how many a token takes, their widths, shared experts, the
+// leading dense layers and the MoE layers' interval.
+void read_experts(const Keys& k, const std::string& type, const std::string& source,
+                  TransformerConfig& c) {
+  c.num_experts = k.count({"num_local_experts", "n_routed_experts", "num_experts"},
+                          "the number of experts", 0, true);
+  if (c.moe()) {
+    c.experts_per_token =
+        k.count({"num_experts_per_tok", "experts_per_token", "moe_topk"}, "experts per token");
+    if (c.experts_per_token > c.num_experts)
+      throw Error(ErrorKind::kInput, source + ": /num_experts_per_tok",
+                  fmt::format("{} experts per token exceeds the {} experts", c.experts_per_token,
+                              c.num_experts));
+    c.expert_ffn_hidden_size =
+        k.count({"moe_intermediate_size"}, "the expert MLP width", c.ffn_hidden_size);
+    c.shared_experts = k.count({"n_shared_experts"}, "the number of shared experts", 0, true);
+    c.shared_expert_ffn_hidden_size =
+        k.count({"shared_expert_intermediate_size"}, "the shared expert MLP width", 0, true);
+    if (c.shared_expert_ffn_hidden_size > 0 && c.shared_experts == 0) c.shared_experts = 1;
+    c.first_dense_layers = k.count({"first_k_dense_replace"}, "the leading dense layers", 0, true);
+    if (c.first_dense_layers > c.num_layers)
+      throw Error(ErrorKind::kInput, source + ": /first_k_dense_replace",
+                  "more leading dense layers than layers");
+    c.moe_every = k.count({"moe_layer_freq", "decoder_sparse_step"}, "the MoE layer interval", 1);
+    if (const Json* only = k.find({"mlp_only_layers"});
+        only && !(only->is_array() && only->empty()))
+      throw Error(ErrorKind::kUsage, source + ": /mlp_only_layers",
+                  "dense layers at given places are not modelled (give an empty list, or "
+                  "first_k_dense_replace for leading ones)");
+    c.expert_biases = type == "gpt_oss";
+  }
+}
+
 // MPT's own keys (llm-foundry's MPTConfig): d_model, n_heads, n_layers, expansion_ratio, no_bias,
 // attn_config with ALiBi; the LM head is the embedding.
 TransformerConfig read_mpt(const Json& doc, const Keys& k, const std::string& source) {
@@ -300,33 +333,7 @@ TransformerConfig hf_config_from_json(const Json& doc, const std::string& source
       if (v->get<double>() > 0) c.dropout = true;
     }
   if (!any_dropout_key) c.dropout = gpt2;
-  c.num_experts = k.count({"num_local_experts", "n_routed_experts", "num_experts"},
-                          "the number of experts", 0, true);
-  if (c.moe()) {
-    c.experts_per_token =
-        k.count({"num_experts_per_tok", "experts_per_token", "moe_topk"}, "experts per token");
-    if (c.experts_per_token > c.num_experts)
-      throw Error(ErrorKind::kInput, source + ": /num_experts_per_tok",
-                  fmt::format("{} experts per token exceeds the {} experts", c.experts_per_token,
-                              c.num_experts));
-    c.expert_ffn_hidden_size =
-        k.count({"moe_intermediate_size"}, "the expert MLP width", c.ffn_hidden_size);
-    c.shared_experts = k.count({"n_shared_experts"}, "the number of shared experts", 0, true);
-    c.shared_expert_ffn_hidden_size =
-        k.count({"shared_expert_intermediate_size"}, "the shared expert MLP width", 0, true);
-    if (c.shared_expert_ffn_hidden_size > 0 && c.shared_experts == 0) c.shared_experts = 1;
-    c.first_dense_layers = k.count({"first_k_dense_replace"}, "the leading dense layers", 0, true);
-    if (c.first_dense_layers > c.num_layers)
-      throw Error(ErrorKind::kInput, source + ": /first_k_dense_replace",
-                  "more leading dense layers than layers");
-    c.moe_every = k.count({"moe_layer_freq", "decoder_sparse_step"}, "the MoE layer interval", 1);
-    if (const Json* only = k.find({"mlp_only_layers"});
-        only && !(only->is_array() && only->empty()))
-      throw Error(ErrorKind::kUsage, source + ": /mlp_only_layers",
-                  "dense layers at given places are not modelled (give an empty list, or "
-                  "first_k_dense_replace for leading ones)");
-    c.expert_biases = type == "gpt_oss";
-  }
+  read_experts(k, type, source, c);
   read_sliding_window(doc, k, type, source, c);
   c.attention_softcap = number_or(doc, "attn_logit_softcapping", 0);
   c.logit_softcap = number_or(doc, "final_logit_softcapping", 0);
