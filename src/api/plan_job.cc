@@ -103,9 +103,13 @@ PlanOutcome infeasible_transformer(const TransformerPlanRequest& r,
        {"memory_per_device_bytes", memory},
        {"configurations_priced", result.search.evaluated},
        {"search", {{"timed_out", result.search.timed_out}}}};
+  const double limit = cluster.device_types[0].memory_limit_bytes();
   std::string message =
-      fmt::format("none of the {} configurations of {} on {} × {} fits in {} per device{}",
-                  result.search.evaluated, r.model.name, devices, device, format_bytes(memory),
+      fmt::format("none of the {} configurations of {} on {} × {} fits in {} per device{}{}",
+                  result.search.evaluated, r.model.name, devices, device, format_bytes(limit),
+                  limit < memory ? fmt::format(" ({} less {} of headroom)", format_bytes(memory),
+                                               format_bytes(memory - limit))
+                                 : "",
                   result.search.timed_out ? " (the search stopped at its time limit)" : "");
   if (what.leanest) {
     const double need = what.leanest->result.memory.peak_bytes;
@@ -355,6 +359,7 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   const TransformerPlanResult result = plan_transformer(r, [&](int more) -> std::optional<Cluster> {
     auto grown = zoo::cluster_preset(preset, more);
     if (!grown) return std::nullopt;
+    apply_memory_knobs(knobs, *grown);  // the same memory and headroom as asked
     return one_device_type(*grown, more, "the transformer planner");
   });
   PlanOutcome out;

@@ -40,6 +40,9 @@ TEST(Cli, NothingFitsSaysWhatWould) {
   EXPECT_GT(fewest, 8);
   EXPECT_EQ(j["fewest_devices_plan"]["config"]["devices"].get<int>(), fewest);
   EXPECT_TRUE(j["fewest_devices_plan"]["fits"].get<bool>());
+  // Under the same headroom as the devices asked (5 % of 79.647 GiB kept free).
+  EXPECT_LE(j["fewest_devices_plan"]["memory"]["peak_bytes"].get<double>(),
+            0.95 * j["memory_per_device_bytes"].get<double>() + 1);
   // The answer is the fewest: one node fewer does not fit, however it is split.
   Outcome fewer = run(fmt::format(
       "plan --model llama3-405b --cluster dgx-h100 --devices {} --batch 64", fewest - 8));
