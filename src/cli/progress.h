@@ -1,7 +1,7 @@
-// Progress of long searches on a terminal: once a search has run for a second, one line on
+// Progress of long searches: on a terminal, once a search has run for a second, one line on
 // stderr, redrawn at most ten times a second (what is searched, how far, best so far, elapsed),
-// erased when the command ends. Silent when stderr is not a terminal or with --quiet; stdout is
-// never touched.
+// erased when the command ends. When stderr is not a terminal (a log), a whole line every 10 s
+// (PARAPLAN_PROGRESS_EVERY_S). Silent with --quiet; stdout is never touched.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -15,7 +15,7 @@ namespace paraplan::cli {
 
 class TerminalProgress : public ProgressSink {
  public:
-  /// `quiet`: never draw. Otherwise draw only if stderr is a terminal.
+  /// `quiet`: never draw. Otherwise redraw one line on a terminal, log whole lines elsewhere.
   explicit TerminalProgress(bool quiet);
   ~TerminalProgress() override;
   TerminalProgress(const TerminalProgress&) = delete;
@@ -46,7 +46,9 @@ class TerminalProgress : public ProgressSink {
 
   using Clock = std::chrono::steady_clock;
   bool enabled_;
-  bool drawn_ = false;
+  bool terminal_;       ///< stderr is a terminal: one line redrawn in place
+  double log_every_s_;  ///< not a terminal: a whole line this often
+  bool drawn_ = false, logged_ = false;
   ClearFirst* stdout_filter_ = nullptr;
   Clock::time_point start_ = Clock::now(), last_;
   std::mutex mutex_;

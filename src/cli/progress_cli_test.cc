@@ -48,13 +48,26 @@ TEST(Progress, IsErasedBeforeStdoutWritesToTheTerminal) {
   EXPECT_EQ(tty.out.substr(json - 4, 4), "\r\033[K") << tty.out.substr(0, json + 20);
 }
 
-TEST(Progress, QuietOrNotATerminalShowsNothing) {
+TEST(Progress, QuietShowsNothing) {
   Outcome quiet = on_a_terminal(kLongPlan + " --quiet > /dev/null");
   EXPECT_EQ(quiet.exit_code, 0);
   EXPECT_EQ(quiet.out, "");
-  Outcome piped = run_shell(kLongPlan + " 2>&1 >/dev/null");
+  Outcome piped = run_shell("(" + kLongPlan + " --quiet 2>&1 >/dev/null)");
   EXPECT_EQ(piped.exit_code, 0);
   EXPECT_EQ(piped.out, "");
+}
+
+// Not on a terminal (a log, a CI job): whole lines at an interval, nothing redrawn; a search
+// that ends sooner than the interval prints none.
+TEST(Progress, NotATerminalLogsWholeLines) {
+  // (run_shell adds its own 2>&1: the subshell keeps stdout at /dev/null.)
+  Outcome logged = run_shell("(PARAPLAN_PROGRESS_EVERY_S=0.3 " + kLongPlan + " 2>&1 >/dev/null)");
+  EXPECT_EQ(logged.exit_code, 0);
+  EXPECT_NE(logged.out.find("paraplan: gnmt: pipeline stages ["), std::string::npos) << logged.out;
+  EXPECT_EQ(logged.out.find("\033["), std::string::npos) << "no terminal codes in a log";
+  EXPECT_EQ(logged.out.back(), '\n') << "whole lines";
+  Outcome soon = run_shell("(PARAPLAN_PROGRESS_EVERY_S=1000 " + kLongPlan + " 2>&1 >/dev/null)");
+  EXPECT_EQ(soon.out, "");
 }
 
 }  // namespace
