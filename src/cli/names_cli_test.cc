@@ -49,3 +49,26 @@ TEST(ModelNames, AMisspeltNameSaysWhatWasMeantInEveryVerb) {
 
 }  // namespace
 }  // namespace paraplan::cli
+
+namespace {
+
+// A slip in a flag or a command is answered with the one meant, exit 2 (usage).
+TEST(CliNames, FlagAndCommandSlipsGetDidYouMean) {
+  using paraplan::testing_support::run;
+  const auto flag = run("plan --model llama3-8b --devcies 8");
+  EXPECT_EQ(flag.exit_code, 2) << flag.out;
+  EXPECT_NE(flag.out.find("did you mean --devices?"), std::string::npos) << flag.out;
+  const auto seq = run("evaluate --model llama3-8b --seqlen 4096");
+  EXPECT_EQ(seq.exit_code, 2) << seq.out;
+  EXPECT_NE(seq.out.find("did you mean --seq-len?"), std::string::npos) << seq.out;
+  const auto verb = run("plna");
+  EXPECT_EQ(verb.exit_code, 2) << verb.out;
+  EXPECT_NE(verb.out.find("unknown command \"plna\"; did you mean \"plan\"?"), std::string::npos)
+      << verb.out;
+  const auto far = run("frobnicate");
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_EQ(far.out.find("did you mean"), std::string::npos) << far.out;
+  EXPECT_NE(far.out.find("commands: plan,"), std::string::npos) << far.out;
+}
+
+}  // namespace
