@@ -122,9 +122,7 @@ TransformerPlanResult plan_transformer(
   out.simulated_s = resimulate(cost, out.search.top, request.resimulate);
   // Plans within the stack's validated time error of the fastest are ties: the model cannot
   // order them, so the leanest of them (least peak memory; the faster on equal memory) leads.
-  out.time_band = s.stack == Stack::kMegatron ? kTimeBandMegatron
-                  : s.stack == Stack::kFsdp   ? kTimeBandFsdp
-                                              : kTimeBandDeepSpeed;
+  out.time_band = time_band(s.stack);
   {
     auto& top = out.search.top;
     auto time_of = [&](std::size_t i) {

@@ -19,6 +19,8 @@ io::Json evaluate_json(const TrainingConfig& t, const AnalyticResult& r, const s
   j["memory"]["device_memory_bytes"] = device.memory_bytes;
   j["memory"]["headroom_bytes"] = device.memory_headroom_bytes;
   j["memory"]["share_of_device"] = r.memory.peak_bytes / device.memory_bytes;
+  // How sure the time is: the stack's mean error on its measured sets (docs/cost-models.md).
+  j["time_band"] = time_band(t.stack);
   return j;
 }
 

@@ -290,9 +290,10 @@ std::string evaluate_words(const TransformerConfig& model, const std::string& cl
                      t.overlap_param_gather ? ", parameter gather overlapped" : "",
                      t.bf16_gradient_reduction ? "bf16" : "fp32") +
          fmt::format(
-             "iteration time: {:.4f} s   tokens/s: {:.0f}   TFLOP/s per device: {:.1f}   MFU: "
-             "{:.1f}%\n",
-             r.iteration_time_s, r.tokens_per_s, r.tflops_per_device, 100 * r.mfu) +
+             "iteration time: {:.4f} s (±{:.1f} %, the {} stack's measured error)   tokens/s: "
+             "{:.0f}   TFLOP/s per device: {:.1f}   MFU: {:.1f}%\n",
+             r.iteration_time_s, 100 * time_band(t.stack), stack_text(t.stack), r.tokens_per_s,
+             r.tflops_per_device, 100 * r.mfu) +
          fmt::format(
              "  pipeline {:.4f} s (bubble {:.4f} s), data-parallel gradient sync {:.4f} s, "
              "optimizer {:.4f} s\n",

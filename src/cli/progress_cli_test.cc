@@ -33,7 +33,7 @@ TEST(Progress, ShowsOnATerminalAndLeavesStdoutAlone) {
   EXPECT_NE(tty.out.find("\r\033[K"), std::string::npos)
       << "the line is redrawn in place and erased";
   const std::string json = read_text(out);
-  Outcome piped = run_shell(kLongPlan + " 2>/dev/null");
+  Outcome piped = run_shell("(" + kLongPlan + " 2>/dev/null)");
   ASSERT_EQ(piped.exit_code, 0);
   EXPECT_EQ(nlohmann::json::parse(json), nlohmann::json::parse(piped.out));
 }

@@ -119,6 +119,11 @@ inline constexpr std::int64_t kDefaultSeqLen = 2048;
 /// 3.6 %), deepspeed 7.8 % (vTrain's multi-node Megatron-DeepSpeed runs).
 inline constexpr double kTimeBandMegatron = 0.039, kTimeBandFsdp = 0.065,
                         kTimeBandDeepSpeed = 0.078;
+inline constexpr double time_band(Stack stack) {
+  return stack == Stack::kMegatron ? kTimeBandMegatron
+         : stack == Stack::kFsdp   ? kTimeBandFsdp
+                                   : kTimeBandDeepSpeed;
+}
 /// The memory `plan` keeps free unless told: the analytic model's peaks are within 4.2 % of the
 /// allocator's on the measured single-GPU runs (mean; 10.6 % at most, recomputed runs' extra
 /// fragmentation), so a plan within 5 % of the wall is inside its error band.
