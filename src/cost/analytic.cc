@@ -396,6 +396,23 @@ void AnalyticCostModel::add_parameters(const TrainingConfig& t, const BlockShape
   c.head_params = (m.tied_embeddings && t.pp == 1) ? 0.0 : x.vocab * h / x.tp;
 }
 
+namespace {
+
+// A layer's activations under the configured recomputation (full: its input only; selective:
+// what the stack's selective scheme keeps; none: all), what the layers a partial full
+// recomputation leaves alone keep (everything), and one layer's set while it is recomputed.
+void set_layer_activations(Recompute recompute, double full_layer, double selective,
+                           double input_only, BlockCosts& c) {
+  const bool full = recompute == Recompute::kFull;
+  c.layer_activation_bytes = full                                 ? input_only
+                             : recompute == Recompute::kSelective ? selective
+                                                                  : full_layer;
+  c.layer_plain_activation_bytes = full ? full_layer : c.layer_activation_bytes;
+  c.recompute_working_bytes = full ? full_layer : 0.0;
+}
+
+}  // namespace
+
 bool autocast_over_fp32_weights(const TrainingConfig& t) {
   return t.stack == Stack::kFsdp && (t.zero_stage < 3 || t.dp * t.cp == 1);
 }
@@ -438,35 +455,21 @@ void AnalyticCostModel::add_eager_activations(const TrainingConfig& t, const Blo
       x.flash ? 4.0 * heads * tokens / tp : (dropout ? 5.0 : 2.0) * heads * tokens * x.s / tp;
   const double full_layer = tokens * (replicated / (sp ? tp : 1.0) + split / tp) + scores;
   const double input_only = tokens * r * h / (sp ? tp : 1.0);
-  switch (t.recompute) {
-    case Recompute::kFull:
-      c.layer_activation_bytes = input_only;
-      break;
-    case Recompute::kSelective: {
-      // torchtitan's per-op checkpointing keeps the layer's input, the outputs of every second
-      // GEMM (q, v, the gate or up projection, and down when gated: q, v, up otherwise) and
-      // the attention's output and log-sum-exp; the rest is recomputed. MoE layers' experts keep
-      // everything (grouped GEMMs are not in its list).
-      const double ffn = static_cast<double>(m.ffn_hidden_size);
-      const double kept_gemms = 2 * (x.q_dim + x.kv_dim) +
-                                (1 - x.moe_fraction) * (m.gated_mlp ? 2 * ffn + 2 * h : 2 * ffn);
-      c.layer_activation_bytes =
-          tokens * ((r * h) / (sp ? tp : 1.0) + (kept_gemms + 2 * x.q_dim) / tp) +
-          (x.flash ? scores : 0.0) +
-          (m.moe() ? tokens * x.moe_fraction * x.top_k * x.load *
-                         (2 * h + (m.gated_mlp ? 8.0 : 4.0) *
-                                      static_cast<double>(m.expert_ffn_hidden_size)) /
-                         tp
-                   : 0.0);
-      break;
-    }
-    default:
-      c.layer_activation_bytes = full_layer;
-      break;
-  }
-  c.layer_plain_activation_bytes =
-      t.recompute == Recompute::kFull ? full_layer : c.layer_activation_bytes;
-  c.recompute_working_bytes = t.recompute == Recompute::kFull ? full_layer : 0.0;
+  // Selective on this stack is torchtitan's per-op checkpointing: it keeps the layer's input,
+  // the outputs of every second GEMM (q, v, the gate or up projection, and down when gated: q,
+  // v, up otherwise) and the attention's output and log-sum-exp; the rest is recomputed. MoE
+  // layers' experts keep everything (grouped GEMMs are not in its list).
+  const double kept_gemms =
+      2 * (x.q_dim + x.kv_dim) + (1 - x.moe_fraction) * (m.gated_mlp ? 2 * ffn + 2 * h : 2 * ffn);
+  const double selective =
+      tokens * ((r * h) / (sp ? tp : 1.0) + (kept_gemms + 2 * x.q_dim) / tp) +
+      (x.flash ? scores : 0.0) +
+      (m.moe() ? tokens * x.moe_fraction * x.top_k * x.load *
+                     (2 * h +
+                      (m.gated_mlp ? 8.0 : 4.0) * static_cast<double>(m.expert_ffn_hidden_size)) /
+                     tp
+               : 0.0);
+  set_layer_activations(t.recompute, full_layer, selective, input_only, c);
   // The loss at the start of the backward, its peak: eager, the log-softmax output kept by the
   // loss, the gradient the loss hands it and the gradient it computes (fp32 under autocast: 12
   // bytes per logit; a bf16 loss 6), over the model's own vocabulary; a fused kernel, the bf16
@@ -521,21 +524,7 @@ void AnalyticCostModel::add_activations(const TrainingConfig& t, const BlockShap
       (t.sequence_parallel ? sbh * (replicated + split) / tp : sbh * (replicated + split / tp)) +
       moe_extra;
   const double input_only = t.sequence_parallel ? 2 * sbh / tp : 2 * sbh;
-  switch (t.recompute) {
-    case Recompute::kFull:
-      c.layer_activation_bytes = input_only;
-      break;
-    case Recompute::kSelective:
-      c.layer_activation_bytes = selective;
-      break;
-    default:
-      c.layer_activation_bytes = full_layer;
-      break;
-  }
-  // Layers a partial full recomputation leaves alone keep everything.
-  c.layer_plain_activation_bytes =
-      t.recompute == Recompute::kFull ? full_layer : c.layer_activation_bytes;
-  c.recompute_working_bytes = t.recompute == Recompute::kFull ? full_layer : 0.0;
+  set_layer_activations(t.recompute, full_layer, selective, input_only, c);
   // The bf16 logits and the log-softmax the loss keeps for its backward (fp32 or bf16).
   c.logits_bytes = x.tokens * x.vocab / tp * (2 + (t.fp32_loss ? 4 : 2));
 }
