@@ -376,7 +376,8 @@ TEST(Analytic, TorchtitanSelectiveCheckpointingSitsBetweenNoneAndFull) {
   EXPECT_GT(op.iteration_time_s, none.iteration_time_s);
   EXPECT_LT(op.iteration_time_s, full.iteration_time_s);
   // FSDP2 with pipeline stages, as torchtitan runs it: allowed on this stack alone.
-  EXPECT_FALSE(rules::zero(3, 4, Stack::kFsdp));
+  EXPECT_FALSE(rules::zero(3, 4, Stack::kFsdp, 8));
+  EXPECT_TRUE(rules::zero(3, 4, Stack::kFsdp, 1));  // nothing to shard the stages over
   EXPECT_TRUE(rules::zero(3, 4, Stack::kMegatron));
   EXPECT_TRUE(rules::zero(2, 4, Stack::kDeepSpeed));
 }

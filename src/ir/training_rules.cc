@@ -188,10 +188,10 @@ std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int
   return std::nullopt;
 }
 
-std::optional<Violation> zero(int zero_stage, int pp, Stack stack) {
+std::optional<Violation> zero(int zero_stage, int pp, Stack stack, int shards) {
   if (zero_stage < 0 || zero_stage > 3)
     return broken(Knob::kZero, "zero_stage", str(zero_stage), "must be 0, 1, 2 or 3");
-  if (zero_stage >= 2 && pp > 1 && stack != Stack::kFsdp)
+  if (zero_stage >= 2 && pp > 1 && (stack != Stack::kFsdp || shards < 2))
     return broken(Knob::kZero, "zero_without_pipeline", str(zero_stage),
                   "ZeRO stages 2 and 3 partition gradients per micro-batch and do not combine "
                   "with pipeline parallelism ({pp} " +
@@ -319,7 +319,7 @@ std::optional<Violation> check_training(const TransformerConfig& m, const Traini
   if (t.sequence_parallel)
     if (auto v = rules::sequence_parallel(t.seq_len, t.cp, t.tp)) return v;
   if (auto v = rules::experts(m, t.ep, t.dp, t.cp, t.moe_capacity_factor)) return v;
-  if (auto v = rules::zero(t.zero_stage, t.pp, t.stack)) return v;
+  if (auto v = rules::zero(t.zero_stage, t.pp, t.stack, t.dp * t.cp)) return v;
   if (auto v = rules::interleaving(m, t)) return v;
   if (auto v = rules::recomputation(m, t)) return v;
   if (auto v = rules::overlaps(t)) return v;

@@ -79,7 +79,10 @@ std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int
 /// ZeRO 2 and 3 with pipeline stages: refused on DeepSpeed and Megatron (their gradient
 /// partitioning runs per micro-batch), allowed on the fsdp stack (FSDP2 + pipeline parallelism,
 /// as torchtitan runs it: each stage's parameters sharded over its data-parallel group).
-std::optional<Violation> zero(int zero_stage, int pp, Stack stack = Stack::kMegatron);
+/// `shards`: the data-parallel ranks (dp × cp) a stage's parameters would be sharded over; FSDP
+/// with pipeline stages needs more than one.
+std::optional<Violation> zero(int zero_stage, int pp, Stack stack = Stack::kMegatron,
+                              int shards = 1);
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t);
 /// The stack's overlaps: Megatron-Core's only on the megatron stack, each where it applies.
 std::optional<Violation> overlaps(const TrainingConfig& t);

@@ -317,7 +317,7 @@ InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
   if (s_.sequence_parallel) k.sps = {*s_.sequence_parallel};
   // What the engine shards (its rules set max_zero_stage and zero_stage_1).
   for (int z = 0; z <= s_.max_zero_stage; ++z)
-    if (!rules::zero(z, pp, s_.stack) && (z != 1 || s_.zero_stage_1)) k.zeros.push_back(z);
+    if (!rules::zero(z, pp, s_.stack, dp * cp) && (z != 1 || s_.zero_stage_1)) k.zeros.push_back(z);
   if (s_.zero_stage) k.zeros = {*s_.zero_stage};
   k.overlaps = {false};
   if (dp * cp > 1) k.overlaps.push_back(true);
