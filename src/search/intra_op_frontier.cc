@@ -1,11 +1,15 @@
 #include "search/intra_op_frontier.h"
 
 #include <fmt/format.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -14,38 +18,16 @@
 #include "ir/error.h"
 #include "search/frontier.h"
 #include "search/intra_op.h"
+#include "search/pareto_sets.h"
 
 namespace paraplan {
 namespace {
 
-// One point of a table entry; `prov` is where its provenance tuple starts in the table's store:
-// the eliminated variable's configuration, then the point it took from each input message.
-struct Point {
-  double time = 0;
-  double memory = 0;
-  std::int64_t prov = 0;
-};
-
-// Sorts by (time, memory, provenance tuple) and keeps the points of strictly falling memory (with
-// a step ε, falling by more than the fraction ε, and the leanest): the Pareto set, the same
-// whatever order the points came in. The fastest and the leanest point are always kept, so the
-// frontier's two ends are exact under any step.
-void prune(std::vector<Point>& points, const std::vector<int>& store, int width, double step) {
-  std::sort(points.begin(), points.end(), [&](const Point& a, const Point& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.memory != b.memory) return a.memory < b.memory;
-    return std::lexicographical_compare(store.begin() + a.prov, store.begin() + a.prov + width,
-                                        store.begin() + b.prov, store.begin() + b.prov + width);
-  });
-  std::size_t kept = 0, leanest = 0;
-  for (std::size_t i = 0; i < points.size(); ++i)
-    if (points[i].memory < points[leanest].memory) leanest = i;
-  for (std::size_t i = 0; i < points.size(); ++i)
-    if (kept == 0 || points[i].memory < points[kept - 1].memory * (1 - step) ||
-        (i == leanest && points[i].memory < points[kept - 1].memory))
-      points[kept++] = points[i];
-  points.resize(kept);
-}
+using pareto::CombinedCache;
+using pareto::Point;
+using pareto::prune;
+using pareto::Staircase;
+using pareto::sum_pruned;
 
 // Appends a copy of the tuple at `from` (the store may grow under it, so by value).
 std::int64_t append_copy(std::vector<int>& store, std::int64_t from, int width) {
@@ -90,6 +72,7 @@ struct Message {
   std::vector<std::vector<int>> classes;  ///< per scope variable: configuration -> class
   std::vector<std::int64_t> stride;       ///< row-major over the scope's classes
   std::vector<std::vector<Point>> sets;   ///< per entry
+  std::vector<double> fastest, leanest;   ///< per entry: its set's least time and memory
   std::vector<int> inputs;                ///< messages consumed, in the tuples' order
   std::vector<int> store;                 ///< provenance tuples, 1 + inputs.size() ints each
   bool consumed = false;
@@ -107,6 +90,12 @@ struct Source {
   int slot = -1;
   int part = 0;
 };
+
+struct FillTable;
+struct FillChunk;
+struct FillScratch;
+// Workers a table's entries are split for (chunks of at least 32 entries, eight per worker).
+constexpr std::int64_t kFillWorkers = 16;
 
 class FrontierSolve {
  public:
@@ -140,15 +129,20 @@ class FrontierSolve {
             const std::vector<Refinement>& slots, const Refinement& own,
             const std::vector<std::vector<Source>>& pair_sources,
             const std::vector<std::vector<Source>>& message_sources);
+  void fill_entries(const FillTable& t, Message& m, FillChunk& chunk, FillScratch& scratch);
   std::vector<IntraOpFrontierPoint> finish();
+  // Called from several workers at once.
   void count(std::size_t points) {
     if (deadline_ && std::chrono::steady_clock::now() > *deadline_)
       throw Error(ErrorKind::kLimit, "",
                   "the frontier's search ran out of its time; ask for a coarser frontier (a "
                   "larger memory step), fewer devices or splits by powers of two");
-    stored_ += static_cast<std::int64_t>(points);
-    largest_ = std::max(largest_, static_cast<std::int64_t>(points));
-    if (stored_ > max_points_)
+    const auto n = static_cast<std::int64_t>(points);
+    const std::int64_t stored = stored_ += n;
+    std::int64_t largest = largest_.load();
+    while (n > largest && !largest_.compare_exchange_weak(largest, n)) {
+    }
+    if (stored > max_points_)
       throw Error(
           ErrorKind::kLimit, "",
           fmt::format("the frontier's tables would hold more than {} points at once; "
@@ -165,7 +159,7 @@ class FrontierSolve {
   std::vector<std::vector<int>> pairs_of_;
   std::vector<char> pair_used_;
   std::vector<Message> messages_;
-  std::int64_t stored_ = 0, largest_ = 0;
+  std::atomic<std::int64_t> stored_{0}, largest_{0};
   double step_ = 0;
 };
 
@@ -266,214 +260,217 @@ const Level& recombine(std::vector<Level>& levels, const std::vector<Point>& gro
     level.at = ats[k];
     const std::vector<Point>& from = k == 0 ? group : levels[k - 1].points;
     const std::vector<int>& from_store = k == 0 ? group_store : levels[k - 1].store;
-    const std::vector<Point>& set = inputs[k]->sets[ats[k]];
-    level.points.clear();
-    level.store.clear();
-    for (const Point& a : from)
-      for (std::size_t b = 0; b < set.size(); ++b) {
-        const auto at_store = static_cast<std::int64_t>(level.store.size());
-        level.store.insert(level.store.end(), from_store.begin() + a.prov,
-                           from_store.begin() + a.prov + width);
-        level.store[at_store + 1 + static_cast<std::int64_t>(k)] = static_cast<int>(b);
-        level.points.push_back({a.time + set[b].time, a.memory + set[b].memory, at_store});
-      }
-    prune(level.points, level.store, width, step);
+    sum_pruned(from, from_store, inputs[k]->sets[ats[k]], static_cast<int>(k), width, step,
+               level.points, level.store);
   }
   return levels.back();
 }
 
-// A class's set combined with every input depends on the class and the inputs' entries alone,
-// and the same few recur across a table's entries (Transformer on 16 devices: 18.7 M
-// combinations, 0.55 M distinct): kept by that key, up to a bound on the points held (then
-// forgotten; the answer never depends on what is kept).
-class CombinedCache {
- public:
-  CombinedCache(int classes, const std::vector<const Message*>& inputs) {
-    // The key is mixed-radix over (class, each input's entry); too wide a key: no cache.
-    double span = classes;
-    for (const Message* in : inputs) {
-      radix_.push_back(static_cast<std::int64_t>(in->sets.size()));
-      span *= static_cast<double>(in->sets.size());
-    }
-    enabled_ = span < 9e18;
-  }
-  const Level* find(int group, const std::int64_t* ats) const {
-    if (!enabled_) return nullptr;
-    auto it = kept_.find(key(group, ats));
-    return it == kept_.end() ? nullptr : &it->second;
-  }
-  const Level& keep(int group, const std::int64_t* ats, const Level& combined) {
-    if (!enabled_) return combined;
-    if (points_ > kMaxPoints) {
-      kept_.clear();
-      points_ = 0;
-    }
-    points_ += static_cast<std::int64_t>(combined.points.size());
-    return kept_.emplace(key(group, ats), combined).first->second;
-  }
+// Classes ordered by corner before the rest of an entry's (the staircase is built from them).
+constexpr std::ptrdiff_t kLeadClasses = 8;
 
- private:
-  static constexpr std::int64_t kMaxPoints = std::int64_t{1} << 22;
-  std::int64_t key(int group, const std::int64_t* ats) const {
-    std::int64_t k = group;
-    for (std::size_t i = 0; i < radix_.size(); ++i) k = k * radix_[i] + ats[i];
-    return k;
-  }
-  std::vector<std::int64_t> radix_;
-  bool enabled_ = true;
-  std::unordered_map<std::int64_t, Level> kept_;
-  std::int64_t points_ = 0;
+// What filling one table needs, read-only: the eliminated variable's classes and their sets, the
+// inputs, and what each class adds to a pair factor's row or column and to an input's entry (the
+// rest depends on the entry alone).
+struct FillTable {
+  const IntraOpNetwork* net = nullptr;
+  const std::vector<int>* bucket_pairs = nullptr;
+  const std::vector<Refinement>* slots = nullptr;
+  const std::vector<std::vector<Source>>* pair_sources = nullptr;
+  const std::vector<std::vector<Source>>* message_sources = nullptr;
+  std::vector<const Message*> inputs;
+  std::vector<std::vector<Point>> groups;  ///< per class, its configurations' Pareto set
+  std::vector<int> own_store;
+  std::vector<std::int64_t> own_pair, own_at;
+  std::vector<const double*> pair_cost;  ///< per bucket pair, its cost table
+  int width = 1, n_inputs = 0, n_pairs = 0;
+  std::int64_t entries = 0;
+  double step = 0;
+  int classes() const { return static_cast<int>(groups.size()); }
 };
 
-// The exact (time, memory) staircase of the points an entry has so far: time ascending, memory
-// strictly falling. A point it dominates strictly (as fast and as lean, better in one) is never
-// kept by prune under any step, so leaving it out changes nothing.
-class Staircase {
- public:
-  void clear() { steps_.clear(); }
-  bool dominates(double time, double memory) const {
-    auto it = std::upper_bound(steps_.begin(), steps_.end(), time,
-                               [](double t, const Step& s) { return t < s.time; });
-    if (it == steps_.begin()) return false;
-    --it;
-    return it->memory <= memory && !(it->time == time && it->memory == memory);
-  }
-  void insert(double time, double memory) {
-    auto after = std::upper_bound(steps_.begin(), steps_.end(), time,
-                                  [](double t, const Step& s) { return t < s.time; });
-    if (after != steps_.begin() && std::prev(after)->memory <= memory) return;
-    auto from = std::lower_bound(steps_.begin(), steps_.end(), time,
-                                 [](const Step& s, double t) { return s.time < t; });
-    auto to = from;
-    while (to != steps_.end() && to->memory >= memory) ++to;
-    steps_.insert(steps_.erase(from, to), Step{time, memory});
-  }
+// One worker's share of a table: entries [begin, end), their tuples in its own store.
+struct FillChunk {
+  std::int64_t begin = 0, end = 0;
+  std::vector<int> store;
+};
 
- private:
-  struct Step {
-    double time, memory;
-  };
-  std::vector<Step> steps_;
+std::vector<std::int64_t> entries_of(const std::vector<const Message*>& inputs) {
+  std::vector<std::int64_t> sizes;
+  for (const Message* in : inputs) sizes.push_back(static_cast<std::int64_t>(in->sets.size()));
+  return sizes;
+}
+
+// What one worker keeps while filling a table: the classes' partial sets, the cache of combined
+// sets, and the buffers of one entry.
+struct FillScratch {
+  explicit FillScratch(const FillTable& t)
+      : levels(t.classes(), std::vector<Level>(t.n_inputs)),
+        cache(t.classes(), entries_of(t.inputs), static_cast<double>(t.entries) * t.classes()),
+        ats(static_cast<std::size_t>(t.classes()) * t.n_inputs),
+        base(t.classes()),
+        corner_time(t.classes()),
+        corner_memory(t.classes()),
+        order(t.classes()) {}
+  std::vector<std::vector<Level>> levels;
+  CombinedCache cache;
+  std::vector<Point> candidates;
+  std::vector<int> store;
+  std::vector<std::int64_t> ats;
+  std::vector<double> base, corner_time, corner_memory;
+  std::vector<std::pair<double, int>> order;  ///< (corner time, class): fastest first
+  Staircase staircase;
 };
 
 void FrontierSolve::fill(Message& m, int v, const std::vector<int>& bucket_pairs,
                          const std::vector<Refinement>& slots, const Refinement& own,
                          const std::vector<std::vector<Source>>& pair_sources,
                          const std::vector<std::vector<Source>>& message_sources) {
-  const int width = 1 + static_cast<int>(m.inputs.size());
-  const int n_inputs = static_cast<int>(m.inputs.size());
-  std::vector<const Message*> inputs;
-  for (int i : m.inputs) inputs.push_back(&messages_[i]);
-  // The eliminated variable's configurations by class, each class's (time, memory) Pareto set.
-  std::vector<std::vector<Point>> groups(own.size());
-  std::vector<int> own_store;
+  FillTable t;
+  t.net = &net_;
+  t.bucket_pairs = &bucket_pairs;
+  t.slots = &slots;
+  t.pair_sources = &pair_sources;
+  t.message_sources = &message_sources;
+  t.width = 1 + static_cast<int>(m.inputs.size());
+  t.n_inputs = static_cast<int>(m.inputs.size());
+  t.n_pairs = static_cast<int>(bucket_pairs.size());
+  t.step = step_;
+  t.entries = static_cast<std::int64_t>(m.sets.size());
+  for (int i : m.inputs) t.inputs.push_back(&messages_[i]);
+  t.groups.resize(own.size());
   for (int c = 0; c < static_cast<int>(own.of_config.size()); ++c) {
     if (own.of_config[c] < 0) continue;
-    groups[own.of_config[c]].push_back(
-        {net_.unary[v][c], memory_[v][c], static_cast<std::int64_t>(own_store.size())});
-    own_store.push_back(c);
-    own_store.insert(own_store.end(), width - 1, -1);
+    t.groups[own.of_config[c]].push_back(
+        {net_.unary[v][c], memory_[v][c], static_cast<std::int64_t>(t.own_store.size())});
+    t.own_store.push_back(c);
+    t.own_store.insert(t.own_store.end(), t.width - 1, -1);
   }
-  for (auto& g : groups) prune(g, own_store, width, step_);
-
-  // A class's set combined with inputs 0..k depends only on the entries those inputs are read at:
-  // each class keeps its partial sets (inputs depending on slow-changing slots come first, so most
-  // entries reuse most levels). The pair factors' cost is one constant per class and entry, added
-  // last. Classes go fastest corner first, and a class whose corner (fastest time, least memory
-  // of all its points) the entry's staircase dominates is not combined at all.
-  std::vector<std::vector<Level>> levels(own.size(), std::vector<Level>(n_inputs));
-  CombinedCache cache(own.size(), inputs);
-  const int n_slots = static_cast<int>(slots.size());
-  std::vector<int> digit(n_slots, 0);
-  auto class_at = [&](const Source& s, int group) {
-    return s.slot < 0 ? own.parts[group][s.part] : slots[s.slot].parts[digit[s.slot]][s.part];
-  };
-  // What each class adds to a pair factor's row or column and to an input's entry is fixed; the
-  // rest depends on the entry alone.
-  const int n_pairs = static_cast<int>(bucket_pairs.size());
-  std::vector<std::int64_t> own_pair(static_cast<std::size_t>(own.size()) * n_pairs, 0),
-      own_at(static_cast<std::size_t>(own.size()) * n_inputs, 0);
+  for (auto& g : t.groups) prune(g, t.own_store, t.width, step_);
+  for (int p : bucket_pairs) t.pair_cost.push_back(net_.pairs[p].cost->data());
+  t.own_pair.assign(static_cast<std::size_t>(own.size()) * t.n_pairs, 0);
+  t.own_at.assign(static_cast<std::size_t>(own.size()) * t.n_inputs, 0);
   for (int g = 0; g < own.size(); ++g) {
-    for (int j = 0; j < n_pairs; ++j) {
+    for (int j = 0; j < t.n_pairs; ++j) {
       const PairFactor& f = net_.pairs[bucket_pairs[j]];
       const Source& u = pair_sources[j][0];
       const Source& w = pair_sources[j][1];
-      if (u.slot < 0) own_pair[g * n_pairs + j] += own.parts[g][u.part] * f.v_classes;
-      if (w.slot < 0) own_pair[g * n_pairs + j] += own.parts[g][w.part];
+      if (u.slot < 0) t.own_pair[g * t.n_pairs + j] += own.parts[g][u.part] * f.v_classes;
+      if (w.slot < 0) t.own_pair[g * t.n_pairs + j] += own.parts[g][w.part];
     }
-    for (int k = 0; k < n_inputs; ++k)
-      for (std::size_t i = 0; i < inputs[k]->scope.size(); ++i)
+    for (int k = 0; k < t.n_inputs; ++k)
+      for (std::size_t i = 0; i < t.inputs[k]->scope.size(); ++i)
         if (message_sources[k][i].slot < 0)
-          own_at[g * n_inputs + k] +=
-              own.parts[g][message_sources[k][i].part] * inputs[k]->stride[i];
+          t.own_at[g * t.n_inputs + k] +=
+              own.parts[g][message_sources[k][i].part] * t.inputs[k]->stride[i];
   }
+
+  // Entries are independent: contiguous chunks on the workers (each with its own caches, which
+  // never change an answer), their tuples joined in entry order.
+  const auto entries = static_cast<std::int64_t>(m.sets.size());
+  const std::int64_t chunk_size =
+      std::max<std::int64_t>(32, (entries + 8 * kFillWorkers - 1) / (8 * kFillWorkers));
+  std::vector<FillChunk> chunks;
+  for (std::int64_t b = 0; b < entries; b += chunk_size)
+    chunks.push_back({b, std::min(entries, b + chunk_size), {}});
+  tbb::enumerable_thread_specific<FillScratch> scratch([&] { return FillScratch(t); });
+  tbb::parallel_for(std::size_t{0}, chunks.size(),
+                    [&](std::size_t i) { fill_entries(t, m, chunks[i], scratch.local()); });
+  m.fastest.assign(m.sets.size(), 0);
+  m.leanest.assign(m.sets.size(), 0);
+  for (std::size_t e = 0; e < m.sets.size(); ++e)
+    if (!m.sets[e].empty()) {
+      m.fastest[e] = m.sets[e].front().time;
+      m.leanest[e] = m.sets[e].back().memory;
+    }
+  for (FillChunk& chunk : chunks) {
+    const auto offset = static_cast<std::int64_t>(m.store.size());
+    m.store.insert(m.store.end(), chunk.store.begin(), chunk.store.end());
+    for (std::int64_t e = chunk.begin; e < chunk.end; ++e)
+      for (Point& p : m.sets[e]) p.prov += offset;
+  }
+}
+
+// Fills entries [chunk.begin, chunk.end) of m. A class's set combined with the inputs depends
+// only on the class and the entries those inputs are read at: kept by that key, and the earlier
+// inputs' partial sets reused while their entries stay (inputs depending on slow-changing slots
+// come first). The pair factors' cost is one constant per class and entry, added last. Classes go
+// fastest corner first, and a class whose corner (fastest time, least memory of all its points)
+// the entry's staircase dominates is not combined at all.
+void FrontierSolve::fill_entries(const FillTable& t, Message& m, FillChunk& chunk, FillScratch& x) {
+  const int n_inputs = t.n_inputs, n_pairs = t.n_pairs, width = t.width;
+  const std::vector<Refinement>& slots = *t.slots;
+  const int n_slots = static_cast<int>(slots.size());
+  std::vector<int> digit(n_slots, 0);
+  auto class_at = [&](const Source& s) { return slots[s.slot].parts[digit[s.slot]][s.part]; };
   std::vector<std::int64_t> entry_pair(n_pairs), entry_at(n_inputs);
-  std::vector<Point> candidates;
-  std::vector<int> store;
-  std::vector<std::int64_t> ats(static_cast<std::size_t>(own.size()) * n_inputs);
-  std::vector<double> base(own.size()), corner_time(own.size()), corner_memory(own.size());
-  std::vector<int> order(own.size());
-  Staircase staircase;
-  for (std::int64_t e = 0; e < static_cast<std::int64_t>(m.sets.size()); ++e) {
+  std::vector<Point>& candidates = x.candidates;
+  std::vector<int>& store = x.store;
+  std::vector<std::int64_t>& ats = x.ats;
+  std::vector<double>&base = x.base, &corner_time = x.corner_time, &corner_memory = x.corner_memory;
+  std::vector<std::pair<double, int>>& order = x.order;
+  Staircase& staircase = x.staircase;
+  for (std::int64_t e = chunk.begin; e < chunk.end; ++e) {
     std::int64_t rest = e;
     for (int s = n_slots - 1; s >= 0; --s) {
       digit[s] = static_cast<int>(rest % slots[s].size());
       rest /= slots[s].size();
     }
     for (int j = 0; j < n_pairs; ++j) {
-      const PairFactor& f = net_.pairs[bucket_pairs[j]];
-      const Source& u = pair_sources[j][0];
-      const Source& w = pair_sources[j][1];
+      const Source& u = (*t.pair_sources)[j][0];
+      const Source& w = (*t.pair_sources)[j][1];
       entry_pair[j] =
-          (u.slot < 0 ? 0 : class_at(u, 0) * f.v_classes) + (w.slot < 0 ? 0 : class_at(w, 0));
+          (u.slot < 0 ? 0 : class_at(u) * t.net->pairs[(*t.bucket_pairs)[j]].v_classes) +
+          (w.slot < 0 ? 0 : class_at(w));
     }
     for (int k = 0; k < n_inputs; ++k) {
       entry_at[k] = 0;
-      for (std::size_t i = 0; i < inputs[k]->scope.size(); ++i)
-        if (message_sources[k][i].slot >= 0)
-          entry_at[k] += class_at(message_sources[k][i], 0) * inputs[k]->stride[i];
+      for (std::size_t i = 0; i < t.inputs[k]->scope.size(); ++i)
+        if ((*t.message_sources)[k][i].slot >= 0)
+          entry_at[k] += class_at((*t.message_sources)[k][i]) * t.inputs[k]->stride[i];
     }
     candidates.clear();
     store.clear();
     staircase.clear();
-    for (int g = 0; g < own.size(); ++g) {
+    for (int g = 0; g < t.classes(); ++g) {
       base[g] = 0;
       for (int j = 0; j < n_pairs; ++j)
-        base[g] += (*net_.pairs[bucket_pairs[j]].cost)[entry_pair[j] + own_pair[g * n_pairs + j]];
+        base[g] += t.pair_cost[j][entry_pair[j] + t.own_pair[g * n_pairs + j]];
       // Summed in the order the points are, so the corner bounds their rounded sums too.
-      double time = groups[g].front().time, memory = groups[g].back().memory;
+      double time = t.groups[g].front().time, memory = t.groups[g].back().memory;
       for (int k = 0; k < n_inputs; ++k) {
-        const std::int64_t at = entry_at[k] + own_at[g * n_inputs + k];
+        const std::int64_t at = entry_at[k] + t.own_at[g * n_inputs + k];
         ats[static_cast<std::size_t>(g) * n_inputs + k] = at;
-        const std::vector<Point>& set = inputs[k]->sets[at];
-        time += set.empty() ? 0 : set.front().time;
-        memory += set.empty() ? 0 : set.back().memory;
+        time += t.inputs[k]->fastest[at];
+        memory += t.inputs[k]->leanest[at];
       }
       corner_time[g] = time + base[g];
       corner_memory[g] = memory;
-      order[g] = g;
+      order[g] = {corner_time[g], g};
     }
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      return corner_time[a] != corner_time[b] ? corner_time[a] < corner_time[b] : a < b;
-    });
-    for (int g : order) {
-      if (staircase.dominates(corner_time[g], corner_memory[g])) continue;
-      const Level* combined = nullptr;
+    std::partial_sort(order.begin(),
+                      order.begin() + std::min<std::ptrdiff_t>(
+                                          kLeadClasses, static_cast<std::ptrdiff_t>(order.size())),
+                      order.end());
+    for (const auto& [corner, g] : order) {
+      Staircase::Walk walk(staircase, corner_time[g]);
+      if (walk.dominated(corner_time[g], corner_memory[g])) continue;
+      CombinedCache::View set{t.groups[g].data(), t.groups[g].data() + t.groups[g].size(),
+                              t.own_store.data()};
       if (n_inputs > 0) {
         const std::int64_t* at = &ats[static_cast<std::size_t>(g) * n_inputs];
-        combined = cache.find(g, at);
-        if (!combined)
-          combined = &cache.keep(
-              g, at, recombine(levels[g], groups[g], own_store, at, inputs, width, step_));
+        if (!x.cache.find(g, at, set)) {
+          const Level& combined =
+              recombine(x.levels[g], t.groups[g], t.own_store, at, t.inputs, width, t.step);
+          set = x.cache.keep(g, at, combined.points, combined.store, width);
+        }
       }
-      const std::vector<Point>& final_set = combined ? combined->points : groups[g];
-      const std::vector<int>& final_store = combined ? combined->store : own_store;
       const std::size_t first = candidates.size();
-      for (const Point& p : final_set) {
-        if (staircase.dominates(p.time + base[g], p.memory)) continue;
-        candidates.push_back({p.time + base[g], p.memory, static_cast<std::int64_t>(store.size())});
-        store.insert(store.end(), final_store.begin() + p.prov,
-                     final_store.begin() + p.prov + width);
+      for (const Point* p = set.begin; p != set.end; ++p) {
+        if (walk.dominated(p->time + base[g], p->memory)) continue;
+        candidates.push_back(
+            {p->time + base[g], p->memory, static_cast<std::int64_t>(store.size())});
+        store.insert(store.end(), set.store + p->prov, set.store + p->prov + width);
       }
       for (std::size_t i = first; i < candidates.size(); ++i)
         staircase.insert(candidates[i].time, candidates[i].memory);
@@ -484,10 +481,10 @@ void FrontierSolve::fill(Message& m, int v, const std::vector<int>& bucket_pairs
         std::remove_if(candidates.begin(), candidates.end(),
                        [&](const Point& p) { return staircase.dominates(p.time, p.memory); }),
         candidates.end());
-    prune(candidates, store, width, step_);
+    prune(candidates, store, width, t.step);
     for (Point& p : candidates) {
-      const std::int64_t at = static_cast<std::int64_t>(m.store.size());
-      m.store.insert(m.store.end(), store.begin() + p.prov, store.begin() + p.prov + width);
+      const auto at = static_cast<std::int64_t>(chunk.store.size());
+      chunk.store.insert(chunk.store.end(), store.begin() + p.prov, store.begin() + p.prov + width);
       p.prov = at;
     }
     count(candidates.size());
@@ -584,23 +581,37 @@ IntraOpFrontierResult intra_op_frontier(const IntraOpNetwork& net,
           ? by_weight
           : by_degree;
 
+  // One solve per device bound, side by side (the largest bound, the longest, first); their
+  // points joined in bound order.
+  struct Solved {
+    bool feasible = false;
+    std::vector<IntraOpFrontierPoint> points;
+    std::int64_t stored = 0, largest = 0;
+  };
+  std::vector<Solved> solved(bounds.size());
+  tbb::parallel_for(std::size_t{0}, bounds.size(), [&](std::size_t i) {
+    const int bound = bounds[bounds.size() - 1 - i];
+    Solved& out = solved[bounds.size() - 1 - i];
+    std::vector<std::vector<char>> allowed(net.size());
+    for (int v = 0; v < net.size(); ++v) {
+      for (int d : resources.devices[v]) allowed[v].push_back(d <= bound);
+      if (std::count(allowed[v].begin(), allowed[v].end(), 1) == 0) return;
+    }
+    FrontierSolve solve(net, resources.memory_bytes, allowed, options.max_points,
+                        options.memory_step, deadline);
+    out.points = solve.run(order);
+    out.stored = solve.stored();
+    out.largest = solve.largest();
+    out.feasible = true;
+  });
   std::vector<IntraOpFrontierPoint> found;
   std::int64_t stored = 0, largest = 0;
   int solves = 0;
-  for (int bound : bounds) {
-    std::vector<std::vector<char>> allowed(net.size());
-    bool feasible = true;
-    for (int v = 0; v < net.size(); ++v) {
-      for (int d : resources.devices[v]) allowed[v].push_back(d <= bound);
-      feasible = feasible && std::count(allowed[v].begin(), allowed[v].end(), 1) > 0;
-    }
-    if (!feasible) continue;
-    FrontierSolve solve(net, resources.memory_bytes, allowed, options.max_points,
-                        options.memory_step, deadline);
-    std::vector<IntraOpFrontierPoint> points = solve.run(order);
-    found.insert(found.end(), points.begin(), points.end());
-    stored += solve.stored();
-    largest = std::max(largest, solve.largest());
+  for (Solved& s : solved) {
+    if (!s.feasible) continue;
+    found.insert(found.end(), s.points.begin(), s.points.end());
+    stored += s.stored;
+    largest = std::max(largest, s.largest);
     ++solves;
   }
   IntraOpFrontierResult out = collect(net, resources, std::move(found));
