@@ -74,7 +74,7 @@ std::string plan(const py::dict& kw) {
   o.uniform_stages = k.flag("uniform_stages");
   o.top = static_cast<int>(k.integer("top", 5, 1, 1000));
   o.resimulate = static_cast<int>(k.integer("resimulate", 0, 0, 1000));
-  o.time_limit_s = k.number("time_limit", 0, 0, 1e6);
+  o.time_limit_s = k.number("time_limit", -1, 0, 1e6);
   o.export_to = k.text("export");
   if (k.has("train_tokens"))
     o.train_tokens =

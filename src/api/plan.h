@@ -18,6 +18,7 @@
 #include "cost/pase_cost.h"
 #include "cost/piper_cost.h"
 #include "ir/error.h"
+#include "ir/knobs.h"
 #include "ir/model.h"
 #include "ir/plan.h"
 #include "ir/progress.h"
@@ -51,8 +52,10 @@ struct PipelinePlanRequest {
   std::string cluster_name;  ///< as the plan file and report name it
   bool rank_order = false;   ///< keep rank order on the cluster (priced, not searched)
   /// Coarsen the layer graph to this many super-nodes first (search/coarsen.h); 0: the exact
-  /// search, falling back to 64 super-nodes when the graph is too large for it.
+  /// search, falling back to 64 super-nodes when the graph is too large for it or the exact
+  /// search passes `time_limit_s` (0: no limit).
   int coarsen = 0;
+  double time_limit_s = kDefaultPlanTimeLimitS;
   /// What the plan minimises: the simulated iteration (search/pipeline_iteration.h), or Piper's
   /// steady state (the bottleneck stage's time per micro-batch; its published numbers).
   bool steady_state = false;

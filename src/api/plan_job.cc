@@ -349,7 +349,7 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
     knobs.stack = stack_text(engine_rules(export_engine(o.export_to)).stack);
   r.settings = search_settings(knobs, devices, batch, o.uniform_stages);
   r.settings.top_k = o.top;
-  r.settings.time_limit_s = o.time_limit_s;
+  r.settings.time_limit_s = o.time_limit_s < 0 ? kDefaultPlanTimeLimitS : o.time_limit_s;
   r.settings.progress = o.progress;
   r.calibration = load_calibration(knobs.calibration, r.cluster);
   r.resimulate = o.resimulate;
@@ -454,6 +454,7 @@ PlanOutcome piper(const PlanOptions& o, const Workload& w) {
     r.stage_widths = widths;
   }
   r.coarsen = o.coarsen;
+  r.time_limit_s = o.time_limit_s < 0 ? kDefaultPlanTimeLimitS : o.time_limit_s;
   const PipelinePlanResult result = plan_pipeline(r);
   PlanOutcome out;
   // One document: the answer is the plan file (a feasible plan's with what replays it).
@@ -555,7 +556,7 @@ const std::vector<std::string> kTransformerPlanFields = {
 const std::vector<std::string> kPiperPlanFields = {
     "input",        "format",    "cost_model",   "planner",       "cluster",   "devices",
     "memory",       "bandwidth", "microbatches", "profile_batch", "placement", "coarsen",
-    "model_device", "dp",        "pp",           "objective",     "stage_dp"};
+    "model_device", "dp",        "pp",           "objective",     "stage_dp",  "time_limit"};
 const std::vector<std::string> kDapplePlanFields = {"input",           "format",       "cost_model",
                                                     "planner",         "machines",     "batch",
                                                     "microbatch_size", "profile_batch"};

@@ -53,8 +53,8 @@ struct PlanOptions {
   bool uniform_stages = false;
   int top = 5;
   int resimulate = 0;
-  double time_limit_s = 0;
-  std::string export_to;  ///< megatron | deepspeed
+  double time_limit_s = -1;  ///< < 0: not given (kDefaultPlanTimeLimitS); 0: no limit
+  std::string export_to;     ///< megatron | deepspeed
   /// The question before buying: the fewest devices of the preset's kind whose best plan trains
   /// `train_tokens` tokens ("15T", "300B" or a count) within `days`; the cost at
   /// `gpu_hour_price` per device-hour (0: not given).

@@ -314,11 +314,21 @@ PipelinePlanResult plan_pipeline(const PipelinePlanRequest& request) {
   if (request.coarsen > 0) {
     out.plan = coarsened(request.coarsen, "asked for");
   } else {
+    PipelineSearchOptions exact = search;
+    if (request.time_limit_s > 0)
+      exact.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                           std::chrono::duration<double>(request.time_limit_s));
     try {
-      out.plan = search_pipeline(request.model, cost, search).plan;
+      out.plan = search_pipeline(request.model, cost, exact).plan;
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::kLimit) throw;
-      out.plan = coarsened(kFallbackSuperNodes, "too large for the exact search");
+      out.plan = coarsened(kFallbackSuperNodes,
+                           std::string(e.what()) == kPastTheTimeLimit
+                               ? fmt::format("the exact search passed the {:g} s time limit; "
+                                             "--time-limit 0 waits for it",
+                                             request.time_limit_s)
+                               : "too large for the exact search");
     }
   }
   if (!out.plan.feasible && out.coarsening) {

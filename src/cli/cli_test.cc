@@ -391,10 +391,8 @@ TEST(Cli, PipelinePlannerTakesTheUsersWidthsAndStageCount) {
       << odd.out;
 }
 
-TEST(Cli, InstancesBeyondTheExactSearchAreCoarsened) {
-  // A chain of 15,000 layers has ~1.1e8 contiguous stages: too many for the exact search, so
-  // coarsened (in about a second: its lattice is built once per ideal, not once per way in).
-  const int n = 15000;
+// A Piper chain of n identical layers.
+std::string chain_of(int n) {
   std::ostringstream text;
   text << R"({"maxMemoryPerDevice": 1e9, "maxDevices": 8, "bandwidth": 1e9, "mbsInBatch": 8, )"
        << R"("nodes": [)";
@@ -412,7 +410,13 @@ TEST(Cli, InstancesBeyondTheExactSearchAreCoarsened) {
     text << (i > 1 ? "," : "") << R"({"sourceId": )" << i - 1 << R"(, "destId": )" << i
          << R"(, "communicationCost": 1})";
   text << "]}";
-  const std::string chain = write_temp("chain.json", text.str());
+  return text.str();
+}
+
+TEST(Cli, InstancesBeyondTheExactSearchAreCoarsened) {
+  // A chain of 15,000 layers has ~1.1e8 contiguous stages: too many for the exact search, so
+  // coarsened (in about a second: its lattice is built once per ideal, not once per way in).
+  const std::string chain = write_temp("chain.json", chain_of(15000));
   Outcome r = run("plan " + chain);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("coarsened to 64 super-nodes (too large for the exact search)"),
@@ -427,6 +431,23 @@ TEST(Cli, InstancesBeyondTheExactSearchAreCoarsened) {
   EXPECT_NE(r.out.find("devices: stage 0 [0 1 2 3 4 5 6 7]\n"), std::string::npos) << r.out;
   Outcome steady = run("plan " + chain + " --objective steady-state");
   EXPECT_NE(steady.out.find("objective: 1875 "), std::string::npos) << steady.out;
+}
+
+// Every plan search has a time limit (60 s unless told; the issue's 4,096-layer graph ran
+// 3 minutes in silence): past it the pipeline planner answers with the coarsened graph's plan
+// and says so; --time-limit 0 waits for the exact one.
+TEST(Cli, ThePipelineSearchPastItsTimeLimitPlansTheCoarsenedGraph) {
+  const std::string chain = write_temp("chain800.json", chain_of(800));
+  Outcome cut = run("plan " + chain + " --time-limit 0.001");
+  EXPECT_EQ(cut.exit_code, 0) << cut.out;
+  EXPECT_NE(cut.out.find("coarsened to 64 super-nodes (the exact search passed the 0.001 s time "
+                         "limit; --time-limit 0 waits for it)"),
+            std::string::npos)
+      << cut.out;
+  Outcome exact = run("plan " + chain + " --time-limit 0");
+  EXPECT_EQ(exact.exit_code, 0) << exact.out;
+  EXPECT_EQ(exact.out.find("coarsened"), std::string::npos) << exact.out;
+  EXPECT_NE(run("plan --help").out.find("(default 60; 0: no limit)"), std::string::npos);
 }
 
 TEST(Cli, HelpOnEveryCommand) {

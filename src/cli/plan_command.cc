@@ -174,7 +174,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--top", args->options.top, "Transformer: how many plans to list (default 5)")
       ->check(CLI::Range(1, 1000));
   cmd->add_option("--time-limit", args->options.time_limit_s,
-                  "Transformer: stop after this many seconds with the best plan so far")
+                  "Stop searching after this many seconds (default 60; 0: no limit): the "
+                  "transformer planner answers with the best plan so far, the pipeline planner "
+                  "with the coarsened graph's plan; each says so")
       ->check(CLI::Range(0.0, 1e6));
   cmd->add_option("--export", args->options.export_to,
                   "Transformer: print the best plan for a training engine: megatron (Megatron-LM's "

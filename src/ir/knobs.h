@@ -128,6 +128,11 @@ inline constexpr double time_band(Stack stack) {
 /// allocator's on the measured single-GPU runs (mean; 10.6 % at most, recomputed runs' extra
 /// fragmentation), so a plan within 5 % of the wall is inside its error band.
 inline constexpr std::string_view kDefaultPlanHeadroom = "5%";
+/// How long `plan` searches unless told (seconds; 0: no limit): the transformer planner answers
+/// with the best plan found so far, the pipeline planner with the coarsened graph's plan, and
+/// each says so. Answers usually take well under a second; the limit is for inputs that would
+/// not (a 4,096-layer graph's exact search takes about 3 minutes).
+inline constexpr double kDefaultPlanTimeLimitS = 60;
 
 /// The limits of the options besides the knobs, the same in every front end and reader.
 inline constexpr int kMaxMicrobatches = 1 << 30;  ///< Piper's micro-batches per batch

@@ -60,6 +60,7 @@ Search::Search(const Model& model, const PipelineCostModel& cost,
       s_max_(cost.max_data_parallel_sum()),
       narrow_from_(options.narrow_bands_from),
       progress_(options.progress),
+      deadline_(options.deadline),
       task_(model.name + ": pipeline stages") {
   for (int b : budget_) total_devices_ += b;
   tables_.resize(lattice_.count());

@@ -3,7 +3,9 @@
 // bottleneck stage cost of a PipelineCostModel under its device and memory limits.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 
 #include "cost/pipeline_cost.h"
 #include "ir/model.h"
@@ -27,6 +29,9 @@ struct PipelineSearchOptions {
   int keep_stage_figures_up_to = 1024;
   /// Told how many layer sets (ideals) of each bound pass are solved; may be null.
   ProgressSink* progress = nullptr;
+  /// Past it the search stops with Error(kLimit) naming the time limit (checked between the
+  /// lattice's levels); none: no limit.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 struct PipelineSearchStats {
@@ -38,6 +43,9 @@ struct PipelineSearchResult {
   Plan plan;  ///< plan.feasible is false when no plan fits
   PipelineSearchStats stats;
 };
+
+/// What Error(kLimit) says when the deadline passed (callers tell it from the work limits).
+inline constexpr const char* kPastTheTimeLimit = "the exact search passed its time limit";
 
 /// Exact: returns a plan whose objective is the minimum over all contiguous-stage plans that
 /// satisfy the cost model's limits. Deterministic (same inputs, same plan), multi-threaded.

@@ -348,6 +348,8 @@ void Search::solve_all() {
     tbb::parallel_for(
         begin, end, [&](int ideal) { solve_ideal(ideal, *cursors_.local(), scratches_.local()); });
     begin = end;
+    if (deadline_ && std::chrono::steady_clock::now() > *deadline_)
+      throw Error(ErrorKind::kLimit, "", std::string(kPastTheTimeLimit));
     if (progress_)
       progress_->report(
           {task_, double(end), double(lattice_.count()), "layer sets, " + pass_name_, NAN, ""});

@@ -288,6 +288,7 @@ class Search {
   double clamp_ = 0;
   int narrow_from_;  // PipelineSearchOptions::narrow_bands_from
   ProgressSink* progress_;
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::string task_, pass_name_;
 };
 
