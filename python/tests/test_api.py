@@ -193,7 +193,7 @@ def test_simulate_equals_the_cli(tmp_path):
     (lambda: paraplan.evaluate("llama3-8b", devices=24, tp=3), paraplan.UsageError,
      "tp 3: the 32 attention heads must be divisible by the tensor-parallel size"),
     (lambda: paraplan.plan(model="llama3-8b", devices=16, tp=3), paraplan.UsageError,
-     "devices 16 is not tp × cp × pp × dp"),
+     "devices 16: not divisible by tp × cp × pp = 3 × 1 × 1 = 3"),
     (lambda: paraplan.evaluate("llama3-8b", devices=8, zero=3, export="megatron"),
      paraplan.UsageError, "zero 3: Megatron-LM shards at most to ZeRO 1"),
     (lambda: paraplan.plan(model="llama3-8b", devices="16"), paraplan.UsageError,

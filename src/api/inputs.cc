@@ -157,25 +157,6 @@ bool is_transformer_model(const std::string& model) {
          (ends_with(model, ".json") && !is_layer_model_file(model));
 }
 
-std::string nearest_name(const std::string& given, const std::vector<std::string>& names) {
-  auto plain = [](const std::string& s) {
-    std::string out;
-    for (char c : s)
-      if (c != '-' && c != '.' && c != '_')
-        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  };
-  const std::string g = plain(given);
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(2, g.size() / 3) + 1;
-  for (const std::string& n : names)  // ties: the first in the list's order
-    if (const std::size_t d = edit_distance(g, plain(n)); d < best_distance) {
-      best = n;
-      best_distance = d;
-    }
-  return best;
-}
-
 namespace {
 
 [[noreturn]] void unknown_model(const std::string& name) {

@@ -82,9 +82,6 @@ bool is_transformer_model(const std::string& model);
 /// A built-in name (or alias) or a config.json; FieldError("model") naming the nearest built-in
 /// and listing them otherwise.
 TransformerConfig load_transformer(const std::string& name);
-/// The name among `names` nearest to `given` (edit distance without case, dashes, dots and
-/// underscores, at most a third of its length, at least 2), or "".
-std::string nearest_name(const std::string& given, const std::vector<std::string>& names);
 /// FieldError("model") for a --model that is neither a built-in transformer (or alias), a
 /// built-in operator graph, nor a file (.json, .onnx): never routed to a planner that then
 /// does not know it. Says which built-in was probably meant.

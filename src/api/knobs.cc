@@ -12,6 +12,7 @@
 #include "io/transformer_json.h"
 #include "ir/engine_rules.h"
 #include "ir/error.h"
+#include "ir/names.h"
 #include "ir/units.h"
 
 namespace paraplan::api {
@@ -297,9 +298,7 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.dp = k.dp;
   if (t.dp == 0) {
     if (devices % inner)
-      throw FieldError("devices",
-                       fmt::format(" {}: must be divisible by tp × cp × pp = {} × {} × {}", devices,
-                                   t.tp, t.cp, t.pp));
+      throw FieldError("devices", indivisible_devices(devices, t.tp, t.cp, t.pp));
     t.dp = devices / inner;
   }
   if (t.devices() != devices)
@@ -326,9 +325,10 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
 
 RecomputeChoice parse_recompute(const std::string& text) {
   if (const auto rc = io::recompute_from_text(text)) return {rc->kind, rc->layers};
-  throw FieldError(
-      "recompute",
-      " must be none, selective, full or a number of layers N >= 1 (got \"" + text + "\")");
+  const std::string guess = nearest_name(text, {"none", "selective", "full"});
+  throw FieldError("recompute",
+                   " must be none, selective, full or a number of layers N >= 1 (got \"" + text +
+                       "\"" + (guess.empty() ? ")" : "; did you mean \"" + guess + "\"?)"));
 }
 
 std::string recompute_text(const TrainingConfig& t) { return io::recompute_text(t); }

@@ -1,8 +1,13 @@
 // paraplan: plans the parallel training of deep neural networks. A thin shell over the library:
 // parse flags, call, print; errors become one message and a documented exit code.
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
+#include <regex>
+#include <sstream>
 
 #include "cli/calibrate_command.h"
 #include "cli/convert_command.h"
@@ -18,15 +23,56 @@
 
 namespace {
 
-// The nearest of `names` to `typed`, when close enough to be a slip (a third of its letters).
-std::string nearest(const std::string& typed, const std::vector<std::string>& names) {
-  std::string best;
-  std::size_t distance = std::max<std::size_t>(2, typed.size() / 3) + 1;  // a swap costs 2
-  for (const std::string& n : names) {
-    const std::size_t d = paraplan::edit_distance(typed, n);
-    if (d < distance) distance = d, best = n;
+// A number in CLI11's range message ("1.000000") as typed ("1").
+std::string plain_number(const std::string& text) {
+  try {
+    return fmt::format("{:.15g}", std::stod(text));
+  } catch (const std::exception&) {
+    return text;
   }
-  return best;
+}
+
+// CLI11's words for a bad value, rewritten to say what is wrong and what would be valid:
+// "--stack: megatorn not in {megatron,fsdp,deepspeed}" (an enum: with the one probably meant),
+// "--devices: Value abc not in range 1.000000 to 1048576.000000", "Could not convert: --batch =
+// 2.5". Empty when the message is none of these.
+std::string bad_value_words(const CLI::App& command, const std::string& words) {
+  static const std::regex member(R"(^(--[a-z0-9-]+): (.*) not in \{(.*)\}$)");
+  static const std::regex range(R"(^(--[a-z0-9-]+): Value (.*) not in range (\S+) to (\S+)$)");
+  static const std::regex convert(R"(^Could not convert: (--[a-z0-9-]+) = (.*)$)");
+  std::smatch m;
+  auto whole = [&](const std::string& flag) {
+    const CLI::Option* o = command.get_option_no_throw(flag);
+    return o != nullptr && o->get_type_name().rfind("INT", 0) == 0;
+  };
+  if (std::regex_match(words, m, member)) {
+    std::vector<std::string> choices;
+    std::string listed;
+    std::stringstream all(m[3].str());
+    for (std::string c; std::getline(all, c, ',');) {
+      choices.push_back(c);
+      listed += (listed.empty() ? "" : ", ") + c;
+    }
+    const std::string guess = paraplan::nearest_name(m[2].str(), choices);
+    return m[1].str() + " " + m[2].str() + ": expected one of " + listed +
+           (guess.empty() ? "" : "; did you mean \"" + guess + "\"?");
+  }
+  if (std::regex_match(words, m, range)) {
+    const std::string flag = m[1].str(), value = m[2].str();
+    char* end = nullptr;
+    std::strtod(value.c_str(), &end);
+    const bool numeric = !value.empty() && end != nullptr && *end == '\0';
+    return flag + " " + value + ": expected " +
+           (numeric       ? "a value"
+            : whole(flag) ? "a whole number"
+                          : "a number") +
+           " from " + plain_number(m[3].str()) + " to " + plain_number(m[4].str());
+  }
+  if (std::regex_match(words, m, convert)) {
+    const std::string flag = m[1].str();
+    return flag + " " + m[2].str() + ": expected " + (whole(flag) ? "a whole number" : "a number");
+  }
+  return "";
 }
 
 // What CLI11 says, and for an unknown flag or command the one that was probably meant.
@@ -38,7 +84,7 @@ std::string parse_error_words(const CLI::App& app, const CLI::ParseError& e, int
     std::vector<std::string> commands;
     for (const CLI::App* c : app.get_subcommands({})) commands.push_back(c->get_name());
     if (argc > 1 && argv[1][0] != '-') {
-      const std::string guess = nearest(argv[1], commands);
+      const std::string guess = paraplan::nearest_name(argv[1], commands);
       std::string all;
       for (const auto& c : commands) all += (all.empty() ? "" : ", ") + c;
       return "unknown command \"" + std::string(argv[1]) + "\"" +
@@ -47,6 +93,8 @@ std::string parse_error_words(const CLI::App& app, const CLI::ParseError& e, int
     }
     return words;
   }
+  if (const std::string value_words = bad_value_words(*chosen[0], words); !value_words.empty())
+    return value_words;
   if (dynamic_cast<const CLI::ExtrasError*>(&e) == nullptr) return words;
   std::vector<std::string> flags;
   for (const CLI::Option* o : chosen[0]->get_options())
@@ -54,7 +102,7 @@ std::string parse_error_words(const CLI::App& app, const CLI::ParseError& e, int
   for (const std::string& extra : chosen[0]->remaining()) {
     if (extra.rfind("--", 0) != 0) continue;
     const std::string typed = extra.substr(0, extra.find('='));
-    const std::string guess = nearest(typed, flags);
+    const std::string guess = paraplan::nearest_name(typed, flags);
     if (!guess.empty())
       words += "; did you mean " + guess + "? (" + chosen[0]->get_name() + " --help lists them)";
   }

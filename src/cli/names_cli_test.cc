@@ -7,6 +7,7 @@
 
 #include "api/inputs.h"
 #include "cli/cli_test_support.h"
+#include "ir/names.h"
 #include "zoo/llm_models.h"
 
 namespace paraplan::cli {
@@ -30,9 +31,9 @@ TEST(ModelNames, HuggingFaceIdsAndLlama31NamesAreTheBuiltIns) {
 }
 
 TEST(ModelNames, AMisspeltNameSaysWhatWasMeantInEveryVerb) {
-  EXPECT_EQ(api::nearest_name("lama3-70b", zoo::llm_model_names()), "llama3-70b");
-  EXPECT_EQ(api::nearest_name("Llama3_8B", zoo::llm_model_names()), "llama3-8b");
-  EXPECT_EQ(api::nearest_name("resnet", zoo::llm_model_names()), "");
+  EXPECT_EQ(nearest_name("lama3-70b", zoo::llm_model_names()), "llama3-70b");
+  EXPECT_EQ(nearest_name("Llama3_8B", zoo::llm_model_names()), "llama3-8b");
+  EXPECT_EQ(nearest_name("resnet", zoo::llm_model_names()), "");
   for (const char* verb : {"plan", "evaluate", "frontier", "inspect"}) {
     const Outcome r = run(std::string(verb) + " --model lama3-70b");
     EXPECT_EQ(r.exit_code, 2) << verb << "\n" << r.out;
@@ -69,6 +70,34 @@ TEST(CliNames, FlagAndCommandSlipsGetDidYouMean) {
   EXPECT_EQ(far.exit_code, 2);
   EXPECT_EQ(far.out.find("did you mean"), std::string::npos) << far.out;
   EXPECT_NE(far.out.find("commands: plan,"), std::string::npos) << far.out;
+}
+
+}  // namespace
+
+namespace {
+
+// A bad value says what is wrong and what would be valid, with the choice probably meant
+// (CLI11 said "Could not convert: --batch = 2.5", "megatorn not in {...}", "× 5").
+TEST(CliNames, BadValuesSayWhatWouldBeValid) {
+  using paraplan::testing_support::run;
+  const std::pair<const char*, const char*> cases[] = {
+      {"plan --batch 2.5", "--batch 2.5: expected a whole number"},
+      {"plan --devices abc", "--devices abc: expected a whole number from 1 to 1048576"},
+      {"plan --devices 0", "--devices 0: expected a value from 1 to 1048576"},
+      {"frontier --memory-step 2", "--memory-step 2: expected a value from 0 to 0.5"},
+      {"plan --stack megatorn",
+       "--stack megatorn: expected one of megatron, fsdp, deepspeed; did you mean \"megatron\"?"},
+      {"evaluate --precision bf61", "did you mean \"bf16\"?"},
+      {"plan --recompute ful", "(got \"ful\"; did you mean \"full\"?)"},
+      {"plan --model llama3-8b --tp 3 --devices 16",
+       "--devices 16: not divisible by tp × cp × pp = 3 × 1 × 1 = 3 (data parallelism would be "
+       "5.33 replicas); valid: a multiple of 3, e.g. 15 or 18"}};
+  for (const auto& [command, words] : cases) {
+    const auto r = run(command);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.out;
+    EXPECT_NE(r.out.find(words), std::string::npos) << command << "\n" << r.out;
+  }
+  EXPECT_EQ(run("plan --stack xyzzy").out.find("did you mean"), std::string::npos);
 }
 
 }  // namespace

@@ -4,12 +4,16 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 namespace paraplan::io {
 
 std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorKind::kIo, path, "a folder, not a file: give the file inside it");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::kIo, path, "cannot open file for reading");
   std::ostringstream text;

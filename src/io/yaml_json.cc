@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
+#include <sstream>
 
 namespace paraplan::io {
 namespace {
@@ -72,6 +73,16 @@ Json parse_yaml_text(const std::string& text, const std::string& source) {
   try {
     return convert(YAML::Load(text), source);
   } catch (const YAML::Exception& e) {
+    // A tab in a line's indentation is the usual cause, whatever yaml-cpp calls it.
+    std::istringstream lines(text);
+    int number = 0;
+    for (std::string line; std::getline(lines, line);) {
+      ++number;
+      const std::size_t indent = line.find_first_not_of(" \t");
+      if (indent != std::string::npos && line.find('\t') < indent)
+        throw Error(ErrorKind::kInput, source + ":" + std::to_string(number),
+                    "a tab in the indentation; YAML indents with spaces only");
+    }
     throw Error(
         ErrorKind::kInput,
         source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1),

@@ -1,6 +1,8 @@
 #include "ir/knobs.h"
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 
 #include "ir/training_rules.h"
 
@@ -178,6 +180,19 @@ const KnobSpec& knob_spec(Knob knob) { return kTable[static_cast<std::size_t>(kn
 std::string_view knob_field(Knob knob) {
   const KnobSpec& s = knob_spec(knob);
   return s.config_key.empty() ? s.keyword : s.config_key;
+}
+
+std::string indivisible_devices(int devices, int tp, int cp, int pp) {
+  const int inner = std::max(1, tp * cp * pp);
+  const int below = devices / inner * inner, above = below + inner;
+  std::ostringstream out;
+  out << ' ' << devices << ": not divisible by tp × cp × pp = " << tp << " × " << cp << " × " << pp
+      << " = " << inner << " (data parallelism would be " << std::setprecision(3)
+      << static_cast<double>(devices) / inner << " replicas); valid: a multiple of " << inner
+      << ", e.g. ";
+  if (below >= inner) out << below << " or ";
+  out << above;
+  return out.str();
 }
 
 }  // namespace paraplan

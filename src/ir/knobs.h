@@ -134,6 +134,11 @@ inline constexpr std::string_view kDefaultPlanHeadroom = "5%";
 /// not (a 4,096-layer graph's exact search takes about 3 minutes).
 inline constexpr double kDefaultPlanTimeLimitS = 60;
 
+/// What follows "--devices" when `devices` is not a multiple of tp × cp × pp: ": not divisible by
+/// tp × cp × pp = 3 × 1 × 1 = 3 (data parallelism would be 5.33 replicas); valid: a multiple of
+/// 3, e.g. 15 or 18".
+std::string indivisible_devices(int devices, int tp, int cp, int pp);
+
 /// The limits of the options besides the knobs, the same in every front end and reader.
 inline constexpr int kMaxMicrobatches = 1 << 30;  ///< Piper's micro-batches per batch
 inline constexpr double kMaxMemoryStep = 0.5;     ///< the pipeline frontier's memory step

@@ -427,10 +427,12 @@ void ShapeSearch::run(const Shape& shape) {
   t.recompute_layers = s.recompute_layers.value_or(0);
   t.sequence_parallel = s.sequence_parallel.value_or(false);
   t.zero_stage = s.zero_stage.value_or(0);
-  if (t.devices() != s.devices)
-    throw FieldError("devices", " " + std::to_string(s.devices) + " is not tp × cp × pp × dp = " +
-                                    std::to_string(t.tp) + " × " + std::to_string(t.cp) + " × " +
-                                    std::to_string(t.pp) + " × " + std::to_string(t.dp));
+  if (t.devices() != s.devices) {
+    if (!s.dp && s.devices % std::max(1, t.tp * t.cp * t.pp))  // no whole number of replicas
+      throw FieldError("devices", indivisible_devices(s.devices, t.tp, t.cp, t.pp));
+    throw FieldError("devices", fmt::format(" {} is not tp × cp × pp × dp = {} × {} × {} × {} = {}",
+                                            s.devices, t.tp, t.cp, t.pp, t.dp, t.devices()));
+  }
   cost.check(t);
   throw Error(ErrorKind::kUsage, "",
               "no configuration satisfies the fixed knobs together (heads divisible by tp, "
