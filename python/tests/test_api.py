@@ -206,7 +206,7 @@ def test_simulate_equals_the_cli(tmp_path):
                            bandwidth="25"), paraplan.UsageError, "bandwidth 25: give the unit"),
     (lambda: paraplan.plan(input="/no/such/file.json"), paraplan.IoError, "/no/such/file.json"),
     (lambda: paraplan.evaluate("llama3-8b", devices=10, tp=4), paraplan.UsageError,
-     "devices 10: must be divisible by tp × cp × pp"),
+     "devices 10: not divisible by tp × cp × pp = 4 × 1 × 1 = 4"),
     (lambda: paraplan.simulate("/no/such/plan.json"), paraplan.IoError, "/no/such/plan.json"),
     (lambda: paraplan.plan(model="alexnet", input="net.onnx"), paraplan.UsageError,
      "model: give either it or an input, not both"),

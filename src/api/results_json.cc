@@ -21,6 +21,7 @@ io::Json evaluate_json(const TrainingConfig& t, const AnalyticResult& r, const s
   j["memory"]["share_of_device"] = r.memory.peak_bytes / device.memory_bytes;
   // How sure the time is: the stack's mean error on its measured sets (docs/cost-models.md).
   j["time_band"] = time_band(t.stack);
+  j["peak_band"] = kPeakBand;
   return j;
 }
 
@@ -93,6 +94,8 @@ io::Json transformer_plan_json(const TransformerPlanRequest& request,
   j["ties"] = {{"count", result.ties},
                {"time_band", result.time_band},
                {"leanest_chosen", result.leaner_chosen}};
+  // How sure the peaks are: the memory model's mean error on the measured peaks.
+  j["peak_band"] = kPeakBand;
   return j;
 }
 

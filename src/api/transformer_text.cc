@@ -105,9 +105,10 @@ std::string transformer_words(const TransformerPlanRequest& request,
       100 * b.mfu, b.tflops_per_device, device.peak_flops_per_s / 1e12);
   const MemoryBreakdown& m = b.memory;
   out += fmt::format(
-      "  memory per device {} of {} ({:.1f} %{}) on the fullest stage: weights {}, gradients {}, "
-      "optimizer {}, activations {}, buffers {}, allocator fragmentation {}, runtime reserve {}\n",
-      format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
+      "  memory per device {} (±{:.1f} %) of {} ({:.1f} %{}) on the fullest stage: weights {}, "
+      "gradients {}, optimizer {}, activations {}, buffers {}, allocator fragmentation {}, runtime "
+      "reserve {}\n",
+      format_bytes(m.peak_bytes), 100 * kPeakBand, format_bytes(device.memory_bytes),
       100 * m.peak_bytes / device.memory_bytes,
       device.memory_headroom_bytes > 0
           ? fmt::format("; plans kept under {}, {} left free for the model's error",
@@ -299,8 +300,8 @@ std::string evaluate_words(const TransformerConfig& model, const std::string& cl
              "optimizer {:.4f} s\n",
              r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s) +
          fmt::format("  layers per stage: {}\n", fmt::join(r.stage_layers, ",")) +
-         fmt::format("memory per device (busiest stage): {} of {} ({:.1f} %{}) — {}\n",
-                     format_bytes(m.peak_bytes), format_bytes(device.memory_bytes),
+         fmt::format("memory per device (busiest stage): {} ({}) of {} ({:.1f} %{}) — {}\n",
+                     format_bytes(m.peak_bytes), kPeakBandWords, format_bytes(device.memory_bytes),
                      100 * m.peak_bytes / device.memory_bytes,
                      device.memory_headroom_bytes > 0
                          ? fmt::format("; limit {} after {} headroom",

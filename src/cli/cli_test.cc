@@ -146,7 +146,7 @@ TEST(Cli, TheDefaultPlanShowsTheProduct) {
   for (const char* needle :
        {"llama3-70b", "64 × H100", "256 sequences × 8192 tokens", "best plan: tensor",
         "iteration time", " s predicted", "tokens/s", "MFU", " % (", "TFLOP/s", "memory per device",
-        " GiB of 79.647 GiB", "runners-up:", "--tensor-model-parallel-size",
+        " GiB (±4.2 %) of 79.647 GiB", "runners-up:", "--tensor-model-parallel-size",
         "--pipeline-model-parallel-size", "Plan your own: paraplan plan --model"})
     EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
   // The same question asked explicitly gets the same answer (but for the search's own time),

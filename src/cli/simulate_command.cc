@@ -47,15 +47,17 @@ void add_simulate_command(CLI::App& app, int& exit_code) {
   auto a = std::make_shared<SimulateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "simulate",
-      "Replay one iteration of a plan written by `plan -o` (transformer plans; "
-      "pipeline plans under Piper's cost model) in the discrete-event simulator");
+      "Replay one iteration of a plan written by `plan -o` in the discrete-event simulator: "
+      "transformer plans (one device type or mixed), pipeline plans under Piper's and "
+      "DAPPLE's cost models, intra-operator plans");
   cmd->add_option("PLAN", a->plan, "Plan file written by `paraplan plan --model ... -o FILE`")
       ->required();
   cmd->add_option("--trace", a->trace,
                   "Write a Chrome trace (Perfetto, chrome://tracing) of the iteration");
   cmd->add_option(
       "--schedule", a->schedule,
-      "gpipe, 1f1b or interleaved-1f1b (default: the plan's: interleaved when vpp > 1)");
+      "Transformer plans: gpipe, 1f1b, interleaved-1f1b or zero-bubble (ZB-H1); pipeline plans: "
+      "gpipe or 1f1b; DAPPLE: 1f1b (default: the plan's: interleaved when vpp > 1)");
   cmd->add_option(
       "--report", a->report,
       "Write a self-contained HTML report (summary, stages, timeline, memory, frontier)");
