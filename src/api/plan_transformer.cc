@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 
+#include "api/evaluate.h"
 #include "api/frontier.h"
 #include "api/knobs.h"
 #include "api/plan.h"
@@ -149,9 +150,21 @@ TransformerPlanResult plan_transformer(
   if (request.products.simulation || request.products.report)
     out.simulation = sim::simulate_transformer(cost, best, sim::default_schedule(best));
   if (request.products.report) {
-    // The report plots the frontier of the same search.
+    // The report plots the frontier of the same search, lists the runners-up and the launch.
+    report::TransformerReportExtras extras;
+    extras.runners_up.assign(out.search.top.begin() + 1, out.search.top.end());
+    extras.time_band = out.time_band;
+    const Engine engine = stack_engine(best.stack);
+    try {
+      extras.launch = fmt::format("{} ({}):\n{}", engine_rules(engine).title, engine_name(engine),
+                                  export_plan(std::string(engine_name(engine)), request.model, best,
+                                              devices_per_node(request.cluster)));
+    } catch (const FieldError& e) {  // a plan its engine cannot express: say why
+      extras.launch = fmt::format("{} cannot run this plan as priced: {}",
+                                  engine_rules(engine).title, e.what());
+    }
     out.report_html = report::transformer_report(cost, best, *out.simulation, request.cluster_name,
-                                                 report_frontier(cost, s), s.devices);
+                                                 report_frontier(cost, s), s.devices, extras);
   }
   return out;
 }

@@ -7,10 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
 #include "cli/cli_test_support.h"
+#include "render/svg_plot.h"
 
 namespace {
 
@@ -114,7 +116,9 @@ std::vector<PlannerReport> planner_reports() {
       {"transformer",
        "--model gpt-1.7b --devices 16 --batch 64 --pp 4 --vpp 1",
        {"Timeline (simulated iteration)", "Memory per device", "frontier", "Stages",
-        "iteration time (s)"}},
+        "iteration time (s)", "Memory per stage (analytic, GiB)", "allocator fragmentation",
+        "Runners-up", "against the chosen", "chosen plan", "Run it", "pretrain_gpt.py",
+        "--tensor-model-parallel-size"}},
       {"pipeline_piper",
        data("piper/bert32a100.json") + " --devices 8 --memory 8GiB --microbatches 64",
        {"Timeline (simulated iteration)", "Memory per device", "frontier", "Stages",
@@ -193,3 +197,20 @@ TEST(Report, FrontierSpanningOrdersOfMagnitudeUsesALogTimeAxis) {
 }
 
 }  // namespace
+
+namespace paraplan::cli {
+namespace {
+
+// The capacity line never crosses the value's label: the label starts past both.
+TEST(Report, MemoryLabelsSitPastTheCapacityLine) {
+  const std::string svg = render::bars_svg({{"device 0", 40, 80}}, "memory", "GiB");
+  const std::regex label("<text x=\"([0-9.]+)\"[^>]*>40 GiB</text>");
+  const std::regex line("<line x1=\"([0-9.]+)\"");
+  std::smatch l, c;
+  ASSERT_TRUE(std::regex_search(svg, l, label)) << svg;
+  ASSERT_TRUE(std::regex_search(svg, c, line)) << svg;
+  EXPECT_GT(std::stod(l[1]), std::stod(c[1])) << svg;
+}
+
+}  // namespace
+}  // namespace paraplan::cli

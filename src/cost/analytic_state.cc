@@ -133,8 +133,14 @@ std::pair<double, double> AnalyticCostModel::stage_parameters(const BlockCosts& 
 
 MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const BlockCosts& c,
                                                 int stage, int layers) const {
-  double in_flight = std::min<double>(t.pp - stage, static_cast<double>(t.microbatches()));
-  if (t.vpp > 1) in_flight += static_cast<double>(t.pp - 1) / t.vpp;
+  // 1F1B: stage s holds pp − s micro-batches' activations. Interleaved (Megatron-Core's
+  // schedule): rank s warms up (pp − s − 1)·2 + (vpp − 1)·pp model chunks and holds one more,
+  // each chunk 1/vpp of its layers — pp + (pp − 1)/vpp micro-batches on the first rank
+  // (Korthikanti et al.), pp − (pp − 1)/vpp on the last; never more than the micro-batches.
+  const double m = static_cast<double>(t.microbatches());
+  const double in_flight =
+      t.vpp > 1 ? std::min(m, (2.0 * (t.pp - stage - 1) + (t.vpp - 1.0) * t.pp + 1) / t.vpp)
+                : std::min<double>(t.pp - stage, m);
   return stage_memory(t, c, layers, stage == 0, stage == t.pp - 1, in_flight);
 }
 

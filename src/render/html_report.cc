@@ -124,6 +124,7 @@ th {{ background: #eef2f7; }} td:first-child, th:first-child {{ text-align: left
 .summary td {{ text-align: left; }}
 .figure {{ max-height: 900px; overflow: auto; border: 1px solid #ddd; }}
 .rows {{ max-height: 520px; overflow: auto; display: inline-block; }}
+pre.launch {{ background: #f6f8fa; border: 1px solid #ddd; padding: 8px; font-size: 12px; overflow: auto; }}
 </style></head><body>
 <h1>{0}</h1>
 )",
@@ -143,6 +144,20 @@ th {{ background: #eef2f7; }} td:first-child, th:first-child {{ text-align: left
     }
     h += "</table></div>\n";
   }
+  for (const ReportData::Table& t : d.tables) {
+    h += "<h2>" + xml_escape(t.title) + "</h2>\n<div class=\"rows\"><table>\n<tr>";
+    for (const auto& c : t.header) h += "<th>" + xml_escape(c) + "</th>";
+    h += "</tr>\n";
+    for (const auto& row : t.rows) {
+      h += "<tr>";
+      for (const auto& c : row) h += "<td>" + xml_escape(c) + "</td>";
+      h += "</tr>\n";
+    }
+    h += "</table></div>\n";
+    if (!t.note.empty()) h += "<p>" + xml_escape(t.note) + "</p>\n";
+  }
+  if (!d.launch.empty())
+    h += "<h2>Run it</h2>\n<pre class=\"launch\">" + xml_escape(d.launch) + "</pre>\n";
   if (d.timeline) h += "<h2>Timeline (simulated iteration)</h2>\n" + timeline_svg(*d.timeline);
   if (!d.network_svg.empty())
     h += "<h2>Placement on the network (which device runs which stage, how busy each link "
@@ -157,7 +172,7 @@ th {{ background: #eef2f7; }} td:first-child, th:first-child {{ text-align: left
   if (!d.frontier.empty())
     h += "<h2>Time–memory frontier</h2>\n" + scatter_svg(d.frontier, "Non-dominated plans",
                                                          "peak memory per device (GiB)",
-                                                         d.frontier_y_title);
+                                                         d.frontier_y_title, d.frontier_chosen);
   if (!d.notes.empty()) h += "<p>" + xml_escape(d.notes) + "</p>\n";
   h += "</body></html>\n";
   return h;

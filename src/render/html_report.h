@@ -3,7 +3,9 @@
 // device and the time–memory frontier.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/timeline.h"
@@ -24,6 +26,17 @@ struct ReportData {
   std::string graph_svg;    ///< optional: the operator graph (render::operator_graph_svg)
   std::string network_svg;  ///< optional: the placement on the network (render::network_svg)
   std::string notes;        ///< a closing paragraph
+  /// Tables after the stages' (the memory per stage, the runners-up), each with a note under it.
+  struct Table {
+    std::string title;
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+    std::string note;
+  };
+  std::vector<Table> tables;
+  /// The chosen plan's point on the frontier (x, y), marked and labelled "chosen plan".
+  std::optional<std::pair<double, double>> frontier_chosen;
+  std::string launch;  ///< optional: how to run the plan (a command line), shown as it is
 };
 
 std::string html_report(const ReportData& data);

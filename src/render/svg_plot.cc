@@ -88,13 +88,16 @@ std::string xml_escape(const std::string& text) {
 }
 
 std::string scatter_svg(const std::vector<PlotSeries>& series, const std::string& title,
-                        const std::string& x_title, const std::string& y_title) {
+                        const std::string& x_title, const std::string& y_title,
+                        const std::optional<std::pair<double, double>>& marked) {
   const double width = 640, height = 400, left = 70, right = 160, top = 40, bottom = 50;
   double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
+  auto extend = [&](double x, double y) {
+    x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
+  };
   for (const auto& s : series)
-    for (auto [x, y] : s.points) {
-      x0 = std::min(x0, x), x1 = std::max(x1, x), y0 = std::min(y0, y), y1 = std::max(y1, y);
-    }
+    for (auto [x, y] : s.points) extend(x, y);
+  if (marked) extend(marked->first, marked->second);
   if (x0 > x1) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
   const Axis xa = make_axis(x0, x1), ya = make_axis(y0, y1);
   const double pw = width - left - right, ph = height - top - bottom;
@@ -149,6 +152,17 @@ std::string scatter_svg(const std::vector<PlotSeries>& series, const std::string
         left + pw + 16, top + 10 + 18 * static_cast<double>(i), colour, left + pw + 26,
         top + 14 + 18 * static_cast<double>(i), xml_escape(series[i].name));
   }
+  if (marked) {
+    const double mx = px(marked->first), my = py(marked->second);
+    const double legend_y = top + 14 + 18 * static_cast<double>(series.size());
+    svg += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"9\" fill=\"none\" stroke=\"#000\" "
+        "stroke-width=\"2\"><title>chosen plan: {:.4g}, {:.4g}</title></circle>\n"
+        "<circle cx=\"{}\" cy=\"{}\" r=\"6\" fill=\"none\" stroke=\"#000\" stroke-width=\"2\"/>"
+        "<text x=\"{}\" y=\"{}\">chosen plan</text>\n",
+        mx, my, marked->first, marked->second, left + pw + 16, legend_y - 4, left + pw + 26,
+        legend_y);
+  }
   svg += "</svg>\n";
   return svg;
 }
@@ -175,7 +189,8 @@ std::string bars_svg(const std::vector<Bar>& bars, const std::string& title,
         "<rect x=\"{}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>"
         "<text x=\"{:.1f}\" y=\"{:.1f}\">{:.3g} {}</text>\n",
         left - 6, y + 14, xml_escape(b.label), left, y + 3, b.value / max * pw, row - 6,
-        b.limit > 0 && b.value > b.limit ? "#d62728" : "#1f77b4", left + b.value / max * pw + 4,
+        b.limit > 0 && b.value > b.limit ? "#d62728" : "#1f77b4",
+        left + std::max(b.value, b.limit) / max * pw + 4,  // past the capacity line, never on it
         y + 14, b.value, xml_escape(unit));
     if (b.limit > 0)
       svg += fmt::format(

@@ -2,7 +2,9 @@
 // series (the frontier), and horizontal bars (memory per device). The HTML report inlines them.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace paraplan::render {
@@ -13,8 +15,10 @@ struct PlotSeries {
 };
 
 /// Axis titles carry their units. Deterministic text for the same input.
+/// `marked`: one point ringed and labelled "chosen plan" (kept inside the axes' range).
 std::string scatter_svg(const std::vector<PlotSeries>& series, const std::string& title,
-                        const std::string& x_title, const std::string& y_title);
+                        const std::string& x_title, const std::string& y_title,
+                        const std::optional<std::pair<double, double>>& marked = std::nullopt);
 
 struct Bar {
   std::string label;

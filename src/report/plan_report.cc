@@ -4,11 +4,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 
 #include "cost/placement.h"
 #include "io/transformer_json.h"
+#include "ir/knobs.h"
 #include "ir/units.h"
 #include "render/html_report.h"
 #include "render/network_svg.h"
@@ -17,6 +19,84 @@ namespace paraplan::report {
 namespace {
 
 constexpr double kGiB = 1073741824.0;
+
+// Each stage's analytic peak in its parts, and why the simulated peak reads otherwise.
+render::ReportData::Table memory_table(const AnalyticResult& a) {
+  render::ReportData::Table table;
+  table.title = "Memory per stage (analytic, GiB)";
+  table.header = {"stage",
+                  "weights",
+                  "gradients",
+                  "optimizer",
+                  "activations",
+                  "buffers",
+                  "allocator fragmentation",
+                  "runtime reserve",
+                  "peak"};
+  for (std::size_t i = 0; i < a.stages.size(); ++i) {
+    const MemoryBreakdown& m = a.stages[i].memory;
+    table.rows.push_back({std::to_string(i), fmt::format("{:.2f}", m.weights_bytes / kGiB),
+                          fmt::format("{:.2f}", m.gradients_bytes / kGiB),
+                          fmt::format("{:.2f}", m.optimizer_bytes / kGiB),
+                          fmt::format("{:.2f}", m.activations_bytes / kGiB),
+                          fmt::format("{:.2f}", m.buffers_bytes / kGiB),
+                          fmt::format("{:.2f}", m.fragmentation_bytes / kGiB),
+                          fmt::format("{:.2f}", m.reserved_bytes / kGiB),
+                          fmt::format("{:.2f}", m.peak_bytes / kGiB)});
+  }
+  table.note = fmt::format(
+      "The analytic peak is what a device must hold: every part above at its largest (±{:.1f} %, "
+      "the allocator's peaks of the measured runs). Activations are those of the micro-batches "
+      "a rank holds at once: pp − s on stage s under 1F1B; under the interleaved schedule the "
+      "model chunks rank s warms up, (pp − s − 1)·2 + (vpp − 1)·pp, and one more, each 1/vpp of "
+      "its layers. The simulated peak in the stages' table replays the schedule and holds what "
+      "it runs; the two agree where the schedules do.",
+      100 * kPeakBand);
+  return table;
+}
+
+// The plans the search ranked after the chosen one, with their deltas against the band.
+render::ReportData::Table runners_up_table(const AnalyticResult& chosen, const TrainingConfig& t,
+                                           const TransformerReportExtras& extras) {
+  render::ReportData::Table table;
+  table.title = "Runners-up";
+  table.header = {"rank",
+                  "tp · cp · pp · dp · ep",
+                  "vpp",
+                  "layers per stage",
+                  "micro-batch",
+                  "recompute",
+                  "ZeRO",
+                  "iteration (s)",
+                  "against the chosen",
+                  "peak memory (GiB)"};
+  auto layers = [](const TrainingConfig& c) {
+    return c.stage_layers.empty() ? std::string("even")
+                                  : fmt::format("{}", fmt::join(c.stage_layers, ","));
+  };
+  table.rows.push_back(
+      {"chosen", fmt::format("{} · {} · {} · {} · {}", t.tp, t.cp, t.pp, t.dp, t.ep),
+       std::to_string(t.vpp), layers(t), std::to_string(t.micro_batch), io::recompute_text(t),
+       std::to_string(t.zero_stage), fmt::format("{:.4f}", chosen.iteration_time_s), "—",
+       fmt::format("{:.2f}", chosen.memory.peak_bytes / kGiB)});
+  for (std::size_t i = 0; i < extras.runners_up.size(); ++i) {
+    const TrainingConfig& c = extras.runners_up[i].config;
+    const AnalyticResult& r = extras.runners_up[i].result;
+    const double delta = r.iteration_time_s / chosen.iteration_time_s - 1;
+    table.rows.push_back(
+        {std::to_string(i + 2), fmt::format("{} · {} · {} · {} · {}", c.tp, c.cp, c.pp, c.dp, c.ep),
+         std::to_string(c.vpp), layers(c), std::to_string(c.micro_batch), io::recompute_text(c),
+         std::to_string(c.zero_stage), fmt::format("{:.4f}", r.iteration_time_s),
+         fmt::format("{:+.1f} %{}", 100 * delta,
+                     std::abs(delta) <= extras.time_band ? " (a tie: within the band)" : ""),
+         fmt::format("{:.2f}", r.memory.peak_bytes / kGiB)});
+  }
+  table.note = fmt::format(
+      "Times within ±{:.1f} % (the stack's measured error) of each other are ties the model "
+      "cannot order; among ties the leanest is chosen.",
+      100 * extras.time_band);
+  return table;
+}
 
 }  // namespace
 
@@ -40,7 +120,7 @@ std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::str
 std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& t,
                                const sim::TransformerSimulation& s,
                                const std::string& cluster_label, const LlmFrontierResult& f,
-                               int frontier_devices) {
+                               int frontier_devices, const TransformerReportExtras& extras) {
   const AnalyticResult a = cost.evaluate(t);
   const TransformerConfig& m = cost.model();
   const DeviceType& device = cost.cluster().device_types.at(0);
@@ -79,7 +159,7 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
   d.stage_header = {"stage",
                     "layers",
                     "time per micro-batch (s)",
-                    "peak memory (GiB)",
+                    "peak memory, analytic (GiB)",
                     "simulated busy (s)",
                     "simulated peak (GiB)"};
   for (std::size_t i = 0; i < a.stages.size(); ++i)
@@ -88,6 +168,10 @@ std::string transformer_report(const AnalyticCostModel& cost, const TrainingConf
                             fmt::format("{:.2f}", a.stages[i].memory.peak_bytes / kGiB),
                             fmt::format("{:.4f}", s.result.devices[i].busy_s),
                             fmt::format("{:.2f}", s.result.devices[i].peak_bytes / kGiB)});
+  d.tables.push_back(memory_table(a));
+  if (!extras.runners_up.empty()) d.tables.push_back(runners_up_table(a, t, extras));
+  d.launch = extras.launch;
+  d.frontier_chosen = std::pair{a.memory.peak_bytes / kGiB, a.iteration_time_s};
   d.timeline = &s.result.timeline;
   for (std::size_t i = 0; i < s.result.devices.size(); ++i)
     d.memory.push_back({s.result.timeline.devices[i], s.result.devices[i].peak_bytes / kGiB,

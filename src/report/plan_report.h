@@ -29,12 +29,22 @@ using SummaryRows = std::vector<std::pair<std::string, std::string>>;  ///< labe
 std::vector<render::PlotSeries> frontier_series(const std::vector<LlmCandidate>& points);
 std::string frontier_svg(const std::vector<LlmCandidate>& points, const std::string& title);
 
+/// What a transformer plan's report shows beside the plan, when the caller has it: the plans the
+/// search ranked after it (their deltas against the stack's time band) and how to run it.
+struct TransformerReportExtras {
+  std::vector<LlmCandidate> runners_up;
+  double time_band = 0;  ///< the stack's measured time error (ties within it)
+  std::string launch;    ///< the engine's launch, as `plan` prints it
+};
+
 /// A transformer plan, with the frontier the caller found on up to `frontier_devices` devices
-/// (api/ runs the searches; the report only draws what it is given).
+/// (api/ runs the searches; the report only draws what it is given): the summary, each stage's
+/// time and memory (analytic and simulated, and the analytic peak's parts), the runners-up, the
+/// launch, the timeline, memory per device and the frontier with the plan marked on it.
 std::string transformer_report(const AnalyticCostModel& cost, const TrainingConfig& config,
                                const sim::TransformerSimulation& simulation,
                                const std::string& cluster_label, const LlmFrontierResult& frontier,
-                               int frontier_devices);
+                               int frontier_devices, const TransformerReportExtras& extras = {});
 
 /// A pipeline planner's plan under Piper's cost model (as `PiperCostModel::evaluate` fills it).
 /// With the topology it was placed on: its placement drawn on the network, links by load.
