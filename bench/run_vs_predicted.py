@@ -2,7 +2,7 @@
 GPT and a torchvision model, each with the planner's best plan and a two-stage pipeline of the
 same profile, in rounds (a profile and the runs right after it, so both see the machine in the
 same state). Prints every round and the median error per case; exit 1 when a median error is
-above 15 %.
+above 10 % (the first-hour issue's target for pipelines as for data parallelism).
 
     ./dev py bench/run_vs_predicted.py [--rounds 3] [--steps N] [--nproc 2] [--cases gpt,...]
                                        [--quick]
@@ -143,8 +143,8 @@ def main():
         worst = max(worst, abs(median))
         print(f"{label:<36} median error {100 * median:+.1f} % over {len(values)} rounds "
               f"(spread {100 * (max(values) - min(values)):.1f} points)")
-    print(f"largest median error {100 * worst:.1f} % (target 15 %)")
-    return 0 if worst <= 0.15 else 1
+    print(f"largest median error {100 * worst:.1f} % (target 10 %)")
+    return 0 if worst <= 0.10 else 1
 
 
 if __name__ == "__main__":
