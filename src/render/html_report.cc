@@ -112,6 +112,25 @@ std::string timeline_svg(const Timeline& t) {
   return svg;
 }
 
+namespace {
+
+// A titled table (scrolling when long) and its note.
+std::string table_html(const ReportData::Table& t) {
+  std::string h = "<h2>" + xml_escape(t.title) + "</h2>\n<div class=\"rows\"><table>\n<tr>";
+  for (const auto& c : t.header) h += "<th>" + xml_escape(c) + "</th>";
+  h += "</tr>\n";
+  for (const auto& row : t.rows) {
+    h += "<tr>";
+    for (const auto& c : row) h += "<td>" + xml_escape(c) + "</td>";
+    h += "</tr>\n";
+  }
+  h += "</table></div>\n";
+  if (!t.note.empty()) h += "<p>" + xml_escape(t.note) + "</p>\n";
+  return h;
+}
+
+}  // namespace
+
 std::string html_report(const ReportData& d) {
   std::string h = fmt::format(R"(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{0}</title>
@@ -133,29 +152,8 @@ pre.launch {{ background: #f6f8fa; border: 1px solid #ddd; padding: 8px; font-si
   for (const auto& [k, v] : d.summary)
     h += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", xml_escape(k), xml_escape(v));
   h += "</table>\n";
-  if (!d.stage_rows.empty()) {
-    h += "<h2>" + xml_escape(d.stage_title) + "</h2>\n<div class=\"rows\"><table>\n<tr>";
-    for (const auto& c : d.stage_header) h += "<th>" + xml_escape(c) + "</th>";
-    h += "</tr>\n";
-    for (const auto& row : d.stage_rows) {
-      h += "<tr>";
-      for (const auto& c : row) h += "<td>" + xml_escape(c) + "</td>";
-      h += "</tr>\n";
-    }
-    h += "</table></div>\n";
-  }
-  for (const ReportData::Table& t : d.tables) {
-    h += "<h2>" + xml_escape(t.title) + "</h2>\n<div class=\"rows\"><table>\n<tr>";
-    for (const auto& c : t.header) h += "<th>" + xml_escape(c) + "</th>";
-    h += "</tr>\n";
-    for (const auto& row : t.rows) {
-      h += "<tr>";
-      for (const auto& c : row) h += "<td>" + xml_escape(c) + "</td>";
-      h += "</tr>\n";
-    }
-    h += "</table></div>\n";
-    if (!t.note.empty()) h += "<p>" + xml_escape(t.note) + "</p>\n";
-  }
+  if (!d.stage_rows.empty()) h += table_html({d.stage_title, d.stage_header, d.stage_rows, ""});
+  for (const ReportData::Table& t : d.tables) h += table_html(t);
   if (!d.launch.empty())
     h += "<h2>Run it</h2>\n<pre class=\"launch\">" + xml_escape(d.launch) + "</pre>\n";
   if (d.timeline) h += "<h2>Timeline (simulated iteration)</h2>\n" + timeline_svg(*d.timeline);
