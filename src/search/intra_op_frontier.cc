@@ -16,8 +16,8 @@
 #include <utility>
 
 #include "ir/error.h"
-#include "search/frontier.h"
 #include "search/intra_op.h"
+#include "search/intra_op_frontier_points.h"
 #include "search/pareto_sets.h"
 
 namespace paraplan {
@@ -528,41 +528,12 @@ std::vector<IntraOpFrontierPoint> FrontierSolve::finish() {
   return out;
 }
 
-void check(const IntraOpNetwork& net, const IntraOpResources& r) {
-  const bool ok = static_cast<int>(r.memory_bytes.size()) == net.size() &&
-                  static_cast<int>(r.devices.size()) == net.size();
-  for (int v = 0; ok && v < net.size(); ++v)
-    if (r.memory_bytes[v].size() != net.unary[v].size() ||
-        r.devices[v].size() != net.unary[v].size())
-      throw Error(ErrorKind::kInput, "", fmt::format("variable {}: resources do not match", v));
-  if (!ok) throw Error(ErrorKind::kInput, "", "the resources do not match the network");
-}
-
-struct ChoiceBefore {
-  bool operator()(const std::vector<int>& a, const std::vector<int>& b) const { return a < b; }
-};
-
-IntraOpFrontierResult collect(const IntraOpNetwork& net, const IntraOpResources& r,
-                              std::vector<IntraOpFrontierPoint> found) {
-  ParetoSet<std::vector<int>, ChoiceBefore> set;
-  std::vector<std::pair<Objectives, IntraOpFrontierPoint>> by_objectives;
-  for (auto& p : found) {
-    p.devices = 0;
-    for (int v = 0; v < net.size(); ++v) p.devices = std::max(p.devices, r.devices[v][p.choice[v]]);
-    set.offer({p.objective, p.memory_bytes, p.devices}, p.choice);
-  }
-  IntraOpFrontierResult out;
-  for (auto& [o, choice] : set.sorted())
-    out.points.push_back({net.evaluate(choice), o.peak_bytes, o.devices, choice});
-  return out;
-}
-
 }  // namespace
 
 IntraOpFrontierResult intra_op_frontier(const IntraOpNetwork& net,
                                         const IntraOpResources& resources,
                                         const IntraOpFrontierOptions& options) {
-  check(net, resources);
+  intra_op_frontier_detail::check(net, resources);
   if (!(options.memory_step >= 0 && options.memory_step < 1))
     throw Error(ErrorKind::kInput, "", "the memory step must be in [0, 1)");
   std::optional<std::chrono::steady_clock::time_point> deadline;
@@ -614,28 +585,11 @@ IntraOpFrontierResult intra_op_frontier(const IntraOpNetwork& net,
     largest = std::max(largest, s.largest);
     ++solves;
   }
-  IntraOpFrontierResult out = collect(net, resources, std::move(found));
+  IntraOpFrontierResult out = intra_op_frontier_detail::collect(net, resources, std::move(found));
   out.solves = solves;
   out.stored_points = stored;
   out.largest_set = largest;
   return out;
-}
-
-IntraOpFrontierResult brute_force_intra_op_frontier(const IntraOpNetwork& net,
-                                                    const IntraOpResources& resources,
-                                                    const IntraOpFrontierOptions&) {
-  check(net, resources);
-  std::vector<IntraOpFrontierPoint> found;
-  std::vector<int> c(net.size(), 0);
-  while (true) {
-    double memory = 0;
-    for (int v = 0; v < net.size(); ++v) memory += resources.memory_bytes[v][c[v]];
-    found.push_back({net.evaluate(c), memory, 0, c});
-    int i = net.size() - 1;
-    while (i >= 0 && ++c[i] == static_cast<int>(net.unary[i].size())) c[i--] = 0;
-    if (i < 0) break;
-  }
-  return collect(net, resources, std::move(found));
 }
 
 }  // namespace paraplan
