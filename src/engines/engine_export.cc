@@ -364,14 +364,20 @@ std::string megatron_deepspeed_launch(const TransformerConfig& m, const Training
       "# {} on {} GPUs as paraplan planned it: Megatron-DeepSpeed's pretrain_gpt.py "
       "under DeepSpeed\n",
       m.name, t.devices());
+  const int world = t.devices();
+  const int nproc = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
+  const int nodes = (world + nproc - 1) / nproc;
+  if (t.tp > 1 && nodes > 1)  // DeepSpeed's runner.py: EXPORT_ENVS and DEEPSPEED_ENVIRONMENT_NAME
+    out +=
+        "# the deepspeed launcher passes only NCCL, PYTHON, UCX and MLFLOW variables, and those "
+        "of .deepspeed_env, to the other nodes\n"
+        "grep -qx 'CUDA_DEVICE_MAX_CONNECTIONS=1' .deepspeed_env 2>/dev/null || echo "
+        "'CUDA_DEVICE_MAX_CONNECTIONS=1' >> .deepspeed_env\n";
   out += "cat > ds_config.json <<'EOF'\n";
   out += deepspeed_config(t, t.recompute == Recompute::kFull ? split.front() : 0).dump(2);
   out += "\nEOF\n";
-  const int world = t.devices();
-  const int nproc = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
   if (t.tp > 1) out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
-  out += fmt::format("deepspeed --num_nodes {} --num_gpus {} pretrain_gpt.py \\\n",
-                     (world + nproc - 1) / nproc, nproc);
+  out += fmt::format("deepspeed --num_nodes {} --num_gpus {} pretrain_gpt.py \\\n", nodes, nproc);
   auto arg = [&](const std::string& flag, const std::string& value = {}) {
     out += value.empty() ? flag : fmt::format("{} {}", flag, value);
     out += " \\\n";

@@ -73,6 +73,32 @@ TEST(EngineExport, MegatronArgumentsCarryEveryKnob) {
   EXPECT_THROW(megatron_arguments(*zoo::llm_model("gpt3-175b"), t), Error);
 }
 
+// The deepspeed launcher passes only its own prefixes' variables (NCCL, PYTHON, UCX, MLFLOW) and
+// .deepspeed_env's to the other nodes: a multi-node tensor-parallel launch writes the one
+// Megatron asserts there, a one-node launch only sets it.
+TEST(EngineExport, DeepSpeedSendsTheEnvironmentToEveryNode) {
+  TrainingConfig t;
+  t.global_batch = 64;
+  t.tp = 2;
+  t.dp = 8;
+  t.sequence_parallel = true;
+  t.stack = Stack::kDeepSpeed;
+  const std::string two_nodes = megatron_deepspeed_launch(*zoo::llm_model("llama3-8b"), t, 8);
+  EXPECT_NE(two_nodes.find("|| echo 'CUDA_DEVICE_MAX_CONNECTIONS=1' >> .deepspeed_env\n"
+                           "cat > ds_config.json"),
+            std::string::npos)
+      << two_nodes;
+  EXPECT_NE(two_nodes.find("EOF\nCUDA_DEVICE_MAX_CONNECTIONS=1 deepspeed --num_nodes 2"),
+            std::string::npos)
+      << two_nodes;
+  t.dp = 4;
+  const std::string one_node = megatron_deepspeed_launch(*zoo::llm_model("llama3-8b"), t, 8);
+  EXPECT_EQ(one_node.find(".deepspeed_env"), std::string::npos) << one_node;
+  EXPECT_NE(one_node.find("CUDA_DEVICE_MAX_CONNECTIONS=1 deepspeed --num_nodes 1"),
+            std::string::npos)
+      << one_node;
+}
+
 TEST(EngineExport, DeepSpeedBatchArithmetic) {
   TrainingConfig t;
   t.global_batch = 512;
