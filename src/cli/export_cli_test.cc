@@ -94,12 +94,16 @@ TEST(CliExport, MegatronUnevenStagesRoundTrip) {
       << llama.text;
   EXPECT_NE(llama.text.find("--normalization RMSNorm"), std::string::npos);
   EXPECT_NE(llama.text.find("--rotary-base 500000"), std::string::npos);
-  EXPECT_EQ(llama.text.rfind("CUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc_per_node=8 "
-                             "--nnodes=6 pretrain_gpt.py",
-                             0),
-            0u)
+  EXPECT_NE(llama.text.find("\nCUDA_DEVICE_MAX_CONNECTIONS=1 torchrun --nproc_per_node=8 "
+                            "--nnodes=6 pretrain_gpt.py"),
+            std::string::npos)
       << llama.text;
   expect_same_plan(llama, kMegatronKnobs, 0.01);
+  // The vocabulary priced, not GPT-2's (pretrain_gpt.py's default tokenizer ignores
+  // --vocab-size), and data and a length so the launch runs as written.
+  for (const char* want : {"--tokenizer-type NullTokenizer \\\n--vocab-size 128256 \\\n",
+                           "--mock-data \\\n", "--train-iters 100 \\\n"})
+    EXPECT_NE(llama.text.find(want), std::string::npos) << want << "\n" << llama.text;
   const Exported deepseek = round_trip(
       "--model deepseek-v3-like --cluster dgx-h100 --devices 1024 --batch 1024 --pp 32 "
       "--seq-len 4096",

@@ -87,6 +87,10 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   std::string out;
   if (devices_per_node > 0) {  // the launch: torchrun over whole machines
     const int world = t.devices(), nproc = std::min(world, devices_per_node);
+    out +=
+        "# runs as priced on synthetic tokens (NullTokenizer keeps the vocabulary priced, "
+        "--mock-data); for your run give --tokenizer-type/--tokenizer-model, --data-path and "
+        "--train-iters\n";
     if (t.tp > 1 || t.cp > 1) out += "CUDA_DEVICE_MAX_CONNECTIONS=1 ";
     out += fmt::format("torchrun --nproc_per_node={} --nnodes={} pretrain_gpt.py \\\n", nproc,
                        (world + nproc - 1) / nproc);
@@ -141,8 +145,13 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
       arg("--moe-layer-freq", fmt::format("\"{}\"", moe_layer_freq(m)));
   }
   if (m.mtp_layers > 0) arg("--mtp-num-layers", num(m.mtp_layers));
-  // The tokenizer's vocabulary as priced (Megatron pads it to a multiple of 128 × tp).
+  // The tokenizer's vocabulary as priced (Megatron pads it to a multiple of 128 × tp): without
+  // a tokenizer type pretrain_gpt.py builds GPT-2's BPE and ignores --vocab-size; NullTokenizer
+  // takes it. Synthetic data and a length, so the launch runs as written.
+  arg("--tokenizer-type", "NullTokenizer");
   arg("--vocab-size", num(m.vocab_size));
+  arg("--mock-data");
+  arg("--train-iters", "100");
   if (!(t.dropout && m.dropout)) {  // priced without dropout; Megatron-LM's default is 0.1
     arg("--attention-dropout", "0.0");
     arg("--hidden-dropout", "0.0");
