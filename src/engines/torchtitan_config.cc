@@ -400,7 +400,9 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
   out += "[model]\n";
   for (const auto& [flavor, zoo_name] : kFlavors)
     if (model.name == zoo_name) out += fmt::format("name = \"llama3\"\nflavor = \"{}\"\n", flavor);
-  if (t.fp8) out += "converters = [\"float8\"]\n";
+  // The converter as torchtitan 238fa99 registers it (ModelConvertersContainer: a KeyError for
+  // "float8").
+  if (t.fp8) out += "converters = [\"quantize.linear.float8\"]\n";
   const int shard = t.zero_stage >= 2 ? t.dp : 1, replicate = t.zero_stage >= 2 ? 1 : t.dp;
   // One optimizer step per iteration: a pipeline takes all its micro-batches in one local
   // batch; without one, the local batch is the micro-batch and the rest is accumulation.

@@ -103,7 +103,7 @@ constexpr KnobSpec kTable[] = {
      "Overlap the distributed optimizer's parameter all-gather with the forward (--zero 1)"},
     {Knob::kPrecision, "precision", "--precision", "precision", KnobType::kChoice, "", 0, 0, "bf16|fp8|mxfp8",
      false, "bf16", kAllStacks,
-     {"--fp8-format", "model.fp8", "", "float8"},
+     {"--fp8-format", "model.fp8", "", "quantize.linear.float8"},
      "Precision of the transformer layers' matrix products: bf16, fp8 (Transformer Engine's recipe; H100, H200; on B200 and GB200 its block-scaled MXFP8) or mxfp8"},
     {Knob::kGradReduceDtype, "grad_reduce_dtype", "--grad-reduce-dtype", "grad_reduce_dtype", KnobType::kChoice, "", 0, 0, "bf16|fp32",
      false, "fp32", kAllStacks,
