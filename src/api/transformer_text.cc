@@ -300,15 +300,17 @@ std::string evaluate_words(const TransformerConfig& model, const std::string& cl
              "optimizer {:.4f} s\n",
              r.pipeline_s, r.bubble_s, r.dp_allreduce_s, r.optimizer_s) +
          fmt::format("  layers per stage: {}\n", fmt::join(r.stage_layers, ",")) +
-         fmt::format("memory per device (busiest stage): {} ({}) of {} ({:.1f} %{}) — {}\n",
-                     format_bytes(m.peak_bytes), kPeakBandWords, format_bytes(device.memory_bytes),
-                     100 * m.peak_bytes / device.memory_bytes,
-                     device.memory_headroom_bytes > 0
-                         ? fmt::format("; limit {} after {} headroom",
-                                       format_bytes(device.memory_limit_bytes()),
-                                       format_bytes(device.memory_headroom_bytes))
-                         : "",
-                     r.fits ? "fits" : "OUT OF MEMORY") +
+         fmt::format(
+             "memory per device (busiest stage): {} (±{:.1f} %, {:.1f} % at most: the "
+             "allocator's peaks of the measured single-GPU runs) of {} ({:.1f} %{}) — {}\n",
+             format_bytes(m.peak_bytes), 100 * kPeakBand, 100 * kPeakBandLargest,
+             format_bytes(device.memory_bytes), 100 * m.peak_bytes / device.memory_bytes,
+             device.memory_headroom_bytes > 0
+                 ? fmt::format("; limit {} after {} headroom",
+                               format_bytes(device.memory_limit_bytes()),
+                               format_bytes(device.memory_headroom_bytes))
+                 : "",
+             r.fits ? "fits" : "OUT OF MEMORY") +
          fmt::format(
              "  weights {}, gradients {}, optimizer {}, activations {}, buffers {}, allocator "
              "fragmentation {}, runtime reserved {}\n",

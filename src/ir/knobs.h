@@ -129,9 +129,6 @@ inline constexpr double time_band(Stack stack) {
 /// runs' fragmentation), the only measured peaks paraplan has (the other sets say ran or out of
 /// memory, which the verdicts check).
 inline constexpr double kPeakBand = 0.042, kPeakBandLargest = 0.106;
-/// The words every peak carries.
-inline constexpr std::string_view kPeakBandWords =
-    "±4.2 %, 10.6 % at most: the allocator's peaks of the measured single-GPU runs";
 /// The memory `plan` keeps free unless told: the analytic model's peaks are within 4.2 % of the
 /// allocator's on the measured single-GPU runs (mean; 10.6 % at most, recomputed runs' extra
 /// fragmentation), so a plan within 5 % of the wall is inside its error band.

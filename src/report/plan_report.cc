@@ -20,7 +20,7 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-// Each stage's analytic peak in its parts, and why the simulated peak reads otherwise.
+// Each stage's analytic peak in its parts, and how its activations are counted.
 render::ReportData::Table memory_table(const AnalyticResult& a) {
   render::ReportData::Table table;
   table.title = "Memory per stage (analytic, GiB)";
@@ -74,22 +74,21 @@ render::ReportData::Table runners_up_table(const AnalyticResult& chosen, const T
     return c.stage_layers.empty() ? std::string("even")
                                   : fmt::format("{}", fmt::join(c.stage_layers, ","));
   };
-  table.rows.push_back(
-      {"chosen", fmt::format("{} · {} · {} · {} · {}", t.tp, t.cp, t.pp, t.dp, t.ep),
-       std::to_string(t.vpp), layers(t), std::to_string(t.micro_batch), io::recompute_text(t),
-       std::to_string(t.zero_stage), fmt::format("{:.4f}", chosen.iteration_time_s), "—",
-       fmt::format("{:.2f}", chosen.memory.peak_bytes / kGiB)});
+  auto row = [&](const std::string& rank, const TrainingConfig& c, const AnalyticResult& r,
+                 const std::string& against) {
+    table.rows.push_back({rank, fmt::format("{} · {} · {} · {} · {}", c.tp, c.cp, c.pp, c.dp, c.ep),
+                          std::to_string(c.vpp), layers(c), std::to_string(c.micro_batch),
+                          io::recompute_text(c), std::to_string(c.zero_stage),
+                          fmt::format("{:.4f}", r.iteration_time_s), against,
+                          fmt::format("{:.2f}", r.memory.peak_bytes / kGiB)});
+  };
+  row("chosen", t, chosen, "—");
   for (std::size_t i = 0; i < extras.runners_up.size(); ++i) {
-    const TrainingConfig& c = extras.runners_up[i].config;
     const AnalyticResult& r = extras.runners_up[i].result;
     const double delta = r.iteration_time_s / chosen.iteration_time_s - 1;
-    table.rows.push_back(
-        {std::to_string(i + 2), fmt::format("{} · {} · {} · {} · {}", c.tp, c.cp, c.pp, c.dp, c.ep),
-         std::to_string(c.vpp), layers(c), std::to_string(c.micro_batch), io::recompute_text(c),
-         std::to_string(c.zero_stage), fmt::format("{:.4f}", r.iteration_time_s),
-         fmt::format("{:+.1f} %{}", 100 * delta,
-                     std::abs(delta) <= extras.time_band ? " (a tie: within the band)" : ""),
-         fmt::format("{:.2f}", r.memory.peak_bytes / kGiB)});
+    row(std::to_string(i + 2), extras.runners_up[i].config, r,
+        fmt::format("{:+.1f} %{}", 100 * delta,
+                    std::abs(delta) <= extras.time_band ? " (a tie: within the band)" : ""));
   }
   table.note = fmt::format(
       "Times within ±{:.1f} % (the stack's measured error) of each other are ties the model "
