@@ -53,6 +53,7 @@ Topology::Topology(int devices, std::vector<std::string> switch_names, std::vect
   arrive_.assign(static_cast<std::size_t>(devices) * levels, std::vector<int>());
   level_.assign(static_cast<std::size_t>(devices) * devices, -1);
   for (int s = 0; s < devices; ++s) {
+    level_[static_cast<std::size_t>(s) * devices + s] = 0;  // a device reaches itself, links or not
     for (int k = 0; k < levels; ++k) {
       // Dijkstra on (hops, latency) over links at least widths[k] wide.
       std::vector<std::pair<int, double>> best(static_cast<std::size_t>(n), {-1, 0});

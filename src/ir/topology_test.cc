@@ -64,6 +64,14 @@ TEST(Topology, RefusesUnreachableDevicesSelfLinksAndRepeatedPairs) {
             std::string::npos);
 }
 
+TEST(Topology, OneDeviceNeedsNoLinks) {
+  // A preset cut to one device has no links left; the device still reaches itself.
+  const Topology alone(1, {}, {}, "c.json");
+  EXPECT_TRUE(alone.route(0, 0).empty());
+  for (const char* preset : {"dgx-a100", "dgx-h100", "pcie-2socket"})
+    EXPECT_NO_THROW(cluster_topology(*zoo::cluster_preset(preset, 1))) << preset;
+}
+
 TEST(Topology, PresetsDescribeTheirNetworks) {
   // PCIe server: peers on one PCIe switch, on one socket, across sockets.
   const Cluster pcie = *zoo::cluster_preset("pcie-2socket", 8);
