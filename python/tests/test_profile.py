@@ -26,7 +26,7 @@ def module_bytes(module):
     return sum(p.numel() * p.element_size() for p in module.parameters())
 
 
-def check_document(document, module):
+def check_document(document, module, example):
     ids = [layer["id"] for layer in document["layers"]]
     assert ids == list(range(len(ids)))
     for edge in document["edges"]:
@@ -35,7 +35,11 @@ def check_document(document, module):
     for layer in document["layers"]:
         for option in layer["options"]["1"]:
             assert 0 <= option["forward_time_s"] <= option["compute_time_s"]
-            assert option["memory_fixed_bytes"] == 4 * option["parameter_bytes"]
+            loss = 0
+            if layer is document["layers"][-1]:  # the loss's log-softmax and its two gradients
+                with torch.no_grad():
+                    loss = 3 * 4 * module(example).numel()
+            assert option["memory_fixed_bytes"] == 4 * option["parameter_bytes"] + loss
 
 
 @pytest.mark.parametrize("factory, shape, layers", [
@@ -46,22 +50,27 @@ def check_document(document, module):
 def test_torchvision_models(factory, shape, layers):
     torch.manual_seed(0)
     module = factory()
-    document = paraplan.profile(module, torch.randn(shape), **QUICK)
+    example = torch.randn(shape)
+    document = paraplan.profile(module, example, **QUICK)
     assert len(document["layers"]) == layers
     assert len(document["edges"]) == layers - 1  # grouped by block, the graph is a chain
     assert document["profile_batch_size"] == shape[0]
-    check_document(document, module)
+    check_document(document, module, example)
 
 
 def test_gpt_is_grouped_by_block():
     module = gpt(layers=3, hidden=64, heads=4, seq_len=32, vocab=128)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # traced by torch.fx, not by the hook fallback
-        document = paraplan.profile(module, torch.randint(0, 128, (2, 32)), **QUICK)
+        example = torch.randint(0, 128, (2, 32))
+        document = paraplan.profile(module, example, **QUICK)
     names = [layer["name"] for layer in document["layers"]]
     for block in ("blocks.0", "blocks.1", "blocks.2", "embed", "head"):
         assert block in names
-    check_document(document, module)
+    check_document(document, module, example)
+    # The head's output waits for its loss: its fp32 logits (2 × 32 × 128) are held per micro-batch.
+    head = document["layers"][names.index("head")]["options"]["1"][0]
+    assert head["memory_per_inflight_bytes"] >= 2 * 32 * 128 * 4
     # A block keeps its attention scores and MLP activations: recomputing it saves memory.
     block = document["layers"][names.index("blocks.1")]["options"]["1"]
     assert [o["id"] for o in block] == ["vanilla", "recompute"]

@@ -188,6 +188,32 @@ TEST(ApiPlanPipeline, MixedClustersGiveEachStageADeviceGroup) {
   EXPECT_TRUE(s.on_network);
 }
 
+// A profile taken on a GPU holds that GPU's times: on its own type they stand as measured, on
+// another they scale by the ratio of the two peaks. The profiler's fp32 512² matmul rate on a GPU
+// (6.6 TFLOP/s on an H100: launch-bound) is no basis; priced by it, an H100 profile on H100s came
+// out 150 times too fast.
+TEST(ApiPlanPipeline, AGpuProfileIsPricedByItsDevicesPeak) {
+  Workload h = load_workload({"", "auto", "dgx-h100", 0, 8});
+  h.model.profiled.device = "NVIDIA H100 80GB HBM3";
+  h.model.profiled.flops_per_s = 6.63e12;
+  EXPECT_TRUE(piper_settings(h, 8, 0, 0, 0).device_groups.empty());  // its own device
+  EXPECT_TRUE(piper_settings(h, 1, 0, 0, 0).device_groups.empty());
+  Workload a = load_workload({"", "auto", "dgx-a100", 0, 8});
+  a.model.profiled = h.model.profiled;
+  const PiperSettings on_a100 = piper_settings(a, 8, 0, 0, 0);
+  ASSERT_EQ(on_a100.device_groups.size(), 1u);
+  EXPECT_NEAR(on_a100.device_groups[0].time_factor, 989.0 / 312.0, 1e-12);
+  // A GPU of no known type: the user says which type its times are.
+  a.model.profiled.device = "Some Accelerator 9000";
+  try {
+    piper_settings(a, 8, 0, 0, 0);
+    ADD_FAILURE() << "an unknown GPU was priced";
+  } catch (const FieldError& e) {
+    EXPECT_NE(std::string(e.what()).find("--model-device"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(piper_settings(a, 8, 0, 0, 0, "H100").device_groups.size(), 1u);
+}
+
 TEST(ApiPlanTransformer, ResimulationRanksTheFirstKBySimulatedTime) {
   TransformerPlanRequest r = small_transformer();
   const TransformerPlanResult plain = plan_transformer(r);

@@ -50,7 +50,10 @@ struct PipelinePlanRequest {
   /// stages on devices 0, 1, 2, ... in order.
   std::optional<Cluster> cluster;
   std::string cluster_name;  ///< as the plan file and report name it
-  bool rank_order = false;   ///< keep rank order on the cluster (priced, not searched)
+  /// The model's times were scaled by the ratio of peak FLOP/s (a GPU profile, or
+  /// --model-device), not by the profile's measured matmul rate (how the output words it).
+  bool scaled_by_peaks = false;
+  bool rank_order = false;  ///< keep rank order on the cluster (priced, not searched)
   /// Coarsen the layer graph to this many super-nodes first (search/coarsen.h); 0: the exact
   /// search, falling back to 64 super-nodes when the graph is too large for it or the exact
   /// search passes `time_limit_s` (0: no limit).

@@ -393,6 +393,9 @@ PlanOutcome piper(const PlanOptions& o, const Workload& w) {
   r.settings = piper_settings(w, o.devices, bytes_or_zero("memory", o.memory),
                               o.bandwidth.empty() ? 0 : bandwidth_value("bandwidth", o.bandwidth),
                               o.microbatches, o.model_device);
+  const std::string& profiled_on = w.model.profiled.device;
+  r.scaled_by_peaks =
+      !o.model_device.empty() || (!profiled_on.empty() && profiled_on.rfind("cpu", 0) != 0);
   if (o.knobs.dp > 0) {  // every stage's data-parallel width
     const PiperSettings& s = r.settings;
     if (o.knobs.dp > s.max_devices)

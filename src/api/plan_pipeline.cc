@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -30,6 +31,24 @@ double known_peak_flops(const std::string& device) {
     if (auto c = zoo::cluster_preset(preset, 1); c && c->device_types[0].name == device)
       return c->device_types[0].peak_flops_per_s;
   return 0;
+}
+
+std::string lower(std::string text) {
+  for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return text;
+}
+
+// The device type a GPU's own name ("NVIDIA H100 80GB HBM3", as PyTorch gives it) is: the
+// cluster's type of that name or named inside it, else a known GPU named inside it; "" if none.
+std::string gpu_type_of(const std::string& profiled, const Cluster& c) {
+  const std::string name = lower(profiled);
+  for (const auto& t : c.device_types)
+    if (lower(t.name) == name) return t.name;
+  for (const auto& t : c.device_types)
+    if (!t.name.empty() && name.find(lower(t.name)) != std::string::npos) return t.name;
+  for (const char* known : {"A100", "H100", "H200"})
+    if (name.find(lower(known)) != std::string::npos) return known;
+  return "";
 }
 
 }  // namespace
@@ -64,11 +83,30 @@ PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes
   const auto is_cpu = [](const std::string& name) { return name.rfind("cpu", 0) == 0; };
   // A CPU profile with no cluster given is planned on the device it was measured on: its
   // times as they are (the default cluster gives the machines, not a device to scale to).
-  const bool by_profile = model_device.empty() && profiled.flops_per_s > 0 &&
+  // A GPU profile's times are that GPU's: priced against its type by the peak FLOP/s of both
+  // (the profiler's small fp32 matmul measures launches on a GPU, not its tensor cores: an H100
+  // profile priced on H100s by that rate came out 150 times too fast).
+  const std::string profiled_gpu =
+      model_device.empty() && !profiled.device.empty() && !is_cpu(profiled.device)
+          ? gpu_type_of(profiled.device, c)
+          : "";
+  const bool gpu_profile =
+      model_device.empty() && !profiled.device.empty() && !is_cpu(profiled.device);
+  if (gpu_profile && profiled_gpu.empty()) {
+    std::vector<std::string> names;
+    for (const auto& t : c.device_types) names.push_back(t.name);
+    throw FieldError("cluster",
+                     fmt::format(": the model was profiled on {}, which is none of the cluster's "
+                                 "device types ({}) nor a known GPU (A100, H100, H200): name the "
+                                 "type its times are to be read as with --model-device",
+                                 profiled.device, fmt::join(names, ", ")));
+  }
+  const bool by_profile = model_device.empty() && !gpu_profile && profiled.flops_per_s > 0 &&
                           (w.cluster_given || !is_cpu(profiled.device));
-  const std::string reference = !model_device.empty() ? model_device
-                                : by_profile          ? profiled.device
-                                                      : first;
+  const std::string reference = !model_device.empty()   ? model_device
+                                : !profiled_gpu.empty() ? profiled_gpu
+                                : by_profile            ? profiled.device
+                                                        : first;
   int types = 0;
   for (int n : count) types += n > 0;
   // A CPU's layer times do not carry to a GPU by the ratio of their FLOP/s: launches, memory

@@ -145,7 +145,13 @@ std::string pipeline_words(const PipelinePlanRequest& request, const PipelinePla
         it->iteration_s, it->steady_state_plan_iteration_s,
         100 * (it->steady_state_plan_iteration_s / it->iteration_s - 1), iteration_caveat(result));
   const ProfileFacts& p = request.model.profiled;
-  if (p.flops_per_s > 0)
+  if (request.scaled_by_peaks)
+    for (const auto& g : request.settings.device_groups)
+      out += fmt::format(
+          "compute scaled ×{:.3f} on {}: profiled on {}, priced by the ratio of the two "
+          "devices' peak FLOP/s\n",
+          g.time_factor, g.name, p.device);
+  else if (p.flops_per_s > 0)
     for (const auto& g : request.settings.device_groups)
       out += fmt::format(
           "compute scaled ×{:.3f} on {}: profiled alone on {} at {:.3g} GFLOP/s, the cluster's "

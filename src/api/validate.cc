@@ -33,8 +33,13 @@ ValidateResult validate_model(const ValidateRequest& request) {
   }
   if (!request.nemo_file.empty())
     out.nemo = validate::score_published(io::read_nemo_table(request.nemo_file, zoo::llm_model));
-  if (!request.single_gpu_dir.empty())
-    out.single_gpu = validate::score_single_gpu(io::read_single_gpu_runs(request.single_gpu_dir));
+  for (const std::string& dir : request.single_gpu_dirs) {
+    if (dir.empty()) continue;
+    std::string name = dir;
+    while (name.size() > 1 && name.back() == '/') name.pop_back();
+    name = name.substr(name.find_last_of('/') + 1);
+    out.single_gpu.push_back({name, validate::score_single_gpu(io::read_single_gpu_runs(dir))});
+  }
   return out;
 }
 

@@ -21,17 +21,25 @@ struct ValidateRequest {
   std::string mpt_file;    ///< empty: skip the MPT table
   /// Published-runs files, read in order (empty names are skipped).
   std::vector<std::string> published_files;
-  std::string nemo_file;       ///< empty: skip the NeMo H100 table
-  std::string calibration;     ///< empty: the shipped A100 calibration
-  std::string single_gpu_dir;  ///< empty: skip the single-GPU plain-PyTorch runs
+  std::string nemo_file;    ///< empty: skip the NeMo H100 table
+  std::string calibration;  ///< empty: the shipped A100 calibration
+  /// Folders of plain-PyTorch single-GPU runs, each a set scored on its own and all pooled
+  /// (empty names are skipped).
+  std::vector<std::string> single_gpu_dirs;
+};
+
+/// One folder of single-GPU runs, scored (its name: the folder's last component).
+struct SingleGpuSet {
+  std::string name;
+  std::vector<validate::ScoredSingleGpu> rows;
 };
 
 struct ValidateResult {
   std::vector<validate::ScoredRun> multi, single, mpt;
   io::MptTable mpt_table;  ///< the rows read and those skipped (with why)
   std::vector<validate::ScoredPublished> published;
-  std::vector<validate::ScoredPublished> nemo;        ///< NeMo / Megatron-Core on H100
-  std::vector<validate::ScoredSingleGpu> single_gpu;  ///< plain PyTorch on one GPU
+  std::vector<validate::ScoredPublished> nemo;  ///< NeMo / Megatron-Core on H100
+  std::vector<SingleGpuSet> single_gpu;         ///< plain PyTorch on one GPU, set by set
 };
 
 /// Every input is read and priced before anything is returned: a bad file is the only answer.

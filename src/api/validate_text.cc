@@ -110,52 +110,73 @@ void nemo_rows(std::string& out, const std::vector<validate::ScoredPublished>& r
       rows.size(), 100 * sum / static_cast<double>(rows.size()), 100 * worst, fits, rows.size());
 }
 
-void single_gpu_rows(std::string& out, const std::vector<validate::ScoredSingleGpu>& rows,
-                     bool quiet) {
-  if (rows.empty()) return;
+struct SingleGpuTally {
   double time_sum = 0, time_worst = 0, peak_sum = 0, peak_worst = 0;
-  int ran = 0, wrong = 0, oom = 0, oom_caught = 0;
-  for (const auto& s : rows) {
-    const io::SingleGpuRun& r = s.run;
-    const std::string shape = fmt::format(
-        "{} seq {} batch {} micro-batch {}{}{}", r.model_name, r.seq_len, r.batch, r.micro_batch,
-        r.recompute == Recompute::kFull ? " recomputed" : "", r.compiled ? " compiled" : "");
-    const std::string verdict =
-        s.predicted.fits == r.ran
-            ? (r.ran ? "fits, as it ran" : "does not fit, as it ran out of memory")
-            : (r.ran ? "does not fit, yet it ran" : "FITS, YET IT RAN OUT OF MEMORY");
-    if (!quiet && r.ran)
-      out += fmt::format(
-          "single-gpu: {} (line {}): measured {:.3f} s, predicted {:.3f} s: {:+.1f}%; peak "
-          "{:.2f} GiB predicted, the allocator held {:.2f}: {:+.1f}% ({})\n",
-          shape, r.place.substr(r.place.rfind(':') + 1), r.iteration_time_s,
-          s.predicted.iteration_time_s, 100 * s.time_error(), s.predicted.memory.peak_bytes / kGiB,
-          r.peak_reserved_bytes / kGiB, 100 * s.peak_error(), verdict);
-    if (!quiet && !r.ran)
-      out += fmt::format(
-          "single-gpu: {} (line {}): ran out of memory; peak {:.2f} GiB predicted "
-          "of {:.2f} ({})\n",
-          shape, r.place.substr(r.place.rfind(':') + 1), s.predicted.memory.peak_bytes / kGiB,
-          s.device_memory_bytes / kGiB, verdict);
-    wrong += !s.verdict_right();
-    if (!r.ran) {
-      ++oom;
-      oom_caught += !s.predicted.fits;
-      continue;
-    }
-    ++ran;
-    time_sum += std::abs(s.time_error());
-    time_worst = std::max(time_worst, std::abs(s.time_error()));
-    peak_sum += std::abs(s.peak_error());
-    peak_worst = std::max(peak_worst, std::abs(s.peak_error()));
+  int runs = 0, ran = 0, wrong = 0, oom = 0, oom_caught = 0;
+  std::string words(const std::string& label) const {
+    const double n = std::max(1, ran);
+    return fmt::format(
+        "{}: {} runs, time mean absolute percentage error {:.2f}% (target 8%), largest {:.2f}%; "
+        "peak against the allocator's {:.2f}%, largest {:.2f}% (target 8%); {} of {} "
+        "out-of-memory runs predicted not to fit, {} false verdicts\n",
+        label, runs, 100 * time_sum / n, 100 * time_worst, 100 * peak_sum / n, 100 * peak_worst,
+        oom_caught, oom, wrong);
   }
-  const double n = std::max(1, ran);
-  out += fmt::format(
-      "plain PyTorch on one GPU: {} runs, time mean absolute percentage error {:.2f}% (target "
-      "8%), largest {:.2f}%; peak against the allocator's {:.2f}%, largest {:.2f}% (target 8%); "
-      "{} of {} out-of-memory runs predicted not to fit, {} false verdicts\n",
-      rows.size(), 100 * time_sum / n, 100 * time_worst, 100 * peak_sum / n, 100 * peak_worst,
-      oom_caught, oom, wrong);
+};
+
+void single_gpu_row(std::string& out, const std::string& set, const validate::ScoredSingleGpu& s,
+                    bool quiet, SingleGpuTally& tally) {
+  const io::SingleGpuRun& r = s.run;
+  const std::string shape = fmt::format(
+      "{} seq {} batch {} micro-batch {}{}{}", r.model_name, r.seq_len, r.batch, r.micro_batch,
+      r.recompute == Recompute::kFull ? " recomputed" : "", r.compiled ? " compiled" : "");
+  const std::string verdict =
+      s.predicted.fits == r.ran
+          ? (r.ran ? "fits, as it ran" : "does not fit, as it ran out of memory")
+          : (r.ran ? "does not fit, yet it ran" : "FITS, YET IT RAN OUT OF MEMORY");
+  const std::string line = r.place.substr(r.place.rfind(':') + 1);
+  if (!quiet && r.ran)
+    out += fmt::format(
+        "single-gpu: {}: {} (line {}): measured {:.3f} s, predicted {:.3f} s: {:+.1f}%; peak "
+        "{:.2f} GiB predicted, the allocator held {:.2f}: {:+.1f}% ({})\n",
+        set, shape, line, r.iteration_time_s, s.predicted.iteration_time_s, 100 * s.time_error(),
+        s.predicted.memory.peak_bytes / kGiB, r.peak_reserved_bytes / kGiB, 100 * s.peak_error(),
+        verdict);
+  if (!quiet && !r.ran)
+    out += fmt::format(
+        "single-gpu: {}: {} (line {}): ran out of memory; peak {:.2f} GiB predicted of {:.2f} "
+        "({})\n",
+        set, shape, line, s.predicted.memory.peak_bytes / kGiB, s.device_memory_bytes / kGiB,
+        verdict);
+  ++tally.runs;
+  tally.wrong += !s.verdict_right();
+  if (!r.ran) {
+    ++tally.oom;
+    tally.oom_caught += !s.predicted.fits;
+    return;
+  }
+  ++tally.ran;
+  tally.time_sum += std::abs(s.time_error());
+  tally.time_worst = std::max(tally.time_worst, std::abs(s.time_error()));
+  tally.peak_sum += std::abs(s.peak_error());
+  tally.peak_worst = std::max(tally.peak_worst, std::abs(s.peak_error()));
+}
+
+// Each set's rows and summary, then (for more than one set) all of them pooled: the figures
+// the bands of ir/knobs.h are.
+void single_gpu_rows(std::string& out, const std::vector<SingleGpuSet>& sets, bool quiet) {
+  SingleGpuTally all;
+  for (const SingleGpuSet& set : sets) {
+    SingleGpuTally one;
+    for (const auto& s : set.rows) {
+      single_gpu_row(out, set.name, s, quiet, one);
+      single_gpu_row(out, set.name, s, true, all);
+    }
+    if (sets.size() > 1) out += one.words("plain PyTorch on one GPU, " + set.name);
+  }
+  if (!sets.empty())
+    out += all.words(sets.size() > 1 ? "plain PyTorch on one GPU, all sets"
+                                     : "plain PyTorch on one GPU");
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ struct ValidateArgs {
   std::vector<std::string> published = {PARAPLAN_DEFAULT_PUBLISHED_FILE,
                                         PARAPLAN_DEFAULT_PUBLISHED_2024_FILE};
   std::string nemo = PARAPLAN_DEFAULT_NEMO_FILE;
-  std::string single_gpu = PARAPLAN_DEFAULT_SINGLE_GPU_DIR;
+  std::vector<std::string> single_gpu = {PARAPLAN_DEFAULT_SINGLE_GPU_DIR,
+                                         PARAPLAN_DEFAULT_SINGLE_GPU_DIR "-2"};
   bool quiet = false;
   std::string calibration;
   int worst = 5;
@@ -47,8 +48,9 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                   "gives the columns; \"\" to skip)");
   cmd->add_option("--single-gpu", args->single_gpu,
                   "Plain-PyTorch runs on one GPU with their peak memory and out-of-memory "
-                  "failures (data/h100-single-gpu's folder: results.jsonl and configs/; \"\" to "
-                  "skip)");
+                  "failures: one or more folders of results.jsonl and configs/, each scored and "
+                  "all pooled (default data/h100-single-gpu, the given set, and "
+                  "data/h100-single-gpu-2, measured by this project; \"\" to skip)");
   cmd->add_flag("--summary", args->quiet, "Print only the summary lines");
   cmd->add_option("--worst", args->worst, "MPT rows with the largest errors to list (default 5)")
       ->check(CLI::Range(0, 1000000));

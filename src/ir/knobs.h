@@ -115,9 +115,9 @@ inline constexpr std::int64_t kDefaultGlobalBatch = 512;
 inline constexpr std::int64_t kDefaultSeqLen = 2048;
 /// How sure a predicted iteration time is, per stack: the mean absolute error of the analytic
 /// model on the measured sets of that stack (docs/cost-models.md; `paraplan validate` prints
-/// them): megatron 3.9 % (NeMo on H100), fsdp 6.5 % (plain PyTorch on one H100; MPT on A100
-/// 3.6 %), deepspeed 7.8 % (vTrain's multi-node Megatron-DeepSpeed runs).
-inline constexpr double kTimeBandMegatron = 0.039, kTimeBandFsdp = 0.065,
+/// them): megatron 3.9 % (NeMo on H100), fsdp 7.3 % (plain PyTorch on one H100, both sets; MPT
+/// on A100 3.6 %), deepspeed 7.8 % (vTrain's multi-node Megatron-DeepSpeed runs).
+inline constexpr double kTimeBandMegatron = 0.039, kTimeBandFsdp = 0.073,
                         kTimeBandDeepSpeed = 0.078;
 inline constexpr double time_band(Stack stack) {
   return stack == Stack::kMegatron ? kTimeBandMegatron
@@ -125,9 +125,9 @@ inline constexpr double time_band(Stack stack) {
                                    : kTimeBandDeepSpeed;
 }
 /// How sure a predicted peak is: the mean absolute error of the analytic peak against the
-/// allocator's reserved peak on the measured single-GPU runs (4.2 %; 10.6 % at most, recomputed
-/// runs' fragmentation), the only measured peaks paraplan has (the other sets say ran or out of
-/// memory, which the verdicts check).
+/// allocator's reserved peak on the measured single-GPU runs, both sets (4.2 %; 10.6 % at most,
+/// recomputed runs' fragmentation), the only measured peaks paraplan has (the other sets say ran or
+/// out of memory, which the verdicts check).
 inline constexpr double kPeakBand = 0.042, kPeakBandLargest = 0.106;
 /// The memory `plan` keeps free unless told: the analytic model's peaks are within 4.2 % of the
 /// allocator's on the measured single-GPU runs (mean; 10.6 % at most, recomputed runs' extra
