@@ -467,7 +467,15 @@ void FrontierSolve::fill_entries(const FillTable& t, Message& m, FillChunk& chun
       }
       const std::size_t first = candidates.size();
       for (const Point* p = set.begin; p != set.end; ++p) {
-        if (walk.dominated(p->time + base[g], p->memory)) continue;
+        if (walk.dominated(p->time + base[g], p->memory)) {
+          // The set's later points are slower: those above the dominating step's memory are
+          // dominated by it as well (the set's memory falls), so skip them at once.
+          const double above = walk.by_memory();
+          p = std::partition_point(p + 1, set.end,
+                                   [above](const Point& q) { return q.memory > above; }) -
+              1;
+          continue;
+        }
         candidates.push_back(
             {p->time + base[g], p->memory, static_cast<std::int64_t>(store.size())});
         store.insert(store.end(), set.store + p->prov, set.store + p->prov + width);

@@ -69,12 +69,17 @@ class Staircase {
       while (next_ < steps_.size() && steps_[next_].time <= time) ++next_;
       if (next_ == 0) return false;
       const Step& s = steps_[next_ - 1];
+      by_memory_ = s.memory;
       return s.memory <= memory && !(s.time == time && s.memory == memory);
     }
+    /// After dominated(t, m) said true: the memory of the step that dominates (t, m). On a set
+    /// of rising time and falling memory, every later point above it is dominated by it too.
+    double by_memory() const { return by_memory_; }
 
    private:
     const std::vector<Step>& steps_;
     std::size_t next_ = 0;
+    double by_memory_ = 0;
   };
   void insert(double time, double memory) {
     auto after = std::upper_bound(steps_.begin(), steps_.end(), time,
