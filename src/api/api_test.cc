@@ -258,6 +258,27 @@ TEST(ApiPlanTransformer, TorchtitanRecomputesOnlyWhatSomeLayerFrequencyGives) {
   EXPECT_EQ(broken->rule, "engine_every_kth");
 }
 
+// NeMo 1.x sets only the first and last stages' layers and splits the rest evenly: 80 layers on
+// 6 stages run as 14 | 13 × 4 | 14, never as the even 13 | 14 | 14 | 13 | 13 | 13 (its
+// divisibility check refused the export), and a split with no such form is refused by name.
+TEST(ApiPlanTransformer, NemoSplitsOnlyItsFirstAndLastStages) {
+  EXPECT_EQ(first_last_split(80, 6), (std::vector<int>{14, 13, 13, 13, 13, 14}));
+  EXPECT_EQ(first_last_split(80, 4), (std::vector<int>{20, 20, 20, 20}));
+  EXPECT_EQ(first_last_split(61, 2), (std::vector<int>{31, 30}));
+  EXPECT_EQ(first_last_split(61, 32), std::nullopt);  // 30 middle stages of 2 leave 1
+  const EngineRules& nemo = engine_rules(Engine::kNemo);
+  TrainingConfig t;
+  t.stack = Stack::kMegatron;
+  t.pp = 6;
+  t.dp = 2;
+  const auto broken = rules::engine(nemo, t, 80);  // the even split: 13 | 14 | 14 | 13 | ...
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, "engine_first_last_split");
+  EXPECT_EQ(rules::engine(engine_rules(Engine::kMegatronLm), t, 80), std::nullopt);
+  t.stage_layers = *first_last_split(80, 6);
+  EXPECT_EQ(rules::engine(nemo, t, 80), std::nullopt);
+}
+
 TEST(ApiPlanTransformer, EveryPlanOfferedIsOneItsEngineRuns) {
   for (const Engine engine : kEngines) {
     TransformerPlanRequest r = small_transformer();

@@ -6,6 +6,7 @@
 #include "engines/engine_export.h"
 #include "engines/torchtitan_config.h"
 #include "ir/error.h"
+#include "zoo/llm_models.h"
 
 namespace paraplan::api {
 
@@ -32,7 +33,8 @@ std::string export_plan(const std::string& name, const TransformerConfig& model,
     case Engine::kMegatronLm:
       return engines::megatron_arguments(model, config, devices_per_node);
     case Engine::kNemo:
-      return engines::nemo_recipe(model, config, devices_per_node);
+      return engines::nemo_recipe(model, config, devices_per_node,
+                                  zoo::hugging_face_id(model.name));
     case Engine::kTorchtitan:
       return engines::torchtitan_config(model, config);
     case Engine::kMegatronDeepSpeed:

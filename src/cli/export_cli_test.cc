@@ -123,16 +123,37 @@ TEST(CliExport, NemoRoundTrip) {
       "--model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6 --seq-len 8192 "
       "--memory-headroom 0%",
       "nemo", "--cluster dgx-h100");
-  EXPECT_NE(llama.text.find("pipeline_model_parallel_layout: \"Et*13|t*14|"), std::string::npos)
-      << llama.text;
+  // NeMo 1.x sets the first and last stages' layers and splits the rest evenly (it never reads
+  // Megatron-Core's layout): 80 layers on 6 stages go as 14 | 13 × 4 | 14, priced so.
+  for (const char* want :
+       {"num_layers_in_first_pipeline_stage: 14\n", "num_layers_in_last_pipeline_stage: 14\n",
+        // What NeMo needs to build and run it as priced (engine-check's refusals before):
+        // O2 for bf16 weights with fp32 main parameters, Megatron-Core's distributed optimizer
+        // for ZeRO 1, a tokenizer it can build, the vocabulary by the key NeMo reads.
+        "megatron_amp_O2: true\n", "name: mcore_distributed_optim\n", "library: huggingface\n",
+        "type: meta-llama/Meta-Llama-3-70B\n", "override_vocab_size: 128256\n"})
+    EXPECT_NE(llama.text.find(want), std::string::npos) << want << "\n" << llama.text;
+  EXPECT_EQ(llama.text.find("pipeline_model_parallel_layout"), std::string::npos) << llama.text;
   expect_same_plan(llama, kMegatronKnobs, 0.01);
+  // Overlapped point-to-point needs batched p2p off (Megatron-Core refuses both).
+  if (llama.text.find("overlap_p2p_comm: true") != std::string::npos) {
+    EXPECT_NE(llama.text.find("batch_p2p_comm: false"), std::string::npos) << llama.text;
+  }
   const Exported mixtral =
       round_trip("--model mixtral-8x7b --cluster dgx-h100 --devices 64 --batch 256 --seq-len 4096",
                  "nemo", "--cluster dgx-h100");
   EXPECT_NE(mixtral.text.find("num_moe_experts: 8"), std::string::npos) << mixtral.text;
   expect_same_plan(mixtral, kMegatronKnobs, 0.01);
+  // 61 layers on 32 stages cannot be a first | even middle | last split; on 4 they can.
+  const Outcome refused =
+      run("plan --model deepseek-v3-like --cluster dgx-h100 --devices 1024 --batch 1024 --pp 32 "
+          "--seq-len 4096 --export nemo");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("NeMo sets only the first and the last stage's layers"),
+            std::string::npos)
+      << refused.out;
   const Exported deepseek = round_trip(
-      "--model deepseek-v3-like --cluster dgx-h100 --devices 1024 --batch 1024 --pp 32 "
+      "--model deepseek-v3-like --cluster dgx-h100 --devices 1024 --batch 1024 --pp 4 "
       "--seq-len 4096",
       "nemo", "--cluster dgx-h100");
   EXPECT_NE(deepseek.text.find("moe_layer_freq: [0, 0, 0, 1, 1,"), std::string::npos)

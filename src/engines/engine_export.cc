@@ -219,7 +219,8 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   return out;
 }
 
-std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int devices_per_node) {
+std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int devices_per_node,
+                        const std::string& tokenizer_id) {
   refuse_what_it_does_not_run(Engine::kNemo, m, t);
   refuse_unbuildable(m, "nemo");
   if (m.mla() || m.mtp_layers > 0)
@@ -249,8 +250,13 @@ std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int
   key(2, "tensor_model_parallel_size", num(t.tp));
   key(2, "pipeline_model_parallel_size", num(t.pp));
   key(2, "virtual_pipeline_model_parallel_size", t.vpp > 1 ? num(t.vpp) : "null");
-  if (const std::string layout = megatron_layout(m, t); !layout.empty())
-    key(2, "pipeline_model_parallel_layout", fmt::format("\"{}\"", layout));
+  // NeMo 1.x's GPT model never reads Megatron-Core's layout: it takes the first and the last
+  // stage's layers and splits the rest evenly (megatron_gpt_model.py); the engine's rules keep
+  // every other split out of the plans offered for it.
+  if (const std::vector<int> split = stage_split(m, t); !megatron_layout(m, t).empty()) {
+    key(2, "num_layers_in_first_pipeline_stage", num(split.front()));
+    key(2, "num_layers_in_last_pipeline_stage", num(split.back()));
+  }
   key(2, "context_parallel_size", num(t.cp));
   if (m.moe()) key(2, "expert_model_parallel_size", num(t.ep));
   key(2, "encoder_seq_length", num(t.seq_len));
@@ -315,13 +321,38 @@ std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int
   if (t.fp8) key(2, "fp8_hybrid", "true");
   key(2, "ub_tp_comm_overlap", yes(t.tp_comm_overlap));
   key(2, "overlap_p2p_comm", yes(t.overlap_p2p_comm));
+  // Megatron-Core refuses overlapped and batched p2p at once; NeMo's default batches them.
+  if (t.overlap_p2p_comm) key(2, "batch_p2p_comm", "false");
+  // bf16 weights with fp32 main parameters in the optimizer: what was priced, and what NeMo
+  // needs for virtual pipelines and expert parallelism.
+  key(2, "megatron_amp_O2", "true");
   key(2, "make_vocab_size_divisible_by", "128");
+  // The vocabulary as priced: NeMo sizes the embedding from override_vocab_size when given
+  // (megatron_gpt_model.py), never from tokenizer.vocab_size (read back by paraplan alone).
+  key(2, "override_vocab_size", num(m.vocab_size));
   out += "  tokenizer:\n";
+  if (!tokenizer_id.empty()) {
+    key(4, "library", "huggingface");
+    key(4, "type", tokenizer_id);
+  } else if (m.vocab_size == 50257) {
+    key(4, "library", "megatron");
+    key(4, "type", "GPT2BPETokenizer");
+  } else {
+    out += fmt::format(
+        "    # FILL IN: a tokenizer of {} tokens or fewer (its ids index the embedding), e.g.\n"
+        "    # library: huggingface with type: the model's Hugging Face id\n",
+        m.vocab_size);
+    key(4, "library", "huggingface");
+    key(4, "type", "null");
+  }
   key(4, "vocab_size", num(m.vocab_size));
   out += "  optim:\n";
-  key(4, "name", t.zero_stage >= 1 ? "distributed_fused_adam" : "fused_adam");
+  // ZeRO 1 is Megatron-Core's distributed optimizer (NeMo's distributed_fused_adam is Apex's,
+  // which shards gradients too, and which expert parallelism refuses).
+  key(4, "name", t.zero_stage >= 1 ? "mcore_distributed_optim" : "fused_adam");
   key(4, "overlap_grad_sync", yes(t.overlap_grad_reduce));
-  key(4, "overlap_param_sync", yes(t.overlap_param_gather));
+  // NeMo refuses the parameter gather's overlap without the gradient reduction's.
+  key(4, "overlap_param_sync", yes(t.overlap_param_gather && t.overlap_grad_reduce));
   key(4, "grad_sync_dtype", t.bf16_gradient_reduction ? "bf16" : "fp32");
   return out;
 }

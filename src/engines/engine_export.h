@@ -27,8 +27,10 @@ std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfi
 std::string megatron_layout(const TransformerConfig& model, const TrainingConfig& config);
 /// A NeMo GPT recipe's YAML (trainer and model sections, the optimizer) for the plan, in the
 /// keys `--from nemo` reads. FieldError("export") for what NeMo's recipe cannot build, or ZeRO 2–3.
+/// `tokenizer_id`: the model's Hugging Face id, whose tokenizer NeMo builds ("": GPT-2's BPE
+/// for its 50,257 tokens, else a placeholder to fill in).
 std::string nemo_recipe(const TransformerConfig& model, const TrainingConfig& config,
-                        int devices_per_node = 0);
+                        int devices_per_node = 0, const std::string& tokenizer_id = "");
 /// A DeepSpeed configuration (batch sizes, gradient accumulation, ZeRO stage, BF16, the gradient
 /// reduction's type, activation checkpointing of `checkpoints_per_stage` layers). Parallel sizes
 /// are Megatron-DeepSpeed command-line arguments, not config keys.

@@ -90,84 +90,42 @@ const std::set<std::string> kModelRead = {"micro_batch_size",
                                           "use_flash_attention",
                                           "cpu_offloading",
                                           "megatron_amp_O2",
+                                          "override_vocab_size",
+                                          "fsdp",
+                                          "drop_layers",
                                           "tokenizer",
                                           "optim",
                                           "qk_layernorm",
                                           "moe_expert_capacity_factor"};
-const std::set<std::string> kModelIgnored = {"data",
-                                             "nsys_profile",
-                                             "peft",
-                                             "init_method_std",
-                                             "use_scaled_init_method",
-                                             "layernorm_epsilon",
-                                             "do_layer_norm_weight_decay",
-                                             "pre_process",
-                                             "post_process",
-                                             "persist_layer_norm",
-                                             "headscale",
-                                             "transformer_block_type",
-                                             "openai_gelu",
-                                             "normalize_attention_scores",
-                                             "attention_type",
-                                             "native_amp_init_scale",
-                                             "native_amp_growth_interval",
-                                             "hysteresis",
-                                             "fp32_residual_connection",
-                                             "fp16_lm_cross_entropy",
-                                             "grad_allreduce_chunk_size_mb",
-                                             "grad_div_ar_fusion",
-                                             "gradient_accumulation_fusion",
-                                             "bias_activation_fusion",
-                                             "bias_dropout_add_fusion",
-                                             "masked_softmax_fusion",
-                                             "get_attention_mask_from_fusion",
-                                             "apply_rope_fusion",
-                                             "seed",
-                                             "resume_from_checkpoint",
-                                             "use_cpu_initialization",
-                                             "onnx_safe",
-                                             "apex_transformer_log_level",
-                                             "gradient_as_bucket_view",
-                                             "sync_batch_comm",
-                                             "activations_checkpoint_layers_per_pipeline",
-                                             "fp8_margin",
-                                             "fp8_interval",
-                                             "fp8_amax_history_len",
-                                             "fp8_amax_compute_algo",
-                                             "reduce_amax",
-                                             "use_emha",
-                                             "ub_tp_comm_overlap_cfg",
-                                             "cpu_offloading_num_layers",
-                                             "cpu_offloading_activations",
-                                             "cpu_offloading_weights",
-                                             "sharp",
-                                             "batch_p2p_comm",
-                                             "dist_ckpt_format",
-                                             "dist_ckpt_load_on_device",
-                                             "dist_ckpt_parallel_save",
-                                             "dist_ckpt_parallel_save_within_dp",
-                                             "dist_ckpt_parallel_load",
-                                             "dist_ckpt_torch_dist_multiproc",
-                                             "dist_ckpt_assume_constant_structure",
-                                             "dist_ckpt_load_strictness",
-                                             "deterministic_mode",
-                                             "seq_len_interpolation_factor",
-                                             "num_layers_in_first_pipeline_stage_unused",
-                                             "moe_router_load_balancing_type",
-                                             "moe_aux_loss_coeff",
-                                             "moe_z_loss_coeff",
-                                             "moe_token_dispatcher_type",
-                                             "moe_grouped_gemm",
-                                             "moe_router_pre_softmax",
-                                             "use_te_rng_tracker",
-                                             "mcore_customization_config",
-                                             "enable_cuda_graph",
-                                             "gc_interval",
-                                             "precision",
-                                             "name",
-                                             "restore_from_path",
-                                             "tokenizer_model",
-                                             "label_smoothing"};
+const std::set<std::string> kModelIgnored = {
+    "data", "nsys_profile", "peft", "init_method_std", "use_scaled_init_method",
+    "layernorm_epsilon", "do_layer_norm_weight_decay", "pre_process", "post_process",
+    "persist_layer_norm", "headscale", "transformer_block_type", "openai_gelu",
+    "normalize_attention_scores", "attention_type", "native_amp_init_scale",
+    "native_amp_growth_interval", "hysteresis", "fp32_residual_connection", "fp16_lm_cross_entropy",
+    "grad_allreduce_chunk_size_mb", "grad_div_ar_fusion", "gradient_accumulation_fusion",
+    "bias_activation_fusion", "bias_dropout_add_fusion", "masked_softmax_fusion",
+    "get_attention_mask_from_fusion", "apply_rope_fusion", "seed", "resume_from_checkpoint",
+    "use_cpu_initialization", "onnx_safe", "apex_transformer_log_level", "gradient_as_bucket_view",
+    "sync_batch_comm", "activations_checkpoint_layers_per_pipeline", "fp8_margin", "fp8_interval",
+    "fp8_amax_history_len", "fp8_amax_compute_algo", "reduce_amax", "use_emha",
+    "ub_tp_comm_overlap_cfg", "cpu_offloading_num_layers", "cpu_offloading_activations",
+    "cpu_offloading_weights", "sharp", "batch_p2p_comm", "dist_ckpt_format",
+    "dist_ckpt_load_on_device", "dist_ckpt_parallel_save", "dist_ckpt_parallel_save_within_dp",
+    "dist_ckpt_parallel_load", "dist_ckpt_torch_dist_multiproc",
+    "dist_ckpt_assume_constant_structure", "dist_ckpt_load_strictness", "deterministic_mode",
+    "seq_len_interpolation_factor", "num_layers_in_first_pipeline_stage_unused",
+    "moe_router_load_balancing_type", "moe_aux_loss_coeff", "moe_z_loss_coeff",
+    "moe_token_dispatcher_type", "moe_grouped_gemm", "moe_router_pre_softmax", "use_te_rng_tracker",
+    "mcore_customization_config", "enable_cuda_graph", "gc_interval", "precision", "name",
+    "restore_from_path", "tokenizer_model", "label_smoothing",
+    // NeMo's stock megatron_gpt_config.yaml: numerics,
+    // logging, checkpoints and FSDP's own settings
+    // (read only with fsdp, which is refused).
+    "apply_query_key_layer_scaling", "scale_positional_embedding", "dist_ckpt_parallel_dist_opt",
+    "enable_megatron_timers", "megatron_timer_kwargs", "nccl_communicator_config_path", "reset_lr",
+    "reset_lr_steps", "restore_from_ckpt", "skip_train", "validation_param_sync_overlap",
+    "fsdp_grad_reduce_dtype", "fsdp_sharded_checkpoint", "fsdp_sharding_strategy"};
 const std::set<std::string> kOptimRead = {"name", "overlap_grad_sync", "overlap_param_sync",
                                           "grad_sync_dtype"};
 const std::set<std::string> kOptimIgnored = {"lr",
@@ -272,15 +230,27 @@ class Section {
     if (!node_.is_object())
       throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, name_),
                   "expected a mapping of keys");
+    std::vector<std::string> unknown;
     for (const auto& [key, value] : node_.items()) {
       if (read.count(key))
         out.read.push_back(path_of(name_, key));
       else if (ignored.count(key))
         out.ignored.push_back(path_of(name_, key));
       else
-        fail(key,
-             "not a key paraplan knows in this section of a NeMo GPT recipe (a typo? keys "
-             "that change time or memory are read, the others listed as ignored)");
+        unknown.push_back(key);
+    }
+    if (unknown.size() == 1)
+      fail(unknown[0],
+           "not a key paraplan knows in this section of a NeMo GPT recipe (a typo? keys "
+           "that change time or memory are read, the others listed as ignored)");
+    if (!unknown.empty()) {  // every one at once, not the first
+      std::string names;
+      for (const auto& k : unknown) names += (names.empty() ? "" : ", ") + path_of(name_, k);
+      throw Error(ErrorKind::kUsage, source_,
+                  fmt::format("{} keys paraplan does not know in this section of a NeMo GPT "
+                              "recipe: {} (typos? keys that change time or memory are read, "
+                              "the others listed as ignored)",
+                              unknown.size(), names));
     }
   }
   const Json& node() const { return node_; }
@@ -324,7 +294,9 @@ TransformerConfig model_of(const Section& m) {
   c.dropout = m.number("hidden_dropout", 0.1) > 0 || m.number("attention_dropout", 0.1) > 0;
   const Json tokenizer_node = m.get("tokenizer");
   const Section tokenizer(m.node(), tokenizer_node, "model.tokenizer", m.source());
-  std::int64_t vocab = tokenizer.node().is_object() && tokenizer.node().contains("vocab_size")
+  // NeMo sizes the embedding by override_vocab_size when given, else by its tokenizer.
+  std::int64_t vocab = m.has("override_vocab_size") ? m.integer("override_vocab_size", 0, 1)
+                       : tokenizer.node().is_object() && tokenizer.node().contains("vocab_size")
                            ? tokenizer.integer("vocab_size", 0)
                            : 0;
   if (vocab == 0 && tokenizer.node().is_object() &&
@@ -390,6 +362,12 @@ TrainingConfig training_of(const Section& trainer, const Section& m, const Secti
                            LaunchConfig& out) {
   TrainingConfig t;
   t.stack = Stack::kMegatron;
+  if (m.boolean("fsdp", false))
+    m.fail("fsdp",
+           "NeMo's PyTorch-FSDP path is not priced as NeMo runs it; for FSDP, plan with "
+           "--stack fsdp (or read a torchtitan job)");
+  if (!m.get("drop_layers").is_null())
+    m.fail("drop_layers", "dropping layers changes the model; give the layers it trains");
   const std::string precision = trainer.text("precision", "32");
   if (precision != "bf16" && precision != "bf16-mixed")
     trainer.fail("precision", fmt::format("paraplan prices bf16 training (bf16 or bf16-mixed), "

@@ -64,6 +64,12 @@ TEST(NemoRecipe, BadKeysAreOnePlacedUsageError) {
        "trainer.precision: paraplan prices bf16"},
       {base + "  global_batch_size: ${.nowhere}\n", "refers to a key the recipe does not have"},
       {base + "  cpu_offloading: true\n", "model.cpu_offloading"},
+      {base + "  fsdp: true\n", "model.fsdp: NeMo's PyTorch-FSDP path is not priced"},
+      {base + "  drop_layers: [3]\n", "model.drop_layers: dropping layers changes the model"},
+      // Every unknown key at once, not the first.
+      {base + "  tensor_model_paralel_size: 2\n  pipline_model_parallel_size: 2\n",
+       "2 keys paraplan does not know in this section of a NeMo GPT recipe: "
+       "model.pipline_model_parallel_size, model.tensor_model_paralel_size"},
       {"trainer: {devices: 8}\n", "no `model` section"}};
   for (const auto& [text, message] : cases) {
     try {
@@ -74,6 +80,26 @@ TEST(NemoRecipe, BadKeysAreOnePlacedUsageError) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << text << "\n" << e.what();
     }
   }
+}
+
+// NeMo's stock megatron_gpt_config.yaml keys that change neither time nor memory are ignored,
+// by name; the vocabulary is override_vocab_size where given (the key NeMo sizes the embedding
+// by), else the tokenizer's.
+TEST(NemoRecipe, StockKeysAreIgnoredAndTheVocabularyIsWhatNemoBuilds) {
+  const std::string text =
+      "trainer: {devices: 8, num_nodes: 1, precision: bf16-mixed}\n"
+      "model:\n  micro_batch_size: 1\n  global_batch_size: 8\n  encoder_seq_length: 2048\n"
+      "  num_layers: 4\n  hidden_size: 1024\n  num_attention_heads: 8\n"
+      "  apply_query_key_layer_scaling: false\n  fsdp: false\n  drop_layers: null\n"
+      "  fsdp_sharding_strategy: full\n  enable_megatron_timers: false\n  reset_lr: false\n"
+      "  megatron_amp_O2: true\n  override_vocab_size: 32000\n"
+      "  tokenizer: {library: huggingface, type: org/model, vocab_size: 50257}\n";
+  const LaunchConfig l = read_nemo_recipe(text, "stock.yaml");
+  ASSERT_TRUE(l.model.has_value());
+  EXPECT_EQ(l.model->vocab_size, 32000);
+  for (const char* key : {"model.apply_query_key_layer_scaling", "model.fsdp_sharding_strategy",
+                          "model.enable_megatron_timers", "model.reset_lr"})
+    EXPECT_NE(std::find(l.ignored.begin(), l.ignored.end(), key), l.ignored.end()) << key;
 }
 
 }  // namespace

@@ -12,7 +12,8 @@ constexpr EngineRules kRules[] = {
     // Megatron-LM: its distributed optimizer shards the optimizer states (ZeRO 1), nothing more.
     {Engine::kMegatronLm, "Megatron-LM", "d98e8a6", Stack::kMegatron, 1},
     // NeMo runs Megatron-Core: the same.
-    {Engine::kNemo, "NeMo", "NeMo 1.x megatron_gpt_config.yaml", Stack::kMegatron, 1},
+    {Engine::kNemo, "NeMo", "NeMo 1.x megatron_gpt_config.yaml", Stack::kMegatron, 1, true, true,
+     true, true, true, false, true, false, false, true},
     // Megatron-DeepSpeed: DeepSpeed's pipeline engine splits the layers evenly and does not
     // interleave, its activation checkpointing takes every layer or none, sequences are split by
     // Ulysses (not context parallelism), and it has no FP8 recipe.
@@ -56,6 +57,21 @@ std::optional<Engine> engine_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<std::vector<int>> first_last_split(int layers, int pp) {
+  if (pp < 1 || layers < pp) return std::nullopt;
+  std::vector<int> split = even_stage_split(layers, pp);
+  if (pp <= 2 ||
+      std::all_of(split.begin() + 1, split.end() - 1, [&](int n) { return n == split[1]; }))
+    return split;
+  const int middle = (2 * layers + pp) / (2 * pp);  // round(layers / pp)
+  const int rest = layers - (pp - 2) * middle;
+  if (rest < 2) return std::nullopt;
+  split.assign(static_cast<std::size_t>(pp), middle);
+  split.front() = rest / 2;
+  split.back() = rest - rest / 2;
+  return split;
+}
+
 namespace rules {
 
 std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, int num_layers) {
@@ -84,6 +100,16 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
       t.stage_layers != even_stage_split(num_layers, t.pp))
     return broken(Knob::kStageLayers, "engine_even_stages", "",
                   "splits the transformer layers evenly over the stages");
+  if (e.split_first_last_only && num_layers > 0 && t.pp > 2) {
+    const std::vector<int> split =
+        t.stage_layers.empty() ? even_stage_split(num_layers, t.pp) : t.stage_layers;
+    if (!std::all_of(split.begin() + 1, split.end() - 1, [&](int n) { return n == split[1]; }))
+      return broken(Knob::kStageLayers, "engine_first_last_split", "",
+                    "sets only the first and the last stage's layers and splits the rest "
+                    "evenly (num_layers_in_first/last_pipeline_stage), which cannot give " +
+                        str(num_layers) + " layers on {pp} " + str(t.pp) +
+                        " as priced; choose a {pp} whose middle stages hold equal layers");
+  }
   if (!e.partial_recompute && t.recompute == Recompute::kFull && t.recompute_layers > 0)
     return broken(Knob::kRecompute, "engine_whole_recompute", str(t.recompute_layers),
                   "checkpoints every layer or none (full or none)");

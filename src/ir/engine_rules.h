@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "ir/knobs.h"
 #include "ir/training.h"
@@ -38,6 +39,10 @@ struct EngineRules {
   /// Plain data-parallel replicas (ZeRO 0) only alone: torchtitan's DDP "has not supported > 1D
   /// parallelism" (it runs replicas beside TP or PP as FSDP/HSDP).
   bool replicas_alone = false;
+  /// Uneven stages only as the first and the last stage's layers, the rest split evenly: NeMo
+  /// 1.x's GPT model (num_layers_in_first/last_pipeline_stage; it never reads Megatron-Core's
+  /// layout).
+  bool split_first_last_only = false;
 };
 
 /// Every engine, in kEngines' order.
@@ -47,6 +52,12 @@ const EngineRules& engine_rules(Engine engine);
 Engine stack_engine(Stack stack);
 /// The engine `--export` or `--from` names ("megatron", "nemo", "deepspeed", "torchtitan").
 std::optional<Engine> engine_from_name(std::string_view name);
+
+/// For an engine that sets only the first and the last stage's layers (NeMo): the even split of
+/// `layers` over `pp` stages when its middle stages are equal, else the nearest split whose are
+/// (the middle stages at round(layers / pp), the rest shared by the first and last, the last
+/// taking the odd one); nullopt when no such split leaves each end a layer.
+std::optional<std::vector<int>> first_last_split(int layers, int pp);
 
 namespace rules {
 /// The first rule of `engine` that `t` breaks (its stack, ZeRO, cp, vpp, the split, the

@@ -207,7 +207,20 @@ class ShapeSearch {
   std::int64_t considered_ = 0;
 };
 
-bool ShapeSearch::consider(const TrainingConfig& t) {
+bool ShapeSearch::consider(const TrainingConfig& given) {
+  // An engine that sets only the first and last stage's layers (NeMo) runs its nearest split
+  // when the even one's middle stages differ.
+  TrainingConfig adjusted;
+  const TrainingConfig* chosen = &given;
+  if (s_.engine && engine_rules(*s_.engine).split_first_last_only && given.pp > 2 &&
+      given.stage_layers.empty())
+    if (const auto split = first_last_split(layers_, given.pp);
+        split && *split != even_stage_split(layers_, given.pp)) {
+      adjusted = given;
+      adjusted.stage_layers = *split;
+      chosen = &adjusted;
+    }
+  const TrainingConfig& t = *chosen;
   if (s_.engine && rules::engine(engine_rules(*s_.engine), t, layers_))
     return false;  // its engine does not run it
   AnalyticResult r;
@@ -264,6 +277,8 @@ void ShapeSearch::consider_split(const TrainingConfig& t, const AnalyticResult& 
   if (!split || *split == r.stage_layers) return;
   TrainingConfig tb = t;
   tb.stage_layers = *split;
+  if (s_.engine && rules::engine(engine_rules(*s_.engine), tb, layers_))
+    return;  // a split its engine cannot express (NeMo's first and last stages only)
   AnalyticResult rb = cost_.evaluate(tb);
   ++evaluated;
   if (s_.frontier && rb.fits) {
@@ -434,6 +449,11 @@ void ShapeSearch::run(const Shape& shape) {
                                             s.devices, t.tp, t.cp, t.pp, t.dp, t.devices()));
   }
   cost.check(t);
+  t.stack = s.stack;
+  if (s.engine)  // the engine's own rules (NeMo's stage split, ...) on the knobs as given
+    if (const auto v =
+            rules::engine(engine_rules(*s.engine), t, static_cast<int>(cost.model().num_layers)))
+      throw RuleViolation(*v);
   throw Error(ErrorKind::kUsage, "",
               "no configuration satisfies the fixed knobs together (heads divisible by tp, "
               "batch divisible by micro-batch × dp, at most one stage per layer, layers "

@@ -126,6 +126,16 @@ const std::vector<std::pair<std::string, std::string>>& llm_model_aliases() {
   return aliases;
 }
 
+std::string hugging_face_id(const std::string& name) {
+  const auto slash = name.find('/');
+  if (slash != std::string::npos && slash > 0 && slash + 1 < name.size() &&
+      name.find('/', slash + 1) == std::string::npos && name.find(' ') == std::string::npos)
+    return name;
+  for (const auto& [alias, builtin] : llm_model_aliases())
+    if (builtin == name && alias.find('/') != std::string::npos) return alias;
+  return "";
+}
+
 std::optional<TransformerConfig> llm_model(const std::string& name) {
   if (auto it = table().find(name); it != table().end()) return it->second;
   auto lower = [](std::string s) {

@@ -18,6 +18,10 @@ const std::vector<std::string>& llm_model_names();
 /// ("llama3.1-8b": Llama 3.1 has Llama 3's shapes; only its rotary scaling, which costs nothing,
 /// differs).
 const std::vector<std::pair<std::string, std::string>>& llm_model_aliases();
+/// The Hugging Face id of a model's tokenizer: `name` itself when it is one ("org/model", as a
+/// config.json's _name_or_path gives it), else the first Hugging Face alias of a built-in; ""
+/// when none is known.
+std::string hugging_face_id(const std::string& name);
 /// A built-in by its name or an alias.
 std::optional<TransformerConfig> llm_model(const std::string& name);
 /// A GPT of Megatron-LM's kind (biases, learned positions, tied embeddings, MLP 4 × hidden).
