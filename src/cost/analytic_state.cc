@@ -157,7 +157,12 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
     return bytes_per_param * (dense / (on ? dense_shards : 1) + expert / (on ? expert_shards : 1));
   };
   MemoryBreakdown mem;
-  const double g = cal_.gradient_bytes_per_parameter;
+  // Megatron-Core's gradient buffer is fp32 unless the reduction is in bf16 (its DDP config's
+  // grad_reduce_in_fp32 = not --grad-reduce-in-bf16), then it is the parameters' bf16. FSDP
+  // keeps its sharded gradients in the parameters' fp32 whatever it reduces in.
+  const double g = t.bf16_gradient_reduction && t.stack == Stack::kMegatron
+                       ? 2.0
+                       : cal_.gradient_bytes_per_parameter;
   if (t.zero_stage == 3) {
     // FSDP / ZeRO 3 keeps no 16-bit copy: the sharded fp32 master is the weight (4 bytes), with
     // the sharded gradients and Adam's two moments (8 bytes).

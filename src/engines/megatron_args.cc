@@ -11,6 +11,7 @@
 
 #include "engines/megatron_layout.h"
 #include "engines/megatron_options.h"
+#include "engines/shell_script.h"
 #include "ir/error.h"
 #include "ir/names.h"
 
@@ -197,7 +198,8 @@ TransformerConfig model_of(const Options& o) {
           ? "rope"
           : o.choice("--position-embedding-type", "learned_absolute",
                      {"learned_absolute", "rope", "mrope", "relative", "none"});
-  m.learned_positions = positions == "learned_absolute";
+  // --no-position-embedding drops the learned table (Megatron's add_position_embedding).
+  m.learned_positions = positions == "learned_absolute" && !o.flag("--no-position-embedding");
   m.max_positions = o.integer("--max-position-embeddings", 0);
   m.partial_rotary = o.number("--rotary-percent", 1.0);
   if (!m.learned_positions) m.rotary_base = o.integer("--rotary-base", 10000);
@@ -387,7 +389,13 @@ const std::set<std::string> kDeepSpeedOnly = {"--deepspeed",
 // The arguments; with `deepspeed`, in Megatron-DeepSpeed's dialect, its own options into `extra`.
 LaunchConfig read_args(const std::string& text, const std::string& source, bool deepspeed,
                        std::map<std::string, Option>* extra) {
-  std::vector<Word> words = shell_words(text, source);
+  // A script that sets variables and arrays and launches with them: its launch as bash runs it;
+  // a plain list of arguments: its words.
+  std::vector<Word> words;
+  if (const auto launch = launch_command(text, source))
+    for (const ShellWord& w : *launch) words.push_back({w.text, w.line});
+  else
+    words = shell_words(text, source);
   LaunchConfig out;
   out.format = "megatron";
   out.source = source;
@@ -430,6 +438,7 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
     i = script + 1;
   }
   std::map<std::string, Option> options;
+  std::vector<std::string> refused;  // every refusal, reported at once
   for (; i < words.size(); ++i) {
     std::string name = words[i].text;
     Option option{"", false, words[i].line};
@@ -460,18 +469,33 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
       options[kDeepSpeedSpellings.at(name)] = option;
       continue;
     }
+    const MegatronOption* known = megatron_option(name);
     if (megatron_read_options().count(name)) {
       out.read.push_back(name);
-    } else if (megatron_ignored_options().count(name)) {
+    } else if (megatron_ignored_options().count(name) ||
+               (known && known->kind == MegatronOption::Kind::kCostless)) {
       out.ignored.push_back(name);
+    } else if (known) {  // Megatron-LM's, and not priced
+      refused.push_back(fmt::format("{}: {}: {}", place(source, option.line), name, known->why));
     } else {
       const std::string near = closest(name);
-      throw Error(ErrorKind::kUsage, place(source, option.line),
-                  fmt::format("{}: not an option of Megatron-LM's pretrain_gpt.py that paraplan "
-                              "knows{}",
-                              name, near.empty() ? "" : fmt::format(" (did you mean {}?)", near)));
+      refused.push_back(
+          fmt::format("{}: {}: not an option of Megatron-LM's pretrain_gpt.py (d98e8a6){}",
+                      place(source, option.line), name,
+                      near.empty() ? "" : fmt::format("; did you mean {}?", near)));
     }
     options[name] = option;
+  }
+  if (refused.size() == 1) {
+    const std::size_t colon = refused[0].find(": ");
+    throw Error(ErrorKind::kUsage, refused[0].substr(0, colon), refused[0].substr(colon + 2));
+  }
+  if (!refused.empty()) {
+    std::string all;
+    for (const std::string& r : refused) all += "\n  " + r;
+    throw Error(
+        ErrorKind::kUsage, source,
+        fmt::format("{} options refused (paraplan prices the others):{}", refused.size(), all));
   }
   if (options.empty())
     throw Error(ErrorKind::kUsage, source, "no Megatron-LM arguments (--num-layers, ...) found");

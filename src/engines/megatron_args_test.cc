@@ -89,7 +89,10 @@ TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {base + "--tensor-model-paralel-size 2\n",
        "args.txt:2: --tensor-model-paralel-size: not an option of Megatron-LM's pretrain_gpt.py "
-       "that paraplan knows (did you mean --tensor-model-parallel-size?)"},
+       "(d98e8a6); did you mean --tensor-model-parallel-size?"},
+      // Megatron-LM's own option that paraplan does not price: refused by name, with why.
+      {base + "--enable-cuda-graph\n",
+       "args.txt:2: --enable-cuda-graph: CUDA graphs change launch overheads"},
       {base + "--tensor-model-parallel-size $TP\n", "args.txt:2: --tensor-model-parallel-size"},
       {base + "--tensor-model-parallel-size two\n", "expected an integer >= 1, got \"two\""},
       {base + "--fp16\n", "args.txt:2: --fp16: paraplan prices bf16 training"},
@@ -190,6 +193,75 @@ TEST(MegatronArgs, SearchedOptionsAreInMegatronsSpelling) {
   EXPECT_EQ(find("--use-distributed-optimizer"), "");
   EXPECT_EQ(find("--no-overlap-p2p-communication"), "");
   EXPECT_EQ(find("--sequence-parallel"), "absent");
+}
+
+// Every refusal at once, each placed, not the first alone.
+TEST(MegatronArgs, ReportsEveryRefusalAtOnce) {
+  try {
+    read_megatron_args(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 100\n"
+        "--seq-length 2048 --micro-batch-size 1 --bf16\n--enable-cuda-graph\n"
+        "--tensor-model-paralel-size 2\n--cpu-offloading-num-layers 2\n",
+        "args.txt");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("3 options refused"), std::string::npos) << what;
+    for (const char* each :
+         {"args.txt:3: --enable-cuda-graph: CUDA graphs", "args.txt:4: --tensor-model-paralel-size",
+          "args.txt:5: --cpu-offloading-num-layers: offloading"})
+      EXPECT_NE(what.find(each), std::string::npos) << each << "\n" << what;
+  }
+}
+
+// Megatron-LM's example scripts as shipped: variables set in the file, ${VAR:-default}, arrays
+// expanded into torchrun's line, $((arithmetic)), if/else on the script's own arguments (their
+// defaults), quoted array elements split where bash splits them, a here-document skipped, and
+// a line that merely names the script (PRETRAIN_SCRIPT_PATH="pretrain_gpt.py") not taken for
+// the launch.
+TEST(MegatronArgs, ReadsShellScriptsAsBashRunsThem) {
+  const std::string script = R"(#!/bin/bash
+export CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS:-1}
+TOKENIZER_ARG=${1:-"MOCK"}
+GPUS_PER_NODE=8
+NUM_NODES=2
+WORLD_SIZE=$(($GPUS_PER_NODE*$NUM_NODES))
+PRETRAIN_SCRIPT_PATH="pretrain_gpt.py"
+TP_SIZE=2
+DISTRIBUTED_ARGS=(
+    --nproc_per_node $GPUS_PER_NODE
+    --nnodes $NUM_NODES
+)
+MODEL_ARGS=(
+    --num-layers 4 --hidden-size 256  # a comment
+    --num-attention-heads 8 --seq-length 1024
+)
+TRAINING_ARGS=(--micro-batch-size 1 --global-batch-size 64 --bf16)
+if [[ "$TOKENIZER_ARG" == "MOCK" ]] || [[ -z "$TOKENIZER_ARG" ]]; then
+    DATA_ARGS=("--mock-data" "--tokenizer-type NullTokenizer" "--vocab-size 32000")
+else
+    DATA_ARGS=("--tokenizer-type HuggingFaceTokenizer" "--tokenizer-model $TOKENIZER_ARG")
+fi
+TRAINING_ARGS+=("--tensor-model-parallel-size ${TP_SIZE}")
+if [ ! -f "$PRETRAIN_SCRIPT_PATH" ]; then
+    echo "Error: pretrain_gpt.py not found at $PRETRAIN_SCRIPT_PATH"
+    exit 1
+fi
+cat <<NOTES > notes.txt
+--num-layers 99
+NOTES
+torchrun ${DISTRIBUTED_ARGS[@]} "$PRETRAIN_SCRIPT_PATH" \
+    ${MODEL_ARGS[@]} ${TRAINING_ARGS[@]} ${DATA_ARGS[@]} 2>&1 | tee log.txt
+)";
+  const LaunchConfig l = read_megatron_args(script, "train.sh");
+  EXPECT_EQ(l.world_size, 16);
+  ASSERT_TRUE(l.model.has_value());
+  EXPECT_EQ(l.model->num_layers, 4);
+  EXPECT_EQ(l.model->vocab_size, 32000);
+  EXPECT_EQ(l.training.tp, 2);
+  EXPECT_EQ(l.training.global_batch, 64);
+  EXPECT_NE(std::find(l.environment.begin(), l.environment.end(), "CUDA_DEVICE_MAX_CONNECTIONS=1"),
+            l.environment.end());
 }
 
 }  // namespace

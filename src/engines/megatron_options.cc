@@ -2,6 +2,8 @@
 // main, 2025).
 #include "engines/megatron_options.h"
 
+#include <map>
+
 namespace paraplan::engines {
 
 const std::set<std::string>& megatron_read_options() {
@@ -31,7 +33,8 @@ const std::set<std::string>& megatron_read_options() {
       "--grad-reduce-in-bf16", "--attention-backend", "--use-flash-attn", "--transformer-impl",
       "--use-mcore-models", "--optimizer", "--accumulate-allreduce-grads-in-fp32",
       "--use-torch-fsdp2", "--cpu-offloading", "--rampup-batch-size",
-      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers"};
+      "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
+      "--no-position-embedding"};
   return options;
 }
 
@@ -167,6 +170,16 @@ const std::set<std::string>& megatron_ignored_options() {
                                                 "--init-model-with-meta-device",
                                                 "--untie-embeddings-and-output-weights-init"};
   return options;
+}
+
+const MegatronOption* megatron_option(const std::string& name) {
+  static const std::map<std::string, const MegatronOption*> index = [] {
+    std::map<std::string, const MegatronOption*> m;
+    for (const MegatronOption& o : megatron_option_table()) m[o.name] = &o;
+    return m;
+  }();
+  const auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
 }
 
 }  // namespace paraplan::engines

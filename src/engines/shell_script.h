@@ -1,0 +1,28 @@
+// A launch script as bash runs it, far enough to find the command it launches with: the
+// variables and arrays the script sets (NAME=value, export, NAME=( ... ), +=), their
+// expansions ($NAME, ${NAME}, ${NAME:-default}, ${NAME[@]}, $((arithmetic))), quoting and word
+// splitting, `\` continuations, comments, here-documents and if/elif/else/fi on [[ ]] / [ ]
+// tests of strings. What it cannot know (positional arguments without a default, $(commands),
+// variables the script never sets) stays as written, for the reader to name.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace paraplan::engines {
+
+struct ShellWord {
+  std::string text;
+  int line = 1;  ///< where the word (or the array element it came from) is written
+};
+
+/// The script's launch: the first command it runs whose program is a launcher (torchrun,
+/// python, python3, deepspeed, srun, mpirun) or a *.py file and which names a *.py script, its
+/// words expanded, preceded by NAME=value for each variable the script exported before it and
+/// each assignment written in front of it. nullopt when no such command runs. Usage errors
+/// (unclosed quotes, here-documents or ifs) are placed at `source`:LINE.
+std::optional<std::vector<ShellWord>> launch_command(const std::string& text,
+                                                     const std::string& source);
+
+}  // namespace paraplan::engines
