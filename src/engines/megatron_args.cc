@@ -210,9 +210,18 @@ TransformerConfig model_of(const Options& o) {
   o.choice("--normalization", "LayerNorm", {"LayerNorm", "RMSNorm"});
   m.mtp_layers = o.integer("--mtp-num-layers", 0, 0);
   m.dropout = o.number("--attention-dropout", 0.1) > 0 || o.number("--hidden-dropout", 0.1) > 0;
-  // The vocabulary: given, or the GPT-2 tokenizer's.
-  std::int64_t vocab = o.integer("--vocab-size", 0);
-  if (vocab == 0 && o.text("--tokenizer-type") == "GPT2BPETokenizer") vocab = 50257;
+  // The vocabulary: a tokenizer of a fixed vocabulary builds it whatever --vocab-size says
+  // (Megatron's GPT-2 BPE and Llama 2 SentencePiece tokenizers); the null tokenizer takes
+  // --vocab-size, and one read from a file (Hugging Face, SentencePiece, tiktoken) is taken to
+  // be --vocab-size's, the only figure the arguments give.
+  // With neither a tokenizer type nor a size, GPT-2's vocabulary and merge files mean its BPE
+  // (the tokenizer of Megatron-LM's GPT-3 example).
+  const bool gpt2_files = o.has("--vocab-file") && o.has("--merge-file");
+  const std::string tokenizer =
+      o.text("--tokenizer-type", !o.has("--vocab-size") && gpt2_files ? "GPT2BPETokenizer" : "");
+  std::int64_t vocab = tokenizer == "GPT2BPETokenizer"  ? 50257
+                       : tokenizer == "Llama2Tokenizer" ? 32000
+                                                        : o.integer("--vocab-size", 0);
   if (vocab == 0)
     o.missing("--vocab-size",
               "the tokenizer's vocabulary is not in the arguments; add "
@@ -308,11 +317,12 @@ void megatron_asserts(const Options& o, const TrainingConfig& t) {
 TrainingConfig training_of(const Options& o, LaunchConfig& out) {
   TrainingConfig t;
   t.stack = Stack::kMegatron;
-  if (o.flag("--fp16"))
-    o.fail("--fp16",
-           "paraplan prices bf16 training (with FP8 matrix products or without); "
-           "use --bf16");
-  if (!o.flag("--bf16"))
+  // fp16 mixed precision keeps the bytes of bf16's (16-bit weights and activations, fp32 main
+  // parameters and gradients) and runs at the same tensor-core rate; its loss scaling costs a
+  // check per step. Priced as bf16.
+  if (o.flag("--fp16") && o.flag("--bf16"))
+    o.fail("--fp16", "and --bf16 both given; Megatron-LM takes one");
+  if (!o.flag("--bf16") && !o.flag("--fp16"))
     o.missing("--bf16", "without it Megatron-LM trains in fp32, which paraplan does not price");
   for (const char* refused : {"--use-torch-fsdp2", "--cpu-offloading", "--rampup-batch-size"})
     if (o.has(refused))
@@ -452,6 +462,11 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
     } else if (i + 1 < words.size() && words[i + 1].text.rfind("--", 0) != 0) {
       option.value = words[++i].text;
       option.has_value = true;
+      // Options of several values (nargs="+", or a quoted list split by the shell's
+      // expansion): the further values belong to it when paraplan does not read it.
+      if (!megatron_read_options().count(name))
+        while (i + 1 < words.size() && words[i + 1].text.rfind("--", 0) != 0)
+          option.value += " " + words[++i].text;
     }
     if (deepspeed && kDeepSpeedOnly.count(name)) {
       out.read.push_back(name);

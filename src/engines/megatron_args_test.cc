@@ -95,7 +95,7 @@ TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
        "args.txt:2: --enable-cuda-graph: CUDA graphs change launch overheads"},
       {base + "--tensor-model-parallel-size $TP\n", "args.txt:2: --tensor-model-parallel-size"},
       {base + "--tensor-model-parallel-size two\n", "expected an integer >= 1, got \"two\""},
-      {base + "--fp16\n", "args.txt:2: --fp16: paraplan prices bf16 training"},
+      {base + "--fp16 --bf16\n", "args.txt:2: --fp16: and --bf16 both given"},
       {"--seq-length 2048 --micro-batch-size 1\n", "--bf16 is missing"},
       {base + "--sequence-parallel yes\n", "is a switch"},
       {base + "--recompute-granularity most\n", "expected one of none, full, selective"},

@@ -120,16 +120,15 @@ class Lexer {
     fail(opened, fmt::format("the here-document is not closed by a line \"{}\"", marker));
   }
   [[noreturn]] void unclosed_here_document() const {
-    fail(pending_.front().second, fmt::format("the here-document is not closed by a line \"{}\"",
-                                              pending_.front().first));
+    fail(pending_.front().second,
+         fmt::format("the here-document is not closed by a line \"{}\"", pending_.front().first));
   }
   void here_document() {  // at "<<": its marker, read after this line
     std::size_t j = i_ + 2;
     if (j < s_.size() && s_[j] == '-') ++j;
     while (j < s_.size() && (s_[j] == ' ' || s_[j] == '\t')) ++j;
     std::string marker;
-    for (; j < s_.size() && !std::isspace(static_cast<unsigned char>(s_[j])) && s_[j] != ';';
-         ++j)
+    for (; j < s_.size() && !std::isspace(static_cast<unsigned char>(s_[j])) && s_[j] != ';'; ++j)
       if (s_[j] != '\'' && s_[j] != '"') marker += s_[j];
     pending_.push_back({marker, line_});
     i_ = j - 1;
@@ -246,8 +245,7 @@ class Arithmetic {
   }
   std::optional<std::int64_t> product() {
     auto v = atom();
-    for (skip(); v && i_ < s_.size() && (s_[i_] == '*' || s_[i_] == '/' || s_[i_] == '%');
-         skip()) {
+    for (skip(); v && i_ < s_.size() && (s_[i_] == '*' || s_[i_] == '/' || s_[i_] == '%'); skip()) {
       const char op = s_[i_++];
       const auto r = atom();
       if (!r || (op != '*' && *r == 0)) return std::nullopt;
@@ -433,9 +431,8 @@ class Expander {
         rest.rfind('-', 0) != 0 && rest.rfind('=', 0) != 0)
       return c;  // ${#A}, ${A/x/y}, ...: not read
     if (!set || name.empty()) return c;
-    if (index.empty() || index == "@" || index == "*") return index.empty() && !it->second.empty()
-                                                                  ? it->second.front()
-                                                                  : joined(it->second);
+    if (index.empty() || index == "@" || index == "*")
+      return index.empty() && !it->second.empty() ? it->second.front() : joined(it->second);
     if (!std::all_of(index.begin(), index.end(),
                      [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }) ||
         index.size() > 6)
@@ -574,9 +571,8 @@ class Runner {
     if (declare) ++k;
     while (k < command.size() && command[k].kind == Token::Kind::kWord) {
       const RawWord& w = command[k].word;
-      const std::string head = w.parts.empty() || w.parts[0].kind != Part::Kind::kBare
-                                   ? ""
-                                   : w.parts[0].text;
+      const std::string head =
+          w.parts.empty() || w.parts[0].kind != Part::Kind::kBare ? "" : w.parts[0].text;
       const auto [length, append] = assignment_of(head);
       if (length == 0) {
         if (declare && w.bare().rfind('-', 0) == 0) {  // declare -a, export -n
