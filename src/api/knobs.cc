@@ -159,6 +159,8 @@ KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
       return &k.overlap_param_gather;
     case Knob::kPrecision:
       return &k.precision;
+    case Knob::kFp8ParamGather:
+      return &k.fp8_param_gather;
     case Knob::kGradReduceDtype:
       return &k.grad_reduce_dtype;
     case Knob::kLossDtype:
@@ -239,6 +241,7 @@ StackChoices stack_choices(const TransformerKnobs& k) {
   c.tp_comm_overlap = tri(k.tp_comm_overlap);
   c.overlap_p2p_comm = tri(k.overlap_p2p_comm);
   c.overlap_param_gather = tri(k.overlap_param_gather);
+  c.fp8_param_gather = tri(k.fp8_param_gather);
   c.fused_elementwise = tri(k.compile);
   c.bf16_gradient_reduction = bf16("grad_reduce_dtype", k.grad_reduce_dtype);
   if (auto loss_bf16 = bf16("loss_dtype", k.loss_dtype)) c.fp32_loss = !*loss_bf16;

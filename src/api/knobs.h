@@ -34,7 +34,8 @@ struct TransformerKnobs {
   /// Megatron-Core's own on the megatron stack).
   int overlap_grad_reduce = -1, tp_comm_overlap = -1, overlap_p2p_comm = -1,
       overlap_param_gather = -1;
-  int compile = -1;  ///< torch.compile (fsdp): -1 the stack's default (eager), 0 off, 1 on
+  int fp8_param_gather = -1;  ///< FP8 parameters (megatron, fp8): -1 off unless given, 0, 1
+  int compile = -1;           ///< torch.compile (fsdp): -1 the stack's default (eager), 0 off, 1 on
   std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
   std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's
   std::string loss_kernel;        ///< eager | fused (fsdp); empty: eager

@@ -67,6 +67,7 @@ std::string plan_in_words(const TrainingConfig& t) {
   if (t.tp_comm_overlap) s += ", tensor-parallel communication overlapped";
   if (t.overlap_p2p_comm) s += ", pipeline sends overlapped";
   if (t.overlap_param_gather) s += ", parameter gather overlapped";
+  if (t.fp8_param_gather) s += ", FP8 parameters";
   s += fmt::format(" ({} stack)", stack_text(t.stack));
   return s;
 }

@@ -79,6 +79,7 @@ const std::vector<std::string> kMegatronKnobs = {"tp",
                                                  "overlap_grad_reduce",
                                                  "overlap_p2p_comm",
                                                  "precision",
+                                                 "fp8_param_gather",
                                                  "attention",
                                                  "stack"};
 
@@ -159,6 +160,23 @@ TEST(CliExport, NemoRoundTrip) {
   EXPECT_NE(deepseek.text.find("moe_layer_freq: [0, 0, 0, 1, 1,"), std::string::npos)
       << deepseek.text;
   expect_same_plan(deepseek, kMegatronKnobs, 0.01);
+}
+
+// FP8 with FP8 parameters and bf16 gradient reduction goes out in each engine's spelling and
+// comes back as the same plan, priced the same.
+TEST(CliExport, Fp8ParametersRoundTrip) {
+  for (const char* engine : {"megatron", "nemo"}) {
+    const Exported e = round_trip(
+        "--model llama3-8b --cluster dgx-h100 --devices 8 --batch 128 --seq-len 8192 "
+        "--precision fp8 --fp8-param-gather --grad-reduce-dtype bf16",
+        engine, "--cluster dgx-h100");
+    EXPECT_EQ(e.plan["config"]["fp8_param_gather"], true) << e.text;
+    EXPECT_NE(
+        e.text.find(std::string(engine) == "megatron" ? "--fp8-param-gather" : "fp8_params: true"),
+        std::string::npos)
+        << e.text;
+    expect_same_plan(e, kMegatronKnobs, 0.01);
+  }
 }
 
 const std::vector<std::string> kTorchtitanKnobs = {"tp",

@@ -33,7 +33,10 @@ SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_pa
     parts.allreduce_s += std::min(ring_allreduce_s(params * g, n, grp.bandwidth, lat),
                                   tree_allreduce_s(params * g, n, grp.nodes, grp.bandwidth, cal_));
     parts.reduce_scatter_s += ring_half_s(params * g, n, grp.bandwidth, lat);
-    parts.weight_gather_s += ring_half_s(params * 2, n, grp.bandwidth, lat);
+    // FP8 parameters gather in FP8 (the embedding and norms, which stay bf16, priced so too:
+    // a few percent of a model's bytes).
+    parts.weight_gather_s +=
+        ring_half_s(params * (t.fp8_param_gather ? 1.0 : 2.0), n, grp.bandwidth, lat);
   }
   return parts;
 }
@@ -171,8 +174,11 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
     mem.optimizer_bytes = sharded(8, 3);
   } else {
     mem.weights_bytes = sharded(2, 3);
-    // FP8: Transformer Engine keeps each linear weight's FP8 copy and its transpose.
-    if (t.fp8) mem.weights_bytes += 2 * n * (c.layer_dense_params + c.layer_expert_params);
+    // FP8: Transformer Engine keeps each linear weight's FP8 copy and its transpose beside the
+    // bf16 weight; with FP8 parameters the FP8 weight and its transpose are all there is (the
+    // optimizer's fp32 main parameters stand for the bf16 copy).
+    if (t.fp8 && !t.fp8_param_gather)
+      mem.weights_bytes += 2 * n * (c.layer_dense_params + c.layer_expert_params);
     mem.gradients_bytes = sharded(g, 2);
     mem.optimizer_bytes = sharded(12, 1);
   }

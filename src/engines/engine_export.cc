@@ -200,6 +200,7 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   // Megatron-Core's overlaps as priced (Megatron-LM overlaps interleaved pipeline sends unless
   // told not to).
   if (t.overlap_param_gather) arg("--overlap-param-gather");
+  if (t.fp8_param_gather) arg("--fp8-param-gather");
   if (t.tp_comm_overlap) arg("--tp-comm-overlap");
   if (t.vpp > 1 && !t.overlap_p2p_comm) arg("--no-overlap-p2p-communication");
   if (t.bf16_gradient_reduction) arg("--grad-reduce-in-bf16");
@@ -319,6 +320,7 @@ std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int
   key(2, "use_flash_attention", yes(fused));
   key(2, "fp8", yes(t.fp8));
   if (t.fp8) key(2, "fp8_hybrid", "true");
+  if (t.fp8_param_gather) key(2, "fp8_params", "true");
   key(2, "ub_tp_comm_overlap", yes(t.tp_comm_overlap));
   key(2, "overlap_p2p_comm", yes(t.overlap_p2p_comm));
   // Megatron-Core refuses overlapped and batched p2p at once; NeMo's default batches them.

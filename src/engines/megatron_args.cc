@@ -367,6 +367,9 @@ TrainingConfig training_of(const Options& o, LaunchConfig& out) {
   t.tp_comm_overlap = o.flag("--tp-comm-overlap");
   t.overlap_p2p_comm = !o.flag("--no-overlap-p2p-communication");
   t.fp8 = o.has("--fp8-format");
+  t.fp8_param_gather = o.flag("--fp8-param-gather");
+  if (t.fp8_param_gather && !t.fp8)
+    o.fail("--fp8-param-gather", "needs --fp8-format (FP8 parameters are FP8 training's)");
   if (t.fp8) o.choice("--fp8-format", "hybrid", {"e4m3", "hybrid"});
   t.bf16_gradient_reduction = o.flag("--grad-reduce-in-bf16");
   const std::string backend =
@@ -568,6 +571,7 @@ std::vector<std::pair<std::string, std::string>> megatron_searched_options(
     out.emplace_back(spelled(Knob::kOverlapP2pComm, Engine::kMegatronLm), "");
   if (t.bf16_gradient_reduction)
     out.emplace_back(spelled(Knob::kGradReduceDtype, Engine::kMegatronLm), "");
+  if (t.fp8_param_gather) out.emplace_back(spelled(Knob::kFp8ParamGather, Engine::kMegatronLm), "");
   return out;
 }
 

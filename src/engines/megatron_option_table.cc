@@ -292,7 +292,7 @@ const std::vector<MegatronOption>& megatron_option_table() {
       {"--fp8-interval", MegatronOption::Kind::kCostless, kWhy[15]},
       {"--fp8-margin", MegatronOption::Kind::kCostless, kWhy[15]},
       {"--fp8-output-proj", MegatronOption::Kind::kRefused, kWhy[7]},
-      {"--fp8-param-gather", MegatronOption::Kind::kCostless, kWhy[15]},
+      {"--fp8-param-gather", MegatronOption::Kind::kPriced, ""},
       {"--fp8-quantizer-factory", MegatronOption::Kind::kRefused, kWhy[7]},
       {"--fp8-recipe", MegatronOption::Kind::kCostless, kWhy[15]},
       {"--freeze-all-layers", MegatronOption::Kind::kRefused, kWhy[7]},

@@ -34,7 +34,7 @@ const std::set<std::string>& megatron_read_options() {
       "--use-mcore-models", "--optimizer", "--accumulate-allreduce-grads-in-fp32",
       "--use-torch-fsdp2", "--cpu-offloading", "--rampup-batch-size",
       "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
-      "--no-position-embedding"};
+      "--no-position-embedding", "--fp8-param-gather"};
   return options;
 }
 

@@ -90,6 +90,7 @@ const std::set<std::string> kModelRead = {"micro_batch_size",
                                           "use_flash_attention",
                                           "cpu_offloading",
                                           "megatron_amp_O2",
+                                          "fp8_params",
                                           "override_vocab_size",
                                           "fsdp",
                                           "drop_layers",
@@ -422,6 +423,9 @@ TrainingConfig training_of(const Section& trainer, const Section& m, const Secti
   t.tp_comm_overlap = m.boolean("ub_tp_comm_overlap", false);
   t.overlap_p2p_comm = m.boolean("overlap_p2p_comm", false);
   t.fp8 = m.boolean("fp8", false);
+  t.fp8_param_gather = m.boolean("fp8_params", false);
+  if (t.fp8_param_gather && !t.fp8)
+    m.fail("fp8_params", "needs fp8: true (FP8 parameters are FP8 training's)");
   t.attention = m.boolean("use_flash_attention", true) || m.boolean("transformer_engine", true)
                     ? Attention::kFlash
                     : Attention::kStandard;
@@ -483,11 +487,13 @@ std::vector<std::pair<std::string, std::string>> nemo_searched_options(
                      num(t.recompute_layers > 0 ? t.recompute_layers : 1));
   }
   out.emplace_back(spelled(Knob::kZero, Engine::kNemo),
-                   t.zero_stage >= 1 ? "distributed_fused_adam" : "fused_adam");
+                   t.zero_stage >= 1 ? "mcore_distributed_optim" : "fused_adam");
   out.emplace_back(spelled(Knob::kOverlapGradReduce, Engine::kNemo), yes(t.overlap_grad_reduce));
   out.emplace_back(spelled(Knob::kOverlapParamGather, Engine::kNemo), yes(t.overlap_param_gather));
   out.emplace_back(spelled(Knob::kTpCommOverlap, Engine::kNemo), yes(t.tp_comm_overlap));
   out.emplace_back(spelled(Knob::kOverlapP2pComm, Engine::kNemo), yes(t.overlap_p2p_comm));
+  if (t.fp8)
+    out.emplace_back(spelled(Knob::kFp8ParamGather, Engine::kNemo), yes(t.fp8_param_gather));
   return out;
 }
 

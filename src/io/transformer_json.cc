@@ -244,6 +244,7 @@ Json training_to_json(const TrainingConfig& t) {
   j[key(Knob::kTpCommOverlap)] = t.tp_comm_overlap;
   j[key(Knob::kOverlapP2pComm)] = t.overlap_p2p_comm;
   j[key(Knob::kOverlapParamGather)] = t.overlap_param_gather;
+  j[key(Knob::kFp8ParamGather)] = t.fp8_param_gather;
   j[key(Knob::kGradReduceDtype)] = t.bf16_gradient_reduction ? "bf16" : "fp32";
   j[key(Knob::kCompile)] = t.fused_elementwise;
   j[key(Knob::kPrecision)] = t.fp8 ? "fp8" : "bf16";
@@ -308,6 +309,7 @@ TrainingConfig training_from_json(const JsonObject& o) {
   if (o.has("tp_comm_overlap")) t.tp_comm_overlap = flag("tp_comm_overlap");
   if (o.has("overlap_p2p_comm")) t.overlap_p2p_comm = flag("overlap_p2p_comm");
   if (o.has("overlap_param_gather")) t.overlap_param_gather = flag("overlap_param_gather");
+  if (o.has("fp8_param_gather")) t.fp8_param_gather = flag("fp8_param_gather");
   if (o.has(key(Knob::kCompile))) t.fused_elementwise = flag(key(Knob::kCompile));
   if (o.has("precision")) {
     const std::string p = o.string("precision");

@@ -42,6 +42,7 @@ enum class Knob {
   kOverlapP2pComm,
   kOverlapParamGather,
   kPrecision,
+  kFp8ParamGather,
   kGradReduceDtype,
   kLossDtype,
   kMemory,

@@ -58,6 +58,10 @@ struct TrainingConfig {
   /// kept beside the bf16 ones, the GEMM inputs saved for the backward in FP8. Attention, the LM
   /// head, the router and the optimizer stay in bf16/fp32.
   bool fp8 = false;
+  /// FP8 parameters (Megatron-LM's --fp8-param-gather, NeMo's fp8_params): with fp8, each linear
+  /// weight kept in FP8 alone (with its transpose) instead of bf16 beside its FP8 copy, and the
+  /// distributed optimizer's parameter all-gather in FP8 (1 byte a parameter instead of 2).
+  bool fp8_param_gather = false;
   Attention attention = Attention::kFlash;
   /// Attention and residual dropout: their masks are kept for the backward (Korthikanti et al.
   /// count them; most LLM pretraining today, MPT and Llama among them, runs without).

@@ -70,6 +70,7 @@ void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed) {
   t.overlap_param_gather = fixed.overlap_param_gather.value_or(megatron && t.zero_stage == 1 &&
                                                                t.overlap_grad_reduce && replicas);
   t.bf16_gradient_reduction = fixed.bf16_gradient_reduction.value_or(false);
+  t.fp8_param_gather = fixed.fp8_param_gather.value_or(false);
   t.fp32_loss = fixed.fp32_loss.value_or(!(fsdp && t.bf16_gradient_reduction));
   t.fused_loss = fixed.fused_loss.value_or(false);
 }
@@ -243,6 +244,15 @@ std::optional<Violation> overlaps(const TrainingConfig& t) {
                     "Megatron-Core overlaps pipeline sends in the interleaved schedule only "
                     "({vpp} 2 or more)",
                     {{"vpp", str(t.vpp)}});
+  }
+  if (t.fp8_param_gather) {
+    if (!megatron)
+      return broken(Knob::kFp8ParamGather, "fp8_params_need_megatron", "",
+                    "FP8 parameters are Transformer Engine's under Megatron-Core; use {stack} "
+                    "megatron");
+    if (!t.fp8)
+      return broken(Knob::kFp8ParamGather, "fp8_params_need_fp8", "",
+                    "FP8 parameters need FP8 matrix products ({precision} fp8)");
   }
   if (t.overlap_param_gather) {
     if (!megatron)

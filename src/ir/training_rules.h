@@ -48,7 +48,7 @@ class RuleViolation : public Error {
 /// The stack's own choices, each fixed when set (a front end's flags), else the stack's default.
 struct StackChoices {
   std::optional<bool> overlap_grad_reduce, tp_comm_overlap, overlap_p2p_comm, overlap_param_gather,
-      bf16_gradient_reduction, fp32_loss, fused_loss;
+      bf16_gradient_reduction, fp32_loss, fused_loss, fp8_param_gather;
   /// Element-wise work fused (torch.compile on the fsdp stack; the others' kernels are fused).
   std::optional<bool> fused_elementwise;
 };

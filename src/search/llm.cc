@@ -448,8 +448,10 @@ void ShapeSearch::run(const Shape& shape) {
     throw FieldError("devices", fmt::format(" {} is not tp × cp × pp × dp = {} × {} × {} × {} = {}",
                                             s.devices, t.tp, t.cp, t.pp, t.dp, t.devices()));
   }
-  cost.check(t);
   t.stack = s.stack;
+  t.fp8 = s.fp8;
+  apply_stack_defaults(t, s.stack_choices);  // the stack's knobs as fixed, checked with the rest
+  cost.check(t);
   if (s.engine)  // the engine's own rules (NeMo's stage split, ...) on the knobs as given
     if (const auto v =
             rules::engine(engine_rules(*s.engine), t, static_cast<int>(cost.model().num_layers)))
