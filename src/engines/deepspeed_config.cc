@@ -9,6 +9,7 @@
 
 #include "engines/keyed_config.h"
 #include "engines/megatron_args.h"
+#include "engines/shell_script.h"
 #include "io/json_fields.h"
 #include "ir/error.h"
 
@@ -103,9 +104,12 @@ LaunchConfig read_json(const std::string& text, const std::string& source) {
   t.tp = t.pp = t.cp = t.ep = t.vpp = 1;
   t.dp = 0;
   t.seq_len = 0;  // not in the file
-  if (c.boolean("fp16.enabled", false))
-    c.fail("fp16.enabled", "paraplan prices bf16 training; use \"bf16\": {\"enabled\": true}");
-  if (!c.boolean("bf16.enabled", false))
+  // fp16 mixed precision: bf16's bytes and tensor-core rate (its loss scaling a check per
+  // step), priced as bf16.
+  const bool fp16 = c.boolean("fp16.enabled", false);
+  if (fp16 && c.boolean("bf16.enabled", false))
+    c.fail("fp16.enabled", "and bf16.enabled both true; DeepSpeed takes one");
+  if (!fp16 && !c.boolean("bf16.enabled", false))
     c.fail("bf16", "without bf16.enabled DeepSpeed trains in fp32, which paraplan does not price");
   for (const char* refused : {"amp.enabled", "elasticity.enabled"})
     if (c.boolean(refused, false)) c.fail(refused, "is not priced; expected false");
@@ -218,15 +222,36 @@ LaunchConfig read_deepspeed_config(const std::string& text, const std::string& s
   if (first == std::string::npos || text[first] == '{') return read_json(text, source);
   // A Megatron-DeepSpeed launch: the script writing ds_config.json, then pretrain_gpt.py's line.
   std::vector<std::string> lines = lines_of(text);
-  const std::optional<HereDocument> doc = here_document(lines, source);
+  std::optional<HereDocument> doc = here_document(lines, source);
+  std::string rest;
+  if (const auto launch = launch_command(text, source); launch && !launch->files.empty()) {
+    // A script as Megatron-DeepSpeed's examples write it: variables, the configuration written
+    // through them (cat <<EOT > $DS_CONFIG), the launch: read as bash runs it.
+    std::string config;
+    for (std::size_t i = 0; i < launch->words.size(); ++i) {
+      const std::string& w = launch->words[i].text;
+      if (w.rfind("--deepspeed_config=", 0) == 0) config = w.substr(19);
+      if (w == "--deepspeed_config" && i + 1 < launch->words.size())
+        config = launch->words[i + 1].text;
+    }
+    if (const auto it = launch->files.find(config); it != launch->files.end()) {
+      doc = HereDocument{config, it->second, 0, 0};
+      for (const ShellWord& w : launch->words) {  // the launch, quoted word by word
+        std::string quoted = "'";
+        for (char c : w.text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+        rest += quoted + "' ";
+      }
+    }
+  }
   if (!doc)
     throw Error(ErrorKind::kUsage, source,
                 "neither a DeepSpeed JSON configuration nor a script writing one (cat > "
                 "ds_config.json <<'EOF' ... EOF) before Megatron-DeepSpeed's pretrain_gpt.py");
   LaunchConfig out = read_json(doc->text, fmt::format("{} ({})", source, doc->file));
-  for (std::size_t i = doc->first_line; i <= doc->last_line; ++i) lines[i].clear();
-  std::string rest;
-  for (const std::string& l : lines) rest += l + "\n";
+  if (rest.empty()) {
+    for (std::size_t i = doc->first_line; i <= doc->last_line; ++i) lines[i].clear();
+    for (const std::string& l : lines) rest += l + "\n";
+  }
   std::map<std::string, std::string> deepspeed;
   LaunchConfig args = read_megatron_deepspeed_args(rest, source, deepspeed);
   auto fail = [&](const std::string& what, const std::string& message) {

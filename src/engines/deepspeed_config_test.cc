@@ -39,7 +39,8 @@ TEST(DeepSpeedConfig, BadKeysAreOnePlacedUsageError) {
       {"{" + base + R"(, "zero_optimization": {"stag": 2}})", "ds.json: zero_optimization.stag"},
       {"{" + base + R"(, "zero_optimization": {"stage": 4}})", "expected 0, 1, 2 or 3"},
       {R"({"train_micro_batch_size_per_gpu": "auto", "bf16": {"enabled": true}})", "is \"auto\""},
-      {R"({"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": true}})", "fp16.enabled"},
+      {R"({"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": true}, "bf16": {"enabled": true}})",
+       "fp16.enabled: and bf16.enabled both true"},
       {R"({"train_micro_batch_size_per_gpu": 1})", "ds.json: bf16: without bf16.enabled"},
       {"{" + base + R"(, "zero_optimization": {"offload_optimizer": {"device": "cpu"}}})",
        "offloading"},
@@ -92,6 +93,48 @@ TEST(DeepSpeedConfig, ReadsAMegatronDeepSpeedScript) {
   EXPECT_EQ(l.training.zero_stage, 1);
   EXPECT_EQ(l.training.stack, Stack::kDeepSpeed);
   EXPECT_EQ(l.training.attention, Attention::kFlash);
+}
+
+// Megatron-DeepSpeed's examples as shipped: the configuration written through the script's
+// variables (cat <<EOT > $DS_CONFIG, expanded), the arguments gathered in a string, the launch.
+TEST(DeepSpeedConfig, ReadsAScriptAsBashRunsIt) {
+  const std::string text = R"(DS_CONFIG=./tmp/deepspeed.json
+TP=2
+ZERO_STAGE=0
+MICRO_BATCH_SIZE=4
+GLOBAL_BATCH_SIZE=32
+activation_checkpoint="false"
+cat <<EOT > $DS_CONFIG
+{
+  "train_batch_size" : $GLOBAL_BATCH_SIZE,
+  "train_micro_batch_size_per_gpu": $MICRO_BATCH_SIZE,
+  "zero_optimization": {"stage": $ZERO_STAGE},
+  "bf16": {"enabled": true}
+}
+EOT
+ds_args=""
+ds_args=" --deepspeed ${ds_args}"
+ds_args=" --deepspeed_config=$DS_CONFIG ${ds_args}"
+ds_args=" --zero-stage=$ZERO_STAGE ${ds_args}"
+if [ "${activation_checkpoint}" = "true" ]; then
+  ds_args="--deepspeed-activation-checkpointing ${ds_args}"
+fi
+DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes 1"
+torchrun $DISTRIBUTED_ARGS pretrain_gpt.py --tensor-model-parallel-size $TP \
+  --num-layers 4 --hidden-size 256 --num-attention-heads 8 --num-key-value-heads 4 \
+  --micro-batch-size $MICRO_BATCH_SIZE --global-batch-size $GLOBAL_BATCH_SIZE \
+  --seq-length 1024 --max-position-embeddings 1024 --vocab-size 32000 --bf16 \
+  --data-impl mmap --no-query-key-layer-scaling $ds_args
+)";
+  const LaunchConfig l = read_deepspeed_config(text, "pretrain_llama2.sh");
+  ASSERT_TRUE(l.model.has_value());
+  EXPECT_EQ(l.model->num_kv_heads, 4);
+  EXPECT_EQ(l.world_size, 8);
+  EXPECT_EQ(l.training.tp, 2);
+  EXPECT_EQ(l.training.micro_batch, 4);
+  EXPECT_EQ(l.training.global_batch, 32);
+  EXPECT_EQ(l.training.zero_stage, 0);
+  EXPECT_NE(l.training.recompute, Recompute::kFull);
 }
 
 TEST(DeepSpeedConfig, BadScriptsAreOnePlacedUsageError) {

@@ -398,6 +398,10 @@ const std::set<std::string> kDeepSpeedOnly = {"--deepspeed",
                                               "--use-flash-attn-v2",
                                               "--no-position-embedding",
                                               "--partition-activations"};
+// Megatron-DeepSpeed's options of an older Megatron-LM that cost nothing: its indexed dataset's
+// format, and the attention scores' scaling (numerics).
+const std::set<std::string> kDeepSpeedIgnored = {"--data-impl", "--no-query-key-layer-scaling",
+                                                 "--apply-query-key-layer-scaling"};
 
 // The arguments; with `deepspeed`, in Megatron-DeepSpeed's dialect, its own options into `extra`.
 LaunchConfig read_args(const std::string& text, const std::string& source, bool deepspeed,
@@ -406,7 +410,7 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
   // a plain list of arguments: its words.
   std::vector<Word> words;
   if (const auto launch = launch_command(text, source))
-    for (const ShellWord& w : *launch) words.push_back({w.text, w.line});
+    for (const ShellWord& w : launch->words) words.push_back({w.text, w.line});
   else
     words = shell_words(text, source);
   LaunchConfig out;
@@ -488,7 +492,9 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
       continue;
     }
     const MegatronOption* known = megatron_option(name);
-    if (megatron_read_options().count(name)) {
+    if (deepspeed && kDeepSpeedIgnored.count(name)) {
+      out.ignored.push_back(name);
+    } else if (megatron_read_options().count(name)) {
       out.read.push_back(name);
     } else if (megatron_ignored_options().count(name) ||
                (known && known->kind == MegatronOption::Kind::kCostless)) {
@@ -497,10 +503,10 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
       refused.push_back(fmt::format("{}: {}: {}", place(source, option.line), name, known->why));
     } else {
       const std::string near = closest(name);
-      refused.push_back(
-          fmt::format("{}: {}: not an option of Megatron-LM's pretrain_gpt.py (d98e8a6){}",
-                      place(source, option.line), name,
-                      near.empty() ? "" : fmt::format("; did you mean {}?", near)));
+      refused.push_back(fmt::format("{}: {}: not an option of {}'s pretrain_gpt.py{}",
+                                    place(source, option.line), name,
+                                    deepspeed ? "Megatron-DeepSpeed" : "Megatron-LM (d98e8a6)",
+                                    near.empty() ? "" : fmt::format("; did you mean {}?", near)));
     }
     options[name] = option;
   }

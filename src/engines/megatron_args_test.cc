@@ -88,8 +88,8 @@ TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
   const std::string base = "--seq-length 2048 --micro-batch-size 1 --bf16\n";
   const std::vector<std::pair<std::string, std::string>> cases = {
       {base + "--tensor-model-paralel-size 2\n",
-       "args.txt:2: --tensor-model-paralel-size: not an option of Megatron-LM's pretrain_gpt.py "
-       "(d98e8a6); did you mean --tensor-model-parallel-size?"},
+       "args.txt:2: --tensor-model-paralel-size: not an option of Megatron-LM (d98e8a6)'s "
+       "pretrain_gpt.py; did you mean --tensor-model-parallel-size?"},
       // Megatron-LM's own option that paraplan does not price: refused by name, with why.
       {base + "--enable-cuda-graph\n",
        "args.txt:2: --enable-cuda-graph: CUDA graphs change launch overheads"},

@@ -367,7 +367,7 @@ TrainingConfig training_of(const Section& trainer, const Section& m, const Secti
     m.fail("fsdp",
            "NeMo's PyTorch-FSDP path is not priced as NeMo runs it; for FSDP, plan with "
            "--stack fsdp (or read a torchtitan job)");
-  if (!m.get("drop_layers").is_null())
+  if (const Json drop = m.get("drop_layers"); !drop.is_null() && !(drop.is_array() && drop.empty()))
     m.fail("drop_layers", "dropping layers changes the model; give the layers it trains");
   const std::string precision = trainer.text("precision", "32");
   if (precision != "bf16" && precision != "bf16-mixed")

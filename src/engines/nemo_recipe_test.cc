@@ -90,7 +90,7 @@ TEST(NemoRecipe, StockKeysAreIgnoredAndTheVocabularyIsWhatNemoBuilds) {
       "trainer: {devices: 8, num_nodes: 1, precision: bf16-mixed}\n"
       "model:\n  micro_batch_size: 1\n  global_batch_size: 8\n  encoder_seq_length: 2048\n"
       "  num_layers: 4\n  hidden_size: 1024\n  num_attention_heads: 8\n"
-      "  apply_query_key_layer_scaling: false\n  fsdp: false\n  drop_layers: null\n"
+      "  apply_query_key_layer_scaling: false\n  fsdp: false\n  drop_layers: []\n"
       "  fsdp_sharding_strategy: full\n  enable_megatron_timers: false\n  reset_lr: false\n"
       "  megatron_amp_O2: true\n  override_vocab_size: 32000\n"
       "  tokenizer: {library: huggingface, type: org/model, vocab_size: 50257}\n";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "ir/error.h"
 
@@ -28,7 +29,7 @@ struct RawWord {
   }
 };
 struct Token {
-  enum class Kind { kWord, kEnd, kOpen, kClose } kind;
+  enum class Kind { kWord, kEnd, kOpen, kClose, kRedirect, kHereDocument } kind;
   RawWord word;
 };
 
@@ -90,8 +91,9 @@ class Lexer {
   void finish() {
     if (!in_word_) return;
     in_word_ = false;
-    if (drop_next_) {  // a redirection's target
+    if (drop_next_) {  // a redirection's target: no word of the command
       drop_next_ = false;
+      out_.push_back({Token::Kind::kRedirect, word_});
       return;
     }
     out_.push_back({Token::Kind::kWord, word_});
@@ -101,36 +103,51 @@ class Lexer {
     out_.push_back({Token::Kind::kEnd, {{}, line_}});
   }
   void newline() {
-    end_command();
-    ++line_;
-    for (const auto& [marker, line] : pending_) read_here_document(marker, line);
+    finish();
+    const int line = line_++;
+    // Each here-document opened on this line: its text (expanded when its marker is not
+    // quoted), part of the command it feeds.
+    for (const auto& [marker, opened, quoted] : pending_)
+      out_.push_back({Token::Kind::kHereDocument,
+                      {{{quoted ? Part::Kind::kSingle : Part::Kind::kDouble,
+                         read_here_document(marker, opened)}},
+                       opened}});
     pending_.clear();
+    out_.push_back({Token::Kind::kEnd, {{}, line}});
   }
-  void read_here_document(const std::string& marker, int opened) {
+  std::string read_here_document(const std::string& marker, int opened) {
     // The lines after the one that opened it, up to the marker's own line.
+    std::string text;
     while (i_ + 1 < s_.size()) {
       const std::size_t from = i_ + 1, to = std::min(s_.find('\n', from), s_.size());
       std::string l = s_.substr(from, to - from);
       i_ = to;
       ++line_;
-      l.erase(0, l.find_first_not_of(" \t"));
-      if (!l.empty() && l.back() == '\r') l.pop_back();
-      if (l == marker) return;
+      std::string trimmed = l;
+      trimmed.erase(0, trimmed.find_first_not_of(" \t"));
+      if (!trimmed.empty() && trimmed.back() == '\r') trimmed.pop_back();
+      if (trimmed == marker) return text;
+      text += l + "\n";
     }
     fail(opened, fmt::format("the here-document is not closed by a line \"{}\"", marker));
   }
   [[noreturn]] void unclosed_here_document() const {
-    fail(pending_.front().second,
-         fmt::format("the here-document is not closed by a line \"{}\"", pending_.front().first));
+    fail(std::get<1>(pending_.front()),
+         fmt::format("the here-document is not closed by a line \"{}\"",
+                     std::get<0>(pending_.front())));
   }
   void here_document() {  // at "<<": its marker, read after this line
     std::size_t j = i_ + 2;
     if (j < s_.size() && s_[j] == '-') ++j;
     while (j < s_.size() && (s_[j] == ' ' || s_[j] == '\t')) ++j;
     std::string marker;
+    bool quoted = false;
     for (; j < s_.size() && !std::isspace(static_cast<unsigned char>(s_[j])) && s_[j] != ';'; ++j)
-      if (s_[j] != '\'' && s_[j] != '"') marker += s_[j];
-    pending_.push_back({marker, line_});
+      if (s_[j] != '\'' && s_[j] != '"')
+        marker += s_[j];
+      else
+        quoted = true;
+    pending_.push_back({marker, line_, quoted});
     i_ = j - 1;
   }
   void quoted(char q) {
@@ -216,7 +233,8 @@ class Lexer {
   bool in_word_ = false, drop_next_ = false;
   RawWord word_;
   std::vector<Token> out_;
-  std::vector<std::pair<std::string, int>> pending_;  // here-documents opened on this line
+  // Here-documents opened on this line: marker, line, quoted.
+  std::vector<std::tuple<std::string, int, bool>> pending_;
 };
 
 // Integer arithmetic of $(( )): + - * / % and parentheses; nullopt for anything else.
@@ -563,6 +581,18 @@ class Runner {
 
   bool simple(const std::vector<Token>& command) {
     const Expander expand(vars_);
+    // `cat <<EOF > FILE`: the file the script writes, its text as the script expands it.
+    const auto has = [&](Token::Kind kind) {
+      return std::find_if(command.begin(), command.end(),
+                          [&](const Token& t) { return t.kind == kind; });
+    };
+    if (const auto doc = has(Token::Kind::kHereDocument), target = has(Token::Kind::kRedirect);
+        doc != command.end() && target != command.end()) {
+      const Part& body = doc->word.parts[0];
+      std::string path;
+      for (const std::string& f : expand.fields(target->word)) path += f;
+      files_[path] = body.kind == Part::Kind::kSingle ? body.text : expand.text(body.text);
+    }
     std::vector<std::string> prefix;  // NAME=value written before a program
     std::size_t k = 0;
     std::string first = command[0].word.bare();
@@ -650,13 +680,18 @@ class Runner {
   std::vector<Frame> frames_;
   std::vector<ShellWord> launch_;
   bool stopped_ = false;
+
+ public:
+  std::map<std::string, std::string> files_;
 };
 
 }  // namespace
 
-std::optional<std::vector<ShellWord>> launch_command(const std::string& text,
-                                                     const std::string& source) {
-  return Runner().run(Lexer(text, source).tokens());
+std::optional<ShellLaunch> launch_command(const std::string& text, const std::string& source) {
+  Runner runner;
+  auto words = runner.run(Lexer(text, source).tokens());
+  if (!words) return std::nullopt;
+  return ShellLaunch{std::move(*words), std::move(runner.files_)};
 }
 
 }  // namespace paraplan::engines

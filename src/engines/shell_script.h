@@ -6,6 +6,7 @@
 // variables the script never sets) stays as written, for the reader to name.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,12 +18,18 @@ struct ShellWord {
   int line = 1;  ///< where the word (or the array element it came from) is written
 };
 
+/// A script's launch, and the files its here-documents wrote before it (`cat <<EOF > FILE`),
+/// by the path as the script spells it after expansion.
+struct ShellLaunch {
+  std::vector<ShellWord> words;
+  std::map<std::string, std::string> files;
+};
+
 /// The script's launch: the first command it runs whose program is a launcher (torchrun,
 /// python, python3, deepspeed, srun, mpirun) or a *.py file and which names a *.py script, its
 /// words expanded, preceded by NAME=value for each variable the script exported before it and
 /// each assignment written in front of it. nullopt when no such command runs. Usage errors
 /// (unclosed quotes, here-documents or ifs) are placed at `source`:LINE.
-std::optional<std::vector<ShellWord>> launch_command(const std::string& text,
-                                                     const std::string& source);
+std::optional<ShellLaunch> launch_command(const std::string& text, const std::string& source);
 
 }  // namespace paraplan::engines
