@@ -35,8 +35,18 @@ std::string export_plan(const std::string& name, const TransformerConfig& model,
     case Engine::kNemo:
       return engines::nemo_recipe(model, config, devices_per_node,
                                   zoo::hugging_face_id(model.name));
-    case Engine::kTorchtitan:
-      return engines::torchtitan_config(model, config);
+    case Engine::kTorchtitan: {
+      // torchtitan names models by flavor: a config.json of a built-in's shape is that built-in.
+      TransformerConfig named = model;
+      for (const char* builtin : {"llama3-8b", "llama3-70b", "llama3-405b"})
+        if (const auto b = zoo::llm_model(builtin);
+            b && b->num_layers == model.num_layers && b->hidden_size == model.hidden_size &&
+            b->num_attention_heads == model.num_attention_heads &&
+            b->num_kv_heads == model.num_kv_heads && b->ffn_hidden_size == model.ffn_hidden_size &&
+            b->vocab_size == model.vocab_size && b->tied_embeddings == model.tied_embeddings)
+          named.name = builtin;
+      return engines::torchtitan_config(named, config);
+    }
     case Engine::kMegatronDeepSpeed:
       return engines::megatron_deepspeed_launch(model, config, devices_per_node);
   }

@@ -155,11 +155,24 @@ std::string transformer_words(const TransformerPlanRequest& request,
   // The plan runs on its stack's engine (the search kept to its rules): Megatron-LM's arguments
   // in full; the others' files with --export.
   const Engine engine = stack_engine(t.stack);
+  std::string args;
+  std::string unexpressed;  // why the engine cannot run the plan as priced
   if (engine == Engine::kMegatronLm) {
+    try {
+      args = engines::megatron_arguments(model, t, devices_per_node(cluster));
+    } catch (const FieldError& e) {
+      unexpressed = e.what();
+      if (unexpressed.rfind("export ", 0) == 0)  // "export megatron: why" → "why"
+        unexpressed = unexpressed.substr(std::min(unexpressed.size(), unexpressed.find(": ") + 2));
+    }
+  }
+  if (!unexpressed.empty()) {
+    // The plan stands; only its launch cannot be written (a model Megatron-LM does not build).
+    out += fmt::format("\nno Megatron-LM launch for this plan: {}\n", unexpressed);
+  } else if (engine == Engine::kMegatronLm) {
     out +=
         "\nrun it with Megatron-LM (pretrain_gpt.py; data, tokenizer and optimizer "
         "arguments are yours):\n";
-    const std::string args = engines::megatron_arguments(model, t, devices_per_node(cluster));
     for (std::size_t pos = 0; pos < args.size();) {  // one argument per line, indented
       const std::size_t nl = args.find('\n', pos);
       out.append("  ").append(args, pos, nl - pos).append("\n");

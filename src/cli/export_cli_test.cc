@@ -179,6 +179,25 @@ TEST(CliExport, Fp8ParametersRoundTrip) {
   }
 }
 
+// A plan whose engine cannot express its model still prints, with the reason its launch is
+// not written (plan used to fail outright for Gemma 2 and GPT-OSS with no export asked for);
+// asked for that export, it is refused for that engine alone.
+TEST(CliExport, APlanItsEngineCannotExpressStillPrints) {
+  const std::string gemma =
+      std::string(PARAPLAN_SOURCE_DIR) + "/tests/data/hf-configs/gemma-2-9b/config.json";
+  const Outcome plan = run("plan --model " + gemma + " --cluster dgx-h100 --devices 64");
+  EXPECT_EQ(plan.exit_code, 0) << plan.out;
+  EXPECT_NE(plan.out.find("best plan:"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("no Megatron-LM launch for this plan: gemma-2-9b has soft-capped "
+                          "logits"),
+            std::string::npos)
+      << plan.out;
+  const Outcome exported =
+      run("plan --model " + gemma + " --cluster dgx-h100 --devices 64 --export megatron");
+  EXPECT_EQ(exported.exit_code, 2) << exported.out;
+  EXPECT_NE(exported.out.find("soft-capped logits"), std::string::npos) << exported.out;
+}
+
 const std::vector<std::string> kTorchtitanKnobs = {"tp",
                                                    "pp",
                                                    "cp",
@@ -219,11 +238,21 @@ TEST(CliExport, TorchtitanRoundTrip) {
   EXPECT_NE(interleaved.text.find("selective_ac_option = \"4\""), std::string::npos)
       << interleaved.text;
   expect_same_plan(interleaved, kTorchtitanKnobs);
-  // A model torchtitan does not name is given with --model on the way back.
-  const Exported mixtral =
-      round_trip("--model mixtral-8x7b --cluster dgx-h100 --devices 32 --batch 128 --seq-len 4096",
-                 "torchtitan", "--cluster dgx-h100 --model mixtral-8x7b");
-  expect_same_plan(mixtral, kTorchtitanKnobs);
+  // A model torchtitan has no flavor for is refused for torchtitan (its [model] table would be
+  // empty and torchtitan would train its debug model); a config.json of a flavor's shape is it.
+  const Outcome mixtral =
+      run("plan --model mixtral-8x7b --cluster dgx-h100 --devices 32 --batch 128 --seq-len 4096 "
+          "--stack fsdp --export torchtitan");
+  EXPECT_EQ(mixtral.exit_code, 2) << mixtral.out;
+  EXPECT_NE(mixtral.out.find("mixtral-8x7b is none of the torchtitan models paraplan writes"),
+            std::string::npos)
+      << mixtral.out;
+  const Exported hf = round_trip(
+      "--model " + std::string(PARAPLAN_SOURCE_DIR) +
+          "/tests/data/hf-configs/llama-3.1-8b/config.json --cluster dgx-h100 --devices 8 "
+          "--batch 64 --seq-len 8192",
+      "torchtitan", "--cluster dgx-h100");
+  EXPECT_NE(hf.text.find("flavor = \"8B\""), std::string::npos) << hf.text;
 }
 
 // Megatron-DeepSpeed: the script writes ds_config.json and launches pretrain_gpt.py with the

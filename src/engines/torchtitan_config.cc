@@ -378,6 +378,14 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
   if (const auto v =
           rules::engine(engine_rules(Engine::kTorchtitan), t, static_cast<int>(model.num_layers)))
     throw RuleViolation(*v);
+  // torchtitan builds a model by its name and flavor; with neither it trains its debug model.
+  if (std::none_of(std::begin(kFlavors), std::end(kFlavors),
+                   [&](const auto& f) { return model.name == f.second; }))
+    refuse(
+        fmt::format("{} is none of the torchtitan models paraplan writes (llama3 8B, 70B, "
+                    "405B: torchtitan 238fa99 builds a model by name and flavor, and without "
+                    "one trains its debug model); export it for megatron",
+                    model.name));
   if (t.zero_stage > 0 && t.dp == 1) refuse("ZeRO needs data-parallel ranks to shard over");
   if (!t.fp32_loss && !t.bf16_gradient_reduction)
     refuse("a bf16 loss comes with bf16 gradients (training.dtype = \"bfloat16\")");
