@@ -255,6 +255,19 @@ TEST(CliExport, TorchtitanRoundTrip) {
   EXPECT_NE(hf.text.find("flavor = \"8B\""), std::string::npos) << hf.text;
 }
 
+// torchtitan's async tensor parallelism is the fsdp stack's tensor-parallel overlap: exported as
+// enable_async_tensor_parallel, read back as the same plan at the same price (its 405B job was
+// refused for it).
+TEST(CliExport, TorchtitanAsyncTensorParallelRoundTrip) {
+  const Exported e = round_trip(
+      "--model llama3-8b --stack fsdp --cluster dgx-h100 --devices 16 --tp 2 --batch 64 "
+      "--seq-len 8192 --tp-comm-overlap",
+      "torchtitan", "--cluster dgx-h100");
+  EXPECT_NE(e.text.find("enable_async_tensor_parallel = true"), std::string::npos) << e.text;
+  EXPECT_EQ(e.back["as_is"]["config"]["tp_comm_overlap"], true) << e.text;
+  expect_same_plan(e, kTorchtitanKnobs);
+}
+
 // Megatron-DeepSpeed: the script writes ds_config.json and launches pretrain_gpt.py with the
 // plan's parallel sizes (DeepSpeed's batch assertion then holds: train_batch_size = micro ×
 // accumulation × data-parallel ranks of that grid); `--from deepspeed` reads both back.

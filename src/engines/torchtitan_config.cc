@@ -160,9 +160,11 @@ void read_parallelism(const KeyedConfig& c, LaunchConfig& out) {
   t.pp = static_cast<int>(c.integer("parallelism.pipeline_parallel_degree", 1, 1));
   t.cp = static_cast<int>(c.integer("parallelism.context_parallel_degree", 1, 1));
   t.ep = static_cast<int>(c.integer("parallelism.expert_parallel_degree", 1, 1));
-  if (c.boolean("parallelism.enable_async_tensor_parallel", false))
-    c.fail("parallelism.enable_async_tensor_parallel",
-           "is not priced on the fsdp stack yet; expected false");
+  // Async tensor parallelism: the TP all-gathers and reduce-scatters pipelined with the
+  // matrix products (SymmetricMemory), priced as Megatron's overlap of the same collectives.
+  t.tp_comm_overlap = c.boolean("parallelism.enable_async_tensor_parallel", false);
+  if (t.tp_comm_overlap && t.tp < 2)
+    c.fail("parallelism.enable_async_tensor_parallel", "needs tensor_parallel_degree 2 or more");
   if (c.boolean("parallelism.enable_compiled_autograd", false))
     c.fail("parallelism.enable_compiled_autograd", "is not priced; expected false");
   const std::int64_t etp = c.integer("parallelism.expert_tensor_parallel_degree", 1, 1);
@@ -426,6 +428,7 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
   out +=
       fmt::format("fsdp_reshard_after_forward = \"{}\"\n", t.zero_stage == 2 ? "never" : "always");
   out += fmt::format("tensor_parallel_degree = {}\npipeline_parallel_degree = {}\n", t.tp, t.pp);
+  if (t.tp_comm_overlap) out += "enable_async_tensor_parallel = true\n";
   out += fmt::format("context_parallel_degree = {}\nexpert_parallel_degree = {}\n", t.cp, t.ep);
   if (t.pp > 1) {
     out += fmt::format("pipeline_parallel_schedule = \"{}\"\n",

@@ -76,7 +76,8 @@ TEST(TorchtitanConfig, BadInputIsOnePlacedUsageError) {
       {"[model]\nconverters = [\"mx\"]\n", "\"mx\" is not priced"},
       {"[activation_checkpoint]\nmode = \"memory_budget\"\n", "not \"memory_budget\""},
       {"[activation_checkpoint]\nselective_ac_option = \"most\"\n", "expected \"op\""},
-      {"[parallelism]\nenable_async_tensor_parallel = true\n", "not priced on the fsdp stack"},
+      {"[parallelism]\nenable_async_tensor_parallel = true\n",
+       "needs tensor_parallel_degree 2 or more"},
       {"[optimizer]\nname = \"Muon\"\n", "expected AdamW or Adam"}};
   for (const auto& [text, message] : cases) {
     try {

@@ -10,6 +10,7 @@ namespace paraplan {
 namespace {
 
 constexpr unsigned kMegatronOnly = stack_bit(Stack::kMegatron);
+constexpr unsigned kMegatronAndFsdp = stack_bit(Stack::kMegatron) | stack_bit(Stack::kFsdp);
 constexpr double kWidth = 1 << 16;  // a parallel size
 constexpr double kWide = 1 << 20;   // data-parallel replicas, micro-batch sequences
 
@@ -90,9 +91,9 @@ constexpr KnobSpec kTable[] = {
      false, "megatron", kAllStacks, {},
      "Training stack: megatron (Megatron-Core/NeMo: fused kernels, cuDNN attention, its overlaps), fsdp (PyTorch FSDP: eager element-wise kernels, FlashAttention-2, prefetched gathers; ZeRO 3 unless --zero) or deepspeed (Megatron-DeepSpeed: fused kernels, FlashAttention-2, no overlaps)"},
     {Knob::kTpCommOverlap, "tp_comm_overlap", "--tp-comm-overlap", "tp_comm_overlap", KnobType::kOnOff, "", 0, 0, "",
-     false, "on where it applies", kMegatronOnly,
-     {"--tp-comm-overlap", "model.ub_tp_comm_overlap", "", ""},
-     "Overlap tensor-parallel communication with the GEMMs (userbuffers; needs --sequence-parallel)"},
+     false, "on where it applies (megatron)", kMegatronAndFsdp,
+     {"--tp-comm-overlap", "model.ub_tp_comm_overlap", "", "parallelism.enable_async_tensor_parallel"},
+     "Overlap tensor-parallel communication with the GEMMs (megatron: userbuffers; fsdp: torchtitan's async tensor parallelism; needs --sequence-parallel)"},
     {Knob::kOverlapP2pComm, "overlap_p2p_comm", "--overlap-p2p-comm", "overlap_p2p_comm", KnobType::kOnOff, "", 0, 0, "",
      false, "on where it applies", kMegatronOnly,
      {"--no-overlap-p2p-communication", "model.overlap_p2p_comm", "", ""},

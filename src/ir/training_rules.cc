@@ -225,10 +225,10 @@ std::optional<Violation> interleaving(const TransformerConfig& m, const Training
 std::optional<Violation> overlaps(const TrainingConfig& t) {
   const bool megatron = t.stack == Stack::kMegatron;
   if (t.tp_comm_overlap) {
-    if (!megatron)
+    if (!megatron && t.stack != Stack::kFsdp)
       return broken(Knob::kTpCommOverlap, "overlap_needs_megatron", "",
-                    "tensor-parallel communication overlap is Megatron-Core's (userbuffers); "
-                    "use {stack} megatron");
+                    "tensor-parallel communication overlap is Megatron-Core's (userbuffers) or "
+                    "torchtitan's (async tensor parallelism); use {stack} megatron or fsdp");
     if (t.tp < 2 || !t.sequence_parallel)
       return broken(Knob::kTpCommOverlap, "tp_overlap_needs_sp", "",
                     "needs {tp} 2 or more and {sequence_parallel} (it overlaps the sequence-"
