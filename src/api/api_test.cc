@@ -279,6 +279,30 @@ TEST(ApiPlanTransformer, NemoSplitsOnlyItsFirstAndLastStages) {
   EXPECT_EQ(rules::engine(nemo, t, 80), std::nullopt);
 }
 
+// torchtitan enables bf16 autocast only under FSDP (sharded replicas or context parallelism):
+// tp 8 × pp 6 on 48 GPUs with no sharding trains in fp32 there (engine-check: "Mixed precision
+// training is disabled"), so it is not a torchtitan plan unless in pure bf16.
+TEST(ApiPlanTransformer, TorchtitanMixedPrecisionNeedsFsdp) {
+  const EngineRules& titan = engine_rules(Engine::kTorchtitan);
+  TrainingConfig t;
+  t.stack = Stack::kFsdp;
+  t.tp = 8;
+  t.pp = 6;
+  t.sequence_parallel = true;
+  const auto broken = rules::engine(titan, t, 80);
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->rule, "engine_amp_needs_fsdp");
+  t.bf16_gradient_reduction = true;  // pure bf16 (training.dtype = "bfloat16")
+  t.fp32_loss = false;
+  EXPECT_EQ(rules::engine(titan, t, 80), std::nullopt);
+  t.bf16_gradient_reduction = false;
+  t.fp32_loss = true;
+  t.tp = 4;
+  t.dp = 2;
+  t.zero_stage = 3;  // FSDP over two replicas
+  EXPECT_EQ(rules::engine(titan, t, 80), std::nullopt);
+}
+
 TEST(ApiPlanTransformer, EveryPlanOfferedIsOneItsEngineRuns) {
   for (const Engine engine : kEngines) {
     TransformerPlanRequest r = small_transformer();

@@ -109,8 +109,11 @@ TEST(Stacks, OverlapsOutsideTheirStackOrShapeAreRefusedByFlag) {
     EXPECT_EQ(o.exit_code, 2) << flags << "\n" << o.out;
     EXPECT_NE(o.out.find(needle), std::string::npos) << o.out;
   };
-  refused("--stack fsdp --tp-comm-overlap",
-          "--tp-comm-overlap: applies to the megatron stack only, not --stack fsdp");
+  // The fsdp stack's tensor-parallel overlap is torchtitan's async TP: the same shape rule.
+  refused("--stack fsdp --tp-comm-overlap", "--tp-comm-overlap: needs --tp 2 or more");
+  refused("--stack deepspeed --tp-comm-overlap",
+          "--tp-comm-overlap: applies to the megatron or fsdp stack only, not --stack "
+          "deepspeed");
   refused("--compile", "--compile: applies to the fsdp stack only, not --stack megatron");
   refused("--tp 2 --tp-comm-overlap", "needs --tp 2 or more and --sequence-parallel");
   refused("--overlap-p2p-comm", "interleaved schedule");

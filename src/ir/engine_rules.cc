@@ -23,7 +23,7 @@ constexpr EngineRules kRules[] = {
     // replicas alone ("DDP has not supported > 1D parallelism"); its selective option checkpoints
     // every N-th layer.
     {Engine::kTorchtitan, "torchtitan", "238fa99", Stack::kFsdp, 3, false, true, true, true, true,
-     true, true, true, true},
+     true, true, true, true, false, true},
 };
 
 constexpr bool in_order() {
@@ -132,6 +132,14 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
     return broken(Knob::kSequenceParallel, "engine_sp_with_tp", "",
                   "shards the norms' sequence with its tensor parallelism: {tp} " + str(t.tp) +
                       " needs {sequence_parallel}");
+  const bool fsdp_on = (t.zero_stage >= 2 && t.dp > 1) || t.cp > 1;
+  const bool pure_bf16 = t.bf16_gradient_reduction && !t.fp32_loss;
+  if (e.mixed_precision_needs_fsdp && !fsdp_on && (t.tp > 1 || t.pp > 1) && !pure_bf16)
+    return broken(Knob::kZero, "engine_amp_needs_fsdp", str(t.zero_stage),
+                  "runs bf16 mixed precision only under FSDP; without sharded data parallelism "
+                  "or context parallelism beside tensor or pipeline parallelism it trains in "
+                  "fp32. Shard over data-parallel replicas ({zero} 2 or 3 with dp > 1), or train "
+                  "in pure bf16 ({grad_reduce_dtype} bf16 {fp32_loss} bf16)");
   if (e.replicas_alone && t.zero_stage == 0 && t.dp > 1 && (t.tp > 1 || t.pp > 1))
     return broken(Knob::kZero, "engine_replicas_alone", "0",
                   "runs data-parallel replicas without sharding (DDP) only alone, not beside "

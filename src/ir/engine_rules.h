@@ -43,6 +43,10 @@ struct EngineRules {
   /// 1.x's GPT model (num_layers_in_first/last_pipeline_stage; it never reads Megatron-Core's
   /// layout).
   bool split_first_last_only = false;
+  /// bf16 mixed precision only under FSDP (sharded data parallelism or context parallelism):
+  /// torchtitan without it beside tensor or pipeline parallelism trains in fp32
+  /// (maybe_enable_amp: "Mixed precision training is disabled") unless in pure bf16.
+  bool mixed_precision_needs_fsdp = false;
 };
 
 /// Every engine, in kEngines' order.
