@@ -594,6 +594,8 @@ class Runner {
       files_[path] = body.kind == Part::Kind::kSingle ? body.text : expand.text(body.text);
     }
     std::vector<std::string> prefix;  // NAME=value written before a program
+    // NAME, its value, and whether it appends (+=): set when the command is assignments alone.
+    std::vector<std::pair<std::string, std::pair<std::vector<std::string>, bool>>> assigned;
     std::size_t k = 0;
     std::string first = command[0].word.bare();
     const bool declare = first == "export" || first == "declare" || first == "readonly" ||
@@ -605,16 +607,11 @@ class Runner {
           w.parts.empty() || w.parts[0].kind != Part::Kind::kBare ? "" : w.parts[0].text;
       const auto [length, append] = assignment_of(head);
       if (length == 0) {
-        if (declare && w.bare().rfind('-', 0) == 0) {  // declare -a, export -n
-          ++k;
-          continue;
-        }
-        if (declare) exported_.push_back(w.bare());  // export NAME
-        if (declare) {
-          ++k;
-          continue;
-        }
-        break;
+        if (!declare) break;
+        // `export NAME` exports it; declare's own switches (-a, -n, ...) say nothing priced.
+        if (first == "export" && w.bare().rfind('-', 0) != 0) exported_.push_back(w.bare());
+        ++k;
+        continue;
       }
       const std::string name = head.substr(0, length);
       std::vector<std::string> value;
@@ -634,20 +631,18 @@ class Runner {
         ++k;
       }
       prefix.push_back(name + "=" + joined(value));
-      pending_.push_back({name, {value, append}});
+      assigned.push_back({name, {value, append}});
       if (declare && first == "export") exported_.push_back(name);
     }
     const bool program = k < command.size();
     if (!program || declare) {
-      for (auto& [name, v] : pending_) {
+      for (auto& [name, v] : assigned) {
         auto& slot = vars_[name];
         if (!v.second) slot.clear();
         slot.insert(slot.end(), v.first.begin(), v.first.end());
       }
-      pending_.clear();
       return false;
     }
-    pending_.clear();
     std::vector<ShellWord> words;
     for (; k < command.size(); ++k)
       if (command[k].kind == Token::Kind::kWord)
@@ -676,7 +671,6 @@ class Runner {
 
   Variables vars_;
   std::vector<std::string> exported_;
-  std::vector<std::pair<std::string, std::pair<std::vector<std::string>, bool>>> pending_;
   std::vector<Frame> frames_;
   std::vector<ShellWord> launch_;
   bool stopped_ = false;
