@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes src/engines/megatron_option_table.cc: every option of Megatron-LM's pretrain_gpt.py at
 d98e8a6 (options-d98e8a6.tsv beside this file, read from the parser that arguments.py builds:
-name, switch or value, help) classified as priced (paraplan reads it into the plan), costing
+name and whether it is a switch or takes a value) classified as priced (paraplan reads it into the plan), costing
 nothing (read and ignored, with why) or refused (it changes a step's time or memory, or the
 model, in a way paraplan does not price), by the rules below, first match wins.
 
