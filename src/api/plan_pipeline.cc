@@ -86,12 +86,9 @@ PiperSettings piper_settings(const Workload& w, int devices, double memory_bytes
   // A GPU profile's times are that GPU's: priced against its type by the peak FLOP/s of both
   // (the profiler's small fp32 matmul measures launches on a GPU, not its tensor cores: an H100
   // profile priced on H100s by that rate came out 150 times too fast).
-  const std::string profiled_gpu =
-      model_device.empty() && !profiled.device.empty() && !is_cpu(profiled.device)
-          ? gpu_type_of(profiled.device, c)
-          : "";
   const bool gpu_profile =
       model_device.empty() && !profiled.device.empty() && !is_cpu(profiled.device);
+  const std::string profiled_gpu = gpu_profile ? gpu_type_of(profiled.device, c) : "";
   if (gpu_profile && profiled_gpu.empty()) {
     std::vector<std::string> names;
     for (const auto& t : c.device_types) names.push_back(t.name);
