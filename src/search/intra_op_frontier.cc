@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -26,7 +27,6 @@ namespace {
 using pareto::CombinedCache;
 using pareto::Point;
 using pareto::prune;
-using pareto::Staircase;
 using pareto::sum_pruned;
 
 // Appends a copy of the tuple at `from` (the store may grow under it, so by value).
@@ -266,8 +266,9 @@ const Level& recombine(std::vector<Level>& levels, const std::vector<Point>& gro
   return levels.back();
 }
 
-// Classes ordered by corner before the rest of an entry's (the staircase is built from them).
-constexpr std::ptrdiff_t kLeadClasses = 8;
+// Room the combined-set cache makes before each entry, per class (a set that does not fit is used
+// uncached).
+constexpr std::size_t kRoomPerClass = 64;
 
 // What filling one table needs, read-only: the eliminated variable's classes and their sets, the
 // inputs, and what each class adds to a pair factor's row or column and to an input's entry (the
@@ -308,18 +309,14 @@ struct FillScratch {
       : levels(t.classes(), std::vector<Level>(t.n_inputs)),
         cache(t.classes(), entries_of(t.inputs), static_cast<double>(t.entries) * t.classes()),
         ats(static_cast<std::size_t>(t.classes()) * t.n_inputs),
-        base(t.classes()),
-        corner_time(t.classes()),
-        corner_memory(t.classes()),
-        order(t.classes()) {}
+        offers(t.classes()) {}
   std::vector<std::vector<Level>> levels;
   CombinedCache cache;
-  std::vector<Point> candidates;
-  std::vector<int> store;
   std::vector<std::int64_t> ats;
-  std::vector<double> base, corner_time, corner_memory;
-  std::vector<std::pair<double, int>> order;  ///< (corner time, class): fastest first
-  Staircase staircase;
+  std::vector<pareto::Offer> offers;  ///< per class at the entry: its corner and the pairs' cost
+  pareto::UnionPruned merge;
+  std::vector<Point> kept;  ///< the entry's set, `prov` indexing `tuples`
+  std::vector<const int*> tuples;
 };
 
 void FrontierSolve::fill(Message& m, int v, const std::vector<int>& bucket_pairs,
@@ -391,12 +388,23 @@ void FrontierSolve::fill(Message& m, int v, const std::vector<int>& bucket_pairs
   }
 }
 
-// Fills entries [chunk.begin, chunk.end) of m. A class's set combined with the inputs depends
-// only on the class and the entries those inputs are read at: kept by that key, and the earlier
-// inputs' partial sets reused while their entries stay (inputs depending on slow-changing slots
-// come first). The pair factors' cost is one constant per class and entry, added last. Classes go
-// fastest corner first, and a class whose corner (fastest time, least memory of all its points)
-// the entry's staircase dominates is not combined at all.
+// The set class g offers at the entry (its configurations' set combined with each input at the
+// entry it reads): kept by that key, and the earlier inputs' partial sets reused while their
+// entries stay (inputs depending on slow-changing slots come first).
+pareto::View combined(const FillTable& t, FillScratch& x, int g) {
+  pareto::View set{t.groups[g].data(), t.groups[g].data() + t.groups[g].size(), t.own_store.data()};
+  if (t.n_inputs == 0) return set;
+  const std::int64_t* at = &x.ats[static_cast<std::size_t>(g) * t.n_inputs];
+  if (x.cache.find(g, at, set)) return set;
+  const Level& level =
+      recombine(x.levels[g], t.groups[g], t.own_store, at, t.inputs, t.width, t.step);
+  return x.cache.keep(g, at, level.points, level.store, t.width);
+}
+
+// Fills entries [chunk.begin, chunk.end) of m: per entry, each class's corner (fastest time, least
+// memory of all its points) and the pair factors' cost (one constant per class and entry, added
+// last), then the pruned union of the classes' sets, a class combined with its inputs only where
+// it can contribute.
 void FrontierSolve::fill_entries(const FillTable& t, Message& m, FillChunk& chunk, FillScratch& x) {
   const int n_inputs = t.n_inputs, n_pairs = t.n_pairs, width = t.width;
   const std::vector<Refinement>& slots = *t.slots;
@@ -404,12 +412,7 @@ void FrontierSolve::fill_entries(const FillTable& t, Message& m, FillChunk& chun
   std::vector<int> digit(n_slots, 0);
   auto class_at = [&](const Source& s) { return slots[s.slot].parts[digit[s.slot]][s.part]; };
   std::vector<std::int64_t> entry_pair(n_pairs), entry_at(n_inputs);
-  std::vector<Point>& candidates = x.candidates;
-  std::vector<int>& store = x.store;
-  std::vector<std::int64_t>& ats = x.ats;
-  std::vector<double>&base = x.base, &corner_time = x.corner_time, &corner_memory = x.corner_memory;
-  std::vector<std::pair<double, int>>& order = x.order;
-  Staircase& staircase = x.staircase;
+  const std::function<pareto::View(int)> fetch = [&](int g) { return combined(t, x, g); };
   for (std::int64_t e = chunk.begin; e < chunk.end; ++e) {
     std::int64_t rest = e;
     for (int s = n_slots - 1; s >= 0; --s) {
@@ -429,74 +432,30 @@ void FrontierSolve::fill_entries(const FillTable& t, Message& m, FillChunk& chun
         if ((*t.message_sources)[k][i].slot >= 0)
           entry_at[k] += class_at((*t.message_sources)[k][i]) * t.inputs[k]->stride[i];
     }
-    candidates.clear();
-    store.clear();
-    staircase.clear();
+    x.cache.make_room(static_cast<std::size_t>(t.classes()) * kRoomPerClass, width);
     for (int g = 0; g < t.classes(); ++g) {
-      base[g] = 0;
+      double base = 0;
       for (int j = 0; j < n_pairs; ++j)
-        base[g] += t.pair_cost[j][entry_pair[j] + t.own_pair[g * n_pairs + j]];
+        base += t.pair_cost[j][entry_pair[j] + t.own_pair[g * n_pairs + j]];
       // Summed in the order the points are, so the corner bounds their rounded sums too.
       double time = t.groups[g].front().time, memory = t.groups[g].back().memory;
       for (int k = 0; k < n_inputs; ++k) {
         const std::int64_t at = entry_at[k] + t.own_at[g * n_inputs + k];
-        ats[static_cast<std::size_t>(g) * n_inputs + k] = at;
+        x.ats[static_cast<std::size_t>(g) * n_inputs + k] = at;
         time += t.inputs[k]->fastest[at];
         memory += t.inputs[k]->leanest[at];
       }
-      corner_time[g] = time + base[g];
-      corner_memory[g] = memory;
-      order[g] = {corner_time[g], g};
+      x.offers[g] = {time + base, memory, base};
     }
-    std::partial_sort(order.begin(),
-                      order.begin() + std::min<std::ptrdiff_t>(
-                                          kLeadClasses, static_cast<std::ptrdiff_t>(order.size())),
-                      order.end());
-    for (const auto& [corner, g] : order) {
-      Staircase::Walk walk(staircase, corner_time[g]);
-      if (walk.dominated(corner_time[g], corner_memory[g])) continue;
-      CombinedCache::View set{t.groups[g].data(), t.groups[g].data() + t.groups[g].size(),
-                              t.own_store.data()};
-      if (n_inputs > 0) {
-        const std::int64_t* at = &ats[static_cast<std::size_t>(g) * n_inputs];
-        if (!x.cache.find(g, at, set)) {
-          const Level& combined =
-              recombine(x.levels[g], t.groups[g], t.own_store, at, t.inputs, width, t.step);
-          set = x.cache.keep(g, at, combined.points, combined.store, width);
-        }
-      }
-      const std::size_t first = candidates.size();
-      for (const Point* p = set.begin; p != set.end; ++p) {
-        if (walk.dominated(p->time + base[g], p->memory)) {
-          // The set's later points are slower: those above the dominating step's memory are
-          // dominated by it as well (the set's memory falls), so skip them at once.
-          const double above = walk.by_memory();
-          p = std::partition_point(p + 1, set.end,
-                                   [above](const Point& q) { return q.memory > above; }) -
-              1;
-          continue;
-        }
-        candidates.push_back(
-            {p->time + base[g], p->memory, static_cast<std::int64_t>(store.size())});
-        store.insert(store.end(), set.store + p->prov, set.store + p->prov + width);
-      }
-      for (std::size_t i = first; i < candidates.size(); ++i)
-        staircase.insert(candidates[i].time, candidates[i].memory);
+    x.merge.run(x.offers, fetch, width, t.step, x.kept, x.tuples);
+    std::vector<Point>& set = m.sets[e];
+    set.assign(x.kept.begin(), x.kept.end());
+    for (Point& p : set) {
+      const int* tuple = x.tuples[p.prov];
+      p.prov = static_cast<std::int64_t>(chunk.store.size());
+      chunk.store.insert(chunk.store.end(), tuple, tuple + width);
     }
-    // The staircase is now the candidates' exact Pareto set: only the points it does not strictly
-    // dominate (it and its ties) can be kept by prune.
-    candidates.erase(
-        std::remove_if(candidates.begin(), candidates.end(),
-                       [&](const Point& p) { return staircase.dominates(p.time, p.memory); }),
-        candidates.end());
-    prune(candidates, store, width, t.step);
-    for (Point& p : candidates) {
-      const auto at = static_cast<std::int64_t>(chunk.store.size());
-      chunk.store.insert(chunk.store.end(), store.begin() + p.prov, store.begin() + p.prov + width);
-      p.prov = at;
-    }
-    count(candidates.size());
-    m.sets[e] = candidates;
+    count(set.size());
   }
 }
 

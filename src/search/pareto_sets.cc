@@ -114,4 +114,97 @@ void sum_pruned(const std::vector<Point>& from, const std::vector<int>& from_sto
   emit(lean_i, lean_j);
 }
 
+const View& UnionPruned::read(int set) {
+  if (!read_[set]) {
+    read_[set] = 1;
+    views_[set] = (*fetch_)(set);
+  }
+  return views_[set];
+}
+
+void UnionPruned::run(const std::vector<Offer>& offers, const std::function<View(int)>& fetch,
+                      int width, double step, std::vector<Point>& out,
+                      std::vector<const int*>& tuples) {
+  out.clear();
+  tuples.clear();
+  offers_ = &offers;
+  fetch_ = &fetch;
+  const int sets = static_cast<int>(offers.size());
+  views_.resize(sets);
+  read_.assign(sets, 0);
+  cursors_.clear();
+  waiting_.resize(sets);
+  for (int i = 0; i < sets; ++i) waiting_[i] = i;
+  auto tuple = [&](const Cursor& c) { return views_[c.set].store + c.at->prov; };
+  auto before = [&](const Cursor& a, const Cursor& b) {
+    if (a.time != b.time) return a.time < b.time;
+    if (a.at->memory != b.at->memory) return a.at->memory < b.at->memory;
+    return std::lexicographical_compare(tuple(a), tuple(a) + width, tuple(b), tuple(b) + width);
+  };
+  auto keep = [&](const Cursor& c) {
+    out.push_back({c.time, c.at->memory, static_cast<std::int64_t>(tuples.size())});
+    tuples.push_back(tuple(c));
+  };
+  double limit = std::numeric_limits<double>::infinity();
+  // Moves c to its set's first point lean enough; false when there is none.
+  auto lean = [&](Cursor& c) {
+    if (c.at->memory < limit) return true;
+    const Point* end = views_[c.set].end;
+    c.at = gallop(c.at + 1, end, [limit](const Point& p) { return !(p.memory < limit); });
+    if (c.at == end) return false;
+    c.time = c.at->time + offers[c.set].offset;
+    return true;
+  };
+  for (;;) {
+    int best = -1;
+    for (std::size_t i = 0; i < cursors_.size();) {
+      if (!lean(cursors_[i])) {
+        cursors_[i] = cursors_.back();
+        cursors_.pop_back();
+        continue;
+      }
+      if (best < 0 || before(cursors_[i], cursors_[best])) best = static_cast<int>(i);
+      ++i;
+    }
+    for (std::size_t i = 0; i < waiting_.size();) {
+      const int s = waiting_[i];
+      const Offer& o = offers[s];
+      if (o.corner_memory < limit && best >= 0 && o.corner_time > cursors_[best].time) {
+        ++i;  // not yet: all its points are slower than the best
+        continue;
+      }
+      waiting_[i] = waiting_.back();
+      waiting_.pop_back();
+      if (!(o.corner_memory < limit)) continue;  // none of its points is lean enough
+      const View& v = read(s);
+      if (v.begin == v.end) continue;
+      Cursor c{v.begin->time + o.offset, s, v.begin};
+      if (!lean(c)) continue;
+      cursors_.push_back(c);
+      if (best < 0 || before(c, cursors_[best])) best = static_cast<int>(cursors_.size()) - 1;
+    }
+    if (best < 0) break;
+    keep(cursors_[best]);
+    limit = cursors_[best].at->memory * (1 - step);
+  }
+  if (out.empty() || step == 0) return;
+  // With a step: the leanest point of all (least memory, then time, then tuple), when the steps
+  // stopped above it.
+  Cursor best;
+  double best_memory = out.back().memory;
+  for (int s = 0; s < sets; ++s) {
+    const Offer& o = offers[s];
+    if (!(o.corner_memory < best_memory || (o.corner_memory == best_memory && best.at))) continue;
+    const View& v = read(s);
+    if (v.begin == v.end) continue;
+    const Cursor c{v.end[-1].time + o.offset, s, v.end - 1};
+    if (c.at->memory < best_memory ||
+        (best.at != nullptr && c.at->memory == best_memory && before(c, best))) {
+      best = c;
+      best_memory = c.at->memory;
+    }
+  }
+  if (best.at != nullptr) keep(best);
+}
+
 }  // namespace paraplan::pareto

@@ -1,11 +1,12 @@
 // (time, memory) Pareto sets whose points carry provenance tuples (where each came from), for the
-// intra-op frontier's variable elimination: prune, the pruned sum of two sets, and the exact
-// staircase an entry's candidates are checked against.
+// intra-op frontier's variable elimination: prune, the pruned sum of two sets, the pruned union
+// of many sets read only where they can contribute, and the cache of combined sets.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <unordered_map>
 #include <utility>
@@ -36,65 +37,64 @@ void sum_pruned(const std::vector<Point>& from, const std::vector<int>& from_sto
                 const std::vector<Point>& set, int k, int width, double step,
                 std::vector<Point>& out, std::vector<int>& out_store);
 
-// The exact (time, memory) staircase of the points a table entry has so far: time ascending, memory
-// strictly falling. A point it dominates strictly (as fast and as lean, better in one) is never
-// kept by prune under any step, so leaving it out changes nothing.
-class Staircase {
-  struct Step {
-    double time, memory;
-  };
+// A pruned set held elsewhere: its points (time rising, memory falling strictly) and the store
+// their `prov` indexes.
+struct View {
+  const Point* begin = nullptr;
+  const Point* end = nullptr;
+  const int* store = nullptr;
+};
 
+// A set offered to UnionPruned before it is read: lower bounds on its points' times (with the
+// offset) and memories, and the offset its points' times take.
+struct Offer {
+  double corner_time = 0, corner_memory = 0, offset = 0;
+};
+
+// prune(the union of several pruned sets, each point's time plus its set's offset), without
+// forming the union: the points prune keeps are taken one after the other, each the first (by
+// time, memory, tuple) of the points leaner than the last kept one allows, that is the first of
+// the sets' first such points; last, prune's leanest point if the steps passed it. A set is read
+// only when its corner is lean enough and no slower than the best point found (a table entry's
+// classes mostly are not: Transformer on 16 devices reads 30 of 65). Equal to prune on the union,
+// ties included.
+class UnionPruned {
  public:
-  void clear() { steps_.clear(); }
-  bool dominates(double time, double memory) const {
-    auto it = std::upper_bound(steps_.begin(), steps_.end(), time,
-                               [](double t, const Step& s) { return t < s.time; });
-    if (it == steps_.begin()) return false;
-    --it;
-    return it->memory <= memory && !(it->time == time && it->memory == memory);
-  }
-  // Walks points of rising time: dominated(t, m) for each in turn, without a search.
-  class Walk {
-   public:
-    /// For points no faster than `from_time`.
-    Walk(const Staircase& s, double from_time)
-        : steps_(s.steps_),
-          next_(static_cast<std::size_t>(
-              std::upper_bound(steps_.begin(), steps_.end(), from_time,
-                               [](double t, const Step& step) { return t < step.time; }) -
-              steps_.begin())) {}
-    bool dominated(double time, double memory) {
-      // Leaner than every step: nothing dominates it (nor, on a set, the leaner points after it).
-      if (steps_.empty() || memory < steps_.back().memory) return false;
-      while (next_ < steps_.size() && steps_[next_].time <= time) ++next_;
-      if (next_ == 0) return false;
-      const Step& s = steps_[next_ - 1];
-      by_memory_ = s.memory;
-      return s.memory <= memory && !(s.time == time && s.memory == memory);
-    }
-    /// After dominated(t, m) said true: the memory of the step that dominates (t, m). On a set
-    /// of rising time and falling memory, every later point above it is dominated by it too.
-    double by_memory() const { return by_memory_; }
-
-   private:
-    const std::vector<Step>& steps_;
-    std::size_t next_ = 0;
-    double by_memory_ = 0;
-  };
-  void insert(double time, double memory) {
-    auto after = std::upper_bound(steps_.begin(), steps_.end(), time,
-                                  [](double t, const Step& s) { return t < s.time; });
-    if (after != steps_.begin() && std::prev(after)->memory <= memory) return;
-    auto from = std::lower_bound(steps_.begin(), steps_.end(), time,
-                                 [](const Step& s, double t) { return s.time < t; });
-    auto to = from;
-    while (to != steps_.end() && to->memory >= memory) ++to;
-    steps_.insert(steps_.erase(from, to), Step{time, memory});
-  }
+  /// fetch(i): set i, called at most once per set and run; its view must stay valid until run
+  /// returns. out: the points kept, fastest first, each `prov` indexing `tuples` (pointers into
+  /// the fetched sets' stores).
+  void run(const std::vector<Offer>& offers, const std::function<View(int)>& fetch, int width,
+           double step, std::vector<Point>& out, std::vector<const int*>& tuples);
 
  private:
-  std::vector<Step> steps_;
+  struct Cursor {
+    double time = 0;  ///< of `at`, with the set's offset
+    int set = 0;
+    const Point* at = nullptr;
+  };
+  const View& read(int set);
+  const std::vector<Offer>* offers_ = nullptr;
+  const std::function<View(int)>* fetch_ = nullptr;
+  std::vector<View> views_;
+  std::vector<char> read_;
+  std::vector<Cursor> cursors_;  ///< the sets read with a point lean enough
+  std::vector<int> waiting_;     ///< the sets not read yet
 };
+
+// std::partition_point for a partition point expected near `first`: probes 1, 2, 4, ... ahead,
+// then searches the last gap (O(log distance) rather than O(log size)).
+template <class It, class Pred>
+It gallop(It first, It last, Pred pred) {
+  std::ptrdiff_t step = 1;
+  while (first != last && pred(*first)) {
+    if (last - first <= step) return std::partition_point(first + 1, last, pred);
+    It probe = first + step;
+    if (!pred(*probe)) return std::partition_point(first + 1, probe, pred);
+    first = probe + 1;
+    step *= 2;
+  }
+  return first;
+}
 
 // Sets kept by (class, each input's entry), for the intra-op frontier: a class's set combined
 // with every input depends on the class and the inputs' entries alone,
@@ -103,11 +103,6 @@ class Staircase {
 // (then forgotten; the answer never depends on what is kept).
 class CombinedCache {
  public:
-  struct View {
-    const Point* begin = nullptr;
-    const Point* end = nullptr;
-    const int* store = nullptr;  ///< the points' tuples (prov indexes it)
-  };
   /// `radix`: how many entries each input has; `lookups`: about how many finds the table will
   /// make (a flat index is laid out only when not much larger).
   CombinedCache(int classes, std::vector<std::int64_t> radix, double lookups)
@@ -132,12 +127,17 @@ class CombinedCache {
     out = view(spans_[at]);
     return true;
   }
+  /// Keeps a copy of `points` (tuples of `width` ints in `tuples`) under (group, ats) when the
+  /// pool has room, and returns a view of the copy; else a view of the caller's own vectors. The
+  /// pool never moves between two calls of make_room, so every view stays valid until then.
   View keep(int group, const std::int64_t* ats, const std::vector<Point>& points,
             const std::vector<int>& tuples, int width) {
-    if (!enabled_) return {points.data(), points.data() + points.size(), tuples.data()};
-    if (points_.size() > kMaxPoints) forget();
+    const std::size_t n = points.size(), ints = n * static_cast<std::size_t>(width);
+    if (!enabled_ || points_.size() + n > points_.capacity() ||
+        store_.size() + ints > store_.capacity())
+      return {points.data(), points.data() + points.size(), tuples.data()};
     const std::int64_t k = key(group, ats);
-    Span span{static_cast<std::int64_t>(points_.size()), static_cast<std::int64_t>(points.size())};
+    Span span{static_cast<std::int64_t>(points_.size()), static_cast<std::int64_t>(n)};
     for (const Point& p : points) {
       points_.push_back({p.time, p.memory, static_cast<std::int64_t>(store_.size())});
       store_.insert(store_.end(), tuples.begin() + p.prov, tuples.begin() + p.prov + width);
@@ -151,12 +151,22 @@ class CombinedCache {
       hashed_[k] = at;
     return view(span);
   }
+  /// Before a table entry: room for `points` more points of tuples `width` wide (the pool grows
+  /// up to its bound, then forgets what it kept); views given before are invalid after.
+  void make_room(std::size_t points, int width) {
+    if (!enabled_ || points_.capacity() - points_.size() >= points) return;
+    if (points_.capacity() >= kMaxPoints) forget();
+    const std::size_t capacity =
+        std::max(points, std::min(kMaxPoints, 2 * points_.capacity() + points));
+    points_.reserve(capacity);
+    store_.reserve(capacity * static_cast<std::size_t>(width));
+  }
 
  private:
   struct Span {
     std::int64_t first = 0, count = 0;
   };
-  static constexpr std::size_t kMaxPoints = std::size_t{1} << 20;
+  static constexpr std::size_t kMaxPoints = std::size_t{1} << 18;
   static constexpr double kFlatKeys = 1 << 22;
   std::int64_t key(int group, const std::int64_t* ats) const {
     std::int64_t k = group;

@@ -1,11 +1,14 @@
 // The intra-op frontier's Pareto-set pieces against their plain definitions: the pruned sum of two
-// sets equals prune over every sum (ties and provenance included, under any step), and the
-// staircase's dominance equals a scan over the points it was given.
+// sets equals prune over every sum, the pruned union of many equals prune over their union (ties
+// and provenance included, under any step, each set read at most once), and gallop finds what
+// std::partition_point finds.
 #include "search/pareto_sets.h"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -64,31 +67,68 @@ RC_GTEST_PROP(ParetoSets, TheSumPrunedEqualsPruneOverEverySum, ()) {
   }
 }
 
-RC_GTEST_PROP(ParetoSets, TheStaircaseDominatesWhatAScanDoes, ()) {
+RC_GTEST_PROP(ParetoSets, TheUnionPrunedEqualsPruneOverTheUnion, ()) {
   std::mt19937 rng(*rc::gen::arbitrary<unsigned>());
-  std::uniform_int_distribution<int> value(0, 12), count(0, 15);
-  struct P {
-    double time, memory;
-  };
-  std::vector<P> given;
-  Staircase staircase;
-  for (int i = count(rng); i > 0; --i) {
-    given.push_back({static_cast<double>(value(rng)), static_cast<double>(value(rng))});
-    staircase.insert(given.back().time, given.back().memory);
+  const double step = *rc::gen::element(0.0, 0.05, 0.3);
+  std::uniform_int_distribution<int> count(0, 8), size(0, 10), value(0, 12), small(0, 2);
+  // Sets of integer figures (ties across sets), tuples (small, set, point) so that ties of time
+  // and memory are decided past the first position; corners exact or looser.
+  const int n = count(rng);
+  std::vector<std::vector<Point>> sets(n);
+  std::vector<std::vector<int>> stores(n);
+  std::vector<Offer> offers(n);
+  std::vector<Point> expected;
+  std::vector<int> expected_store;
+  for (int s = 0; s < n; ++s) {
+    for (int i = size(rng); i > 0; --i) {
+      sets[s].push_back({static_cast<double>(value(rng)), static_cast<double>(value(rng)),
+                         static_cast<std::int64_t>(stores[s].size())});
+      stores[s].insert(stores[s].end(), {small(rng), s, i});
+    }
+    prune(sets[s], stores[s], kWidth, step);
+    offers[s].offset = small(rng);
+    offers[s].corner_time = offers[s].offset + (sets[s].empty() ? 0 : sets[s].front().time);
+    offers[s].corner_memory = sets[s].empty() ? 0 : sets[s].back().memory;
+    offers[s].corner_time -= small(rng);
+    offers[s].corner_memory -= small(rng);
+    for (const Point& p : sets[s]) {
+      expected.push_back(
+          {p.time + offers[s].offset, p.memory, static_cast<std::int64_t>(expected_store.size())});
+      expected_store.insert(expected_store.end(), stores[s].begin() + p.prov,
+                            stores[s].begin() + p.prov + kWidth);
+    }
   }
-  auto scan = [&](double t, double m) {
-    for (const P& p : given)
-      if (p.time <= t && p.memory <= m && !(p.time == t && p.memory == m)) return true;
-    return false;
+  prune(expected, expected_store, kWidth, step);
+
+  std::vector<int> reads(n, 0);
+  const std::function<View(int)> fetch = [&](int s) {
+    ++reads[s];
+    return View{sets[s].data(), sets[s].data() + sets[s].size(), stores[s].data()};
   };
-  // Point by point, and walking a set of rising time from its first point's time.
-  std::vector<P> walked;
-  for (int t = 0; t <= 13; ++t) {
-    for (int m = 0; m <= 13; ++m) RC_ASSERT(staircase.dominates(t, m) == scan(t, m));
-    walked.push_back({static_cast<double>(t), static_cast<double>(value(rng))});
+  UnionPruned merge;
+  std::vector<Point> got;
+  std::vector<const int*> tuples;
+  merge.run(offers, fetch, kWidth, step, got, tuples);
+  for (int r : reads) RC_ASSERT(r <= 1);
+  RC_ASSERT(got.size() == expected.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    RC_ASSERT(got[i].time == expected[i].time);
+    RC_ASSERT(got[i].memory == expected[i].memory);
+    for (int w = 0; w < kWidth; ++w)
+      RC_ASSERT(tuples[got[i].prov][w] == expected_store[expected[i].prov + w]);
   }
-  Staircase::Walk walk(staircase, walked.front().time);
-  for (const P& p : walked) RC_ASSERT(walk.dominated(p.time, p.memory) == scan(p.time, p.memory));
+}
+
+RC_GTEST_PROP(ParetoSets, GallopFindsThePartitionPoint, ()) {
+  const auto values = *rc::gen::container<std::vector<int>>(rc::gen::inRange(0, 50));
+  std::vector<int> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  const int cut = *rc::gen::inRange(-1, 51);
+  auto below = [cut](int v) { return v < cut; };
+  for (std::size_t from = 0; from <= sorted.size(); ++from)
+    RC_ASSERT(gallop(sorted.begin() + static_cast<std::ptrdiff_t>(from), sorted.end(), below) ==
+              std::partition_point(sorted.begin() + static_cast<std::ptrdiff_t>(from), sorted.end(),
+                                   below));
 }
 
 TEST(ParetoSets, TheCacheGivesBackWhatItKept) {
@@ -96,8 +136,9 @@ TEST(ParetoSets, TheCacheGivesBackWhatItKept) {
   const std::vector<Point> points{{1, 9, 0}, {2, 5, 2}};
   const std::vector<int> tuples{7, 1, 8, 2};
   const std::int64_t at[] = {3, 4};
-  CombinedCache::View view;
+  View view;
   EXPECT_FALSE(cache.find(2, at, view));
+  cache.make_room(2, 2);  // the pool keeps only what it has room for
   cache.keep(2, at, points, tuples, 2);
   ASSERT_TRUE(cache.find(2, at, view));
   ASSERT_EQ(view.end - view.begin, 2);
