@@ -141,6 +141,8 @@ KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
       return &k.sequence_parallel;
     case Knob::kZero:
       return &k.zero;
+    case Knob::kShardGroup:
+      return &k.shard_group;
     case Knob::kOverlapGradReduce:
       return &k.overlap_grad_reduce;
     case Knob::kAttention:
@@ -273,6 +275,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   }
   if (k.sequence_parallel) s.sequence_parallel = true;
   if (k.zero >= 0) s.zero_stage = k.zero;
+  if (k.shard_group > 0) s.shard_group = k.shard_group;
   if (k.overlap_grad_reduce >= 0) s.overlap_grad_reduce = k.overlap_grad_reduce > 0;
   s.attention = attention(k.attention);
   s.moe_capacity_factor = k.moe_capacity_factor;
@@ -318,6 +321,7 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   check_stack_knobs(k, t.stack);
   // FSDP shards everything unless told otherwise.
   t.zero_stage = k.zero >= 0 ? k.zero : (t.stack == Stack::kFsdp ? 3 : 0);
+  t.shard_group = k.shard_group == t.dp * t.cp ? 0 : k.shard_group;  // every rank: full sharding
   t.attention = attention(k.attention);
   t.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);

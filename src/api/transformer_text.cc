@@ -68,6 +68,7 @@ std::string plan_in_words(const TrainingConfig& t) {
   if (t.overlap_p2p_comm) s += ", pipeline sends overlapped";
   if (t.overlap_param_gather) s += ", parameter gather overlapped";
   if (t.fp8_param_gather) s += ", FP8 parameters";
+  if (t.shard_group > 0) s += fmt::format(", sharded within groups of {} (HSDP)", t.shard_group);
   s += fmt::format(" ({} stack)", stack_text(t.stack));
   return s;
 }
@@ -293,10 +294,12 @@ std::string evaluate_words(const TransformerConfig& model, const std::string& cl
   const MemoryBreakdown& m = r.memory;
   return fmt::format(
              "{} on {} × {} ({}), batch {} × {} tokens, micro-batch {}, tp {} cp {} pp {} dp {} "
-             "ep {} vpp {}, recompute {}{}, ZeRO {}{}, {} attention\n",
+             "ep {} vpp {}, recompute {}{}, ZeRO {}{}{}, {} attention\n",
              model.name, t.devices(), device.name, cluster_name, t.global_batch, t.seq_len,
              t.micro_batch, t.tp, t.cp, t.pp, t.dp, t.ep, t.vpp, recompute_text(t),
              t.sequence_parallel ? ", sequence parallel" : "", t.zero_stage,
+             t.shard_group > 0 ? fmt::format(" sharded within groups of {} (HSDP)", t.shard_group)
+                               : "",
              t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
              io::attention_text(t.attention)) +
          fmt::format("stack: {}{}{}{}, gradients reduced in {}\n", stack_text(t.stack),

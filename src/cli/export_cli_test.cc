@@ -268,6 +268,20 @@ TEST(CliExport, TorchtitanAsyncTensorParallelRoundTrip) {
   expect_same_plan(e, kTorchtitanKnobs);
 }
 
+// HSDP: sharded within one node's 8 ranks, replicated across the 4 nodes; torchtitan's two
+// degrees carry it and read back as the same plan.
+TEST(CliExport, TorchtitanHybridShardingRoundTrip) {
+  const Exported e = round_trip(
+      "--model llama3-8b --stack fsdp --cluster dgx-h100 --devices 32 --tp 1 --batch 128 "
+      "--seq-len 8192 --shard-group 8",
+      "torchtitan", "--cluster dgx-h100");
+  EXPECT_NE(e.text.find("data_parallel_replicate_degree = 4\ndata_parallel_shard_degree = 8"),
+            std::string::npos)
+      << e.text;
+  EXPECT_EQ(e.back["as_is"]["config"]["shard_group"], 8) << e.text;
+  expect_same_plan(e, kTorchtitanKnobs);
+}
+
 // Megatron-DeepSpeed: the script writes ds_config.json and launches pretrain_gpt.py with the
 // plan's parallel sizes (DeepSpeed's batch assertion then holds: train_batch_size = micro ×
 // accumulation × data-parallel ranks of that grid); `--from deepspeed` reads both back.

@@ -62,6 +62,8 @@ struct SyncParts {
   double allreduce_s = 0;       ///< gradients (ZeRO 0/1)
   double reduce_scatter_s = 0;  ///< gradients (ZeRO 2/3, per micro-batch)
   double weight_gather_s = 0;   ///< 16-bit weights (ZeRO 2 once, ZeRO 3 per pass)
+  /// HSDP: the shard's gradients all-reduced across the shard groups (ZeRO 3, per micro-batch)
+  double replica_allreduce_s = 0;
 };
 
 struct AnalyticResult {

@@ -20,7 +20,10 @@ double exposed_after_chunks(double comm_s, int chunks, double gap_s, double own_
 SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_params,
                                         double expert_params) const {
   const int inner = t.tp * t.cp * t.pp;  // data-parallel replicas sit this far apart
-  const int dense_group = t.dp * t.cp, expert_group = t.dp * t.cp / t.ep;
+  // The states' collectives run within a shard group (HSDP: the nearest ranks of dp × cp); the
+  // groups, this many, then all-reduce their shards' gradients, the groups' ranks a group apart.
+  const int dense_group = t.shard_ranks(), expert_group = t.dp * t.cp / t.ep;
+  const int replicas = t.dp * t.cp / dense_group;
   const double g = t.bf16_gradient_reduction ? 2.0 : cal_.gradient_bytes_per_parameter;
   SyncParts parts;
   for (auto [params, n] :
@@ -37,6 +40,14 @@ SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_pa
     // a few percent of a model's bytes).
     parts.weight_gather_s +=
         ring_half_s(params * (t.fp8_param_gather ? 1.0 : 2.0), n, grp.bandwidth, lat);
+  }
+  if (replicas > 1 && dense_params > 0) {
+    const double shard = dense_params * g / dense_group;
+    const CollectiveGroup grp = collective_group(replicas, inner * dense_group);
+    const double lat = ring_latency_s(replicas, grp.nodes, cal_);
+    parts.replica_allreduce_s =
+        std::min(ring_allreduce_s(shard, replicas, grp.bandwidth, lat),
+                 tree_allreduce_s(shard, replicas, grp.nodes, grp.bandwidth, cal_));
   }
   return parts;
 }
@@ -96,13 +107,16 @@ double AnalyticCostModel::zero3_gathered_bytes(const TrainingConfig& t, const Bl
 
 double AnalyticCostModel::zero3_microbatch_s(const TrainingConfig& t, const BlockCosts& c,
                                              int layers, double work_s) const {
-  const SyncParts layer = sync_parts(t, c.layer_dense_params, c.layer_expert_params);
-  const SyncParts root = sync_parts(t, c.embedding_params + c.head_params, 0);
+  SyncParts layer = sync_parts(t, c.layer_dense_params, c.layer_expert_params);
+  SyncParts root = sync_parts(t, c.embedding_params + c.head_params, 0);
+  layer.reduce_scatter_s += layer.replica_allreduce_s;
+  root.reduce_scatter_s += root.replica_allreduce_s;
   const double n = layers;
   // FSDP gathers a layer's weights before its forward and again before its backward, and
-  // reduce-scatters its gradients after the backward; the next layer's gather is prefetched
-  // while the current one computes. The root unit (embedding, LM head) is gathered first and
-  // reduced last, the first layer's gather waits, the last reduce-scatter ends the pass.
+  // reduce-scatters its gradients after the backward (HSDP: then all-reduces its shard across
+  // the replicas); the next layer's gather is prefetched while the current one computes. The
+  // root unit (embedding, LM head) is gathered first and reduced last, the first layer's gather
+  // waits, the last reduction ends the pass.
   const double forward_compute =
       n * (c.layer_forward_s + c.layer_forward_comm_s) + (c.embedding_s + c.head_s) / 3;
   const double backward_compute = std::max(0.0, work_s - forward_compute);
@@ -121,7 +135,7 @@ double AnalyticCostModel::zero3_microbatch_s(const TrainingConfig& t, const Bloc
 double AnalyticCostModel::optimizer_step_s(const TrainingConfig& t, double dense_params,
                                            double expert_params) const {
   const bool sharded = t.zero_stage >= 1;
-  const double params = dense_params / (sharded ? t.dp * t.cp : 1) +
+  const double params = dense_params / (sharded ? t.shard_ranks() : 1) +
                         expert_params / (sharded ? t.dp * t.cp / t.ep : 1);
   return params * cal_.optimizer_bytes_per_parameter / cal_.memory_bandwidth_bytes_per_s;
 }
@@ -154,7 +168,7 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
   const double dense =
       n * c.layer_dense_params + (first ? c.embedding_params : 0.0) + (last ? c.head_params : 0.0);
   const double expert = n * c.layer_expert_params;
-  const double dense_shards = t.dp * t.cp, expert_shards = t.dp * t.cp / t.ep;
+  const double dense_shards = t.shard_ranks(), expert_shards = t.dp * t.cp / t.ep;
   auto sharded = [&](double bytes_per_param, int from_stage) {
     const bool on = t.zero_stage >= from_stage;
     return bytes_per_param * (dense / (on ? dense_shards : 1) + expert / (on ? expert_shards : 1));

@@ -438,6 +438,49 @@ TEST(Analytic, Fp8ParametersAndBf16GradientsTakeTheirBytes) {
   }
 }
 
+// HSDP: the states shard over the group alone (16 times the bytes of 128-way sharding at
+// groups of 8), the group's gathers stay on the node's NVLink, and each micro-batch's gradient
+// shards are all-reduced across the 16 groups on the inter-node links. A group of every rank is
+// full sharding; a group that does not divide dp × cp, or HSDP without ZeRO 3, is refused.
+TEST(Analytic, HybridShardingShardsWithinGroupsAndAllReducesAcrossThem) {
+  const auto a100 = *zoo::cluster_preset("dgx-a100", 128);
+  const AnalyticCostModel cost(*zoo::llm_model("llama2-13b"), a100, default_calibration("A100"));
+  TrainingConfig t;
+  t.stack = Stack::kFsdp;
+  t.zero_stage = 3;
+  t.dp = 128;
+  t.global_batch = 128;
+  t.seq_len = 4096;
+  t.recompute = Recompute::kNone;
+  const AnalyticResult full = cost.evaluate(t);
+  t.shard_group = 128;
+  EXPECT_EQ(cost.evaluate(t).iteration_time_s, full.iteration_time_s);
+  t.shard_group = 8;
+  const AnalyticResult hybrid = cost.evaluate(t);
+  EXPECT_NEAR(hybrid.memory.optimizer_bytes, 16 * full.memory.optimizer_bytes,
+              1e-9 * hybrid.memory.optimizer_bytes);
+  EXPECT_NEAR(hybrid.memory.weights_bytes, 16 * full.memory.weights_bytes,
+              1e-9 * hybrid.memory.weights_bytes);
+  const double layer = cost.block_costs(t).layer_dense_params;
+  const SyncParts parts = cost.sync_parts(t, layer, 0);
+  t.shard_group = 0;
+  const SyncParts full_parts = cost.sync_parts(t, layer, 0);
+  EXPECT_EQ(full_parts.replica_allreduce_s, 0);
+  EXPECT_GT(parts.replica_allreduce_s, 0);
+  EXPECT_LT(parts.weight_gather_s, full_parts.weight_gather_s);  // NVLink, 8 ranks
+  for (const auto& [zero, group, rule] :
+       {std::tuple{3, 7, "shard_group_divides"}, std::tuple{2, 8, "shard_group_needs_zero3"}}) {
+    t.zero_stage = zero;
+    t.shard_group = group;
+    try {
+      cost.evaluate(t);
+      ADD_FAILURE() << "shard group " << group << " with ZeRO " << zero;
+    } catch (const RuleViolation& e) {
+      EXPECT_EQ(e.violation().rule, rule);
+    }
+  }
+}
+
 // The device holds more than the tensors: the runtime's reserve and the allocator's
 // fragmentation of the transient part, both from the calibration; the verdict counts them.
 TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {

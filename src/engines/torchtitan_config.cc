@@ -300,6 +300,13 @@ std::vector<int> torchtitan_split(std::int64_t layers, int stages, int first_les
   return out;
 }
 
+std::pair<int, int> torchtitan_degrees(const TrainingConfig& t) {
+  if (t.zero_stage < 2) return {t.dp, 1};
+  if (t.shard_group == 0 || t.shard_group == t.dp * t.cp) return {1, t.dp};
+  const int shard = t.shard_group / t.cp;  // torchtitan's FSDP mesh is shard × cp
+  return {t.dp / shard, shard};
+}
+
 TrainingConfig complete_torchtitan(const LaunchConfig& launch, std::int64_t layers, int world) {
   const TorchtitanChoices& tt = *launch.torchtitan;
   TrainingConfig t = launch.training;
@@ -315,14 +322,17 @@ TrainingConfig complete_torchtitan(const LaunchConfig& launch, std::int64_t laye
   if (inner * shard != world)
     fail("parallelism",
          fmt::format("the degrees multiply to {}, not the world size {}", inner * shard, world));
-  if (tt.dp_replicate > 1 && shard > 1)
-    fail("parallelism.data_parallel_replicate_degree",
-         "HSDP (replicas of sharded groups) is not priced yet; shard over every data-parallel "
-         "rank (replicate 1) or replicate only");
   t.dp = tt.dp_replicate * shard;
   t.zero_stage = 0;
   if (shard > 1)  // "default" reshards after the forward unless pipelined
     t.zero_stage = tt.reshard == "never" || (tt.reshard == "default" && t.pp > 1) ? 2 : 3;
+  if (tt.dp_replicate > 1 && shard > 1) {  // HSDP: FSDP over shard × cp, replicated
+    if (t.zero_stage != 3)
+      fail("parallelism.fsdp_reshard_after_forward",
+           "HSDP without resharding after the forward (ZeRO 2 over replicated groups) is not "
+           "priced; reshard (\"always\") or shard over every data-parallel rank");
+    t.shard_group = shard * t.cp;
+  }
   // The batch: local per data-parallel rank; micro-batches of the pipeline, or the local batch.
   const std::int64_t global = tt.global_batch > 0 ? tt.global_batch : tt.local_batch * t.dp;
   t.micro_batch = t.pp > 1 ? tt.pp_microbatch : tt.local_batch;
@@ -413,7 +423,7 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
   // The converter as torchtitan 238fa99 registers it (ModelConvertersContainer: a KeyError for
   // "float8").
   if (t.fp8) out += "converters = [\"quantize.linear.float8\"]\n";
-  const int shard = t.zero_stage >= 2 ? t.dp : 1, replicate = t.zero_stage >= 2 ? 1 : t.dp;
+  const auto [replicate, shard] = torchtitan_degrees(t);
   // One optimizer step per iteration: a pipeline takes all its micro-batches in one local
   // batch; without one, the local batch is the micro-batch and the rest is accumulation.
   const std::int64_t local = t.pp > 1 ? t.micro_batch * t.microbatches() : t.micro_batch;
@@ -478,8 +488,9 @@ std::vector<std::pair<std::string, std::string>> torchtitan_searched_options(
     const TrainingConfig& t) {
   auto num = [](auto v) { return fmt::format("{}", v); };
   std::vector<std::pair<std::string, std::string>> out;
-  out.emplace_back(spelled(Knob::kZero, Engine::kTorchtitan), num(t.zero_stage >= 2 ? t.dp : 1));
-  out.emplace_back(spelled(Knob::kDp, Engine::kTorchtitan), num(t.zero_stage >= 2 ? 1 : t.dp));
+  const auto [replicate, shard] = torchtitan_degrees(t);
+  out.emplace_back(spelled(Knob::kZero, Engine::kTorchtitan), num(shard));
+  out.emplace_back(spelled(Knob::kDp, Engine::kTorchtitan), num(replicate));
   out.emplace_back("parallelism.fsdp_reshard_after_forward",
                    t.zero_stage == 2 ? "\"never\"" : "\"always\"");
   out.emplace_back(spelled(Knob::kTp, Engine::kTorchtitan), num(t.tp));

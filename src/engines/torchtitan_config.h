@@ -10,7 +10,7 @@
 
 namespace paraplan::engines {
 
-/// Every key that changes time or memory is read or refused by name (HSDP, CPU offload, MX
+/// Every key that changes time or memory is read or refused by name (CPU offload, MX
 /// formats, other pipeline schedules, memory-budget checkpointing); keys that do not (logging,
 /// checkpoints, the learning rate) are ignored; an unknown key of a section that matters is
 /// refused. The model is named (model_name) when the file's is built in (llama3 8B, 70B, 405B).
@@ -19,11 +19,16 @@ namespace paraplan::engines {
 LaunchConfig read_torchtitan_config(const std::string& text, const std::string& source);
 
 /// The configuration the job runs, once the model's layers and the world size are known:
-/// FSDP (ZeRO 3; 2 without resharding after the forward) or DDP, the batch, torchtitan's own
-/// stage split (embedding and output weighted as layers) or the model parts given, selective
-/// checkpointing of every N-th layer. Error(kUsage) at the source for degrees that do not
-/// multiply to the world size, HSDP, or an interleaved split paraplan does not price.
+/// FSDP (ZeRO 3; 2 without resharding after the forward), HSDP (ZeRO 3 sharded over
+/// data_parallel_shard_degree × cp, replicated data_parallel_replicate_degree times) or DDP, the
+/// batch, torchtitan's own stage split (embedding and output weighted as layers) or the model
+/// parts given, selective checkpointing of every N-th layer. Error(kUsage) at the source for
+/// degrees that do not multiply to the world size, HSDP without resharding, or an interleaved
+/// split paraplan does not price.
 TrainingConfig complete_torchtitan(const LaunchConfig& launch, std::int64_t layers, int world);
+
+/// torchtitan's (data_parallel_replicate_degree, data_parallel_shard_degree) of a plan.
+std::pair<int, int> torchtitan_degrees(const TrainingConfig& training);
 
 /// torchtitan's split of `layers` over `stages` (generate_llm_fqn_per_model_part): the
 /// embedding and the output count as `first_less` and `last_less` layers, the first stages

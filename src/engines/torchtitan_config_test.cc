@@ -89,10 +89,12 @@ TEST(TorchtitanConfig, BadInputIsOnePlacedUsageError) {
       EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
     }
   }
-  // Resolved against the world size: HSDP, degrees that do not multiply to it, a batch or a
-  // pipeline micro-batch that does not divide.
+  // Resolved against the world size: HSDP without resharding, degrees that do not multiply to
+  // it, a batch or a pipeline micro-batch that does not divide.
   const std::vector<std::tuple<std::string, int, std::string>> resolved = {
-      {"[parallelism]\ndata_parallel_replicate_degree = 2\n", 8, "HSDP"},
+      {"[parallelism]\ndata_parallel_replicate_degree = 2\nfsdp_reshard_after_forward = "
+       "\"never\"\n",
+       8, "HSDP without resharding"},
       {"[parallelism]\ndata_parallel_shard_degree = 4\n", 8, "multiply to 4, not the world size 8"},
       {"[parallelism]\ntensor_parallel_degree = 3\n", 8, "does not divide the world size 8"},
       {"[training]\nglobal_batch_size = 12\nlocal_batch_size = 1\n", 8, "not a multiple"},
@@ -111,6 +113,19 @@ TEST(TorchtitanConfig, BadInputIsOnePlacedUsageError) {
       EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << text << "\n" << e.what();
     }
   }
+}
+
+// HSDP: FSDP over data_parallel_shard_degree × cp, replicated: ZeRO 3 with that shard group.
+TEST(TorchtitanConfig, HybridShardingIsAShardGroup) {
+  const TrainingConfig t = complete_torchtitan(
+      read_torchtitan_config("[parallelism]\ndata_parallel_replicate_degree = 4\n"
+                             "data_parallel_shard_degree = 4\ncontext_parallel_degree = 2\n",
+                             "job.toml"),
+      32, 32);
+  EXPECT_EQ(t.dp, 16);
+  EXPECT_EQ(t.zero_stage, 3);
+  EXPECT_EQ(t.shard_group, 8);  // 4 × cp 2
+  EXPECT_EQ(torchtitan_degrees(t), (std::pair<int, int>{4, 4}));
 }
 
 }  // namespace

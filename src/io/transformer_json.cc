@@ -235,7 +235,8 @@ Json training_to_json(const TrainingConfig& t) {
          {key(Knob::kOverlapGradReduce), t.overlap_grad_reduce},
          {key(Knob::kAttention), attention_text(t.attention)},
          {key(Knob::kStageLayers), t.stage_layers}};
-  if (t.moe_capacity_factor > 0)  // dropless: absent
+  j[key(Knob::kShardGroup)] = t.shard_group;  // 0: full sharding
+  if (t.moe_capacity_factor > 0)              // dropless: absent
     j[key(Knob::kMoeCapacityFactor)] = t.moe_capacity_factor;
   // The default (fp32 logits for the loss): absent.
   if (!t.fp32_loss) j[key(Knob::kLossDtype)] = false;
@@ -283,6 +284,7 @@ TrainingConfig training_from_json(const JsonObject& o) {
   t.recompute_layers = rc->layers;
   t.sequence_parallel = flag("sequence_parallel");
   t.zero_stage = static_cast<int>(count(Knob::kZero));
+  if (o.has(key(Knob::kShardGroup))) t.shard_group = static_cast<int>(count(Knob::kShardGroup));
   t.overlap_grad_reduce = flag("overlap_grad_reduce");
   // Plans written before the knob existed were priced with standard attention.
   const auto attention =

@@ -21,9 +21,9 @@ constexpr EngineRules kRules[] = {
      false, false, false, false, false},
     // torchtitan: DDP or FSDP (no ZeRO 1), tensor parallelism with sequence parallelism, DDP
     // replicas alone ("DDP has not supported > 1D parallelism"); its selective option checkpoints
-    // every N-th layer.
+    // every N-th layer; HSDP shards over data_parallel_shard_degree × cp.
     {Engine::kTorchtitan, "torchtitan", "238fa99", Stack::kFsdp, 3, false, true, true, true, true,
-     true, true, true, true, false, true},
+     true, true, true, true, false, true, true},
 };
 
 constexpr bool in_order() {
@@ -140,6 +140,11 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
                   "or context parallelism beside tensor or pipeline parallelism it trains in "
                   "fp32. Shard over data-parallel replicas ({zero} 2 or 3 with dp > 1), or train "
                   "in pure bf16 ({grad_reduce_dtype} bf16 {fp32_loss} bf16)");
+  if (e.shard_group_folds_cp && t.shard_group > 0 && t.shard_group % t.cp != 0)
+    return broken(Knob::kShardGroup, "engine_shard_group_folds_cp", str(t.shard_group),
+                  "shards over whole context-parallel groups (data_parallel_shard_degree × cp): "
+                  "{shard_group} must be a multiple of {cp} " +
+                      str(t.cp));
   if (e.replicas_alone && t.zero_stage == 0 && t.dp > 1 && (t.tp > 1 || t.pp > 1))
     return broken(Knob::kZero, "engine_replicas_alone", "0",
                   "runs data-parallel replicas without sharding (DDP) only alone, not beside "

@@ -47,6 +47,9 @@ struct EngineRules {
   /// torchtitan without it beside tensor or pipeline parallelism trains in fp32
   /// (maybe_enable_amp: "Mixed precision training is disabled") unless in pure bf16.
   bool mixed_precision_needs_fsdp = false;
+  /// HSDP's shard group folds context parallelism in whole: torchtitan shards over
+  /// data_parallel_shard_degree × cp, so a shard group is a multiple of cp.
+  bool shard_group_folds_cp = false;
 };
 
 /// Every engine, in kEngines' order.

@@ -33,6 +33,7 @@ enum class Knob {
   kRecompute,
   kSequenceParallel,
   kZero,
+  kShardGroup,
   kOverlapGradReduce,
   kAttention,
   kStageLayers,

@@ -39,7 +39,14 @@ struct TrainingConfig {
   Recompute recompute = Recompute::kFull;
   int recompute_layers = 0;  ///< kFull: layers recomputed per stage; 0 = all of them
   bool sequence_parallel = false;
-  int zero_stage = 0;                ///< 0: none; 1: optimizer states; 2: + gradients; 3: + weights
+  int zero_stage = 0;  ///< 0: none; 1: optimizer states; 2: + gradients; 3: + weights
+  /// ZeRO 3's shard group (HSDP: PyTorch FSDP's hybrid sharding, torchtitan's
+  /// data_parallel_shard_degree × cp): the ranks of dp × cp that share one copy of the states,
+  /// a divisor of dp × cp; the groups replicate it and all-reduce their shards' gradients.
+  /// 0: every rank of dp × cp (full sharding).
+  int shard_group = 0;
+  /// The ranks one copy of the sharded states spans: the shard group, or dp × cp.
+  int shard_ranks() const { return shard_group > 0 ? shard_group : dp * cp; }
   bool overlap_grad_reduce = false;  ///< data-parallel gradient reduction overlapped with backward
   Stack stack = Stack::kMegatron;
   /// Megatron-Core's overlaps (stack kMegatron only). Tensor-parallel all-gathers and

@@ -201,6 +201,24 @@ std::optional<Violation> zero(int zero_stage, int pp, Stack stack, int shards) {
   return std::nullopt;
 }
 
+std::optional<Violation> shard_group(const TrainingConfig& t) {
+  if (t.shard_group == 0) return std::nullopt;
+  const int ranks = t.dp * t.cp;
+  if (t.shard_group < 0 || ranks % t.shard_group != 0)
+    return broken(Knob::kShardGroup, "shard_group_divides", str(t.shard_group),
+                  "must divide dp × cp = " + str(t.dp) + " × " + str(t.cp) + " = " + str(ranks),
+                  {{"dp", str(t.dp)}, {"cp", str(t.cp)}});
+  if (t.shard_group == ranks) return std::nullopt;
+  if (t.zero_stage != 3)
+    return broken(Knob::kShardGroup, "shard_group_needs_zero3", str(t.shard_group),
+                  "hybrid sharding replicates ZeRO 3's sharded states; use {zero} 3");
+  if (t.ep > 1)
+    return broken(Knob::kShardGroup, "shard_group_without_ep", str(t.shard_group),
+                  "hybrid sharding of expert-parallel experts is not priced; use {ep} 1 or "
+                  "shard over every rank");
+  return std::nullopt;
+}
+
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t) {
   if (t.vpp <= 1) return std::nullopt;
   if (t.pp < 2)
@@ -330,6 +348,7 @@ std::optional<Violation> check_training(const TransformerConfig& m, const Traini
     if (auto v = rules::sequence_parallel(t.seq_len, t.cp, t.tp)) return v;
   if (auto v = rules::experts(m, t.ep, t.dp, t.cp, t.moe_capacity_factor)) return v;
   if (auto v = rules::zero(t.zero_stage, t.pp, t.stack, t.dp * t.cp)) return v;
+  if (auto v = rules::shard_group(t)) return v;
   if (auto v = rules::interleaving(m, t)) return v;
   if (auto v = rules::recomputation(m, t)) return v;
   if (auto v = rules::overlaps(t)) return v;

@@ -83,6 +83,8 @@ std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int
 /// with pipeline stages needs more than one.
 std::optional<Violation> zero(int zero_stage, int pp, Stack stack = Stack::kMegatron,
                               int shards = 1);
+/// HSDP: the shard group divides dp × cp, under ZeRO 3, without expert parallelism.
+std::optional<Violation> shard_group(const TrainingConfig& t);
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t);
 /// The stack's overlaps: Megatron-Core's only on the megatron stack, each where it applies.
 std::optional<Violation> overlaps(const TrainingConfig& t);

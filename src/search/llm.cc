@@ -334,6 +334,11 @@ InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
   for (int z = 0; z <= s_.max_zero_stage; ++z)
     if (!rules::zero(z, pp, s_.stack, dp * cp) && (z != 1 || s_.zero_stage_1)) k.zeros.push_back(z);
   if (s_.zero_stage) k.zeros = {*s_.zero_stage};
+  if (s_.shard_group)  // HSDP: ZeRO 3 over groups that divide dp × cp
+    k.zeros = (dp * cp) % *s_.shard_group == 0 &&
+                      std::find(k.zeros.begin(), k.zeros.end(), 3) != k.zeros.end()
+                  ? std::vector<int>{3}
+                  : std::vector<int>{};
   k.overlaps = {false};
   if (dp * cp > 1) k.overlaps.push_back(true);
   if (s_.overlap_grad_reduce) k.overlaps = {*s_.overlap_grad_reduce};
@@ -411,6 +416,7 @@ void ShapeSearch::run(const Shape& shape) {
               t.vpp = vpp;
               t.sequence_parallel = sp;
               t.zero_stage = zero;
+              t.shard_group = s_.shard_group.value_or(0) < dp * cp ? s_.shard_group.value_or(0) : 0;
               t.overlap_grad_reduce = overlap;
               t.attention = s_.attention;
               t.moe_capacity_factor = s_.moe_capacity_factor;
@@ -442,6 +448,7 @@ void ShapeSearch::run(const Shape& shape) {
   t.recompute_layers = s.recompute_layers.value_or(0);
   t.sequence_parallel = s.sequence_parallel.value_or(false);
   t.zero_stage = s.zero_stage.value_or(0);
+  t.shard_group = s.shard_group.value_or(0);
   if (t.devices() != s.devices) {
     if (!s.dp && s.devices % std::max(1, t.tp * t.cp * t.pp))  // no whole number of replicas
       throw FieldError("devices", indivisible_devices(s.devices, t.tp, t.cp, t.pp));

@@ -27,6 +27,7 @@ struct LlmSearchSettings {
   std::optional<int> recompute_layers;  ///< with recompute = kFull; 0 = every layer
   std::optional<bool> sequence_parallel;
   std::optional<int> zero_stage;
+  std::optional<int> shard_group;  ///< HSDP (ZeRO 3 only): as given; else full sharding
   std::optional<bool> overlap_grad_reduce;
   Attention attention = Attention::kFlash;  ///< a property of the software, not searched
   double moe_capacity_factor = 0;           ///< MoE token dropping (0: dropless); not searched
