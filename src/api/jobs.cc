@@ -167,10 +167,12 @@ JobOutcome transformer_frontier_job(const FrontierOptions& o) {
     const TrainingConfig& t = c.config;
     out.words += fmt::format(
         "{:>12.4f} {:>12} {:>7}  tp {} cp {} pp {} dp {} ep {} mb {} vpp {} recompute {}{} zero "
-        "{}{}\n",
+        "{}{}{}\n",
         c.result.iteration_time_s, format_bytes(c.result.memory.peak_bytes), t.devices(), t.tp,
         t.cp, t.pp, t.dp, t.ep, t.micro_batch, t.vpp, recompute_text(t),
-        t.sequence_parallel ? " sp" : "", t.zero_stage, t.overlap_grad_reduce ? " overlap" : "");
+        t.sequence_parallel ? " sp" : "", t.zero_stage,
+        t.shard_group > 0 ? fmt::format(" (HSDP groups of {})", t.shard_group) : "",
+        t.overlap_grad_reduce ? " overlap" : "");
   }
   return out;
 }

@@ -120,6 +120,36 @@ std::vector<std::string> launch_diff(const std::string& format, const Transforme
   return out;
 }
 
+namespace {
+
+// The model a launch trains: the shape it gives, the built-in it names, or --model (one of
+// them); a shape read from Megatron's arguments is named after its file
+// (megatron_llama3_8b.sh → its stem), an engine's named model keeps its name.
+TransformerConfig launch_model(const engines::LaunchConfig& launch, const LaunchOptions& o) {
+  if ((launch.model || !launch.model_name.empty()) && !o.model.empty())
+    throw FieldError("model", fmt::format(": {} gives the model ({}); leave it out", launch.source,
+                                          launch.model ? "its shape" : launch.model_name));
+  if (!launch.model && launch.model_name.empty() && o.model.empty())
+    throw FieldError(
+        "model", launch.model_unknown.empty()
+                     ? fmt::format(": {} does not give the model's shape; give it", launch.source)
+                     : fmt::format(": {} names {}, whose shape paraplan does not know; give it "
+                                   "(its config.json, or a built-in of the same shape)",
+                                   launch.source, launch.model_unknown));
+  TransformerConfig model = launch.model                 ? *launch.model
+                            : !launch.model_name.empty() ? load_transformer(launch.model_name)
+                                                         : load_transformer(o.model);
+  if (launch.model && !launch.model_from_engine && o.file != "-") {
+    std::string stem = o.file.substr(o.file.find_last_of('/') + 1);
+    if (const std::size_t dot = stem.find('.'); dot != std::string::npos && dot > 0)
+      stem.resize(dot);
+    if (!stem.empty()) model.name = stem;
+  }
+  return model;
+}
+
+}  // namespace
+
 JobOutcome launch_job(const LaunchOptions& o) {
   const bool deepspeed = o.format == "deepspeed";
   refuse_fields(o.given, deepspeed ? kDeepSpeedFields : kLaunchFields,
@@ -159,24 +189,11 @@ JobOutcome launch_job(const LaunchOptions& o) {
   } else if (deepspeed && o.knobs.seq_len > 0) {
     throw FieldError("seq_len", fmt::format(": {} gives it (--seq-length); leave it out", source));
   }
-  if ((launch.model || !launch.model_name.empty()) && !o.model.empty())
-    throw FieldError("model", fmt::format(": {} gives the model ({}); leave it out", launch.source,
-                                          launch.model ? "its shape" : launch.model_name));
-  if (!launch.model && launch.model_name.empty() && o.model.empty())
-    throw FieldError("model",
-                     fmt::format(": {} does not give the model's shape; give it", launch.source));
   const int world = world_size(launch, o.devices);
-  TransformerConfig model = launch.model                 ? *launch.model
-                            : !launch.model_name.empty() ? load_transformer(launch.model_name)
-                                                         : load_transformer(o.model);
+  TransformerConfig model = launch_model(launch, o);
   const TrainingConfig as_is = completed(launch, model, world);
-  if (launch.model && o.file != "-") {  // named after its file: megatron_llama3_8b.sh → its stem
-    std::string stem = o.file.substr(o.file.find_last_of('/') + 1);
-    if (const std::size_t dot = stem.find('.'); dot != std::string::npos && dot > 0)
-      stem.resize(dot);
-    if (!stem.empty()) model.name = stem;
-  }
-  if (launch.model) {  // Megatron pads the vocabulary to a multiple of its divisor × tp
+  if (launch.model && !launch.model_from_engine) {
+    // Megatron pads the vocabulary to a multiple of its divisor × tp.
     const std::int64_t multiple = static_cast<std::int64_t>(launch.vocab_multiple) * as_is.tp;
     model.vocab_size = (model.vocab_size + multiple - 1) / multiple * multiple;
   }

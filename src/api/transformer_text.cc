@@ -28,6 +28,12 @@ std::string mixed_knobs_in_words(const MixedConfig& c) {
       c.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
 }
 
+// ZeRO's stage, with HSDP's shard group after a slash ("3/8").
+std::string zero_text(const TrainingConfig& t) {
+  return t.shard_group > 0 ? fmt::format("{}/{}", t.zero_stage, t.shard_group)
+                           : fmt::format("{}", t.zero_stage);
+}
+
 std::string id_ranges(const std::vector<int>& ids) {  // {0,1,2,5} -> "0-2,5"
   std::string out;
   for (std::size_t i = 0; i < ids.size();) {
@@ -148,7 +154,7 @@ std::string transformer_words(const TransformerPlanRequest& request,
           "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
           "{:>13.4f} {:>9.0f} {:>5.1f}% {:>11}  {}\n",
           i + 1, c.tp, c.cp, c.pp, c.dp, c.ep, c.micro_batch, c.vpp, recompute_text(c),
-          c.sequence_parallel ? "yes" : "no", c.zero_stage, c.overlap_grad_reduce ? "yes" : "no",
+          c.sequence_parallel ? "yes" : "no", zero_text(c), c.overlap_grad_reduce ? "yes" : "no",
           ri.iteration_time_s, ri.tokens_per_s, 100 * ri.mfu, format_bytes(ri.memory.peak_bytes),
           layout);
     }

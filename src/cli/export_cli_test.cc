@@ -282,6 +282,18 @@ TEST(CliExport, TorchtitanHybridShardingRoundTrip) {
   expect_same_plan(e, kTorchtitanKnobs);
 }
 
+// A config.json of a torchtitan flavor's shape goes out as that flavor (DeepSeek-V2-Lite is
+// deepseek_v3's 16B) and reads back as the same plan.
+TEST(CliExport, TorchtitanDeepSeekFlavorRoundTrip) {
+  const Exported e = round_trip("--model " + std::string(PARAPLAN_SOURCE_DIR) +
+                                    "/tests/data/hf-configs/deepseek-v2-lite/config.json "
+                                    "--stack fsdp --cluster dgx-h100 --devices 16 --ep 8 "
+                                    "--batch 128 --seq-len 4096",
+                                "torchtitan", "--cluster dgx-h100");
+  EXPECT_NE(e.text.find("name = \"deepseek_v3\"\nflavor = \"16B\""), std::string::npos) << e.text;
+  expect_same_plan(e, kTorchtitanKnobs);
+}
+
 // Megatron-DeepSpeed: the script writes ds_config.json and launches pretrain_gpt.py with the
 // plan's parallel sizes (DeepSpeed's batch assertion then holds: train_batch_size = micro ×
 // accumulation × data-parallel ranks of that grid); `--from deepspeed` reads both back.

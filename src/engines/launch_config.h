@@ -36,6 +36,10 @@ struct LaunchConfig {
   std::optional<TransformerConfig> model;
   /// A built-in model the launch names instead (torchtitan's llama3 flavors); empty: none.
   std::string model_name;
+  /// `model` is one the engine names (a torchtitan flavor): its name and vocabulary as they are.
+  bool model_from_engine = false;
+  /// A model the launch names that paraplan does not know (torchtitan's qwen3 0.6B); empty: none.
+  std::string model_unknown;
   /// tp, pp, cp, ep, vpp, micro-batch, global batch (0: micro-batch × dp), sequence length,
   /// recomputation, ZeRO, overlaps, precision as the launch sets them (the engine's defaults
   /// otherwise); dp is 0 until the world size is known.

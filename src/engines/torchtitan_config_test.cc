@@ -31,6 +31,31 @@ TEST(TorchtitanConfig, ReadsTheExample) {
   EXPECT_FALSE(t.fp8);
 }
 
+// torchtitan's other flavors as it builds them: llama3's debug model (ffn 768, the 256-multiple
+// of 2/3 · 4 · 256) and deepseek_v3's 16B (DeepSeek-V2-Lite's shape: 15.7 B parameters, 64
+// experts, top 6, MLA); a flavor paraplan does not know is named, not guessed.
+TEST(TorchtitanConfig, ReadsTorchtitansOtherFlavors) {
+  const LaunchConfig debug =
+      read_torchtitan_config("[model]\nname = \"llama3\"\nflavor = \"debugmodel\"\n", "j.toml");
+  ASSERT_TRUE(debug.model.has_value());
+  EXPECT_TRUE(debug.model_from_engine);
+  EXPECT_EQ(debug.model->name, "torchtitan-llama3-debugmodel");
+  EXPECT_EQ(debug.model->ffn_hidden_size, 768);
+  EXPECT_EQ(debug.model->num_layers, 6);
+  const LaunchConfig v3 =
+      read_torchtitan_config("[model]\nname = \"deepseek_v3\"\nflavor = \"16B\"\n", "j.toml");
+  ASSERT_TRUE(v3.model.has_value());
+  EXPECT_EQ(v3.model->num_experts, 64);
+  EXPECT_EQ(v3.model->experts_per_token, 6);
+  EXPECT_EQ(v3.model->kv_lora_rank, 512);
+  EXPECT_NEAR(v3.model->parameters(), 15.7e9, 0.1e9);
+  const LaunchConfig qwen =
+      read_torchtitan_config("[model]\nname = \"qwen3\"\nflavor = \"0.6B\"\n", "j.toml");
+  EXPECT_FALSE(qwen.model.has_value());
+  EXPECT_TRUE(qwen.model_name.empty());
+  EXPECT_EQ(qwen.model_unknown, "torchtitan's qwen3 flavor \"0.6B\"");
+}
+
 // generate_llm_fqn_per_model_part: the embedding and the output weigh one layer each by default,
 // the first stages take the remainder.
 TEST(TorchtitanConfig, SplitsStagesAsTorchtitanDoes) {

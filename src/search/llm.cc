@@ -15,6 +15,7 @@
 
 #include "cost/analytic_stages.h"
 #include "ir/error.h"
+#include "ir/knobs.h"
 #include "ir/training_rules.h"
 #include "search/frontier.h"
 #include "search/stage_split.h"
@@ -37,7 +38,7 @@ auto order_key(const LlmCandidate& c) {
   const TrainingConfig& t = c.config;
   return std::make_tuple(c.result.iteration_time_s, c.result.memory.peak_bytes, t.tp, t.cp, t.pp,
                          t.ep, t.micro_batch, t.vpp, static_cast<int>(t.recompute),
-                         t.recompute_layers, t.sequence_parallel, t.zero_stage,
+                         t.recompute_layers, t.sequence_parallel, t.zero_stage, t.shard_group,
                          t.overlap_grad_reduce, t.stage_layers);
 }
 
@@ -160,6 +161,7 @@ struct SharedBounds {
 // One shape's knobs that the rules allow, for one micro-batch size (or its expert sizes).
 struct InnerKnobs {
   std::vector<int> vpps, zeros;
+  std::vector<int> shards;  ///< ZeRO 3's shard groups: 0 (every rank), HSDP's node-local group
   std::vector<bool> sps, overlaps;
 };
 
@@ -334,11 +336,22 @@ InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
   for (int z = 0; z <= s_.max_zero_stage; ++z)
     if (!rules::zero(z, pp, s_.stack, dp * cp) && (z != 1 || s_.zero_stage_1)) k.zeros.push_back(z);
   if (s_.zero_stage) k.zeros = {*s_.zero_stage};
-  if (s_.shard_group)  // HSDP: ZeRO 3 over groups that divide dp × cp
+  k.shards = {0};
+  if (s_.shard_group) {  // HSDP as given: ZeRO 3 over groups that divide dp × cp
     k.zeros = (dp * cp) % *s_.shard_group == 0 &&
                       std::find(k.zeros.begin(), k.zeros.end(), 3) != k.zeros.end()
                   ? std::vector<int>{3}
                   : std::vector<int>{};
+    k.shards = {*s_.shard_group < dp * cp ? *s_.shard_group : 0};
+  } else if (knob_spec(Knob::kShardGroup).stacks & stack_bit(s_.stack)) {
+    // HSDP within a node: the largest group of dp × cp ranks (tp · cp · pp apart) one node holds.
+    const auto& sizes = cost_.cluster().machine_sizes;
+    const int node = sizes.empty() ? 1 : sizes[0], apart = tp * cp * pp;
+    int group = 0;
+    for (int g = 2; g < dp * cp && g * apart <= node; ++g)
+      if ((dp * cp) % g == 0) group = g;
+    if (group > 0) k.shards.push_back(group);
+  }
   k.overlaps = {false};
   if (dp * cp > 1) k.overlaps.push_back(true);
   if (s_.overlap_grad_reduce) k.overlaps = {*s_.overlap_grad_reduce};
@@ -403,30 +416,31 @@ void ShapeSearch::run(const Shape& shape) {
       for (int vpp : k.vpps)
         for (bool sp : k.sps)
           for (int zero : k.zeros)
-            for (bool overlap : k.overlaps) {
-              TrainingConfig t;
-              t.seq_len = s_.seq_len;
-              t.global_batch = s_.global_batch;
-              t.micro_batch = b;
-              t.tp = tp;
-              t.cp = cp;
-              t.pp = pp;
-              t.dp = dp;
-              t.ep = eps[e];
-              t.vpp = vpp;
-              t.sequence_parallel = sp;
-              t.zero_stage = zero;
-              t.shard_group = s_.shard_group.value_or(0) < dp * cp ? s_.shard_group.value_or(0) : 0;
-              t.overlap_grad_reduce = overlap;
-              t.attention = s_.attention;
-              t.moe_capacity_factor = s_.moe_capacity_factor;
-              t.stack = s_.stack;
-              t.fp8 = s_.fp8;
-              StackChoices choices = s_.stack_choices;
-              choices.overlap_grad_reduce = overlap;
-              apply_stack_defaults(t, choices);
-              going = going && recomputations(t);
-            }
+            for (int shard : zero == 3 ? k.shards : std::vector<int>{0})
+              for (bool overlap : k.overlaps) {
+                TrainingConfig t;
+                t.seq_len = s_.seq_len;
+                t.global_batch = s_.global_batch;
+                t.micro_batch = b;
+                t.tp = tp;
+                t.cp = cp;
+                t.pp = pp;
+                t.dp = dp;
+                t.ep = eps[e];
+                t.vpp = vpp;
+                t.sequence_parallel = sp;
+                t.zero_stage = zero;
+                t.shard_group = shard;
+                t.overlap_grad_reduce = overlap;
+                t.attention = s_.attention;
+                t.moe_capacity_factor = s_.moe_capacity_factor;
+                t.stack = s_.stack;
+                t.fp8 = s_.fp8;
+                StackChoices choices = s_.stack_choices;
+                choices.overlap_grad_reduce = overlap;
+                apply_stack_defaults(t, choices);
+                going = going && recomputations(t);
+              }
     }
   found = top_.take();
 }
