@@ -133,6 +133,8 @@ KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
       return &k.dp;
     case Knob::kEp:
       return &k.ep;
+    case Knob::kEtp:
+      return &k.etp;
     case Knob::kVpp:
       return &k.vpp;
     case Knob::kRecompute:
@@ -266,6 +268,7 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   if (k.pp) s.pp = k.pp;
   if (k.dp) s.dp = k.dp;
   if (k.ep) s.ep = k.ep;
+  if (k.etp) s.etp = k.etp;
   if (k.vpp) s.vpp = k.vpp;
   if (k.micro_batch) s.micro_batch = k.micro_batch;
   if (!k.recompute.empty()) {
@@ -298,6 +301,7 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.cp = std::max(k.cp, 1);
   t.pp = std::max(k.pp, 1);
   t.ep = std::max(k.ep, 1);
+  t.etp = k.etp == t.tp ? 0 : k.etp;  // the tensor-parallel size: the default
   t.vpp = std::max(k.vpp, 1);
   const int inner = t.tp * t.cp * t.pp;
   if (devices <= 0) devices = inner * std::max(k.dp, 1);

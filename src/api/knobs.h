@@ -25,6 +25,7 @@ struct TransformerKnobs {
   std::string recompute;  ///< none, selective, full or a number of layers
   bool sequence_parallel = false;
   int zero = -1;
+  int etp = 0;                     ///< expert tensor parallel size; 0: tp
   int shard_group = 0;             ///< HSDP's shard group; 0: every data-parallel rank
   std::string attention;           ///< flash | standard; empty: flash
   double moe_capacity_factor = 0;  ///< 0: dropless

@@ -28,6 +28,12 @@ std::string mixed_knobs_in_words(const MixedConfig& c) {
       c.overlap_grad_reduce ? ", gradient reduction overlapped" : "");
 }
 
+// The expert-parallel size, with the expert tensor-parallel size after a slash where it is not
+// tp ("8/1").
+std::string ep_text(const TrainingConfig& t) {
+  return t.etp > 0 ? fmt::format("{}/{}", t.ep, t.etp) : fmt::format("{}", t.ep);
+}
+
 // ZeRO's stage, with HSDP's shard group after a slash ("3/8").
 std::string zero_text(const TrainingConfig& t) {
   return t.shard_group > 0 ? fmt::format("{}/{}", t.zero_stage, t.shard_group)
@@ -75,6 +81,8 @@ std::string plan_in_words(const TrainingConfig& t) {
   if (t.overlap_param_gather) s += ", parameter gather overlapped";
   if (t.fp8_param_gather) s += ", FP8 parameters";
   if (t.shard_group > 0) s += fmt::format(", sharded within groups of {} (HSDP)", t.shard_group);
+  if (t.etp == 1) s += ", experts whole (expert tensor parallel 1)";
+  if (t.etp > 1) s += fmt::format(", experts split {} ways (expert tensor parallel)", t.etp);
   s += fmt::format(" ({} stack)", stack_text(t.stack));
   return s;
 }
@@ -141,7 +149,7 @@ std::string transformer_words(const TransformerPlanRequest& request,
           answer.leaner_chosen ? "the leanest of them (least memory) is recommended"
                                : "the recommended one is also the leanest");
     out += fmt::format(
-        "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
+        "{:>4} {:>3} {:>3} {:>3} {:>5} {:>5} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
         "{:>13} {:>9} {:>6} {:>11}  {}\n",
         "rank", "tp", "cp", "pp", "dp", "ep", "mb", "vpp", "recompute", "sp", "zero", "ovl",
         "iteration (s)", "tokens/s", "MFU", "memory", "layers per stage");
@@ -151,9 +159,9 @@ std::string transformer_words(const TransformerPlanRequest& request,
       std::string layout = layer_split(c);
       if (simulated[i] >= 0) layout += fmt::format("  [{:.4f} s simulated]", simulated[i]);
       out += fmt::format(
-          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>3} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
+          "{:>4} {:>3} {:>3} {:>3} {:>5} {:>5} {:>4} {:>3} {:>9} {:>3} {:>4} {:>3} "
           "{:>13.4f} {:>9.0f} {:>5.1f}% {:>11}  {}\n",
-          i + 1, c.tp, c.cp, c.pp, c.dp, c.ep, c.micro_batch, c.vpp, recompute_text(c),
+          i + 1, c.tp, c.cp, c.pp, c.dp, ep_text(c), c.micro_batch, c.vpp, recompute_text(c),
           c.sequence_parallel ? "yes" : "no", zero_text(c), c.overlap_grad_reduce ? "yes" : "no",
           ri.iteration_time_s, ri.tokens_per_s, 100 * ri.mfu, format_bytes(ri.memory.peak_bytes),
           layout);

@@ -118,6 +118,10 @@ struct AnalyticCostModel::BlockShape {
   double moe_fraction = 0;  ///< MoE layers / layers
   double experts = 0, top_k = 0;
   double load = 1;  ///< the busiest expert rank's tokens over the mean
+  double etp = 1;   ///< expert tensor parallel: the ways each expert is split
+  /// The tokens one rank routes: all the micro-batch's when the experts split as the dense
+  /// layers (tp), else its etp ÷ tp share (its sequence-parallel part, gathered over etp).
+  double moe_tokens = 0;
   bool flash = true;
   bool fp8 = false;      ///< the layers' linear GEMMs in FP8
   double act_bytes = 0;  ///< one micro-batch's hidden states (bf16)
@@ -175,6 +179,8 @@ AnalyticCostModel::BlockShape AnalyticCostModel::block_shape(const TrainingConfi
       m.moe() ? static_cast<double>(m.moe_layers()) / static_cast<double>(m.num_layers) : 0.0;
   x.experts = static_cast<double>(m.num_experts);
   x.top_k = static_cast<double>(m.experts_per_token);
+  x.etp = t.expert_tp();
+  x.moe_tokens = x.tokens * x.etp / x.tp;
   // MoE: the busiest expert-parallel rank sets the pace; it holds experts / ep experts and
   // receives `load` times its mean share of the routed tokens.
   x.load = !m.moe()                    ? 1.0
@@ -219,30 +225,33 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
   const auto& m = model_;
   const double tokens = x.tokens, h = x.h, tp = x.tp;
   // One layer, one micro-batch, forward, on one device.
-  auto mlp_s = [&](double ffn, double rows) {
-    return m.gated_mlp ? linear_s(x, rows, 2 * ffn / tp, h) + linear_s(x, rows, h, ffn / tp)
-                       : linear_s(x, rows, ffn / tp, h) + linear_s(x, rows, h, ffn / tp);
+  auto mlp_s = [&](double ffn, double rows, double split) {
+    return m.gated_mlp ? linear_s(x, rows, 2 * ffn / split, h) + linear_s(x, rows, h, ffn / split)
+                       : linear_s(x, rows, ffn / split, h) + linear_s(x, rows, h, ffn / split);
   };
   double mlp = 0;
   if (x.moe_fraction < 1)
-    mlp += (1 - x.moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens);
+    mlp += (1 - x.moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens, tp);
   double moe_mem_s = 0;
   if (m.moe()) {
     const double shared_ffn =
         static_cast<double>(m.shared_expert_ffn_hidden_size ? m.shared_expert_ffn_hidden_size
                                                             : m.expert_ffn_hidden_size);
     // One grouped GEMM over the local experts, each of its own small shape: the rows one expert
-    // gets from the whole expert-parallel group.
+    // gets from the whole expert-parallel group, its matrices split etp ways.
     const double local_experts = x.experts / t.ep;
-    const double expert_rows = tokens * x.top_k * t.ep / x.experts * x.load;
-    double moe = local_experts * mlp_s(static_cast<double>(m.expert_ffn_hidden_size), expert_rows) +
-                 gemm_s(x, tokens, x.experts, h);  // router
+    const double moe_tokens = x.moe_tokens;
+    const double expert_rows = moe_tokens * x.top_k * t.ep / x.experts * x.load;
+    double moe =
+        local_experts * mlp_s(static_cast<double>(m.expert_ffn_hidden_size), expert_rows, x.etp) +
+        gemm_s(x, moe_tokens, x.experts, h);  // router
     if (m.shared_experts > 0)
-      moe += mlp_s(shared_ffn, tokens * static_cast<double>(m.shared_experts));
+      moe += mlp_s(shared_ffn, tokens * static_cast<double>(m.shared_experts), tp);
     // Memory-bound: the router's fp32 softmax and top-k over T × experts (write, read, write:
     // 12 bytes per score), the permutation of the tokens into expert order and back (each hidden
     // state read once and written top-k times, and the reverse, in bf16).
-    moe_mem_s = (12 * tokens * x.experts + 2 * 2 * tokens * h * (1 + x.top_k * x.load)) / x.hbm;
+    moe_mem_s =
+        (12 * moe_tokens * x.experts + 2 * 2 * moe_tokens * h * (1 + x.top_k * x.load)) / x.hbm;
     mlp += x.moe_fraction * moe;
   }
   double proj = 0;
@@ -314,9 +323,21 @@ AnalyticCostModel::LayerPasses AnalyticCostModel::layer_passes(const TrainingCon
   if (rc == Recompute::kSelective)
     compute += (t.stack == Stack::kFsdp ? f.sac_recompute_s : f.attn_s) + f.mem_s;
   const CollectiveGroup tp_group = collective_group(t.tp, 1);
-  double tp_comm =
-      (2 * forwards + 2) * ring_allreduce_s(x.act_bytes, t.tp, tp_group.bandwidth,
-                                            ring_latency_s(t.tp, tp_group.nodes, cal_));
+  const double tp_allreduce = ring_allreduce_s(x.act_bytes, t.tp, tp_group.bandwidth,
+                                               ring_latency_s(t.tp, tp_group.nodes, cal_));
+  // Half of a layer's tensor-parallel collectives are its MLP's: a MoE layer whose experts
+  // split fewer ways (etp < tp) runs them over its etp group, on its share of the tokens.
+  double mlp_allreduce = tp_allreduce;
+  if (x.etp != x.tp) {
+    const int etp = static_cast<int>(x.etp);
+    const CollectiveGroup etp_group = collective_group(etp, 1);
+    const double moe_allreduce =
+        etp > 1 ? ring_allreduce_s(x.act_bytes * x.etp / x.tp, etp, etp_group.bandwidth,
+                                   ring_latency_s(etp, etp_group.nodes, cal_))
+                : 0.0;
+    mlp_allreduce = (1 - x.moe_fraction) * tp_allreduce + x.moe_fraction * moe_allreduce;
+  }
+  double tp_comm = (forwards + 1) * (tp_allreduce + mlp_allreduce);
   if (t.tp_comm_overlap && t.tp > 1 && tp_group.nodes == 1) {
     // Userbuffers split each all-gather and reduce-scatter into tp chunks pipelined with the
     // GEMM chunks they feed or drain: one chunk stays exposed, or what the GEMMs cannot cover;
@@ -340,9 +361,10 @@ AnalyticCostModel::LayerPasses AnalyticCostModel::layer_passes(const TrainingCon
   if (t.ep > 1) {  // dispatch and combine, forward and backward
     // Each device sends every routed copy of its tokens (bf16) to the rank holding the expert
     // and receives `load` times the mean back; the peers on its node over NVLink, the others
-    // over its own network link, both at once. Peers sit tp × cp apart.
-    const double sent = x.tokens * x.top_k * x.h * 2 * x.load;
-    const int stride = t.tp * t.cp;
+    // over its own network link, both at once. Peers sit tp × cp apart (etp apart in
+    // Megatron-Core's expert grid when the experts split otherwise than the dense layers).
+    const double sent = x.moe_tokens * x.top_k * x.h * 2 * x.load;
+    const int stride = x.etp == x.tp ? t.tp * t.cp : static_cast<int>(x.etp);
     const int on_node = std::clamp(x.node / std::max(1, stride), 1, t.ep);
     const bool multi_tier = cluster_.tiers.size() > 1;
     const double intra =
@@ -389,7 +411,7 @@ void AnalyticCostModel::add_parameters(const TrainingConfig& t, const BlockShape
              m.mlp_parameters(m.expert_ffn_hidden_size);
   }
   c.layer_dense_params = dense / x.tp;
-  c.layer_expert_params = expert / x.tp / t.ep;
+  c.layer_expert_params = expert / x.etp / t.ep;
   const double positions = m.learned_positions ? static_cast<double>(m.max_positions) * h : 0.0;
   c.embedding_params = (x.vocab * h + positions) / x.tp;
   // The LM head: its own matrix, or (tied) a copy of the embedding on the last stage.

@@ -177,6 +177,10 @@ class AnalyticCostModel {
 /// the activations that reference them.
 bool autocast_over_fp32_weights(const TrainingConfig& t);
 
+/// The ranks one expert's shard is replicated over (Megatron-Core's expert data parallel):
+/// tp × cp × dp ÷ (etp × ep); dp × cp ÷ ep when the experts split as the dense layers.
+int expert_data_parallel(const TrainingConfig& t);
+
 /// Blocking sends charged per micro-batch to every pipeline stage: two per virtual chunk (an
 /// activation forward, a gradient backward; at the ends of the pipeline the receive that waits
 /// on the critical path is charged like a send: the form the calibration was fitted with).

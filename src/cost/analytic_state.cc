@@ -11,6 +11,10 @@
 
 namespace paraplan {
 
+int expert_data_parallel(const TrainingConfig& t) {
+  return t.tp * t.cp * t.dp / (t.expert_tp() * t.ep);
+}
+
 double exposed_after_chunks(double comm_s, int chunks, double gap_s, double own_s) {
   double finish = 0;
   for (int i = 0; i < chunks; ++i) finish = std::max(finish, i * gap_s) + comm_s / chunks;
@@ -22,7 +26,7 @@ SyncParts AnalyticCostModel::sync_parts(const TrainingConfig& t, double dense_pa
   const int inner = t.tp * t.cp * t.pp;  // data-parallel replicas sit this far apart
   // The states' collectives run within a shard group (HSDP: the nearest ranks of dp × cp); the
   // groups, this many, then all-reduce their shards' gradients, the groups' ranks a group apart.
-  const int dense_group = t.shard_ranks(), expert_group = t.dp * t.cp / t.ep;
+  const int dense_group = t.shard_ranks(), expert_group = expert_data_parallel(t);
   const int replicas = t.dp * t.cp / dense_group;
   const double g = t.bf16_gradient_reduction ? 2.0 : cal_.gradient_bytes_per_parameter;
   SyncParts parts;
@@ -136,7 +140,7 @@ double AnalyticCostModel::optimizer_step_s(const TrainingConfig& t, double dense
                                            double expert_params) const {
   const bool sharded = t.zero_stage >= 1;
   const double params = dense_params / (sharded ? t.shard_ranks() : 1) +
-                        expert_params / (sharded ? t.dp * t.cp / t.ep : 1);
+                        expert_params / (sharded ? expert_data_parallel(t) : 1);
   return params * cal_.optimizer_bytes_per_parameter / cal_.memory_bandwidth_bytes_per_s;
 }
 
@@ -168,7 +172,7 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
   const double dense =
       n * c.layer_dense_params + (first ? c.embedding_params : 0.0) + (last ? c.head_params : 0.0);
   const double expert = n * c.layer_expert_params;
-  const double dense_shards = t.shard_ranks(), expert_shards = t.dp * t.cp / t.ep;
+  const double dense_shards = t.shard_ranks(), expert_shards = expert_data_parallel(t);
   auto sharded = [&](double bytes_per_param, int from_stage) {
     const bool on = t.zero_stage >= from_stage;
     return bytes_per_param * (dense / (on ? dense_shards : 1) + expert / (on ? expert_shards : 1));

@@ -481,6 +481,51 @@ TEST(Analytic, HybridShardingShardsWithinGroupsAndAllReducesAcrossThem) {
   }
 }
 
+// Expert tensor parallelism 1 beside tp 4 (Megatron-Core's MoE recipes): each rank holds whole
+// experts (4 times the expert bytes of etp 4), routes its sequence-parallel quarter of the
+// tokens, and its expert-parallel peers sit next to it (one node) instead of tp apart (four
+// nodes): the all-to-all leaves the network. etp × ep must divide the stage's ranks; a dense
+// model has no experts to split.
+TEST(Analytic, ExpertTensorParallelismLaysExpertsOverTheStagesRanks) {
+  const auto h100 = *zoo::cluster_preset("dgx-h100", 64);
+  const AnalyticCostModel cost(*zoo::llm_model("mixtral-8x7b"), h100, default_calibration("H100"));
+  TrainingConfig t;
+  t.tp = 4;
+  t.pp = 2;
+  t.dp = 8;
+  t.ep = 8;
+  t.sequence_parallel = true;
+  t.global_batch = 256;
+  t.seq_len = 4096;
+  const BlockCosts split = cost.block_costs(t);
+  const AnalyticResult as_dense = cost.evaluate(t);
+  t.etp = 1;
+  const BlockCosts whole = cost.block_costs(t);
+  const AnalyticResult whole_r = cost.evaluate(t);
+  EXPECT_NEAR(whole.layer_expert_params, 4 * split.layer_expert_params,
+              1e-9 * whole.layer_expert_params);
+  EXPECT_EQ(whole.layer_dense_params, split.layer_dense_params);
+  EXPECT_LT(whole.ep_comm_s, split.ep_comm_s / 4);
+  EXPECT_LT(whole.tp_comm_s, split.tp_comm_s);
+  EXPECT_LT(whole_r.iteration_time_s, as_dense.iteration_time_s);
+  EXPECT_GT(whole_r.memory.weights_bytes, as_dense.memory.weights_bytes);
+  t.ep = 64;  // 64 × 1 does not divide tp × cp × dp = 32
+  try {
+    cost.evaluate(t);
+    ADD_FAILURE() << "etp 1 × ep 64 over 32 ranks";
+  } catch (const RuleViolation& e) {
+    EXPECT_EQ(e.violation().rule, "ep_divides_experts");  // Mixtral has 8 experts
+  }
+  t.ep = 1;
+  const AnalyticCostModel dense(*zoo::llm_model("llama3-8b"), h100, default_calibration("H100"));
+  try {
+    dense.evaluate(t);
+    ADD_FAILURE() << "etp on a dense model";
+  } catch (const RuleViolation& e) {
+    EXPECT_EQ(e.violation().rule, "etp_needs_moe");
+  }
+}
+
 // The device holds more than the tensors: the runtime's reserve and the allocator's
 // fragmentation of the transient part, both from the calibration; the verdict counts them.
 TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {

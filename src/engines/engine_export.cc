@@ -164,6 +164,7 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   arg(spelled(Knob::kPp, Engine::kMegatronLm), num(t.pp));
   if (t.cp > 1) arg(spelled(Knob::kCp, Engine::kMegatronLm), num(t.cp));
   if (t.ep > 1) arg(spelled(Knob::kEp, Engine::kMegatronLm), num(t.ep));
+  if (t.etp > 0) arg(spelled(Knob::kEtp, Engine::kMegatronLm), num(t.etp));
   if (m.moe()) {  // as priced: grouped expert GEMMs, all-to-all token dispatch
     arg("--moe-grouped-gemm");
     arg("--moe-token-dispatcher-type", "alltoall");

@@ -327,16 +327,16 @@ TrainingConfig training_of(const Options& o, LaunchConfig& out) {
   for (const char* refused : {"--use-torch-fsdp2", "--cpu-offloading", "--rampup-batch-size"})
     if (o.has(refused))
       o.fail(refused, "changes time or memory in a way paraplan does not price; leave it out");
-  if (o.has("--expert-tensor-parallel-size") &&
-      o.integer("--expert-tensor-parallel-size", 1) != o.integer("--tensor-model-parallel-size", 1))
-    o.fail("--expert-tensor-parallel-size",
-           "paraplan prices experts split as the dense layers (the tensor-parallel size)");
   if (o.text("--optimizer", "adam") != "adam")
     o.fail("--optimizer", "paraplan prices Adam's state; expected adam");
   t.tp = static_cast<int>(o.integer("--tensor-model-parallel-size", 1));
   t.pp = static_cast<int>(o.integer("--pipeline-model-parallel-size", 1));
   t.cp = static_cast<int>(o.integer("--context-parallel-size", 1));
   t.ep = static_cast<int>(o.integer("--expert-model-parallel-size", 1));
+  if (o.has("--expert-tensor-parallel-size")) {
+    const int etp = static_cast<int>(o.integer("--expert-tensor-parallel-size", 1));
+    t.etp = etp == t.tp ? 0 : etp;
+  }
   t.dp = 0;
   if (!o.has("--micro-batch-size")) o.missing("--micro-batch-size", "Megatron-LM requires it");
   t.micro_batch = o.integer("--micro-batch-size", 1);

@@ -228,6 +228,7 @@ Json training_to_json(const TrainingConfig& t) {
          {key(Knob::kPp), t.pp},
          {key(Knob::kDp), t.dp},
          {key(Knob::kEp), t.ep},
+         {key(Knob::kEtp), t.etp},
          {key(Knob::kVpp), t.vpp},
          {key(Knob::kRecompute), recompute_text(t)},
          {key(Knob::kSequenceParallel), t.sequence_parallel},
@@ -278,6 +279,7 @@ TrainingConfig training_from_json(const JsonObject& o) {
   t.dp = static_cast<int>(count(Knob::kDp));
   t.ep = static_cast<int>(count(Knob::kEp));
   t.vpp = static_cast<int>(count(Knob::kVpp));
+  if (o.has(key(Knob::kEtp))) t.etp = static_cast<int>(count(Knob::kEtp));
   const auto rc = recompute_from_text(o.string("recompute"));
   if (!rc) o.fail("recompute", "must be none, selective, full or a number of layers");
   t.recompute = rc->kind;

@@ -11,9 +11,9 @@ namespace {
 constexpr EngineRules kRules[] = {
     // Megatron-LM: its distributed optimizer shards the optimizer states (ZeRO 1), nothing more.
     {Engine::kMegatronLm, "Megatron-LM", "d98e8a6", Stack::kMegatron, 1},
-    // NeMo runs Megatron-Core: the same.
+    // NeMo runs Megatron-Core: the same, its experts split as the dense layers.
     {Engine::kNemo, "NeMo", "NeMo 1.x megatron_gpt_config.yaml", Stack::kMegatron, 1, true, true,
-     true, true, true, false, true, false, false, true},
+     true, true, true, false, true, false, false, true, false, false, false},
     // Megatron-DeepSpeed: DeepSpeed's pipeline engine splits the layers evenly and does not
     // interleave, its activation checkpointing takes every layer or none, sequences are split by
     // Ulysses (not context parallelism), and it has no FP8 recipe.
@@ -140,6 +140,10 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
                   "or context parallelism beside tensor or pipeline parallelism it trains in "
                   "fp32. Shard over data-parallel replicas ({zero} 2 or 3 with dp > 1), or train "
                   "in pure bf16 ({grad_reduce_dtype} bf16 {fp32_loss} bf16)");
+  if (!e.expert_tensor_parallel && t.etp > 0 && t.etp != t.tp)
+    return broken(Knob::kEtp, "engine_etp", str(t.etp),
+                  "splits the experts as the dense layers; use {etp} " + str(t.tp) +
+                      " (the tensor-parallel size)");
   if (e.shard_group_folds_cp && t.shard_group > 0 && t.shard_group % t.cp != 0)
     return broken(Knob::kShardGroup, "engine_shard_group_folds_cp", str(t.shard_group),
                   "shards over whole context-parallel groups (data_parallel_shard_degree × cp): "

@@ -50,6 +50,9 @@ struct EngineRules {
   /// HSDP's shard group folds context parallelism in whole: torchtitan shards over
   /// data_parallel_shard_degree × cp, so a shard group is a multiple of cp.
   bool shard_group_folds_cp = false;
+  /// Experts split otherwise than the dense layers (Megatron-Core's expert tensor parallelism;
+  /// NeMo 1.x's GPT recipe has no key for it).
+  bool expert_tensor_parallel = true;
 };
 
 /// Every engine, in kEngines' order.

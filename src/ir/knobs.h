@@ -29,6 +29,7 @@ enum class Knob {
   kPp,
   kDp,
   kEp,
+  kEtp,
   kVpp,
   kRecompute,
   kSequenceParallel,

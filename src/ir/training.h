@@ -35,7 +35,13 @@ struct TrainingConfig {
   int pp = 1;                       ///< pipeline stages
   int dp = 1;                       ///< data parallel
   int ep = 1;                       ///< expert parallel (carved out of dp × cp; MoE models only)
-  int vpp = 1;                      ///< virtual stages per device (interleaved 1F1B when > 1)
+  /// Expert tensor parallelism (Megatron-Core's --expert-tensor-parallel-size): each expert's
+  /// matrices split this many ways, the experts' ranks of a stage (tp × cp × dp of them) laid
+  /// out as etp × ep × expert data parallel. 0: the tensor-parallel size (the experts split as
+  /// the dense layers, expert parallelism within dp × cp).
+  int etp = 0;
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  int vpp = 1;  ///< virtual stages per device (interleaved 1F1B when > 1)
   Recompute recompute = Recompute::kFull;
   int recompute_layers = 0;  ///< kFull: layers recomputed per stage; 0 = all of them
   bool sequence_parallel = false;

@@ -189,6 +189,29 @@ std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int
   return std::nullopt;
 }
 
+std::optional<Violation> expert_tensor(const TransformerConfig& m, const TrainingConfig& t) {
+  if (t.etp == 0 || t.etp == t.tp) return experts(m, t.ep, t.dp, t.cp, t.moe_capacity_factor);
+  if (auto v = experts(m, t.ep, t.tp * t.dp, t.cp, t.moe_capacity_factor)) {
+    if (v->rule != "ep_divides_dp_cp") return v;
+  }
+  if (!m.moe())
+    return broken(
+        Knob::kEtp, "etp_needs_moe", str(t.etp),
+        "expert tensor parallelism needs a mixture-of-experts model; " + m.name + " is dense");
+  const long long ranks = static_cast<long long>(t.tp) * t.cp * t.dp;
+  if (t.etp < 0 || ranks % (static_cast<long long>(t.ep) * t.etp))
+    return broken(Knob::kEtp, "etp_ep_divide_ranks", str(t.etp),
+                  "the experts' ranks of a stage are tp × cp × dp = " + str(t.tp) + " × " +
+                      str(t.cp) + " × " + str(t.dp) + " = " + str(ranks) +
+                      ", laid out as etp × ep × expert data parallel: etp × ep = " + str(t.etp) +
+                      " × " + str(t.ep) + " must divide them",
+                  {{"ep", str(t.ep)}, {"tp", str(t.tp)}});
+  if (m.moe() && m.expert_ffn_hidden_size % t.etp)
+    return broken(Knob::kEtp, "etp_divides_expert_ffn", str(t.etp),
+                  "must divide the experts' hidden size " + str(m.expert_ffn_hidden_size));
+  return std::nullopt;
+}
+
 std::optional<Violation> zero(int zero_stage, int pp, Stack stack, int shards) {
   if (zero_stage < 0 || zero_stage > 3)
     return broken(Knob::kZero, "zero_stage", str(zero_stage), "must be 0, 1, 2 or 3");
@@ -346,7 +369,7 @@ std::optional<Violation> check_training(const TransformerConfig& m, const Traini
   if (auto v = rules::context_parallel(t.seq_len, t.cp)) return v;
   if (t.sequence_parallel)
     if (auto v = rules::sequence_parallel(t.seq_len, t.cp, t.tp)) return v;
-  if (auto v = rules::experts(m, t.ep, t.dp, t.cp, t.moe_capacity_factor)) return v;
+  if (auto v = rules::expert_tensor(m, t)) return v;
   if (auto v = rules::zero(t.zero_stage, t.pp, t.stack, t.dp * t.cp)) return v;
   if (auto v = rules::shard_group(t)) return v;
   if (auto v = rules::interleaving(m, t)) return v;

@@ -83,6 +83,9 @@ std::optional<Violation> experts(const TransformerConfig& m, int ep, int dp, int
 /// with pipeline stages needs more than one.
 std::optional<Violation> zero(int zero_stage, int pp, Stack stack = Stack::kMegatron,
                               int shards = 1);
+/// Expert tensor parallelism (etp other than tp): a MoE model, etp × ep dividing tp × cp × dp
+/// and etp the experts' hidden size; else the expert rules over dp × cp.
+std::optional<Violation> expert_tensor(const TransformerConfig& m, const TrainingConfig& t);
 /// HSDP: the shard group divides dp × cp, under ZeRO 3, without expert parallelism.
 std::optional<Violation> shard_group(const TrainingConfig& t);
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t);

@@ -394,13 +394,30 @@ void ShapeSearch::run(const Shape& shape) {
   const int tp = shape.tp, cp = shape.cp, pp = shape.pp;
   const int dp = s_.devices / tp / cp / pp;
   if ((s_.dp && dp != *s_.dp) || s_.global_batch % dp) return;
-  std::vector<int> eps = {1};
-  if (s_.ep) {
-    eps = {*s_.ep};
-  } else if (m_.moe()) {
-    eps.clear();
-    for (int e : divisors(static_cast<std::int64_t>(dp) * cp))
-      if (!rules::experts(m_, e, dp, cp, s_.moe_capacity_factor)) eps.push_back(e);
+  // The experts' layouts, (etp, ep): expert tensor parallelism as given (another size than tp
+  // lays expert parallelism over tp × cp × dp ÷ etp); else split as the dense layers and, with
+  // tp > 1 where the stack has it, whole (etp 1, Megatron-Core's MoE recipes' choice).
+  std::vector<int> etps = {s_.etp && *s_.etp != tp ? *s_.etp : 0};
+  if (!s_.etp && m_.moe() && tp > 1 && (knob_spec(Knob::kEtp).stacks & stack_bit(s_.stack)) &&
+      (!s_.engine || engine_rules(*s_.engine).expert_tensor_parallel))
+    etps.push_back(1);
+  std::vector<std::pair<int, int>> experts;  // (etp, ep)
+  for (int etp : etps) {
+    if (s_.ep && !m_.moe()) {
+      experts.emplace_back(etp, *s_.ep);
+      continue;
+    }
+    TrainingConfig probe;
+    probe.tp = tp;
+    probe.cp = cp;
+    probe.dp = dp;
+    probe.etp = etp;
+    probe.moe_capacity_factor = s_.moe_capacity_factor;
+    for (int e :
+         s_.ep ? std::vector<int>{*s_.ep} : divisors(static_cast<std::int64_t>(dp) * cp * tp)) {
+      probe.ep = e;
+      if (!m_.moe() ? e == 1 : !rules::expert_tensor(m_, probe)) experts.emplace_back(etp, e);
+    }
   }
   std::vector<std::int64_t> batches;
   if (s_.micro_batch)
@@ -408,7 +425,7 @@ void ShapeSearch::run(const Shape& shape) {
   else
     for (int b : divisors(s_.global_batch / dp)) batches.push_back(b);
   bool going = true;
-  for (std::size_t e = 0; going && e < eps.size(); ++e)
+  for (std::size_t e = 0; going && e < experts.size(); ++e)
     for (std::size_t bi = 0; going && bi < batches.size(); ++bi) {
       const std::int64_t b = batches[bi];
       if (rules::batch(s_.global_batch, b, dp)) continue;
@@ -426,7 +443,8 @@ void ShapeSearch::run(const Shape& shape) {
                 t.cp = cp;
                 t.pp = pp;
                 t.dp = dp;
-                t.ep = eps[e];
+                t.etp = experts[e].first;
+                t.ep = experts[e].second;
                 t.vpp = vpp;
                 t.sequence_parallel = sp;
                 t.zero_stage = zero;
@@ -455,6 +473,7 @@ void ShapeSearch::run(const Shape& shape) {
   t.cp = s.cp.value_or(1);
   t.pp = s.pp.value_or(1);
   t.ep = s.ep.value_or(1);
+  t.etp = s.etp.value_or(0);
   t.vpp = s.vpp.value_or(1);
   t.dp = s.dp.value_or(s.devices / std::max(1, t.tp * t.cp * t.pp));
   t.micro_batch = s.micro_batch.value_or(1);

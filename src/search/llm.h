@@ -22,6 +22,7 @@ struct LlmSearchSettings {
   std::int64_t seq_len = 2048;
   // Fixed knobs (unset: searched).
   std::optional<int> tp, cp, pp, dp, ep, vpp;
+  std::optional<int> etp;  ///< expert tensor parallel (as given; else tp)
   std::optional<std::int64_t> micro_batch;
   std::optional<Recompute> recompute;
   std::optional<int> recompute_layers;  ///< with recompute = kFull; 0 = every layer
