@@ -27,10 +27,10 @@ namespace {
 const std::vector<std::string> kLaunchFields = {"from",        "model",   "cluster",
                                                 "devices",     "memory",  "memory_headroom",
                                                 "calibration", "explain", "export"};
-// A DeepSpeed configuration does not say the sequence length.
+// A DeepSpeed configuration does not say the sequence length, and may leave its batch to "auto".
 const std::vector<std::string> kDeepSpeedFields = {
-    "from",        "model",   "cluster", "devices", "memory", "memory_headroom",
-    "calibration", "explain", "export",  "seq_len"};
+    "from",        "model",   "cluster", "devices", "memory",      "memory_headroom",
+    "calibration", "explain", "export",  "seq_len", "micro_batch", "batch"};
 
 // The launch's world size, from its launcher or the user; FieldError("devices") otherwise.
 int world_size(const engines::LaunchConfig& launch, int devices) {
@@ -75,6 +75,75 @@ TrainingConfig completed(const engines::LaunchConfig& launch, const TransformerC
                             "parallel = {} × {}",
                             t.global_batch, t.micro_batch, t.dp));
   return t;
+}
+
+// DeepSpeed's batch as DeepSpeed resolves it against the data-parallel ranks
+// (deepspeed/runtime/config.py, _set_batch_related_parameters: of the global batch, the
+// micro-batch and the accumulation steps, the missing ones follow from the others, the
+// accumulation 1 when two are missing); a key left to "auto" (the Hugging Face Trainer's) or
+// out is --micro-batch or --batch, and neither may restate a number the file gives.
+void resolve_deepspeed_batch(engines::LaunchConfig& launch, int world, std::int64_t micro_flag,
+                             std::int64_t batch_flag) {
+  using engines::DeepSpeedBatch;
+  const DeepSpeedBatch& b = *launch.deepspeed_batch;
+  TrainingConfig& t = launch.training;
+  auto value = [&](std::int64_t file, std::int64_t known, std::int64_t flag, const char* key,
+                   const char* field, const char* flag_name) -> std::int64_t {
+    if (flag > 0 && (file > 0 || known > 0))
+      throw FieldError(field,
+                       fmt::format(": {} gives it ({} {}); leave it out", launch.source,
+                                   file > 0 ? key : "its arguments:", file > 0 ? file : known));
+    if (flag > 0) return flag;
+    if (file == DeepSpeedBatch::kAuto)
+      throw Error(ErrorKind::kUsage, fmt::format("{}: {}", launch.source, key),
+                  fmt::format("is \"auto\" (the Hugging Face Trainer fills it from its "
+                              "arguments); give the value it runs with ({})",
+                              flag_name));
+    return known;
+  };
+  std::int64_t micro = value(b.micro, t.micro_batch, micro_flag, "train_micro_batch_size_per_gpu",
+                             "micro_batch", "--micro-batch");
+  std::int64_t train =
+      value(b.train, t.global_batch, batch_flag, "train_batch_size", "batch", "--batch");
+  std::int64_t steps = b.accumulation > 0 ? b.accumulation : 0;
+  const int inner = t.tp * t.cp * t.pp;
+  const std::int64_t dp = world % inner == 0 ? world / inner : 0;
+  auto fail = [&](const std::string& message) {
+    throw Error(ErrorKind::kUsage, launch.source, message);
+  };
+  if (dp == 0) return;  // completed() names the indivisible world
+  if (train == 0 && micro == 0)
+    fail(
+        "gives neither train_batch_size nor train_micro_batch_size_per_gpu; DeepSpeed needs one "
+        "(or give --micro-batch or --batch)");
+  if (steps == 0) {
+    if (train > 0 && micro > 0) {
+      if (train % (micro * dp))
+        fail(
+            fmt::format("train_batch_size {} is not micro-batch {} × {} data-parallel ranks × "
+                        "accumulation steps",
+                        train, micro, dp));
+      steps = train / (micro * dp);
+    } else {
+      steps = 1;
+    }
+  }
+  if (micro == 0) {
+    if (train % (steps * dp))
+      fail(
+          fmt::format("train_batch_size {} is not accumulation steps {} × {} data-parallel "
+                      "ranks × a micro-batch",
+                      train, steps, dp));
+    micro = train / (steps * dp);
+  }
+  if (train == 0) train = micro * steps * dp;
+  if (train != micro * steps * dp)
+    fail(
+        fmt::format("train_batch_size {} is not micro-batch × accumulation steps × data-parallel "
+                    "ranks = {} × {} × {}",
+                    train, micro, steps, dp));
+  t.micro_batch = micro;
+  t.global_batch = train;
 }
 
 std::string explanation(const engines::LaunchConfig& launch) {
@@ -190,6 +259,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
     throw FieldError("seq_len", fmt::format(": {} gives it (--seq-length); leave it out", source));
   }
   const int world = world_size(launch, o.devices);
+  if (launch.deepspeed_batch) resolve_deepspeed_batch(launch, world, o.knobs.micro_batch, o.batch);
   TransformerConfig model = launch_model(launch, o);
   const TrainingConfig as_is = completed(launch, model, world);
   if (launch.model && !launch.model_from_engine) {

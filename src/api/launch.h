@@ -22,6 +22,9 @@ struct LaunchOptions {
   bool explain = false, words = false;
   std::vector<std::string> given;  ///< the fields the user set, by name
   std::string export_to;           ///< the best plan for megatron or deepspeed (plan --from)
+  /// A DeepSpeed configuration's global batch where it leaves it out or to "auto" (0: none);
+  /// its micro-batch is knobs.micro_batch.
+  std::int64_t batch = 0;
 };
 
 /// Reads the launch (FieldError("from") for an unknown format; the reader's Error(kUsage) at

@@ -594,7 +594,8 @@ PlanOutcome plan(const PlanOptions& given) {
                          o.explain,
                          o.words,
                          fields,
-                         o.export_to};
+                         o.export_to,
+                         o.batch};
     const JobOutcome job = launch_job(launch);
     PlanOutcome out;
     out.document = job.document;

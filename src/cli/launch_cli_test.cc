@@ -104,6 +104,39 @@ TEST(CliLaunch, ADeepSpeedConfigIsPricedAsEvaluatePricesItAndSearchedAsDataParal
   EXPECT_NE(no_seq.out.find("sequence length"), std::string::npos) << no_seq.out;
 }
 
+// DeepSpeed's batch as DeepSpeed resolves it: the micro-batch from train_batch_size ÷
+// (accumulation × ranks), or from --micro-batch where the Hugging Face Trainer's "auto" stands,
+// the accumulation following; a flag never restates what the file gives.
+TEST(CliLaunch, ADeepSpeedBatchResolvesAsDeepSpeedDoes) {
+  const std::string base = R"("bf16": {"enabled": true}, "zero_optimization": {"stage": 1}, )";
+  const std::string derived =
+      write("ds_derived.json",
+            "{" + base + R"("train_batch_size": 512, "gradient_accumulation_steps": 4})");
+  const std::string hf = write(
+      "ds_auto.json",
+      "{" + base +
+          R"("train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"})");
+  const std::string common =
+      " --model llama3-8b --seq-len 4096 --cluster dgx-h100 --devices 16 --json";
+  Outcome r = run("evaluate --from deepspeed " + derived + common);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto config = nlohmann::json::parse(r.out)["as_is"]["config"];
+  EXPECT_EQ(config["micro_batch"], 8);  // 512 ÷ (4 × 16)
+  EXPECT_EQ(config["global_batch"], 512);
+  Outcome a = run("evaluate --from deepspeed " + hf + common + " --micro-batch 2 --batch 256");
+  ASSERT_EQ(a.exit_code, 0) << a.out;
+  config = nlohmann::json::parse(a.out)["as_is"]["config"];
+  EXPECT_EQ(config["micro_batch"], 2);
+  EXPECT_EQ(config["global_batch"], 256);  // 2 × 8 steps × 16
+  Outcome missing = run("evaluate --from deepspeed " + hf + common);
+  EXPECT_EQ(missing.exit_code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("is \"auto\""), std::string::npos) << missing.out;
+  EXPECT_NE(missing.out.find("--micro-batch"), std::string::npos) << missing.out;
+  Outcome twice = run("evaluate --from deepspeed " + derived + common + " --batch 512");
+  EXPECT_EQ(twice.exit_code, 2) << twice.out;
+  EXPECT_NE(twice.out.find("leave it out"), std::string::npos) << twice.out;
+}
+
 TEST(CliLaunch, TheModelFromItsNameIsPricedAsEvaluatePricesIt) {
   const std::string args = write(
       "launch_no_shape.txt",

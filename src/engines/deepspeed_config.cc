@@ -65,7 +65,9 @@ const std::set<std::string> kZeroRead = {"stage",
                                          "offload_param",
                                          "zero_hpz_partition_size",
                                          "zero_quantized_weights",
-                                         "zero_quantized_gradients"};
+                                         "zero_quantized_gradients",
+                                         "mics_shard_size",
+                                         "mics_hierarchical_params_gather"};
 const std::set<std::string> kZeroIgnored = {"contiguous_gradients",
                                             "reduce_bucket_size",
                                             "allgather_bucket_size",
@@ -84,8 +86,6 @@ const std::set<std::string> kZeroIgnored = {"contiguous_gradients",
                                             "load_from_fp32_weights",
                                             "cpu_offload",
                                             "memory_efficient_linear",
-                                            "mics_shard_size",
-                                            "mics_hierarchical_params_gather",
                                             "use_multi_rank_bucket_allreduce",
                                             "legacy_stage1",
                                             "round_robin_gradients"};
@@ -122,6 +122,10 @@ LaunchConfig read_json(const std::string& text, const std::string& source) {
       c.boolean("zero_optimization.zero_quantized_weights", false) ||
       c.boolean("zero_optimization.zero_quantized_gradients", false))
     c.fail("zero_optimization", "ZeRO++ (hpZ, quantized weights or gradients) is not priced");
+  if (c.integer("zero_optimization.mics_shard_size", -1, -1) > 0)
+    c.fail("zero_optimization.mics_shard_size",
+           "MiCS (ZeRO 3 sharded within groups) is not priced on the deepspeed stack; leave it "
+           "out (or -1)");
   const std::string optimizer = c.text("optimizer.type", "AdamW");
   if (optimizer != "Adam" && optimizer != "AdamW" && optimizer != "FusedAdam")
     c.fail("optimizer.type", fmt::format("paraplan prices Adam's state; expected Adam, AdamW or "
@@ -143,13 +147,19 @@ LaunchConfig read_json(const std::string& text, const std::string& source) {
   } else {
     t.recompute = Recompute::kNone;
   }
-  const std::int64_t train = c.integer("train_batch_size", 0, 1);
-  const std::int64_t micro = c.integer("train_micro_batch_size_per_gpu", 0, 1);
-  const std::int64_t accumulation = c.integer("gradient_accumulation_steps", 0, 1);
-  if (micro == 0)
-    c.fail("train_micro_batch_size_per_gpu", "is missing (paraplan needs the micro-batch)");
-  t.micro_batch = micro;
-  if (train > 0 && accumulation > 0) {
+  // The batch keys, any of them absent or "auto": resolved once the world size is known.
+  auto batch_key = [&](const char* key) {
+    return c.is_auto(key) ? DeepSpeedBatch::kAuto : c.integer(key, 0, 1);
+  };
+  const DeepSpeedBatch batch{batch_key("train_batch_size"),
+                             batch_key("train_micro_batch_size_per_gpu"),
+                             batch_key("gradient_accumulation_steps")};
+  out.deepspeed_batch = batch;
+  const std::int64_t train = std::max<std::int64_t>(batch.train, 0);
+  const std::int64_t micro = std::max<std::int64_t>(batch.micro, 0);
+  const std::int64_t accumulation = std::max<std::int64_t>(batch.accumulation, 0);
+  t.micro_batch = micro;  // 0: resolved with the world size
+  if (train > 0 && micro > 0 && accumulation > 0) {
     if (train % (micro * accumulation))
       c.fail("train_batch_size",
              fmt::format("{} is not micro-batch × accumulation × GPUs ({} × {} × n)", train, micro,
@@ -271,6 +281,9 @@ LaunchConfig read_deepspeed_config(const std::string& text, const std::string& s
     if (values.second > 0 && values.first != values.second)
       fail(flag,
            fmt::format("{} in the arguments, {} in {}", values.first, values.second, doc->file));
+  // What the JSON leaves out (or to "auto"), the arguments say.
+  if (t.micro_batch == 0) t.micro_batch = a.micro_batch;
+  if (t.global_batch == 0) t.global_batch = a.global_batch;
   const bool checkpointed = deepspeed.count("--checkpoint-activations") > 0;
   if (checkpointed != (t.recompute == Recompute::kFull))
     fail("--checkpoint-activations",

@@ -12,7 +12,7 @@ void KeyedConfig::fail(const std::string& key, const std::string& message) const
   throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, key), message);
 }
 
-Json KeyedConfig::get(const std::string& key) const {
+const Json* KeyedConfig::find(const std::string& key) const {
   const Json* at = &root_;
   for (std::size_t start = 0; start <= key.size();) {
     const std::size_t dot = std::min(key.find('.', start), key.size());
@@ -21,6 +21,17 @@ Json KeyedConfig::get(const std::string& key) const {
     at = &(*at)[part];
     start = dot + 1;
   }
+  return at;
+}
+
+bool KeyedConfig::is_auto(const std::string& key) const {
+  const Json* at = find(key);
+  return at != nullptr && at->is_string() && at->get<std::string>() == "auto";
+}
+
+Json KeyedConfig::get(const std::string& key) const {
+  const Json* at = find(key);
+  if (at == nullptr) return nullptr;
   if (at->is_string() && at->get<std::string>() == "auto")
     fail(key,
          "is \"auto\" (the Hugging Face Trainer fills it from its arguments); give the value it "

@@ -25,6 +25,8 @@ class KeyedConfig {
   /// The value at a dotted key; null when absent. Refuses "auto" (the Hugging Face Trainer's).
   Json get(const std::string& key) const;
   bool has(const std::string& key) const { return !get(key).is_null(); }
+  /// The value at `key` is "auto" (the Hugging Face Trainer fills it from its arguments).
+  bool is_auto(const std::string& key) const;
   std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t least) const;
   double number(const std::string& key, double fallback) const;
   bool boolean(const std::string& key, bool fallback) const;
@@ -34,6 +36,7 @@ class KeyedConfig {
                 const std::set<std::string>& ignored, LaunchConfig& out) const;
 
  private:
+  const Json* find(const std::string& key) const;  ///< null when absent
   const Json& root_;
   std::string source_, what_;
 };

@@ -29,6 +29,15 @@ struct TorchtitanChoices {
   std::vector<int> parts;             ///< layers of each model part (module_fqns_per_model_part)
 };
 
+/// DeepSpeed's batch keys as a configuration gives them: 0 absent, kAuto "auto" (the Hugging
+/// Face Trainer's); resolved against the data-parallel ranks as DeepSpeed resolves them.
+struct DeepSpeedBatch {
+  static constexpr std::int64_t kAuto = -1;
+  std::int64_t train = 0;         ///< train_batch_size
+  std::int64_t micro = 0;         ///< train_micro_batch_size_per_gpu
+  std::int64_t accumulation = 0;  ///< gradient_accumulation_steps
+};
+
 struct LaunchConfig {
   std::string format;  ///< megatron | nemo | deepspeed | torchtitan
   std::string source;  ///< the file ("-": standard input)
@@ -51,7 +60,8 @@ struct LaunchConfig {
   int vocab_multiple = 1;
   std::vector<std::string> environment;  ///< NAME=value words before the command
   int accumulation = 0;                  ///< DeepSpeed's gradient_accumulation_steps (0: not given)
-  std::optional<TorchtitanChoices> torchtitan;  ///< a torchtitan job's (format torchtitan)
+  std::optional<TorchtitanChoices> torchtitan;    ///< a torchtitan job's (format torchtitan)
+  std::optional<DeepSpeedBatch> deepspeed_batch;  ///< a DeepSpeed configuration's
   /// Keys as written, in order: read (they change time or memory) and ignored (they do not).
   std::vector<std::string> read, ignored;
 };
