@@ -298,6 +298,18 @@ TEST(CliExport, TorchtitanHybridShardingRoundTrip) {
   expect_same_plan(e, kTorchtitanKnobs);
 }
 
+// FSDP's float8 all-gather: torchtitan's enable_fsdp_float8_all_gather, the gathers in float8,
+// read back as the same plan.
+TEST(CliExport, TorchtitanFloat8AllGatherRoundTrip) {
+  const Exported e = round_trip(
+      "--model llama3-8b --stack fsdp --cluster dgx-h100 --devices 16 --tp 1 --zero 3 --batch 64 "
+      "--seq-len 8192 --precision fp8 --fp8-param-gather",
+      "torchtitan", "--cluster dgx-h100");
+  EXPECT_NE(e.text.find("enable_fsdp_float8_all_gather = true"), std::string::npos) << e.text;
+  EXPECT_EQ(e.back["as_is"]["config"]["fp8_param_gather"], true) << e.text;
+  expect_same_plan(e, kTorchtitanKnobs);
+}
+
 // A config.json of a torchtitan flavor's shape goes out as that flavor (DeepSeek-V2-Lite is
 // deepseek_v3's 16B) and reads back as the same plan.
 TEST(CliExport, TorchtitanDeepSeekFlavorRoundTrip) {

@@ -105,7 +105,9 @@ double AnalyticCostModel::zero3_gathered_bytes(const TrainingConfig& t, const Bl
   // (embedding, LM head), which stays gathered through the pass.
   const double layer_params = c.layer_dense_params + c.layer_expert_params;
   const double reduce_bytes = t.bf16_gradient_reduction ? 2.0 : cal_.gradient_bytes_per_parameter;
-  return 2 * 2 * layer_params + reduce_bytes * layer_params +
+  // FSDP's float8 all-gather gathers (and the GEMMs read) float8 weights: 1 byte each.
+  const double gathered = t.fp8 && t.fp8_param_gather ? 1.0 : 2.0;
+  return 2 * gathered * layer_params + reduce_bytes * layer_params +
          2 * ((first ? c.embedding_params : 0.0) + (last ? c.head_params : 0.0));
 }
 

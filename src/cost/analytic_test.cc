@@ -526,6 +526,36 @@ TEST(Analytic, ExpertTensorParallelismLaysExpertsOverTheStagesRanks) {
   }
 }
 
+// FSDP's float8 all-gather (torchtitan's enable_fsdp_float8_all_gather): the layers' gathered
+// weights in float8, a byte each, on the wire and in the buffers; only under ZeRO 3.
+TEST(Analytic, FsdpFloat8AllGatherHalvesTheGatheredWeights) {
+  const auto h100 = *zoo::cluster_preset("dgx-h100", 64);
+  const AnalyticCostModel cost(*zoo::llm_model("llama3-8b"), h100, default_calibration("H100"));
+  TrainingConfig t;
+  t.stack = Stack::kFsdp;
+  t.zero_stage = 3;
+  t.dp = 64;
+  t.global_batch = 256;
+  t.seq_len = 8192;
+  t.fp8 = true;
+  const BlockCosts c = cost.block_costs(t);
+  const SyncParts bf16 = cost.sync_parts(t, c.layer_dense_params, 0);
+  const double bf16_buffers = cost.zero3_gathered_bytes(t, c, false, false);
+  t.fp8_param_gather = true;
+  const double fp8 = cost.sync_parts(t, c.layer_dense_params, 0).weight_gather_s;
+  EXPECT_LT(fp8, bf16.weight_gather_s);      // half the bytes
+  EXPECT_GT(fp8, bf16.weight_gather_s / 2);  // the same calls' latency
+  EXPECT_NEAR(bf16_buffers - cost.zero3_gathered_bytes(t, c, false, false),
+              2 * c.layer_dense_params, 1e-6 * c.layer_dense_params);
+  t.zero_stage = 2;
+  try {
+    cost.evaluate(t);
+    ADD_FAILURE() << "float8 all-gather without ZeRO 3";
+  } catch (const RuleViolation& e) {
+    EXPECT_EQ(e.violation().rule, "fp8_gather_needs_fsdp");
+  }
+}
+
 // The device holds more than the tensors: the runtime's reserve and the allocator's
 // fragmentation of the transient part, both from the calibration; the verdict counts them.
 TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {

@@ -19,8 +19,8 @@ using io::Json;
 namespace {
 
 const std::set<std::string> kSectionsRead = {
-    "model",    "training", "parallelism", "activation_checkpoint", "compile", "optimizer",
-    "quantize", "float8",   "mx"};
+    "model",   "training",  "parallelism", "activation_checkpoint",
+    "compile", "optimizer", "quantize"};
 const std::set<std::string> kSectionsIgnored = {
     "job",  "profiling",         "metrics",         "lr_scheduler", "checkpoint", "validation",
     "comm", "memory_estimation", "fault_tolerance", "experimental", "debug"};
@@ -71,6 +71,13 @@ const std::set<std::string> kAcIgnored = {"per_op_sac_force_recompute_mm_shapes_
                                           "determinism_check",
                                           "debug"};
 const std::set<std::string> kCompileRead = {"enable", "components"};
+// quantize.linear.float8 (Float8Linear); MX and the grouped GEMMs' settings matter only with
+// their converters, which model.converters refuses.
+const std::set<std::string> kQuantizeRead = {"linear"}, kQuantizeIgnored = {"grouped_mm"};
+const std::set<std::string> kLinearRead = {"float8"}, kLinearIgnored = {"mx"};
+const std::set<std::string> kFloat8Read = {"enable_fsdp_float8_all_gather", "recipe_name",
+                                           "filter_fqns", "emulate"};
+const std::set<std::string> kFloat8Ignored = {"precompute_float8_dynamic_scale_for_fsdp"};
 const std::set<std::string> kCompileIgnored = {"backend"};
 const std::set<std::string> kOptimizerRead = {"name", "early_step_in_backward"};
 const std::set<std::string> kOptimizerIgnored = {"lr",    "eps",   "weight_decay",
@@ -193,6 +200,33 @@ void read_model(const KeyedConfig& c, LaunchConfig& out) {
       c.fail("model.converters",
              fmt::format("\"{}\" is not priced (paraplan prices float8 linear layers)", converter));
   }
+}
+
+// torchao's float8 linear layers as torchtitan configures them: tensorwise or rowwise scaling
+// (the same bytes and FP8 rate), the FSDP all-gather of float8 weights (tensorwise only, as
+// torchao has it); a weight gradient in high precision, emulation and layers left out are not
+// priced.
+void read_float8(const KeyedConfig& c, TrainingConfig& t) {
+  const std::string recipe = c.text("quantize.linear.float8.recipe_name", "tensorwise");
+  if (recipe != "tensorwise" && recipe != "rowwise")
+    c.fail("quantize.linear.float8.recipe_name",
+           fmt::format("\"{}\" is not priced; expected tensorwise or rowwise", recipe));
+  if (c.boolean("quantize.linear.float8.emulate", false))
+    c.fail("quantize.linear.float8.emulate", "emulated FP8 is not priced; expected false");
+  for (const std::string& fqn : strings(c, "quantize.linear.float8.filter_fqns"))
+    if (fqn != "output")  // the LM head, priced in bf16 anyway
+      c.fail("quantize.linear.float8.filter_fqns",
+             fmt::format("\"{}\": layers kept in bf16 are not priced; expected [] or "
+                         "[\"output\"]",
+                         fqn));
+  t.fp8_param_gather = c.boolean("quantize.linear.float8.enable_fsdp_float8_all_gather", false);
+  if (t.fp8_param_gather && recipe != "tensorwise")
+    c.fail("quantize.linear.float8.enable_fsdp_float8_all_gather",
+           "gathers float8 weights with tensorwise scaling only (torchao); expected false with "
+           "rowwise");
+  if (t.fp8_param_gather && !t.fp8)
+    c.fail("quantize.linear.float8.enable_fsdp_float8_all_gather",
+           "needs the float8 converter (model.converters = [\"quantize.linear.float8\"])");
 }
 
 void read_precision(const KeyedConfig& c, TrainingConfig& t) {
@@ -335,6 +369,9 @@ LaunchConfig read_torchtitan_config(const std::string& text, const std::string& 
   c.classify("parallelism", kParallelismRead, kParallelismIgnored, out);
   c.classify("activation_checkpoint", kAcRead, kAcIgnored, out);
   c.classify("compile", kCompileRead, kCompileIgnored, out);
+  c.classify("quantize", kQuantizeRead, kQuantizeIgnored, out);
+  c.classify("quantize.linear", kLinearRead, kLinearIgnored, out);
+  c.classify("quantize.linear.float8", kFloat8Read, kFloat8Ignored, out);
   c.classify("optimizer", kOptimizerRead, kOptimizerIgnored, out);
   TrainingConfig& t = out.training;
   t.stack = Stack::kFsdp;
@@ -343,6 +380,7 @@ LaunchConfig read_torchtitan_config(const std::string& text, const std::string& 
   t.overlap_grad_reduce = true;  // FSDP's reduce-scatter and DDP's all-reduce overlap the backward
   read_model(c, out);
   read_precision(c, t);
+  read_float8(c, t);
   read_parallelism(c, out);
   read_checkpointing(c, out);
   TorchtitanChoices& tt = *out.torchtitan;
@@ -496,6 +534,10 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
   // The converter as torchtitan 238fa99 registers it (ModelConvertersContainer: a KeyError for
   // "float8").
   if (t.fp8) out += "converters = [\"quantize.linear.float8\"]\n";
+  if (t.fp8_param_gather)
+    out +=
+        "\n[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\n"
+        "precompute_float8_dynamic_scale_for_fsdp = true\n";
   const auto [replicate, shard] = torchtitan_degrees(t);
   // One optimizer step per iteration: a pipeline takes all its micro-batches in one local
   // batch; without one, the local batch is the micro-batch and the rest is accumulation.

@@ -103,7 +103,16 @@ TEST(TorchtitanConfig, BadInputIsOnePlacedUsageError) {
       {"[activation_checkpoint]\nselective_ac_option = \"most\"\n", "expected \"op\""},
       {"[parallelism]\nenable_async_tensor_parallel = true\n",
        "needs tensor_parallel_degree 2 or more"},
-      {"[optimizer]\nname = \"Muon\"\n", "expected AdamW or Adam"}};
+      {"[optimizer]\nname = \"Muon\"\n", "expected AdamW or Adam"},
+      {"[float8]\nenable_fsdp_float8_all_gather = true\n", "float8: not a key"},
+      {"[quantize.linear.float8]\nrecipe_name = \"rowwise_with_gw_hp\"\n", "is not priced"},
+      {"[quantize.linear.float8]\nemulate = true\n", "emulated FP8"},
+      {"[quantize.linear.float8]\nfilter_fqns = [\"attention.wq\"]\n", "kept in bf16"},
+      {"[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\n", "needs the float8"},
+      {"[model]\nconverters = [\"quantize.linear.float8\"]\n[quantize.linear.float8]\n"
+       "recipe_name = \"rowwise\"\nenable_fsdp_float8_all_gather = true\n",
+       "tensorwise scaling only"},
+      {"[quantize.linear.float8]\nrecipe = \"rowwise\"\n", "quantize.linear.float8.recipe"}};
   for (const auto& [text, message] : cases) {
     try {
       read_torchtitan_config(text, "job.toml");

@@ -287,10 +287,13 @@ std::optional<Violation> overlaps(const TrainingConfig& t) {
                     {{"vpp", str(t.vpp)}});
   }
   if (t.fp8_param_gather) {
-    if (!megatron)
+    if (t.stack == Stack::kDeepSpeed)
       return broken(Knob::kFp8ParamGather, "fp8_params_need_megatron", "",
-                    "FP8 parameters are Transformer Engine's under Megatron-Core; use {stack} "
-                    "megatron");
+                    "FP8 parameters are Transformer Engine's under Megatron-Core (or FSDP's "
+                    "float8 all-gather); use {stack} megatron or fsdp");
+    if (t.stack == Stack::kFsdp && t.zero_stage != 3)
+      return broken(Knob::kFp8ParamGather, "fp8_gather_needs_fsdp", "",
+                    "FSDP's float8 all-gather gathers sharded weights; use {zero} 3");
     if (!t.fp8)
       return broken(Knob::kFp8ParamGather, "fp8_params_need_fp8", "",
                     "FP8 parameters need FP8 matrix products ({precision} fp8)");
