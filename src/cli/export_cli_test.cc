@@ -81,6 +81,7 @@ const std::vector<std::string> kMegatronKnobs = {"tp",
                                                  "precision",
                                                  "fp8_param_gather",
                                                  "etp",
+                                                 "shard_group",
                                                  "attention",
                                                  "stack"};
 
@@ -282,6 +283,18 @@ TEST(CliExport, ExpertTensorParallelRoundTrip) {
   const Outcome nemo = run("plan " + request + " --export nemo");
   EXPECT_NE(nemo.exit_code, 0) << nemo.out;
   EXPECT_NE(nemo.out.find("--etp"), std::string::npos) << nemo.out;
+}
+
+// DeepSpeed's MiCS is HSDP on the deepspeed stack: mics_shard_size in the JSON, read back as the
+// same plan.
+TEST(CliExport, DeepSpeedMicsRoundTrip) {
+  const Exported e = round_trip(
+      "--model llama3-8b --cluster dgx-a100 --devices 32 --stack deepspeed --zero 3 "
+      "--shard-group 8 --batch 256 --seq-len 4096",
+      "deepspeed", "--cluster dgx-a100");
+  EXPECT_NE(e.text.find("\"mics_shard_size\": 8"), std::string::npos) << e.text;
+  EXPECT_EQ(e.back["as_is"]["config"]["shard_group"], 8) << e.text;
+  expect_same_plan(e, kMegatronKnobs);
 }
 
 // HSDP: sharded within one node's 8 ranks, replicated across the 4 nodes; torchtitan's two

@@ -122,10 +122,13 @@ LaunchConfig read_json(const std::string& text, const std::string& source) {
       c.boolean("zero_optimization.zero_quantized_weights", false) ||
       c.boolean("zero_optimization.zero_quantized_gradients", false))
     c.fail("zero_optimization", "ZeRO++ (hpZ, quantized weights or gradients) is not priced");
-  if (c.integer("zero_optimization.mics_shard_size", -1, -1) > 0)
-    c.fail("zero_optimization.mics_shard_size",
-           "MiCS (ZeRO 3 sharded within groups) is not priced on the deepspeed stack; leave it "
-           "out (or -1)");
+  // MiCS: ZeRO 3 sharded within groups of this many ranks, the groups replicas (HSDP).
+  const std::int64_t mics = c.integer("zero_optimization.mics_shard_size", -1, -1);
+  if (mics == 0) c.fail("zero_optimization.mics_shard_size", "expected -1 (off) or >= 1");
+  if (mics > 0) t.shard_group = static_cast<int>(mics);
+  if (c.boolean("zero_optimization.mics_hierarchical_params_gather", false))
+    c.fail("zero_optimization.mics_hierarchical_params_gather",
+           "a two-level gather across nodes is not priced; expected false");
   const std::string optimizer = c.text("optimizer.type", "AdamW");
   if (optimizer != "Adam" && optimizer != "AdamW" && optimizer != "FusedAdam")
     c.fail("optimizer.type", fmt::format("paraplan prices Adam's state; expected Adam, AdamW or "

@@ -39,7 +39,9 @@ TEST(DeepSpeedConfig, BadKeysAreOnePlacedUsageError) {
       {"{" + base + R"(, "zero_optimization": {"stag": 2}})", "ds.json: zero_optimization.stag"},
       {"{" + base + R"(, "zero_optimization": {"stage": 4}})", "expected 0, 1, 2 or 3"},
       {R"({"train_micro_batch_size_per_gpu": 2, "bf16": {"enabled": "auto"}})", "is \"auto\""},
-      {"{" + base + R"(, "zero_optimization": {"stage": 3, "mics_shard_size": 8}})", "MiCS"},
+      {"{" + base +
+           R"(, "zero_optimization": {"stage": 3, "mics_shard_size": 8, "mics_hierarchical_params_gather": true}})",
+       "two-level gather"},
       {R"({"train_micro_batch_size_per_gpu": 1, "fp16": {"enabled": true}, "bf16": {"enabled": true}})",
        "fp16.enabled: and bf16.enabled both true"},
       {R"({"train_micro_batch_size_per_gpu": 1})", "ds.json: bf16: without bf16.enabled"},

@@ -368,6 +368,7 @@ Json deepspeed_config(const TrainingConfig& t, int checkpoints_per_stage) {
          {"communication_data_type", t.bf16_gradient_reduction ? "bf16" : "fp32"},
          {"zero_optimization", {{"stage", t.zero_stage}, {"overlap_comm", t.overlap_grad_reduce}}},
          {"gradient_clipping", 1.0}};
+  if (t.shard_group > 0) j["zero_optimization"]["mics_shard_size"] = t.shard_group;  // MiCS
   // DeepSpeed's checkpointing of whole layers (selective recomputation is Megatron's, by flag).
   if (t.recompute == Recompute::kFull) {
     Json checkpoints = nullptr;
