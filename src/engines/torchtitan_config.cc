@@ -85,8 +85,9 @@ const std::set<std::string> kOptimizerIgnored = {"lr",    "eps",   "weight_decay
 
 // Our zoo's models as torchtitan names them (torchtitan/models/llama3/__init__.py).
 // The models torchtitan 238fa99 builds by name and flavor that paraplan prices: llama3's
-// (torchtitan/models/llama3/__init__.py) and deepseek_v3's debug model and 16B
-// (torchtitan/models/deepseek_v3/__init__.py: DeepSeek-V2-Lite's shape), as built-ins or as the
+// (torchtitan/models/llama3/__init__.py), deepseek_v3's debug model and 16B
+// (torchtitan/models/deepseek_v3/__init__.py: DeepSeek-V2-Lite's shape) and qwen3's
+// (torchtitan/models/qwen3/__init__.py: Qwen3's published shapes), as built-ins or as the
 // config.json of the same shape (torchtitan's FeedForward: ffn = 256·⌈(2/3 · 4·dim) ÷ 256⌉ for
 // the llama3 debug model, which sets neither multiplier).
 struct Flavor {
@@ -121,7 +122,51 @@ const Flavor kFlavors[] = {
          "q_lora_rank": null, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
          "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 102400,
          "tie_word_embeddings": false, "hidden_act": "silu", "scoring_func": "softmax",
-         "norm_topk_prob": false, "max_position_embeddings": 163840, "rms_norm_eps": 1e-06})"}};
+         "norm_topk_prob": false, "max_position_embeddings": 163840, "rms_norm_eps": 1e-06})"},
+    {"qwen3", "0.6B", nullptr,
+     R"({"model_type": "qwen3", "hidden_size": 1024, "num_hidden_layers": 28,
+         "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+         "intermediate_size": 3072, "vocab_size": 151936, "tie_word_embeddings": true,
+         "rope_theta": 1000000, "max_position_embeddings": 40960, "hidden_act": "silu",
+         "rms_norm_eps": 1e-06})"},
+    {"qwen3", "1.7B", nullptr,
+     R"({"model_type": "qwen3", "hidden_size": 2048, "num_hidden_layers": 28,
+         "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+         "intermediate_size": 6144, "vocab_size": 151936, "tie_word_embeddings": true,
+         "rope_theta": 1000000, "max_position_embeddings": 40960, "hidden_act": "silu",
+         "rms_norm_eps": 1e-06})"},
+    {"qwen3", "4B", nullptr,
+     R"({"model_type": "qwen3", "hidden_size": 2560, "num_hidden_layers": 36,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+         "intermediate_size": 9728, "vocab_size": 151936, "tie_word_embeddings": true,
+         "rope_theta": 1000000, "max_position_embeddings": 40960, "hidden_act": "silu",
+         "rms_norm_eps": 1e-06})"},
+    {"qwen3", "8B", nullptr,
+     R"({"model_type": "qwen3", "hidden_size": 4096, "num_hidden_layers": 36,
+         "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+         "intermediate_size": 12288, "vocab_size": 151936, "tie_word_embeddings": false,
+         "rope_theta": 1000000, "max_position_embeddings": 40960, "hidden_act": "silu",
+         "rms_norm_eps": 1e-06})"},
+    {"qwen3", "14B", nullptr,
+     R"({"model_type": "qwen3", "hidden_size": 5120, "num_hidden_layers": 40,
+         "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+         "intermediate_size": 17408, "vocab_size": 151936, "tie_word_embeddings": false,
+         "rope_theta": 1000000, "max_position_embeddings": 40960, "hidden_act": "silu",
+         "rms_norm_eps": 1e-06})"},
+    {"qwen3", "32B", nullptr,
+     R"({"model_type": "qwen3", "hidden_size": 5120, "num_hidden_layers": 64,
+         "num_attention_heads": 64, "num_key_value_heads": 8, "head_dim": 128,
+         "intermediate_size": 25600, "vocab_size": 151936, "tie_word_embeddings": false,
+         "rope_theta": 1000000, "max_position_embeddings": 40960, "hidden_act": "silu",
+         "rms_norm_eps": 1e-06})"},
+    {"qwen3", "30B-A3B", nullptr,
+     R"({"model_type": "qwen3_moe", "hidden_size": 2048, "num_hidden_layers": 48,
+         "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128,
+         "intermediate_size": 6144, "moe_intermediate_size": 768, "num_experts": 128,
+         "num_experts_per_tok": 8, "norm_topk_prob": true, "decoder_sparse_step": 1,
+         "mlp_only_layers": [], "vocab_size": 151936, "tie_word_embeddings": false,
+         "rope_theta": 1000000, "max_position_embeddings": 40960, "hidden_act": "silu",
+         "rms_norm_eps": 1e-06})"}};
 
 // The shape torchtitan builds: every count the parameters and the passes depend on.
 bool same_shape(const TransformerConfig& a, const TransformerConfig& b) {
@@ -507,8 +552,9 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
   if (flavor == nullptr)
     refuse(fmt::format(
         "{} is none of the torchtitan models paraplan writes (llama3 8B, 70B, 405B and its "
-        "debug model, deepseek_v3's 16B and debug model: torchtitan 238fa99 builds a model by "
-        "name and flavor, and without one trains its debug model); export it for megatron",
+        "debug model, deepseek_v3's 16B and debug model, qwen3 0.6B to 32B and 30B-A3B: "
+        "torchtitan 238fa99 builds a model by name and flavor, and without one trains its "
+        "debug model); export it for megatron",
         model.name));
   if (t.zero_stage > 0 && t.dp == 1) refuse("ZeRO needs data-parallel ranks to shard over");
   if (!t.fp32_loss && !t.bf16_gradient_reduction)

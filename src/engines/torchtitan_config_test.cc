@@ -51,9 +51,14 @@ TEST(TorchtitanConfig, ReadsTorchtitansOtherFlavors) {
   EXPECT_NEAR(v3.model->parameters(), 15.7e9, 0.1e9);
   const LaunchConfig qwen =
       read_torchtitan_config("[model]\nname = \"qwen3\"\nflavor = \"0.6B\"\n", "j.toml");
-  EXPECT_FALSE(qwen.model.has_value());
-  EXPECT_TRUE(qwen.model_name.empty());
-  EXPECT_EQ(qwen.model_unknown, "torchtitan's qwen3 flavor \"0.6B\"");
+  ASSERT_TRUE(qwen.model.has_value());
+  EXPECT_TRUE(qwen.model->tied_embeddings);
+  EXPECT_NEAR(qwen.model->parameters(), 0.596e9, 0.01e9);  // Qwen3-0.6B: 0.6 B with the tied head
+  const LaunchConfig llama4 =
+      read_torchtitan_config("[model]\nname = \"llama4\"\nflavor = \"17bx16e\"\n", "j.toml");
+  EXPECT_FALSE(llama4.model.has_value());
+  EXPECT_TRUE(llama4.model_name.empty());
+  EXPECT_EQ(llama4.model_unknown, "torchtitan's llama4 flavor \"17bx16e\"");
 }
 
 // generate_llm_fqn_per_model_part: the embedding and the output weigh one layer each by default,
