@@ -140,9 +140,11 @@ void read_model(const KeyedConfig& c, LaunchConfig& out) {
 
 // torchao's float8 linear layers as torchtitan configures them: tensorwise or rowwise scaling
 // (the same bytes and FP8 rate), the FSDP all-gather of float8 weights (tensorwise only, as
-// torchao has it); a weight gradient in high precision, emulation and layers left out are not
-// priced.
+// torchao has it); a weight gradient in high precision, emulation and layers left out (but the
+// LM head and the MoE router, priced in bf16 anyway) are not priced. Without the float8
+// converter the section is inert, as torchtitan leaves it.
 void read_float8(const KeyedConfig& c, TrainingConfig& t) {
+  if (!t.fp8) return;
   const std::string recipe = c.text("quantize.linear.float8.recipe_name", "tensorwise");
   if (recipe != "tensorwise" && recipe != "rowwise")
     c.fail("quantize.linear.float8.recipe_name",
@@ -150,19 +152,16 @@ void read_float8(const KeyedConfig& c, TrainingConfig& t) {
   if (c.boolean("quantize.linear.float8.emulate", false))
     c.fail("quantize.linear.float8.emulate", "emulated FP8 is not priced; expected false");
   for (const std::string& fqn : strings(c, "quantize.linear.float8.filter_fqns"))
-    if (fqn != "output")  // the LM head, priced in bf16 anyway
+    if (fqn != "output" && fqn != "router.gate")
       c.fail("quantize.linear.float8.filter_fqns",
-             fmt::format("\"{}\": layers kept in bf16 are not priced; expected [] or "
-                         "[\"output\"]",
+             fmt::format("\"{}\": layers kept in bf16 are not priced; expected output or "
+                         "router.gate (the LM head and the MoE router, in bf16 anyway)",
                          fqn));
   t.fp8_param_gather = c.boolean("quantize.linear.float8.enable_fsdp_float8_all_gather", false);
   if (t.fp8_param_gather && recipe != "tensorwise")
     c.fail("quantize.linear.float8.enable_fsdp_float8_all_gather",
            "gathers float8 weights with tensorwise scaling only (torchao); expected false with "
            "rowwise");
-  if (t.fp8_param_gather && !t.fp8)
-    c.fail("quantize.linear.float8.enable_fsdp_float8_all_gather",
-           "needs the float8 converter (model.converters = [\"quantize.linear.float8\"])");
 }
 
 void read_precision(const KeyedConfig& c, TrainingConfig& t) {

@@ -110,10 +110,14 @@ TEST(TorchtitanConfig, BadInputIsOnePlacedUsageError) {
        "needs tensor_parallel_degree 2 or more"},
       {"[optimizer]\nname = \"Muon\"\n", "expected AdamW or Adam"},
       {"[float8]\nenable_fsdp_float8_all_gather = true\n", "float8: not a key"},
-      {"[quantize.linear.float8]\nrecipe_name = \"rowwise_with_gw_hp\"\n", "is not priced"},
-      {"[quantize.linear.float8]\nemulate = true\n", "emulated FP8"},
-      {"[quantize.linear.float8]\nfilter_fqns = [\"attention.wq\"]\n", "kept in bf16"},
-      {"[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\n", "needs the float8"},
+      {"[model]\nconverters = [\"float8\"]\n[quantize.linear.float8]\n"
+       "recipe_name = \"rowwise_with_gw_hp\"\n",
+       "is not priced"},
+      {"[model]\nconverters = [\"float8\"]\n[quantize.linear.float8]\nemulate = true\n",
+       "emulated FP8"},
+      {"[model]\nconverters = [\"float8\"]\n[quantize.linear.float8]\n"
+       "filter_fqns = [\"attention.wq\"]\n",
+       "kept in bf16"},
       {"[model]\nconverters = [\"quantize.linear.float8\"]\n[quantize.linear.float8]\n"
        "recipe_name = \"rowwise\"\nenable_fsdp_float8_all_gather = true\n",
        "tensorwise scaling only"},
@@ -155,6 +159,21 @@ TEST(TorchtitanConfig, BadInputIsOnePlacedUsageError) {
 }
 
 // HSDP: FSDP over data_parallel_shard_degree × cp, replicated: ZeRO 3 with that shard group.
+// Without the float8 converter its section is inert (torchtitan's deepseek_v3_16b.toml keeps
+// one with the converter commented out); with it, the LM head and the router may stay bf16.
+TEST(TorchtitanConfig, Float8SettingsMatterWithTheConverterOnly) {
+  const std::string section =
+      "[quantize.linear.float8]\nenable_fsdp_float8_all_gather = true\n"
+      "filter_fqns = [\"output\", \"router.gate\"]\n";
+  const LaunchConfig off = read_torchtitan_config(section, "j.toml");
+  EXPECT_FALSE(off.training.fp8);
+  EXPECT_FALSE(off.training.fp8_param_gather);
+  const LaunchConfig on = read_torchtitan_config(
+      "[model]\nconverters = [\"quantize.linear.float8\"]\n" + section, "j.toml");
+  EXPECT_TRUE(on.training.fp8);
+  EXPECT_TRUE(on.training.fp8_param_gather);
+}
+
 TEST(TorchtitanConfig, HybridShardingIsAShardGroup) {
   const TrainingConfig t = complete_torchtitan(
       read_torchtitan_config("[parallelism]\ndata_parallel_replicate_degree = 4\n"
