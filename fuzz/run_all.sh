@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 build=$1
 seconds=$2
-onnx_testdata=/usr/share/libonnx-testdata/data/pytorch-converted
+onnx_testdata=/usr/share/libonnx-testdata/data
 
 seeds() {  # seeds TARGET: the files and folders its corpus starts from
   case "$1" in
@@ -14,7 +14,9 @@ seeds() {  # seeds TARGET: the files and folders its corpus starts from
     fuzz_native_json) echo fuzz/seeds/native/* tests/data/bad/*.json ;;
     fuzz_native_yaml) echo fuzz/seeds/native_yaml/* ;;
     fuzz_dapple) echo data/dapple/*.txt ;;
-    fuzz_onnx) echo data/onnx/*.onnx $(ls -d "$onnx_testdata"/test_{Conv2d,Linear,MaxPool2d,BatchNorm2d_eval,Softmax,Embedding}/model.onnx 2>/dev/null) ;;
+    fuzz_onnx) echo data/onnx/*.onnx \
+      $(ls -d "$onnx_testdata"/pytorch-converted/test_{Conv2d,Linear,MaxPool2d,BatchNorm2d_eval,Softmax,Embedding}/model.onnx \
+              "$onnx_testdata"/node/test_{conv,maxunpool,qlinearconv,maxpool,averagepool,lppool}*/model.onnx 2>/dev/null) ;;
     fuzz_hf_config) echo tests/data/hf/*.json tests/data/hf-configs/*/config.json ;;
     fuzz_vtrain_csv) echo fuzz/seeds/vtrain_csv/* ;;
     fuzz_plan_file) echo fuzz/seeds/plan_file/* ;;
@@ -32,7 +34,8 @@ for target in fuzz_piper fuzz_native_json fuzz_native_yaml fuzz_dapple fuzz_onnx
   corpus=$build/corpus/$target
   findings=$build/findings/$target
   mkdir -p "$corpus" "$findings"
-  for seed in $(seeds "$target"); do [ -f "$seed" ] && cp -n "$seed" "$corpus/" ; done
+  # Seeds are copied under their path (the testdata models are all called model.onnx).
+  for seed in $(seeds "$target"); do [ -f "$seed" ] && cp -n "$seed" "$corpus/$(echo "$seed" | tr / _)"; done
   echo "== $target: $seconds s, corpus $(ls "$corpus" | wc -l) files" >&2
   if ! "$build/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
        -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" 2> "$build/$target.log"; then

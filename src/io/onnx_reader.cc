@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "io/json_fields.h"
+#include "io/onnx_guard.h"
 #include "ir/error.h"
 #include "ir/op_graph.h"
 
@@ -90,7 +91,7 @@ class Reader {
     std::string name = utf8_or_replaced(m.graph().name().empty() ? path_ : m.graph().name());
     g_ = OpGraphBuilder(name);
     fix_inputs(m);
-    check_attributes(m.graph());
+    check_before_shape_inference(m, opset_, path_);
     try {
       onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
                                          onnx::ShapeInferenceOptions(false, 0, true));
@@ -129,41 +130,6 @@ class Reader {
   }
 
  private:
-  // ONNX's own shape inference trusts what it is given: a node that breaks its operator's schema
-  // (a missing or unknown attribute, too few inputs) or a zero stride or group can crash libonnx
-  // (a null read, a division by zero). Refuse those before it runs.
-  void check_attributes(const onnx::GraphProto& graph) const {
-    for (int i = 0; i < graph.node_size(); ++i) {
-      const onnx::NodeProto& n = graph.node(i);
-      if (n.domain().empty() || n.domain() == "ai.onnx") {
-        if (const onnx::OpSchema* schema =
-                onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset_), ""))
-          try {
-            schema->Verify(n);
-          } catch (const std::exception& e) {
-            throw Error(ErrorKind::kInput, path_,
-                        fmt::format("node {} \"{}\" ({}) breaks its operator's definition: {}", i,
-                                    utf8_or_replaced(n.name()), utf8_or_replaced(n.op_type()),
-                                    utf8_or_replaced(e.what())));
-          }
-      }
-      for (const auto& a : n.attribute()) {
-        const std::string& k = a.name();
-        if (k != "strides" && k != "dilations" && k != "kernel_shape" && k != "group" &&
-            k != "blocksize")
-          continue;
-        bool positive = a.i() > 0 || a.type() == onnx::AttributeProto::INTS;
-        for (std::int64_t v : a.ints()) positive = positive && v > 0;
-        if (!positive)
-          throw Error(ErrorKind::kInput, path_,
-                      fmt::format("node {} \"{}\" ({}): attribute {} must be positive", i,
-                                  utf8_or_replaced(n.name()), utf8_or_replaced(n.op_type()), k));
-      }
-      for (const auto& a : n.attribute())
-        if (a.has_g()) check_attributes(a.g());
-    }
-  }
-
   void fix_inputs(onnx::ModelProto& m) {
     std::set<std::string> inits;
     for (const auto& t : m.graph().initializer()) inits.insert(t.name());

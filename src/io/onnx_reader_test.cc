@@ -342,5 +342,93 @@ TEST(OnnxReader, MalformedFilesAreInputErrors) {
   }
 }
 
+/// The reader's message for `b`'s model, which must be refused as bad input.
+std::string refusal(OnnxBuilder& b, const std::string& file) {
+  try {
+    read_onnx(b.save(file));
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << file << " was read";
+  return "";
+}
+
+// libonnx 1.12's inference takes a Conv's kernel from its weight when kernel_shape is absent and
+// indexes the input's sizes by it: a weight of another rank than its input read out of bounds
+// (found by fuzz_onnx). The input here is made by an earlier node, so its rank is learned by
+// inference on the graph before the Conv.
+TEST(OnnxReader, ConvolutionWeightsOfTheWrongRankAreRefusedBeforeInference) {
+  for (const std::string auto_pad : {"NOTSET", "SAME_UPPER"}) {
+    for (std::int64_t rank : {3, 5}) {
+      OnnxBuilder b;
+      std::string x = b.op("Relu", {b.input("x", {2, 3, 8, 8})});
+      std::vector<std::int64_t> w_shape{4, 3, 3, 3, 3};
+      w_shape.resize(static_cast<std::size_t>(rank));
+      auto* c = b.node("Conv", {x, b.weight(w_shape)});
+      auto* a = c->add_attribute();
+      a->set_name("auto_pad");
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(auto_pad);
+      b.output(c->output(0));
+      std::string what = refusal(b, "paraplan_conv_rank.onnx");
+      EXPECT_NE(what.find(c->name() + "\" (Conv): its weight \"" + c->input(1) + "\" has rank " +
+                          std::to_string(rank) + " but its input \"" + x + "\" has rank 4"),
+                std::string::npos)
+          << what;
+    }
+  }
+  // With kernel_shape, libonnx checks its length against the input's rank itself.
+  OnnxBuilder b;
+  auto* c = b.node("Conv", {b.op("Relu", {b.input("x", {2, 3, 8, 8})}), b.weight({4, 3, 3, 3})});
+  OnnxBuilder::attr(c, "kernel_shape", std::vector<std::int64_t>{3, 3, 3});
+  b.output(c->output(0));
+  std::string what = refusal(b, "paraplan_conv_kernel.onnx");
+  EXPECT_NE(what.find("kernel_shape has incorrect size"), std::string::npos) << what;
+}
+
+TEST(OnnxReader, TransposedConvolutionAndUnpoolingInputsOfTheWrongRankAreRefused) {
+  OnnxBuilder b;
+  auto* t = b.node("ConvTranspose", {b.input("x", {2, 3, 8, 8}), b.weight({3})});
+  OnnxBuilder::attr(t, "kernel_shape", std::vector<std::int64_t>{3, 3});
+  b.output(t->output(0));
+  std::string what = refusal(b, "paraplan_convtranspose_rank.onnx");
+  EXPECT_NE(what.find("(ConvTranspose): its weight \"" + t->input(1) + "\" has rank 1"),
+            std::string::npos)
+      << what;
+
+  OnnxBuilder u;
+  std::string x = u.input("x", {2, 3, 4, 4});
+  auto* sum = u.node("ReduceSum", {u.input("i", {2, 3, 4, 4})});
+  OnnxBuilder::attr(sum, "keepdims", std::int64_t{0});
+  auto* unpool = u.node("MaxUnpool", {x, sum->output(0)});
+  OnnxBuilder::attr(unpool, "kernel_shape", std::vector<std::int64_t>{2, 2});
+  u.output(unpool->output(0));
+  what = refusal(u, "paraplan_maxunpool_rank.onnx");
+  EXPECT_NE(what.find("(MaxUnpool): the shape of its indices"), std::string::npos) << what;
+}
+
+TEST(OnnxReader, ConvolutionsInsideSubgraphsAreRefused) {
+  OnnxBuilder b;
+  auto* branch = b.node("If", {b.input("cond", {1})});
+  onnx::GraphProto g;
+  g.set_name("then");
+  auto* conv = g.add_node();
+  conv->set_op_type("Conv");
+  conv->add_input("x");
+  conv->add_input("w");
+  conv->add_output("y");
+  g.add_output()->set_name("y");
+  for (const char* name : {"then_branch", "else_branch"}) {
+    auto* a = branch->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = g;
+  }
+  b.output(branch->output(0));
+  std::string what = refusal(b, "paraplan_if_conv.onnx");
+  EXPECT_NE(what.find("(Conv) is inside a subgraph"), std::string::npos) << what;
+}
+
 }  // namespace
 }  // namespace paraplan::io
