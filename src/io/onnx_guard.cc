@@ -11,20 +11,21 @@
 // The ranks are the ones libonnx will see at the node: a declared type (value_info, then graph
 // input, then graph output, the last one winning; initializers where IR >= 4 and not declared),
 // merged with what inference made of the nodes before. For a node whose input an earlier node
-// makes, inference is run on the graph up to that node, whose nodes have all passed these checks.
+// makes, inference is run on the graph up to that node, whose nodes have all passed these checks
+// (in a child process, as every inference: onnx_infer).
 #include "io/onnx_guard.h"
 
 #include <fmt/format.h>
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <map>
 #include <optional>
 #include <set>
 
 #include "io/json_fields.h"
+#include "io/onnx_infer.h"
 #include "ir/error.h"
 
 namespace paraplan::io {
@@ -217,13 +218,7 @@ void check_kernel_ranks(const onnx::ModelProto& m, const std::string& path) {
       if (!lean) lean = without_weights(m);
       inferred = *lean;
       inferred.mutable_graph()->mutable_node()->DeleteSubrange(i, g.node_size() - i);
-      try {
-        onnx::shape_inference::InferShapes(inferred, onnx::OpSchemaRegistry::Instance(),
-                                           onnx::ShapeInferenceOptions(false, 0, true));
-      } catch (const std::exception& e) {
-        throw Error(ErrorKind::kInput, path,
-                    std::string("ONNX shape inference failed: ") + e.what());
-      }
+      infer_shapes_isolated(inferred, path);
       seen = &inferred;
       types = visible_types(inferred);
       cut = i;

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <cstring>
 #include <fstream>
@@ -17,6 +16,7 @@
 
 #include "io/json_fields.h"
 #include "io/onnx_guard.h"
+#include "io/onnx_infer.h"
 #include "ir/error.h"
 #include "ir/op_graph.h"
 
@@ -92,13 +92,7 @@ class Reader {
     g_ = OpGraphBuilder(name);
     fix_inputs(m);
     check_before_shape_inference(m, opset_, path_);
-    try {
-      onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(),
-                                         onnx::ShapeInferenceOptions(false, 0, true));
-    } catch (const std::exception& e) {
-      throw Error(ErrorKind::kInput, path_,
-                  std::string("ONNX shape inference failed: ") + e.what());
-    }
+    infer_shapes_isolated(m, path_);
     collect_shapes(m.graph());
     for (const auto& t : m.graph().initializer()) {
       constants_.insert(t.name());
