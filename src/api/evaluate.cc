@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "engines/engine_export.h"
+#include "engines/megatron_bridge.h"
 #include "engines/torchtitan_config.h"
 #include "ir/error.h"
 #include "zoo/llm_models.h"
@@ -21,9 +22,10 @@ int devices_per_node(const Cluster& cluster) {
 
 Engine export_engine(const std::string& name) {
   if (const auto e = engine_from_name(name)) return *e;
-  throw FieldError("export", fmt::format(" must be megatron, nemo, deepspeed or torchtitan (got "
-                                         "\"{}\")",
-                                         name));
+  throw FieldError("export",
+                   fmt::format(" must be megatron, nemo, deepspeed, torchtitan or bridge (got "
+                               "\"{}\")",
+                               name));
 }
 
 std::string export_plan(const std::string& name, const TransformerConfig& model,
@@ -49,6 +51,8 @@ std::string export_plan(const std::string& name, const TransformerConfig& model,
     }
     case Engine::kMegatronDeepSpeed:
       return engines::megatron_deepspeed_launch(model, config, devices_per_node);
+    case Engine::kMegatronBridge:
+      return engines::megatron_bridge_launch(model, config, devices_per_node);
   }
   return "";
 }

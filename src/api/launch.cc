@@ -16,6 +16,7 @@
 #include "api/results_json.h"
 #include "engines/deepspeed_config.h"
 #include "engines/megatron_args.h"
+#include "engines/megatron_bridge.h"
 #include "engines/nemo_recipe.h"
 #include "engines/torchtitan_config.h"
 #include "io/json_fields.h"
@@ -161,11 +162,12 @@ std::string explanation(const engines::LaunchConfig& launch) {
 std::vector<std::string> launch_diff(const std::string& format, const TransformerConfig& model,
                                      const TrainingConfig& from, const TrainingConfig& to) {
   const bool nemo = format == "nemo", deepspeed = format == "deepspeed",
-             torchtitan = format == "torchtitan";
+             torchtitan = format == "torchtitan", bridge = format == "bridge";
   auto options = [&](const TrainingConfig& t) {
     return deepspeed    ? engines::deepspeed_searched_options(t)
            : nemo       ? engines::nemo_searched_options(model, t)
            : torchtitan ? engines::torchtitan_searched_options(t)
+           : bridge     ? engines::megatron_bridge_searched_options(model, t)
                         : engines::megatron_searched_options(model, t);
   };
   const auto before = options(from), after = options(to);
@@ -177,6 +179,7 @@ std::vector<std::string> launch_diff(const std::string& format, const Transforme
   std::vector<std::string> out;
   auto line = [&](char sign, const std::string& flag, const std::string& value) {
     if (torchtitan) return fmt::format("{} {} = {}", sign, flag, value);
+    if (bridge) return fmt::format("{} {}={}", sign, flag, value);
     if (nemo || deepspeed) return fmt::format("{} {}: {}", sign, flag, value);
     return fmt::format("{} {}{}", sign, flag, value.empty() ? "" : " " + value);
   };
@@ -223,17 +226,18 @@ JobOutcome launch_job(const LaunchOptions& o) {
   const bool deepspeed = o.format == "deepspeed";
   refuse_fields(o.given, deepspeed ? kDeepSpeedFields : kLaunchFields,
                 "a launch configuration (--from)");
-  const bool torchtitan = o.format == "torchtitan";
-  if (o.format != "megatron" && o.format != "nemo" && !deepspeed && !torchtitan)
+  const bool torchtitan = o.format == "torchtitan", bridge = o.format == "bridge";
+  if (o.format != "megatron" && o.format != "nemo" && !deepspeed && !torchtitan && !bridge)
     throw FieldError("from", fmt::format(" {}: expected megatron (Megatron-LM's pretrain_gpt.py "
                                          "arguments), nemo (a NeMo GPT recipe's YAML), "
-                                         "deepspeed (a ds_config.json) or torchtitan (a job "
-                                         "TOML)",
+                                         "deepspeed (a ds_config.json), torchtitan (a job "
+                                         "TOML) or bridge (a Megatron-Bridge run_recipe.py "
+                                         "launch)",
                                          o.format));
   // The best plan is searched among what the launch's engine runs: exported for that engine
-  // (Megatron-LM and NeMo run the same Megatron-Core).
+  // (Megatron-LM, NeMo and Megatron-Bridge run the same Megatron-Core).
   const auto family = [](const std::string& f) {
-    return f == "nemo" ? std::string("megatron") : f;
+    return f == "nemo" || f == "bridge" ? std::string("megatron") : f;
   };
   if (!o.export_to.empty() && family(o.export_to) != family(o.format))
     throw FieldError("export", fmt::format(" {}: the plan is searched for the launch's engine "
@@ -245,7 +249,8 @@ JobOutcome launch_job(const LaunchOptions& o) {
   engines::LaunchConfig launch = o.format == "nemo" ? engines::read_nemo_recipe(text, source)
                                  : deepspeed        ? engines::read_deepspeed_config(text, source)
                                  : torchtitan       ? engines::read_torchtitan_config(text, source)
-                                                    : engines::read_megatron_args(text, source);
+                                 : bridge ? engines::read_megatron_bridge_launch(text, source)
+                                          : engines::read_megatron_args(text, source);
   // A DeepSpeed JSON alone says neither the sequence length nor the model; Megatron-DeepSpeed's
   // launch script does.
   const bool deepspeed_script = deepspeed && launch.model.has_value();
@@ -281,6 +286,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
   // searched below as data parallelism only.
   request.engine = deepspeed    ? Engine::kMegatronDeepSpeed
                    : torchtitan ? Engine::kTorchtitan
+                   : bridge     ? Engine::kMegatronBridge
                                 : Engine::kMegatronLm;
   LlmSearchSettings& s = request.settings;
   s.devices = world;
@@ -294,6 +300,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
   s.stack_choices.bf16_gradient_reduction = as_is.bf16_gradient_reduction;
   s.stack_choices.fp32_loss = as_is.fp32_loss;
   s.stack_choices.fused_loss = as_is.fused_loss;
+  if (bridge && as_is.fp8) s.stack_choices.fp8_param_gather = true;  // its FP8 recipes'
   if (torchtitan) s.stack_choices.fused_elementwise = as_is.fused_elementwise;
   s.top_k = 1;
   std::optional<LlmCandidate> found;

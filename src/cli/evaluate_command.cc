@@ -51,7 +51,8 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
                   "same devices and batch, with the change as a diff: megatron FILE (Megatron-LM "
                   "pretrain_gpt.py arguments, a shell line or one per line), nemo FILE (a NeMo "
                   "GPT recipe's YAML), deepspeed FILE (a ds_config.json; with --model and "
-                  "--seq-len) or torchtitan FILE (a job TOML); FILE - reads standard input")
+                  "--seq-len), torchtitan FILE (a job TOML) or bridge FILE (a Megatron-Bridge "
+                  "run_recipe.py launch of the vanilla GPT recipe); FILE - reads standard input")
       ->expected(2)
       ->type_name("FORMAT FILE");
   cmd->add_flag("--explain", a->options.explain,
@@ -69,7 +70,8 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--export", a->options.export_to,
                   "Print the configuration for a training engine instead: megatron (Megatron-LM's "
                   "torchrun line), nemo (a NeMo recipe YAML), deepspeed (Megatron-DeepSpeed's "
-                  "line and its DeepSpeed JSON) or torchtitan (a job TOML)");
+                  "line and its DeepSpeed JSON), torchtitan (a job TOML) or bridge (a "
+                  "Megatron-Bridge run_recipe.py launch)");
   cmd->callback([a, cmd, &exit_code] { exit_code = run(*a, given_flags(*cmd)); });
 }
 

@@ -13,6 +13,7 @@
 #include "cli/cli_test_support.h"
 #include "engines/deepspeed_config.h"
 #include "engines/megatron_args.h"
+#include "engines/megatron_bridge.h"
 #include "engines/megatron_options.h"
 #include "engines/nemo_recipe.h"
 #include "engines/torchtitan_config.h"
@@ -130,7 +131,9 @@ TEST(KnobTable, EnginesSpellTheKnobsAsTheTableDoes) {
                                        "model.activations_checkpoint_num_layers",
                                        "parallelism.fsdp_reshard_after_forward",
                                        "parallelism.pipeline_parallel_microbatch_size",
-                                       "gradient_accumulation_steps"};
+                                       "gradient_accumulation_steps",
+                                       "model.recompute_method",
+                                       "model.recompute_num_layers"};
   const TransformerConfig model = *zoo::llm_model("mixtral-8x7b");
   TrainingConfig t;
   t.tp = 2, t.pp = 2, t.cp = 2, t.ep = 2, t.vpp = 2, t.dp = 4, t.micro_batch = 2;
@@ -141,7 +144,8 @@ TEST(KnobTable, EnginesSpellTheKnobsAsTheTableDoes) {
       {Engine::kMegatronLm, engines::megatron_searched_options(model, t)},
       {Engine::kNemo, engines::nemo_searched_options(model, t)},
       {Engine::kTorchtitan, engines::torchtitan_searched_options(t)},
-      {Engine::kMegatronDeepSpeed, engines::deepspeed_searched_options(t)}};
+      {Engine::kMegatronDeepSpeed, engines::deepspeed_searched_options(t)},
+      {Engine::kMegatronBridge, engines::megatron_bridge_searched_options(model, t)}};
   for (const auto& [engine, options] : listed) {
     std::set<std::string> spellings;
     for (const KnobSpec& s : knob_table())

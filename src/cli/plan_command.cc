@@ -73,8 +73,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
                   "2,1,1 (the stage count is its length; --dp fixes every stage's)");
   cmd->add_option("--from", args->from,
                   "Start from the job as you launch it: megatron FILE (Megatron-LM arguments), "
-                  "nemo FILE (a NeMo GPT recipe), deepspeed FILE (a ds_config.json) or "
-                  "torchtitan FILE (a job TOML); keeps its sequence length, global batch, "
+                  "nemo FILE (a NeMo GPT recipe), deepspeed FILE (a ds_config.json), "
+                  "torchtitan FILE (a job TOML) or bridge FILE (a Megatron-Bridge launch); keeps "
+                  "its sequence length, global batch, "
                   "precision and devices, searches the rest, prints the change as a diff")
       ->expected(2)
       ->type_name("FORMAT FILE");
@@ -181,7 +182,8 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--export", args->options.export_to,
                   "Transformer: print the best plan for a training engine: megatron (Megatron-LM's "
                   "torchrun line), nemo (a NeMo recipe YAML), deepspeed (Megatron-DeepSpeed's "
-                  "line and its DeepSpeed JSON) or torchtitan (a job TOML)");
+                  "line and its DeepSpeed JSON), torchtitan (a job TOML) or bridge (a "
+                  "Megatron-Bridge run_recipe.py launch)");
   cmd->add_option("--train-tokens", args->options.train_tokens,
                   "Transformer: the question before buying — with --days, the fewest devices of "
                   "the preset's kind whose best plan trains this many tokens in time (15T, 300B, "

@@ -22,22 +22,6 @@ void refuse_what_it_does_not_run(Engine engine, const TransformerConfig& m,
     throw RuleViolation(*v);
 }
 
-// Model features Megatron-LM's GPT model cannot build as priced.
-void refuse_unbuildable(const TransformerConfig& m, const char* engine) {
-  const std::pair<bool, const char*> features[] = {
-      {m.alibi, "ALiBi position biases"},
-      {m.attention_softcap > 0 || m.logit_softcap > 0, "soft-capped logits"},
-      {m.windowed_layers() > 0, "sliding-window attention on some layers"},
-      {m.attention_sinks, "attention sinks"},
-      {m.expert_biases, "biases in the experts"}};
-  for (const auto& [has, what] : features)
-    if (has)
-      throw FieldError("export", fmt::format(" {}: {} has {}, which paraplan does not export "
-                                             "to {}; price it, then write the model's arguments "
-                                             "by hand",
-                                             engine, m.name, what, engine));
-}
-
 // Megatron's --moe-layer-freq: every N-th layer (N), or a Python list expression.
 std::string moe_layer_freq(const TransformerConfig& m) {
   const std::int64_t every = std::max<std::int64_t>(1, m.moe_every);
@@ -55,6 +39,21 @@ std::string moe_layer_freq(const TransformerConfig& m) {
 }
 
 }  // namespace
+
+void refuse_unbuildable(const TransformerConfig& m, const char* engine) {
+  const std::pair<bool, const char*> features[] = {
+      {m.alibi, "ALiBi position biases"},
+      {m.attention_softcap > 0 || m.logit_softcap > 0, "soft-capped logits"},
+      {m.windowed_layers() > 0, "sliding-window attention on some layers"},
+      {m.attention_sinks, "attention sinks"},
+      {m.expert_biases, "biases in the experts"}};
+  for (const auto& [has, what] : features)
+    if (has)
+      throw FieldError("export", fmt::format(" {}: {} has {}, which paraplan does not export "
+                                             "to {}; price it, then write the model's arguments "
+                                             "by hand",
+                                             engine, m.name, what, engine));
+}
 
 std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfig& t) {
   return t.stage_layers.empty() ? even_stage_split(static_cast<int>(model.num_layers), t.pp)

@@ -20,6 +20,9 @@ using io::Json;
 /// FieldError("export") for a model Megatron-LM's GPT cannot build as priced, or ZeRO 2–3.
 std::string megatron_arguments(const TransformerConfig& model, const TrainingConfig& config,
                                int devices_per_node = 0);
+/// FieldError("export") naming the first feature of `m` Megatron-Core's GPT model cannot build
+/// as priced (ALiBi, soft-capping, sliding windows, attention sinks, expert biases), for `engine`.
+void refuse_unbuildable(const TransformerConfig& m, const char* engine);
 /// The layers of each pipeline stage: the configuration's split, else the even one.
 std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfig& config);
 /// Megatron-Core's --pipeline-model-parallel-layout for a split Megatron-LM would not make

@@ -24,6 +24,28 @@ constexpr EngineRules kRules[] = {
     // every N-th layer; HSDP shards over data_parallel_shard_degree × cp.
     {Engine::kTorchtitan, "torchtitan", "238fa99", Stack::kFsdp, 3, false, true, true, true, true,
      true, true, true, true, false, true, true},
+    // Megatron-Bridge runs Megatron-Core as Megatron-LM does; its mixed-precision recipes reduce
+    // gradients in fp32 (bf16_mixed) and gather FP8 parameters (bf16_with_fp8_*_mixed).
+    {Engine::kMegatronBridge,
+     "Megatron-Bridge",
+     "067f987",
+     Stack::kMegatron,
+     1,
+     true,
+     true,
+     true,
+     true,
+     true,
+     false,
+     true,
+     false,
+     false,
+     false,
+     false,
+     false,
+     true,
+     false,
+     false},
 };
 
 constexpr bool in_order() {
@@ -128,6 +150,14 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
   }
   if (!e.fp8 && t.fp8)
     return broken(Knob::kPrecision, "engine_fp8", "fp8", "has no FP8 recipe; use {precision} bf16");
+  if (!e.fp8_without_param_gather && t.fp8 && !t.fp8_param_gather)
+    return broken(Knob::kFp8ParamGather, "engine_fp8_param_gather", "off",
+                  "keeps FP8 weights and gathers them in FP8 in every FP8 recipe "
+                  "(fp8_param_gather); plan with {fp8_param_gather}");
+  if (!e.bf16_gradient_reduction && t.bf16_gradient_reduction)
+    return broken(Knob::kGradReduceDtype, "engine_bf16_grad_reduce", "bf16",
+                  "reduces gradients in fp32 (its bf16 recipe, bf16_mixed, sets "
+                  "grad_reduce_in_fp32 over the DDP configuration); use {grad_reduce_dtype} fp32");
   if (e.sequence_parallel_with_tp && t.tp > 1 && !t.sequence_parallel)
     return broken(Knob::kSequenceParallel, "engine_sp_with_tp", "",
                   "shards the norms' sequence with its tensor parallelism: {tp} " + str(t.tp) +

@@ -53,6 +53,12 @@ struct EngineRules {
   /// Experts split otherwise than the dense layers (Megatron-Core's expert tensor parallelism;
   /// NeMo 1.x's GPT recipe has no key for it).
   bool expert_tensor_parallel = true;
+  /// Gradients reduced in bf16 (Megatron-Bridge's bf16 mixed-precision recipe sets
+  /// grad_reduce_in_fp32 over the DDP configuration: fp32 only).
+  bool bf16_gradient_reduction = true;
+  /// FP8 with bf16 weights beside their FP8 copies (Megatron-Bridge's FP8 recipes keep the
+  /// weights in FP8 and gather them so: fp8_param_gather on).
+  bool fp8_without_param_gather = true;
 };
 
 /// Every engine, in kEngines' order.
@@ -60,7 +66,8 @@ const EngineRules& engine_rules(Engine engine);
 /// The engine a stack's plans export to and run on: megatron → Megatron-LM, fsdp → torchtitan
 /// (PyTorch's FSDP2 trainer), deepspeed → Megatron-DeepSpeed.
 Engine stack_engine(Stack stack);
-/// The engine `--export` or `--from` names ("megatron", "nemo", "deepspeed", "torchtitan").
+/// The engine `--export` or `--from` names ("megatron", "nemo", "deepspeed", "torchtitan",
+/// "bridge").
 std::optional<Engine> engine_from_name(std::string_view name);
 
 /// For an engine that sets only the first and the last stage's layers (NeMo): the even split of

@@ -65,10 +65,12 @@ enum class KnobType {
 };
 
 /// The engines whose launches spell the knobs (what `--export` writes and `--from` reads).
-enum class Engine { kMegatronLm, kNemo, kMegatronDeepSpeed, kTorchtitan };
-inline constexpr std::array<Engine, 4> kEngines = {Engine::kMegatronLm, Engine::kNemo,
-                                                   Engine::kMegatronDeepSpeed, Engine::kTorchtitan};
-/// "megatron", "nemo", "deepspeed", "torchtitan": the engine as `--export` and `--from` name it.
+enum class Engine { kMegatronLm, kNemo, kMegatronDeepSpeed, kTorchtitan, kMegatronBridge };
+inline constexpr std::array<Engine, 5> kEngines = {Engine::kMegatronLm, Engine::kNemo,
+                                                   Engine::kMegatronDeepSpeed, Engine::kTorchtitan,
+                                                   Engine::kMegatronBridge};
+/// "megatron", "nemo", "deepspeed", "torchtitan", "bridge": the engine as `--export` and `--from`
+/// name it.
 std::string_view engine_name(Engine engine);
 
 /// A set of stacks, one bit per Stack.
@@ -91,7 +93,7 @@ struct KnobSpec {
   std::string_view default_text;
   unsigned stacks = kAllStacks;  ///< the training stacks it applies to
   /// Each engine's own spelling, in kEngines' order ("" where the engine has none).
-  std::array<std::string_view, 4> spelling = {};
+  std::array<std::string_view, 5> spelling = {};
   std::string_view help;  ///< what it is, for --help and the docs
 
   std::string_view spelled(Engine engine) const {

@@ -513,8 +513,12 @@ void search_within(LlmSearchSettings& s, Engine engine) {
   fixed.cp = s.cp.value_or(1);
   fixed.vpp = s.vpp.value_or(1);
   fixed.fp8 = s.fp8;
+  // Unset, FP8 parameters are the engine's choice: the only one where it has no other.
+  fixed.fp8_param_gather = s.stack_choices.fp8_param_gather.value_or(!e.fp8_without_param_gather);
+  fixed.bf16_gradient_reduction = s.stack_choices.bf16_gradient_reduction.value_or(false);
   if (s.recompute == Recompute::kFull) fixed.recompute_layers = s.recompute_layers.value_or(0);
   if (const auto v = rules::engine(e, fixed, 0)) throw RuleViolation(*v);
+  if (s.fp8 && !e.fp8_without_param_gather) s.stack_choices.fp8_param_gather = true;
   s.engine = engine;
   s.max_zero_stage = std::min(s.max_zero_stage, e.max_zero_stage);
   s.zero_stage_1 = s.zero_stage_1 && e.zero_stage_1;

@@ -1,0 +1,515 @@
+// Reading a Megatron-Bridge launch (run_recipe.py with the vanilla GPT recipe): Bridge 067f987's
+// scripts/training/run_recipe.py (its options, COMMON_OVERRIDE_FIELDS), the vanilla recipe's values
+// (recipes/gpt/h100/vanilla_gpt.py: batch 32, micro-batch 2, 1,024 tokens, NullTokenizer of
+// 32,000, the distributed optimizer on through its optimizer section) and GPTModelProvider's
+// defaults (Megatron-LM pretrain_gpt.py's: LayerNorm, GELU, learned positions, tied embeddings,
+// biases, dropout 0.1).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "engines/megatron_bridge.h"
+#include "engines/megatron_layout.h"
+#include "engines/shell_script.h"
+#include "ir/error.h"
+
+namespace paraplan::engines {
+namespace {
+
+constexpr const char* kEngine = "bridge";
+
+struct Value {
+  std::string text;
+  int line = 1;
+};
+
+// run_recipe.py's convenience options, as the overrides they stand for.
+const std::map<std::string, std::string> kConvenience = {
+    {"-ms", "train.train_iters"},
+    {"--max_steps", "train.train_iters"},
+    {"-gb", "train.global_batch_size"},
+    {"--global_batch_size", "train.global_batch_size"},
+    {"-mb", "train.micro_batch_size"},
+    {"--micro_batch_size", "train.micro_batch_size"},
+    {"-sl", "dataset.seq_length"},
+    {"--seq_length", "dataset.seq_length"},
+    {"-tp", "model.tensor_model_parallel_size"},
+    {"--tensor_model_parallel_size", "model.tensor_model_parallel_size"},
+    {"-pp", "model.pipeline_model_parallel_size"},
+    {"--pipeline_model_parallel_size", "model.pipeline_model_parallel_size"},
+    {"-cp", "model.context_parallel_size"},
+    {"--context_parallel_size", "model.context_parallel_size"},
+    {"-vp", "model.virtual_pipeline_model_parallel_size"},
+    {"--virtual_pipeline_model_parallel_size", "model.virtual_pipeline_model_parallel_size"},
+    {"-ep", "model.expert_model_parallel_size"},
+    {"--expert_model_parallel_size", "model.expert_model_parallel_size"},
+    {"-etp", "model.expert_tensor_parallel_size"},
+    {"--expert_tensor_parallel_size", "model.expert_tensor_parallel_size"},
+    {"--lr", "optimizer.lr"},
+    {"--min_lr", "optimizer.min_lr"},
+    {"--warmup_iters", "scheduler.lr_warmup_iters"},
+    {"--pretrained_checkpoint", "checkpoint.pretrained_checkpoint"},
+    {"--save_dir", "checkpoint.save"},
+    {"--load_dir", "checkpoint.load"},
+    {"--save_interval", "checkpoint.save_interval"}};
+// run_recipe.py's options that change nothing priced, with a value or without.
+const std::set<std::string> kRunnerValued = {"--mode", "--step-func", "--step_func", "--dataset"};
+const std::set<std::string> kRunnerSwitches = {"--dry-run", "--dry_run", "--deterministic",
+                                               "--dump-env", "--dump_env"};
+
+// The fields read (they change time or memory, or the model).
+const std::set<std::string> kRead = {"model.num_layers",
+                                     "model.hidden_size",
+                                     "model.num_attention_heads",
+                                     "model.num_query_groups",
+                                     "model.kv_channels",
+                                     "model.ffn_hidden_size",
+                                     "model.gated_linear_unit",
+                                     "model.activation_func",
+                                     "model.normalization",
+                                     "model.share_embeddings_and_output_weights",
+                                     "model.position_embedding_type",
+                                     "model.rotary_base",
+                                     "model.rotary_percent",
+                                     "model.add_bias_linear",
+                                     "model.add_qkv_bias",
+                                     "model.qk_layernorm",
+                                     "model.num_moe_experts",
+                                     "model.moe_router_topk",
+                                     "model.moe_ffn_hidden_size",
+                                     "model.moe_shared_expert_intermediate_size",
+                                     "model.moe_layer_freq",
+                                     "model.moe_grouped_gemm",
+                                     "model.moe_token_dispatcher_type",
+                                     "model.moe_expert_capacity_factor",
+                                     "model.moe_pad_expert_input_to_capacity",
+                                     "model.mtp_num_layers",
+                                     "model.hidden_dropout",
+                                     "model.attention_dropout",
+                                     "model.vocab_size",
+                                     "model.make_vocab_size_divisible_by",
+                                     "tokenizer.tokenizer_type",
+                                     "tokenizer.vocab_size",
+                                     "model.seq_length",
+                                     "dataset.seq_length",
+                                     "train.micro_batch_size",
+                                     "train.global_batch_size",
+                                     "model.tensor_model_parallel_size",
+                                     "model.pipeline_model_parallel_size",
+                                     "model.context_parallel_size",
+                                     "model.expert_model_parallel_size",
+                                     "model.expert_tensor_parallel_size",
+                                     "model.virtual_pipeline_model_parallel_size",
+                                     "model.pipeline_model_parallel_layout",
+                                     "model.sequence_parallel",
+                                     "model.recompute_granularity",
+                                     "model.recompute_method",
+                                     "model.recompute_num_layers",
+                                     "ddp.use_distributed_optimizer",
+                                     "optimizer.use_distributed_optimizer",
+                                     "ddp.overlap_grad_reduce",
+                                     "ddp.overlap_param_gather",
+                                     "optimizer.overlap_param_gather",
+                                     "model.tp_comm_overlap",
+                                     "model.overlap_p2p_comm",
+                                     "model.batch_p2p_comm",
+                                     "model.attention_backend",
+                                     "mixed_precision"};
+// Sections and fields that change neither time nor memory: the update's values, the schedule,
+// checkpoints, logs, seeds, evaluation, data sources, numerics of the same kernels.
+const std::vector<std::string> kIgnoredSections = {
+    "checkpoint.",          "logger.",        "scheduler.",      "rng.",
+    "validation.",          "profiling.",     "dist.",           "ft.",
+    "straggler.",           "env_vars.",      "nvrx_straggler.", "inprocess_restart.",
+    "rerun_state_machine.", "tensor_inspect."};
+const std::set<std::string> kIgnored = {"optimizer.lr",
+                                        "optimizer.min_lr",
+                                        "optimizer.weight_decay",
+                                        "optimizer.clip_grad",
+                                        "optimizer.adam_beta1",
+                                        "optimizer.adam_beta2",
+                                        "optimizer.adam_eps",
+                                        "train.train_iters",
+                                        "train.eval_iters",
+                                        "train.eval_interval",
+                                        "train.exit_interval",
+                                        "train.exit_duration_in_mins",
+                                        "train.manual_gc",
+                                        "train.manual_gc_interval",
+                                        "train.manual_gc_eval",
+                                        "train.exit_signal_handler",
+                                        "train.skip_train",
+                                        "train.check_weight_hash_across_dp_replicas_interval",
+                                        "dataset.blend",
+                                        "dataset.blend_per_split",
+                                        "dataset.split",
+                                        "dataset.data_path",
+                                        "dataset.mock",
+                                        "dataset.num_workers",
+                                        "dataset.random_seed",
+                                        "dataset.path_to_cache",
+                                        "dataset.reset_position_ids",
+                                        "dataset.reset_attention_mask",
+                                        "dataset.eod_mask_loss",
+                                        "dataset.dataloader_type",
+                                        "tokenizer.tokenizer_model",
+                                        "tokenizer.vocab_file",
+                                        "tokenizer.merge_file",
+                                        "model.init_method_std",
+                                        "model.layernorm_epsilon",
+                                        "model.moe_aux_loss_coeff",
+                                        "model.moe_router_load_balancing_type",
+                                        "model.moe_router_pre_softmax",
+                                        "model.moe_z_loss_coeff",
+                                        "model.rotary_interleaved",
+                                        "model.cross_entropy_loss_fusion",
+                                        "model.gradient_accumulation_fusion",
+                                        "model.bias_activation_fusion",
+                                        "model.masked_softmax_fusion",
+                                        "model.apply_rope_fusion",
+                                        "model.persist_layer_norm",
+                                        "model.bias_dropout_fusion",
+                                        "ddp.check_for_nan_in_grad",
+                                        "ddp.average_in_collective",
+                                        "ddp.bucket_size"};
+
+std::string unquoted(std::string v) {
+  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
+    return v.substr(1, v.size() - 2);
+  return v;
+}
+
+// The overrides and options after run_recipe.py, each refusal collected.
+class BridgeFields {
+ public:
+  BridgeFields(std::map<std::string, Value> v, std::string source)
+      : v_(std::move(v)), source_(std::move(source)) {}
+  bool has(const std::string& k) const { return v_.count(k) > 0; }
+  [[noreturn]] void fail(const std::string& k, const std::string& what) const {
+    throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source_, has(k) ? v_.at(k).line : 1),
+                k + ": " + what);
+  }
+  std::string text(const std::string& k, const std::string& fallback) const {
+    return has(k) ? unquoted(v_.at(k).text) : fallback;
+  }
+  bool null(const std::string& k) const { return has(k) && (text(k, "") == "null"); }
+  std::int64_t integer(const std::string& k, std::int64_t fallback, std::int64_t least = 1) const {
+    if (!has(k) || null(k)) return fallback;
+    const std::string v = text(k, "");
+    const bool digits = !v.empty() && v.size() <= 12 && std::all_of(v.begin(), v.end(), [](char c) {
+      return c >= '0' && c <= '9';
+    });
+    if (!digits || std::stoll(v) < least)
+      fail(k, fmt::format("expected an integer >= {}, got \"{}\"", least, v));
+    return std::stoll(v);
+  }
+  double number(const std::string& k, double fallback) const {
+    if (!has(k) || null(k)) return fallback;
+    const std::string v = text(k, "");
+    try {
+      std::size_t used = 0;
+      const double x = std::stod(v, &used);
+      if (used == v.size() && x >= 0) return x;
+    } catch (const std::exception&) {
+    }
+    fail(k, fmt::format("expected a number >= 0, got \"{}\"", v));
+  }
+  bool boolean(const std::string& k, bool fallback) const {
+    if (!has(k)) return fallback;
+    std::string v = text(k, "");
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (v == "true") return true;
+    if (v == "false") return false;
+    fail(k, fmt::format("expected true or false, got \"{}\"", text(k, "")));
+  }
+  std::string choice(const std::string& k, const std::string& fallback,
+                     const std::vector<std::string>& valid) const {
+    const std::string v = has(k) ? text(k, "") : fallback;
+    if (std::find(valid.begin(), valid.end(), v) == valid.end()) {
+      std::string list;
+      for (const auto& x : valid) list += (list.empty() ? "" : ", ") + x;
+      fail(k, fmt::format("expected one of {}, got \"{}\"", list, v));
+    }
+    return v;
+  }
+
+ private:
+  std::map<std::string, Value> v_;
+  std::string source_;
+};
+
+// The vanilla GPT recipe's model (GPTModelProvider's defaults) under the overrides.
+TransformerConfig bridge_model(const BridgeFields& f, LaunchConfig& out) {
+  TransformerConfig m;
+  m.name = "megatron-bridge";
+  m.num_layers = f.integer("model.num_layers", 0);
+  m.hidden_size = f.integer("model.hidden_size", 0);
+  m.num_attention_heads = f.integer("model.num_attention_heads", 0);
+  for (const char* k : {"model.num_layers", "model.hidden_size", "model.num_attention_heads"})
+    if (!f.has(k))
+      f.fail(k,
+             "missing: the vanilla GPT recipe builds no model of its own (GPTModelProvider's "
+             "0); give the model's shape");
+  m.num_kv_heads = f.integer("model.num_query_groups", m.num_attention_heads);
+  m.head_dim = f.integer("model.kv_channels", m.hidden_size / m.num_attention_heads);
+  m.gated_mlp = f.boolean("model.gated_linear_unit", false);
+  const std::string activation =
+      f.choice("model.activation_func", "gelu", {"gelu", "silu", "fast_gelu", "quick_gelu"});
+  if (m.gated_mlp != (activation == "silu") && f.has("model.activation_func"))
+    f.fail("model.activation_func",
+           "paraplan prices SwiGLU (gated_linear_unit with silu) or an "
+           "ungated GELU MLP");
+  m.ffn_hidden_size = f.integer("model.ffn_hidden_size", 4 * m.hidden_size);
+  m.tied_embeddings = f.boolean("model.share_embeddings_and_output_weights", true);
+  const std::string positions =
+      f.choice("model.position_embedding_type", "learned_absolute", {"learned_absolute", "rope"});
+  m.learned_positions = positions == "learned_absolute";
+  if (!m.learned_positions) m.rotary_base = f.integer("model.rotary_base", 10000);
+  m.partial_rotary = f.number("model.rotary_percent", 1.0);
+  m.biases = f.boolean("model.add_bias_linear", true);
+  const std::string norm = f.choice("model.normalization", "LayerNorm", {"LayerNorm", "RMSNorm"});
+  if ((norm == "RMSNorm") == m.biases && f.has("model.normalization"))
+    f.fail("model.normalization",
+           "paraplan prices RMSNorm without linear biases (Llama's "
+           "family) or LayerNorm with them (GPT's)");
+  m.attention_bias = f.boolean("model.add_qkv_bias", false) || m.biases;
+  m.qk_norm = f.boolean("model.qk_layernorm", false);
+  m.mtp_layers = f.integer("model.mtp_num_layers", 0, 0);
+  m.dropout =
+      f.number("model.hidden_dropout", 0.1) > 0 || f.number("model.attention_dropout", 0.1) > 0;
+  if (f.text("tokenizer.tokenizer_type", "NullTokenizer") != "NullTokenizer" &&
+      !f.has("tokenizer.vocab_size") && !f.has("model.vocab_size"))
+    f.fail("tokenizer.tokenizer_type",
+           "its vocabulary is in the tokenizer's files; give "
+           "tokenizer.vocab_size or model.vocab_size");
+  m.vocab_size = f.integer("model.vocab_size", f.integer("tokenizer.vocab_size", 32000));
+  // An explicit model.vocab_size is taken as it is; the tokenizer's is padded.
+  out.vocab_multiple = f.has("model.vocab_size") && !f.null("model.vocab_size")
+                           ? 1
+                           : static_cast<int>(f.integer("model.make_vocab_size_divisible_by", 128));
+  m.max_positions = 0;
+  m.num_experts = f.integer("model.num_moe_experts", 0, 0);
+  if (m.num_experts > 0) {
+    m.experts_per_token = f.integer("model.moe_router_topk", 2);
+    m.expert_ffn_hidden_size = f.integer("model.moe_ffn_hidden_size", m.ffn_hidden_size);
+    m.shared_expert_ffn_hidden_size = f.integer("model.moe_shared_expert_intermediate_size", 0, 0);
+    m.shared_experts = m.shared_expert_ffn_hidden_size > 0 ? 1 : 0;
+    const std::string freq = f.text("model.moe_layer_freq", "1");
+    std::string error;
+    if (freq.find('[') != std::string::npos) {
+      if (!read_moe_list(freq, m, error)) f.fail("model.moe_layer_freq", error);
+    } else {
+      m.moe_every = f.integer("model.moe_layer_freq", 1);
+    }
+    if (!f.boolean("model.moe_grouped_gemm", false))
+      f.fail("model.moe_grouped_gemm", "paraplan prices grouped expert GEMMs; set it true");
+    if (f.choice("model.moe_token_dispatcher_type", "allgather",
+                 {"allgather", "alltoall", "flex"}) != "alltoall")
+      f.fail("model.moe_token_dispatcher_type",
+             "paraplan prices the all-to-all token dispatch; set it alltoall");
+  }
+  return m;
+}
+
+TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out) {
+  TrainingConfig t;
+  t.stack = Stack::kMegatron;
+  // The vanilla recipe's batch and sequence, Megatron-Core's sizes.
+  t.micro_batch = f.integer("train.micro_batch_size", 2);
+  t.global_batch = f.integer("train.global_batch_size", 32);
+  t.seq_len = f.integer("dataset.seq_length", f.integer("model.seq_length", 1024));
+  if (f.has("model.seq_length") && f.has("dataset.seq_length") &&
+      f.integer("model.seq_length", 0) != t.seq_len)
+    f.fail("model.seq_length", "run_recipe.py sets it to dataset.seq_length; give one length");
+  t.tp = static_cast<int>(f.integer("model.tensor_model_parallel_size", 1));
+  t.pp = static_cast<int>(f.integer("model.pipeline_model_parallel_size", 1));
+  t.cp = static_cast<int>(f.integer("model.context_parallel_size", 1));
+  t.ep = static_cast<int>(f.integer("model.expert_model_parallel_size", 1));
+  if (f.has("model.expert_tensor_parallel_size") && !f.null("model.expert_tensor_parallel_size")) {
+    const int etp = static_cast<int>(f.integer("model.expert_tensor_parallel_size", 1));
+    t.etp = etp == t.tp ? 0 : etp;
+  }
+  t.dp = 0;
+  t.vpp = static_cast<int>(f.integer("model.virtual_pipeline_model_parallel_size", 1));
+  if (f.has("model.pipeline_model_parallel_layout") &&
+      !f.null("model.pipeline_model_parallel_layout")) {
+    if (t.vpp > 1)
+      f.fail("model.pipeline_model_parallel_layout",
+             "a layout gives the virtual stages itself; leave "
+             "model.virtual_pipeline_model_parallel_size out");
+    std::string error;
+    if (!read_layout(f.text("model.pipeline_model_parallel_layout", ""), t, error))
+      f.fail("model.pipeline_model_parallel_layout", error);
+  }
+  t.sequence_parallel = f.boolean("model.sequence_parallel", false);
+  const std::string granularity =
+      f.null("model.recompute_granularity")
+          ? "none"
+          : f.choice("model.recompute_granularity", "none", {"none", "full", "selective"});
+  t.recompute = granularity == "full"        ? Recompute::kFull
+                : granularity == "selective" ? Recompute::kSelective
+                                             : Recompute::kNone;
+  if (t.recompute == Recompute::kFull) {
+    const std::string method = f.choice("model.recompute_method", "uniform", {"uniform", "block"});
+    t.recompute_layers =
+        method == "block" ? static_cast<int>(f.integer("model.recompute_num_layers", 1)) : 0;
+  }
+  // The vanilla recipe's optimizer is distributed: Bridge turns it on for both sections.
+  t.zero_stage = f.boolean("ddp.use_distributed_optimizer", false) ||
+                         f.boolean("optimizer.use_distributed_optimizer", true)
+                     ? 1
+                     : 0;
+  t.overlap_grad_reduce = f.boolean("ddp.overlap_grad_reduce", false);
+  t.overlap_param_gather = f.boolean("ddp.overlap_param_gather", false) ||
+                           f.boolean("optimizer.overlap_param_gather", false);
+  t.tp_comm_overlap = f.boolean("model.tp_comm_overlap", false);
+  t.overlap_p2p_comm = f.boolean("model.overlap_p2p_comm", false);
+  if (t.overlap_p2p_comm && f.boolean("model.batch_p2p_comm", true))
+    f.fail("model.batch_p2p_comm",
+           "Megatron-Core does not batch overlapped p2p sends; set it "
+           "false with model.overlap_p2p_comm");
+  const std::string backend =
+      f.choice("model.attention_backend", "auto", {"auto", "flash", "fused", "unfused", "local"});
+  t.attention =
+      backend == "unfused" || backend == "local" ? Attention::kStandard : Attention::kFlash;
+  const std::string precision =
+      f.choice("mixed_precision", "bf16_mixed",
+               {"bf16_mixed", "bf16-mixed", "bf16_with_fp8_delayed_scaling_mixed",
+                "bf16-with-fp8-delayed-scaling-mixed", "bf16_with_fp8_current_scaling_mixed",
+                "bf16-with-fp8-current-scaling-mixed"});
+  // The FP8 recipes of Bridge gather FP8 parameters (fp8_param_gather).
+  t.fp8 = precision.find("fp8") != std::string::npos;
+  t.fp8_param_gather = t.fp8;
+  t.moe_capacity_factor = f.number("model.moe_expert_capacity_factor", 0);
+  t.dropout =
+      f.number("model.hidden_dropout", 0.1) > 0 || f.number("model.attention_dropout", 0.1) > 0;
+  (void)out;
+  return t;
+}
+
+bool ignored_field(const std::string& key) {
+  if (kIgnored.count(key)) return true;
+  return std::any_of(kIgnoredSections.begin(), kIgnoredSections.end(),
+                     [&](const std::string& s) { return key.rfind(s, 0) == 0; });
+}
+
+}  // namespace
+
+LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::string& source) {
+  const auto launch = launch_command(text, source);
+  if (!launch)
+    throw Error(ErrorKind::kUsage, source,
+                "no launch found (expected torchrun or python running scripts/training/"
+                "run_recipe.py)");
+  const std::vector<ShellWord>& words = launch->words;
+  std::size_t script = words.size();
+  for (std::size_t j = 0; j < words.size(); ++j)
+    if (words[j].text.size() >= 13 &&
+        words[j].text.compare(words[j].text.size() - 13, 13, "run_recipe.py") == 0) {
+      script = j;
+      break;
+    }
+  if (script == words.size())
+    throw Error(ErrorKind::kUsage, source,
+                "the launch does not run Megatron-Bridge's scripts/training/run_recipe.py");
+  LaunchConfig out;
+  out.format = kEngine;
+  out.source = source;
+  int nproc = 0, nnodes = 1;
+  for (std::size_t j = 0; j < script; ++j) {
+    std::string w = words[j].text, value;
+    if (w.find('=') != std::string::npos && w.rfind("--", 0) != 0) {
+      out.environment.push_back(w);
+      continue;
+    }
+    const std::size_t eq = w.find('=');
+    if (eq != std::string::npos) {
+      value = w.substr(eq + 1);
+      w = w.substr(0, eq);
+    } else if ((w == "--nproc-per-node" || w == "--nproc_per_node" || w == "--nnodes") &&
+               j + 1 < script) {
+      value = words[++j].text;
+    }
+    if (w != "--nproc-per-node" && w != "--nproc_per_node" && w != "--nnodes") continue;
+    const bool digits =
+        !value.empty() && value.size() < 7 &&
+        std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoi(value) < 1)
+      throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source, words[j].line),
+                  fmt::format("{}: expected a count of processes or nodes, got \"{}\"", w, value));
+    (w == "--nnodes" ? nnodes : nproc) = std::stoi(value);
+  }
+  if (nproc > 0) out.world_size = nproc * nnodes;
+  std::map<std::string, Value> fields;
+  std::vector<std::string> refused;
+  std::string recipe;
+  for (std::size_t i = script + 1; i < words.size(); ++i) {
+    const std::string& w = words[i].text;
+    const int line = words[i].line;
+    auto value_of = [&](const std::string& option) {
+      if (i + 1 >= words.size())
+        throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source, line),
+                    option + " needs a value");
+      return words[++i].text;
+    };
+    if (w == "--recipe" || w == "--model") {
+      recipe = (w == "--model" ? "model " : "") + value_of(w);
+    } else if (kConvenience.count(w)) {
+      fields[kConvenience.at(w)] = {value_of(w), line};
+    } else if (kRunnerValued.count(w)) {
+      out.ignored.push_back(w);
+      value_of(w);
+    } else if (kRunnerSwitches.count(w)) {
+      out.ignored.push_back(w);
+    } else if (w.rfind("-", 0) == 0) {
+      refused.push_back(fmt::format("{}:{}: {}: not an option of run_recipe.py ({})", source, line,
+                                    w, kMegatronBridgeCommit));
+    } else if (const std::size_t eq = w.find('='); eq != std::string::npos && eq > 0) {
+      std::string key = w.substr(0, eq);
+      key.erase(0, key.find_first_not_of("+~"));
+      if (kRead.count(key)) {
+        fields[key] = {w.substr(eq + 1), line};
+        out.read.push_back(key);
+      } else if (ignored_field(key)) {
+        out.ignored.push_back(key);
+      } else {
+        refused.push_back(fmt::format(
+            "{}:{}: {}: paraplan does not read it (it changes time, memory or the model in a "
+            "way paraplan does not price, or it is not a field of the vanilla GPT recipe's "
+            "ConfigContainer)",
+            source, line, key));
+      }
+    } else {
+      refused.push_back(
+          fmt::format("{}:{}: \"{}\": expected section.field=value or an option", source, line, w));
+    }
+  }
+  if (recipe != kMegatronBridgeRecipe && recipe != "model vanilla_gpt")
+    refused.insert(refused.begin(),
+                   fmt::format("{}: {}: paraplan reads launches of the vanilla GPT recipe ({}, "
+                               "every field of the model given as an override, as --export "
+                               "bridge writes them); another recipe sets its model and defaults "
+                               "in Python: plan its model with --model and export it",
+                               source, recipe.empty() ? "no --recipe" : "--recipe " + recipe,
+                               kMegatronBridgeRecipe));
+  if (refused.size() == 1) {
+    const std::size_t colon = refused[0].find(": ");
+    throw Error(ErrorKind::kUsage, refused[0].substr(0, colon), refused[0].substr(colon + 2));
+  }
+  if (!refused.empty()) {
+    std::string all;
+    for (const std::string& r : refused) all += "\n  " + r;
+    throw Error(ErrorKind::kUsage, source,
+                fmt::format("{} overrides or options refused (paraplan prices the others):{}",
+                            refused.size(), all));
+  }
+  const BridgeFields f(std::move(fields), source);
+  out.model = bridge_model(f, out);
+  out.training = bridge_training(f, out);
+  return out;
+}
+
+}  // namespace paraplan::engines
