@@ -66,7 +66,7 @@ def plan(model=None, input=None, from_=None, **keywords):
     ``moe_capacity_factor``), ``calibration``, ``uniform_stages``, ``top``, ``resimulate``,
     ``time_limit`` (seconds), ``train_tokens`` with ``days`` (and ``gpu_hour_price``): the
     fewest devices of the preset's kind whose best plan trains that many tokens ("15T" or a
-    number) in time, under ``"sizing"``, ``export`` ("megatron", "nemo", "deepspeed" or "torchtitan": the configuration under
+    number) in time, under ``"sizing"``, ``export`` ("megatron", "nemo", "deepspeed", "torchtitan" or "bridge": the configuration under
     the key ``"export"``). On a cluster of several device types (``"mixed-a100-h100"`` or a
     file with typed machines) the answer is the mixed planner's (``"planner": "llm-mixed"``: the
     best pipeline over both types, each type alone, and the type-blind plan, whose type
@@ -86,7 +86,8 @@ def plan(model=None, input=None, from_=None, **keywords):
     ``all_devices``.
 
     ``from_=("megatron", "args.txt")``, ``("nemo", "recipe.yaml")``, ``("deepspeed",
-    "ds_config.json")`` or ``("torchtitan", "job.toml")``: the job as you launch it;
+    "ds_config.json")``, ``("torchtitan", "job.toml")`` or ``("bridge", "launch.sh")``: the job
+    as you launch it;
     the best plan with its sequence length, global batch, precision and devices, as
     :func:`evaluate` with ``from_`` gives it (``as_is``, ``best``, ``speedup``, ``diff``).
     """
@@ -101,7 +102,8 @@ def evaluate(model=None, from_=None, **keywords):
     ("9,8,8,7"), ``calibration``, ``export``.
 
     ``from_=("megatron", "args.txt")``, ``("nemo", "recipe.yaml")``, ``("deepspeed",
-    "ds_config.json")`` (with ``model`` and ``seq_len``) or ``("torchtitan", "job.toml")``: the
+    "ds_config.json")`` (with ``model`` and ``seq_len``), ``("torchtitan", "job.toml")`` or
+    ``("bridge", "launch.sh")`` (a Megatron-Bridge run_recipe.py launch): the
     job as you launch it, priced as it is and against the best plan on the same devices and
     batch, as
     ``paraplan evaluate --from megatron args.txt --json`` prints it (``as_is``, ``best``,

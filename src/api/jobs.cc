@@ -185,7 +185,7 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
     for (const std::string& field : o.given)
       if (field != "from_file") given.push_back(field == "from_format" ? "from" : field);
     return launch_job({o.from_format, o.from_file, o.from_text, o.model, o.cluster, o.devices,
-                       o.knobs, o.explain, o.words, given, "", o.batch});
+                       o.knobs, o.explain, o.words, given, o.export_to, o.batch});
   }
   if (o.explain) throw FieldError("explain", ": it explains a launch configuration (--from)");
   const TransformerConfig model = load_transformer(o.model);

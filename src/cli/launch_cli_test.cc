@@ -255,4 +255,34 @@ TEST(CliLaunch, MegatronExportReadsBackAsTheSameConfiguration) {
   EXPECT_TRUE(api::launch_diff("megatron", model, t, resolved).empty());
 }
 
+TEST(CliLaunch, AMegatronBridgeLaunchIsPricedAndItsBestPlanExportedForBridge) {
+  const std::string example =
+      std::string(PARAPLAN_SOURCE_DIR) + "/docs/examples/megatron_bridge_llama3_8b.sh";
+  Outcome r = run("evaluate --from bridge " + example + " --cluster dgx-h100 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["from"]["world_size"], 16);
+  EXPECT_EQ(j["as_is"]["config"]["tp"], 8);
+  EXPECT_EQ(j["as_is"]["config"]["recompute"], "full");
+  EXPECT_LT(j["best"]["iteration_time_s"].get<double>(),
+            j["as_is"]["iteration_time_s"].get<double>());
+  bool tp_line = false;
+  for (const auto& line : j["diff"])
+    tp_line =
+        tp_line || line.get<std::string>().rfind("- model.tensor_model_parallel_size=8", 0) == 0;
+  EXPECT_TRUE(tp_line) << j["diff"].dump();
+  // The best plan, exported for Bridge, reads back as itself.
+  Outcome e = run("plan --from bridge " + example + " --cluster dgx-h100 --export bridge");
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  EXPECT_NE(e.out.find("run_recipe.py --recipe vanilla_gpt_pretrain_1gpu_h100_bf16_config"),
+            std::string::npos)
+      << e.out;
+  const std::string exported = write("bridge_best.sh", e.out);
+  Outcome back = run("evaluate --from bridge " + exported + " --cluster dgx-h100 --json");
+  ASSERT_EQ(back.exit_code, 0) << back.out;
+  const auto b = nlohmann::json::parse(back.out);
+  EXPECT_DOUBLE_EQ(b["as_is"]["iteration_time_s"].get<double>(),
+                   j["best"]["iteration_time_s"].get<double>());
+}
+
 }  // namespace

@@ -207,6 +207,12 @@ std::string megatron_bridge_launch(const TransformerConfig& m, const TrainingCon
     out += "# Run it from the Megatron-Bridge checkout.\n";
   out += "set -euo pipefail\n";
   if (t.tp > 1 || t.cp > 1) out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  // Transformer Engine's attention kernel as priced. Bridge's overrides leave
+  // model.attention_backend a string, which Megatron-Core 2a75ac1 compares with its AttnBackend
+  // enum and so never applies: the variables it would set are set here.
+  out += t.attention == Attention::kStandard
+             ? "export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=1\n"
+             : "export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=1 NVTE_UNFUSED_ATTN=0\n";
   if (nodes > 1)
     out += fmt::format(
         "torchrun --nnodes={} --nproc-per-node={} --node-rank=\"${{NODE_RANK:?}}\" \\\n"

@@ -375,6 +375,9 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out) {
       f.choice("model.attention_backend", "auto", {"auto", "flash", "fused", "unfused", "local"});
   t.attention =
       backend == "unfused" || backend == "local" ? Attention::kStandard : Attention::kFlash;
+  // Transformer Engine's own switches, which are what the backend comes down to.
+  for (const std::string& e : out.environment)
+    if (e == "NVTE_UNFUSED_ATTN=1") t.attention = Attention::kStandard;
   const std::string precision =
       f.choice("mixed_precision", "bf16_mixed",
                {"bf16_mixed", "bf16-mixed", "bf16_with_fp8_delayed_scaling_mixed",
@@ -386,7 +389,6 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out) {
   t.moe_capacity_factor = f.number("model.moe_expert_capacity_factor", 0);
   t.dropout =
       f.number("model.hidden_dropout", 0.1) > 0 || f.number("model.attention_dropout", 0.1) > 0;
-  (void)out;
   return t;
 }
 
