@@ -156,8 +156,9 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
                   "(fp8_param_gather); plan with {fp8_param_gather}");
   if (!e.bf16_gradient_reduction && t.bf16_gradient_reduction)
     return broken(Knob::kGradReduceDtype, "engine_bf16_grad_reduce", "bf16",
-                  "reduces gradients in fp32 (its bf16 recipe, bf16_mixed, sets "
-                  "grad_reduce_in_fp32 over the DDP configuration); use {grad_reduce_dtype} fp32");
+                  "reduces gradients in fp32 in a launch of overrides (its bf16 recipe, "
+                  "bf16_mixed, a name no override can change, sets grad_reduce_in_fp32 over the "
+                  "DDP configuration); use {grad_reduce_dtype} fp32");
   if (e.sequence_parallel_with_tp && t.tp > 1 && !t.sequence_parallel)
     return broken(Knob::kSequenceParallel, "engine_sp_with_tp", "",
                   "shards the norms' sequence with its tensor parallelism: {tp} " + str(t.tp) +
