@@ -21,6 +21,7 @@
 #include "engines/torchtitan_config.h"
 #include "io/json_fields.h"
 #include "ir/error.h"
+#include "zoo/llm_models.h"
 
 namespace paraplan::api {
 namespace {
@@ -265,9 +266,16 @@ JobOutcome launch_job(const LaunchOptions& o) {
   }
   const int world = world_size(launch, o.devices);
   if (launch.deepspeed_batch) resolve_deepspeed_batch(launch, world, o.knobs.micro_batch, o.batch);
+  // A model the launch names by an id paraplan has no shape for (a Megatron-Bridge recipe's
+  // Hugging Face model): its shape is asked for.
+  if (!launch.model_name.empty() && !zoo::llm_model(launch.model_name)) {
+    launch.model_unknown = launch.model_name;
+    launch.model_name.clear();
+  }
   TransformerConfig model = launch_model(launch, o);
   const TrainingConfig as_is = completed(launch, model, world);
-  if (launch.model && !launch.model_from_engine) {
+  if (launch.vocab_size > 0) model.vocab_size = launch.vocab_size;  // the launch's tokenizer's
+  if ((launch.model && !launch.model_from_engine) || launch.vocab_size > 0) {
     // Megatron pads the vocabulary to a multiple of its divisor × tp.
     const std::int64_t multiple = static_cast<std::int64_t>(launch.vocab_multiple) * as_is.tp;
     model.vocab_size = (model.vocab_size + multiple - 1) / multiple * multiple;

@@ -133,7 +133,9 @@ TEST(KnobTable, EnginesSpellTheKnobsAsTheTableDoes) {
                                        "parallelism.pipeline_parallel_microbatch_size",
                                        "gradient_accumulation_steps",
                                        "model.recompute_method",
-                                       "model.recompute_num_layers"};
+                                       "model.recompute_num_layers",
+                                       "optimizer.use_distributed_optimizer",
+                                       "optimizer.overlap_param_gather"};
   const TransformerConfig model = *zoo::llm_model("mixtral-8x7b");
   TrainingConfig t;
   t.tp = 2, t.pp = 2, t.cp = 2, t.ep = 2, t.vpp = 2, t.dp = 4, t.micro_batch = 2;

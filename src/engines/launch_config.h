@@ -58,6 +58,9 @@ struct LaunchConfig {
   int layers_per_virtual_stage = 0;
   /// Megatron pads the vocabulary to a multiple of this × tp.
   int vocab_multiple = 1;
+  /// The vocabulary the launch builds in place of its named model's, before padding (0: the
+  /// model's): Megatron-Bridge's recipes size it by their tokenizer.
+  std::int64_t vocab_size = 0;
   std::vector<std::string> environment;  ///< NAME=value words before the command
   int accumulation = 0;                  ///< DeepSpeed's gradient_accumulation_steps (0: not given)
   std::optional<TorchtitanChoices> torchtitan;    ///< a torchtitan job's (format torchtitan)

@@ -250,9 +250,13 @@ std::vector<std::pair<std::string, std::string>> megatron_bridge_searched_option
     out.emplace_back("model.recompute_num_layers",
                      num(t.recompute_layers > 0 ? t.recompute_layers : 1));
   }
+  // Bridge turns the distributed optimizer and its gather on in both sections when either has
+  // it: a change says both.
   out.emplace_back(spelled(Knob::kZero, e), on(t.zero_stage >= 1));
+  out.emplace_back("optimizer.use_distributed_optimizer", on(t.zero_stage >= 1));
   out.emplace_back(spelled(Knob::kOverlapGradReduce, e), on(t.overlap_grad_reduce));
   out.emplace_back(spelled(Knob::kOverlapParamGather, e), on(t.overlap_param_gather));
+  out.emplace_back("optimizer.overlap_param_gather", on(t.overlap_param_gather));
   out.emplace_back(spelled(Knob::kTpCommOverlap, e), on(t.tp_comm_overlap));
   if (t.vpp > 1) out.emplace_back(spelled(Knob::kOverlapP2pComm, e), on(t.overlap_p2p_comm));
   return out;

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "engines/megatron_bridge.h"
+#include "engines/megatron_bridge_recipes.h"
 #include "engines/megatron_layout.h"
 #include "engines/shell_script.h"
 #include "ir/error.h"
@@ -218,7 +219,7 @@ class BridgeFields {
     fail(k, fmt::format("expected a number >= 0, got \"{}\"", v));
   }
   bool boolean(const std::string& k, bool fallback) const {
-    if (!has(k)) return fallback;
+    if (!has(k) || null(k)) return fallback;
     std::string v = text(k, "");
     std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::tolower(c); });
     if (v == "true") return true;
@@ -227,7 +228,7 @@ class BridgeFields {
   }
   std::string choice(const std::string& k, const std::string& fallback,
                      const std::vector<std::string>& valid) const {
-    const std::string v = has(k) ? text(k, "") : fallback;
+    const std::string v = has(k) && !null(k) ? text(k, "") : fallback;
     if (std::find(valid.begin(), valid.end(), v) == valid.end()) {
       std::string list;
       for (const auto& x : valid) list += (list.empty() ? "" : ", ") + x;
@@ -314,16 +315,14 @@ TransformerConfig bridge_model(const BridgeFields& f, LaunchConfig& out) {
   return m;
 }
 
-TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out) {
+TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double dropout) {
   TrainingConfig t;
   t.stack = Stack::kMegatron;
   // The vanilla recipe's batch and sequence, Megatron-Core's sizes.
   t.micro_batch = f.integer("train.micro_batch_size", 2);
   t.global_batch = f.integer("train.global_batch_size", 32);
+  // run_recipe.py sets model.seq_length to the dataset's.
   t.seq_len = f.integer("dataset.seq_length", f.integer("model.seq_length", 1024));
-  if (f.has("model.seq_length") && f.has("dataset.seq_length") &&
-      f.integer("model.seq_length", 0) != t.seq_len)
-    f.fail("model.seq_length", "run_recipe.py sets it to dataset.seq_length; give one length");
   t.tp = static_cast<int>(f.integer("model.tensor_model_parallel_size", 1));
   t.pp = static_cast<int>(f.integer("model.pipeline_model_parallel_size", 1));
   t.cp = static_cast<int>(f.integer("model.context_parallel_size", 1));
@@ -387,9 +386,70 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out) {
   t.fp8 = precision.find("fp8") != std::string::npos;
   t.fp8_param_gather = t.fp8;
   t.moe_capacity_factor = f.number("model.moe_expert_capacity_factor", 0);
-  t.dropout =
-      f.number("model.hidden_dropout", 0.1) > 0 || f.number("model.attention_dropout", 0.1) > 0;
+  t.dropout = f.number("model.hidden_dropout", dropout) > 0 ||
+              f.number("model.attention_dropout", dropout) > 0;
   return t;
+}
+
+// The model's shape: a named recipe takes it from its Hugging Face config.
+const std::set<std::string> kShapeFields = {"model.num_layers",
+                                            "model.hidden_size",
+                                            "model.num_attention_heads",
+                                            "model.num_query_groups",
+                                            "model.kv_channels",
+                                            "model.ffn_hidden_size",
+                                            "model.gated_linear_unit",
+                                            "model.activation_func",
+                                            "model.normalization",
+                                            "model.share_embeddings_and_output_weights",
+                                            "model.position_embedding_type",
+                                            "model.rotary_base",
+                                            "model.rotary_percent",
+                                            "model.add_bias_linear",
+                                            "model.add_qkv_bias",
+                                            "model.qk_layernorm",
+                                            "model.num_moe_experts",
+                                            "model.moe_router_topk",
+                                            "model.moe_ffn_hidden_size",
+                                            "model.moe_shared_expert_intermediate_size",
+                                            "model.moe_layer_freq",
+                                            "model.mtp_num_layers",
+                                            "model.vocab_size"};
+
+// A named recipe's values under the launch's overrides: the fields read, the recipe's tensor
+// overlap (CommOverlapConfig sets the model's), each value it sets by an expression the
+// generator did not follow refused unless overridden, and the model's shape not overridable.
+std::map<std::string, Value> recipe_fields(const BridgeRecipe& r, std::map<std::string, Value> user,
+                                           const std::string& source, int line,
+                                           std::vector<std::string>& refused, LaunchConfig& out) {
+  std::map<std::string, Value> merged;
+  bool overlap_config = false;
+  for (const auto& [key, value] : r.values) {
+    if (key == "comm_overlap") overlap_config = value == "set";
+    const std::string read = key == "comm_overlap.tp_comm_overlap" ? "model.tp_comm_overlap" : key;
+    if (!kRead.count(read) && read != "tokenizer.use_tokenizer_vocab_size") continue;
+    if (key == "comm_overlap.tp_comm_overlap" && !overlap_config) continue;
+    if (value == "?" && !user.count(read)) {
+      refused.push_back(
+          fmt::format("{}:{}: {}: the recipe {} sets it by an expression paraplan "
+                      "does not follow; give {}=VALUE",
+                      source, line, read, r.name, read));
+      continue;
+    }
+    merged[read] = {value, line};
+  }
+  for (auto& [key, value] : user) {
+    if (kShapeFields.count(key)) {
+      refused.push_back(fmt::format(
+          "{}:{}: {}: the recipe {} builds its model from {}'s Hugging Face config, which "
+          "paraplan reads as it is; for another shape use the vanilla GPT recipe ({})",
+          source, value.line, key, r.name, r.hf_id, kMegatronBridgeRecipe));
+      continue;
+    }
+    merged[key] = value;
+  }
+  out.read.insert(out.read.begin(), "--recipe " + r.name);
+  return merged;
 }
 
 bool ignored_field(const std::string& key) {
@@ -448,6 +508,7 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
   std::map<std::string, Value> fields;
   std::vector<std::string> refused;
   std::string recipe;
+  int recipe_line = words[script].line;
   for (std::size_t i = script + 1; i < words.size(); ++i) {
     const std::string& w = words[i].text;
     const int line = words[i].line;
@@ -459,6 +520,7 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
     };
     if (w == "--recipe" || w == "--model") {
       recipe = (w == "--model" ? "model " : "") + value_of(w);
+      recipe_line = line;
     } else if (kConvenience.count(w)) {
       fields[kConvenience.at(w)] = {value_of(w), line};
     } else if (kRunnerValued.count(w)) {
@@ -480,7 +542,7 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
       } else {
         refused.push_back(fmt::format(
             "{}:{}: {}: paraplan does not read it (it changes time, memory or the model in a "
-            "way paraplan does not price, or it is not a field of the vanilla GPT recipe's "
+            "way paraplan does not price, or it is not a field of Megatron-Bridge's "
             "ConfigContainer)",
             source, line, key));
       }
@@ -489,14 +551,23 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
           fmt::format("{}:{}: \"{}\": expected section.field=value or an option", source, line, w));
     }
   }
-  if (recipe != kMegatronBridgeRecipe && recipe != "model vanilla_gpt")
-    refused.insert(refused.begin(),
-                   fmt::format("{}: {}: paraplan reads launches of the vanilla GPT recipe ({}, "
-                               "every field of the model given as an override, as --export "
-                               "bridge writes them); another recipe sets its model and defaults "
-                               "in Python: plan its model with --model and export it",
-                               source, recipe.empty() ? "no --recipe" : "--recipe " + recipe,
-                               kMegatronBridgeRecipe));
+  const bool vanilla = recipe == kMegatronBridgeRecipe || recipe == "model vanilla_gpt";
+  const BridgeRecipe* named = nullptr;
+  if (!vanilla) {
+    const std::string name =
+        recipe.rfind("model ", 0) == 0 ? recipe.substr(6) + "_pretrain_config" : recipe;
+    named = find_megatron_bridge_recipe(name);
+    if (named)
+      fields = recipe_fields(*named, std::move(fields), source, recipe_line, refused, out);
+    else
+      refused.insert(
+          refused.begin(),
+          fmt::format("{}:{}: {}: not a pretraining recipe of Megatron-Bridge {} "
+                      "paraplan knows (its GPT recipe {} with the model as overrides, "
+                      "and NVIDIA's recipes whose functions set constants)",
+                      source, recipe_line, recipe.empty() ? "no --recipe" : "--recipe " + recipe,
+                      kMegatronBridgeCommit, kMegatronBridgeRecipe));
+  }
   if (refused.size() == 1) {
     const std::size_t colon = refused[0].find(": ");
     throw Error(ErrorKind::kUsage, refused[0].substr(0, colon), refused[0].substr(colon + 2));
@@ -509,8 +580,19 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
                             refused.size(), all));
   }
   const BridgeFields f(std::move(fields), source);
-  out.model = bridge_model(f, out);
-  out.training = bridge_training(f, out);
+  if (named) {
+    // The recipe's model is its Hugging Face config's (the api knows it by that id, or asks
+    // for its shape); its vocabulary the tokenizer's where the recipe sizes it so.
+    out.model_name = named->hf_id;
+    const bool by_tokenizer =
+        f.boolean("tokenizer.use_tokenizer_vocab_size", false) || f.has("tokenizer.vocab_size");
+    if (by_tokenizer && f.text("tokenizer.tokenizer_type", "") == "NullTokenizer")
+      out.vocab_size = f.integer("tokenizer.vocab_size", 32000);
+    out.vocab_multiple = static_cast<int>(f.integer("model.make_vocab_size_divisible_by", 128));
+  } else {
+    out.model = bridge_model(f, out);
+  }
+  out.training = bridge_training(f, out, named ? 0.0 : 0.1);
   return out;
 }
 

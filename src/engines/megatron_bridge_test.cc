@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "engines/engine_export.h"
+#include "engines/megatron_bridge_recipes.h"
 #include "engines/shell_script.h"
 #include "ir/engine_rules.h"
 #include "ir/error.h"
@@ -274,18 +275,69 @@ TEST(MegatronBridge, AUsersLaunchIsReadWithEveryRefusalAtOnce) {
   try {
     read_megatron_bridge_launch(
         "torchrun --nproc-per-node=8 scripts/training/run_recipe.py --recipe "
-        "llama3_8b_pretrain_config model.cuda_graph_impl=full --bogus\n",
+        "my_own_pretrain_config model.cuda_graph_impl=full --bogus\n",
         "theirs.sh");
     ADD_FAILURE() << "read";
   } catch (const Error& e) {
     const std::string what = e.what();
     EXPECT_EQ(e.kind(), ErrorKind::kUsage);
     EXPECT_NE(what.find("3 overrides or options refused"), std::string::npos) << what;
-    EXPECT_NE(what.find("--recipe llama3_8b_pretrain_config"), std::string::npos) << what;
+    EXPECT_NE(what.find("--recipe my_own_pretrain_config: not a pretraining recipe"),
+              std::string::npos)
+        << what;
     EXPECT_NE(what.find("theirs.sh:1: model.cuda_graph_impl"), std::string::npos) << what;
     EXPECT_NE(what.find("--bogus: not an option of run_recipe.py"), std::string::npos) << what;
   }
   EXPECT_THROW(read_megatron_bridge_launch("python train.py --lr 1\n", "x.sh"), Error);
+}
+
+TEST(MegatronBridge, NvidiasOwnRecipesAreReadAsTheirFunctionsSetThem) {
+  // Llama 3 8B's recipe by its short name (llama3_8b_pretrain_2gpu_h100_bf16_config): cp 2,
+  // 8,192 tokens, batch 512 × 1, the distributed optimizer and its overlaps; its model is Llama 3
+  // 8B's Hugging Face config with the NullTokenizer's 32,000 tokens (use_tokenizer_vocab_size).
+  const LaunchConfig l = read_megatron_bridge_launch(
+      "torchrun --nproc-per-node=2 scripts/training/run_recipe.py --recipe "
+      "llama3_8b_pretrain_config --mode pretrain --dataset mock\n",
+      "nvidia.sh");
+  EXPECT_FALSE(l.model.has_value());
+  EXPECT_EQ(l.model_name, "meta-llama/Meta-Llama-3-8B");
+  EXPECT_EQ(l.vocab_size, 32000);
+  EXPECT_EQ(l.world_size, 2);
+  EXPECT_EQ(l.training.cp, 2);
+  EXPECT_EQ(l.training.tp, 1);
+  EXPECT_EQ(l.training.seq_len, 8192);
+  EXPECT_EQ(l.training.global_batch, 512);
+  EXPECT_EQ(l.training.micro_batch, 1);
+  EXPECT_EQ(l.training.zero_stage, 1);
+  EXPECT_TRUE(l.training.overlap_grad_reduce && l.training.overlap_param_gather);
+  EXPECT_EQ(l.training.recompute, Recompute::kNone);
+  EXPECT_FALSE(l.training.dropout);
+  // run_recipe.py's --model stem, and the launch's overrides over the recipe's values.
+  const LaunchConfig o = read_megatron_bridge_launch(
+      "torchrun --nproc-per-node=8 scripts/training/run_recipe.py --model llama3_70b "
+      "--mode pretrain -tp 8 -cp 1 model.virtual_pipeline_model_parallel_size=null\n",
+      "nvidia70.sh");
+  EXPECT_EQ(o.model_name, "meta-llama/Meta-Llama-3-70B");
+  EXPECT_EQ(o.training.tp, 8);
+  EXPECT_EQ(o.training.pp, 4);  // the recipe's
+  EXPECT_EQ(o.training.vpp, 1);
+  // The model's shape is its Hugging Face config's: overriding it is refused, naming why.
+  try {
+    read_megatron_bridge_launch(
+        "torchrun --nproc-per-node=2 scripts/training/run_recipe.py --recipe "
+        "llama3_8b_pretrain_config model.num_layers=16\n",
+        "shape.sh");
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("model.num_layers: the recipe "
+                                         "llama3_8b_pretrain_2gpu_h100_bf16_config builds its "
+                                         "model from meta-llama/Meta-Llama-3-8B"),
+              std::string::npos)
+        << e.what();
+  }
+  ASSERT_NE(find_megatron_bridge_recipe("qwen3_4b_pretrain_config"), nullptr);
+  EXPECT_EQ(find_megatron_bridge_recipe("qwen3_4b_pretrain_config")->hf_id, "Qwen/Qwen3-4B");
+  EXPECT_EQ(find_megatron_bridge_recipe("no_such_recipe"), nullptr);
 }
 
 }  // namespace
