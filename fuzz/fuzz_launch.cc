@@ -1,8 +1,9 @@
-// The users' launch configurations: the same bytes as Megatron-LM arguments, a NeMo recipe and a
-// DeepSpeed configuration and a torchtitan job; each read launch's training knobs written back,
-// a torchtitan job resolved on a few world sizes.
+// The users' launch configurations: the same bytes as Megatron-LM arguments, a NeMo recipe, a
+// DeepSpeed configuration, a torchtitan job and a Megatron-Bridge launch; each read launch's
+// training knobs written back, a torchtitan job resolved on a few world sizes.
 #include "engines/deepspeed_config.h"
 #include "engines/megatron_args.h"
+#include "engines/megatron_bridge.h"
 #include "engines/nemo_recipe.h"
 #include "engines/torchtitan_config.h"
 #include "fuzz_support.h"
@@ -19,6 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       [&] { written(paraplan::engines::read_nemo_recipe(text, "recipe.yaml")); });
   paraplan::fuzz::refuse_only_with_error(
       [&] { written(paraplan::engines::read_deepspeed_config(text, "ds_config.json")); });
+  paraplan::fuzz::refuse_only_with_error(
+      [&] { written(paraplan::engines::read_megatron_bridge_launch(text, "launch.sh")); });
   paraplan::fuzz::refuse_only_with_error([&] {
     const paraplan::engines::LaunchConfig job =
         paraplan::engines::read_torchtitan_config(text, "job.toml");
