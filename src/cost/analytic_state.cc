@@ -118,7 +118,7 @@ double AnalyticCostModel::zero3_microbatch_s(const TrainingConfig& t, const Bloc
   layer.reduce_scatter_s += layer.replica_allreduce_s;
   root.reduce_scatter_s += root.replica_allreduce_s;
   const double n = layers;
-  // FSDP gathers a layer's weights before its forward and again before its backward, and
+  // ZeRO 3 gathers a layer's weights before its forward and again before its backward, and
   // reduce-scatters its gradients after the backward (HSDP: then all-reduces its shard across
   // the replicas); the next layer's gather is prefetched while the current one computes. The
   // root unit (embedding, LM head) is gathered first and reduced last, the first layer's gather
@@ -126,13 +126,22 @@ double AnalyticCostModel::zero3_microbatch_s(const TrainingConfig& t, const Bloc
   const double forward_compute =
       n * (c.layer_forward_s + c.layer_forward_comm_s) + (c.embedding_s + c.head_s) / 3;
   const double backward_compute = std::max(0.0, work_s - forward_compute);
+  // DeepSpeed's ZeRO 3 releases a layer's weights after every forward and fetches them in its
+  // pre-forward and pre-backward hooks (deepspeed/runtime/zero/parameter_offload.py): a layer
+  // recomputed in the backward is gathered once more. FSDP keeps the unit gathered from its
+  // pre-backward unshard through the recomputed forward and the backward.
+  const double regathered =
+      t.stack == Stack::kDeepSpeed && t.recompute == Recompute::kFull
+          ? (t.recompute_layers > 0 ? std::min(n, static_cast<double>(t.recompute_layers)) : n)
+          : 0.0;
+  const double backward_gathers = n + regathered;
   const double forward_comm = root.weight_gather_s + n * layer.weight_gather_s;
   const double backward_comm =
-      n * (layer.weight_gather_s + layer.reduce_scatter_s) + root.reduce_scatter_s;
+      backward_gathers * layer.weight_gather_s + n * layer.reduce_scatter_s + root.reduce_scatter_s;
   const double exposed = root.weight_gather_s + layer.weight_gather_s +
                          std::max(0.0, (n - 1) * layer.weight_gather_s - forward_compute) +
                          layer.reduce_scatter_s + root.reduce_scatter_s +
-                         std::max(0.0, n * layer.weight_gather_s +
+                         std::max(0.0, backward_gathers * layer.weight_gather_s +
                                            (n - 1) * layer.reduce_scatter_s - backward_compute);
   const double hidden = std::max(0.0, forward_comm + backward_comm - exposed);
   return exposed + cal_.overlap_slowdown * hidden;

@@ -556,6 +556,41 @@ TEST(Analytic, FsdpFloat8AllGatherHalvesTheGatheredWeights) {
   }
 }
 
+// DeepSpeed's ZeRO 3 fetches a layer's weights in its pre-forward hook, so a recomputed forward
+// gathers them again; FSDP keeps the unit gathered from its pre-backward unshard through the
+// recomputation. Communication-bound (2,048 A100, one sequence each), the difference is one
+// gather per recomputed layer.
+TEST(Analytic, DeepSpeedZero3RegathersTheRecomputedLayers) {
+  const auto a100 = *zoo::cluster_preset("dgx-a100", 2048);
+  const AnalyticCostModel cost(*zoo::llm_model("llama3-8b"), a100, default_calibration("A100"));
+  TrainingConfig t;
+  t.zero_stage = 3;
+  t.dp = 2048;
+  t.global_batch = 2048;
+  t.seq_len = 1024;
+  t.recompute = Recompute::kFull;
+  const int layers = 32;
+  for (const Stack stack : {Stack::kDeepSpeed, Stack::kFsdp}) {
+    t.stack = stack;
+    const BlockCosts c = cost.block_costs(t);
+    const double gather = cost.sync_parts(t, c.layer_dense_params, 0).weight_gather_s;
+    t.recompute_layers = 0;  // every layer recomputed
+    const double all = cost.zero3_microbatch_s(t, c, layers, 0.0);
+    t.recompute_layers = 8;  // the first 8
+    const double some = cost.zero3_microbatch_s(t, c, layers, 0.0);
+    t.recompute = Recompute::kNone;
+    const double none = cost.zero3_microbatch_s(t, c, layers, 0.0);
+    t.recompute = Recompute::kFull;
+    if (stack == Stack::kDeepSpeed) {
+      EXPECT_NEAR(all - none, layers * gather, 1e-9 * all);
+      EXPECT_NEAR(some - none, 8 * gather, 1e-9 * all);
+    } else {
+      EXPECT_DOUBLE_EQ(all, none);
+      EXPECT_DOUBLE_EQ(some, none);
+    }
+  }
+}
+
 // The device holds more than the tensors: the runtime's reserve and the allocator's
 // fragmentation of the transient part, both from the calibration; the verdict counts them.
 TEST(Analytic, PeakCountsTheRuntimeAndTheAllocator) {
