@@ -366,7 +366,16 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
                            f.boolean("optimizer.overlap_param_gather", false);
   t.tp_comm_overlap = f.boolean("model.tp_comm_overlap", false);
   t.overlap_p2p_comm = f.boolean("model.overlap_p2p_comm", false);
-  if (t.overlap_p2p_comm && f.boolean("model.batch_p2p_comm", true))
+  if (f.has("comm_overlap")) {
+    // A recipe's CommOverlapConfig (training/comm_overlap.py): the tensor-parallel overlap it
+    // asks for only with tp >= 2 and sequence parallelism; pipeline sends overlapped, not
+    // batched, when interleaved.
+    if (!f.has("model.tp_comm_overlap"))
+      t.tp_comm_overlap =
+          f.boolean("comm_overlap.tp_comm_overlap", false) && t.tp >= 2 && t.sequence_parallel;
+    if (t.pp > 1 && t.vpp > 1) t.overlap_p2p_comm = true;  // and batch_p2p_comm off
+  }
+  if (t.overlap_p2p_comm && !f.has("comm_overlap") && f.boolean("model.batch_p2p_comm", true))
     f.fail("model.batch_p2p_comm",
            "Megatron-Core does not batch overlapped p2p sends; set it "
            "false with model.overlap_p2p_comm");
@@ -426,8 +435,10 @@ std::map<std::string, Value> recipe_fields(const BridgeRecipe& r, std::map<std::
   bool overlap_config = false;
   for (const auto& [key, value] : r.values) {
     if (key == "comm_overlap") overlap_config = value == "set";
-    const std::string read = key == "comm_overlap.tp_comm_overlap" ? "model.tp_comm_overlap" : key;
-    if (!kRead.count(read) && read != "tokenizer.use_tokenizer_vocab_size") continue;
+    const std::string& read = key;
+    if (!kRead.count(read) && read != "tokenizer.use_tokenizer_vocab_size" &&
+        read != "comm_overlap.tp_comm_overlap")
+      continue;
     if (key == "comm_overlap.tp_comm_overlap" && !overlap_config) continue;
     if (value == "?" && !user.count(read)) {
       refused.push_back(
@@ -448,6 +459,7 @@ std::map<std::string, Value> recipe_fields(const BridgeRecipe& r, std::map<std::
     }
     merged[key] = value;
   }
+  if (overlap_config) merged["comm_overlap"] = {"set", line};
   out.read.insert(out.read.begin(), "--recipe " + r.name);
   return merged;
 }

@@ -335,6 +335,15 @@ TEST(MegatronBridge, NvidiasOwnRecipesAreReadAsTheirFunctionsSetThem) {
               std::string::npos)
         << e.what();
   }
+  // Qwen3-30B-A3B's recipe asks for CommOverlapConfig(tp_comm_overlap=True) at tp 1: Bridge turns
+  // the tensor-parallel overlap off there (training/comm_overlap.py), and so does the reader.
+  const LaunchConfig q = read_megatron_bridge_launch(
+      "torchrun --nproc-per-node=8 --nnodes=2 scripts/training/run_recipe.py --recipe "
+      "qwen3_30b_a3b_pretrain_config\n",
+      "qwen.sh");
+  EXPECT_EQ(q.model_name, "Qwen/Qwen3-30B-A3B");
+  EXPECT_EQ(q.training.ep, 16);
+  EXPECT_FALSE(q.training.tp_comm_overlap);
   ASSERT_NE(find_megatron_bridge_recipe("qwen3_4b_pretrain_config"), nullptr);
   EXPECT_EQ(find_megatron_bridge_recipe("qwen3_4b_pretrain_config")->hf_id, "Qwen/Qwen3-4B");
   EXPECT_EQ(find_megatron_bridge_recipe("no_such_recipe"), nullptr);

@@ -165,9 +165,9 @@ class Recipes:
             if key == "model":
                 found = [n for n in ast.walk(value) if isinstance(n, ast.Call)
                          and getattr(n.func, "attr", "") == "from_hf_pretrained"]
-                if not found or not isinstance(found[0].args[0], ast.Constant):
+                if not found or not found[0].args:
                     raise Unknown("model")
-                hf = found[0].args[0].value
+                hf = literal(found[0].args[0], env)  # a string, or a module constant naming it
                 continue
             if key.count(".") > 1:
                 continue
