@@ -308,7 +308,6 @@ JobOutcome launch_job(const LaunchOptions& o) {
   s.stack_choices.bf16_gradient_reduction = as_is.bf16_gradient_reduction;
   s.stack_choices.fp32_loss = as_is.fp32_loss;
   s.stack_choices.fused_loss = as_is.fused_loss;
-  if (bridge && as_is.fp8) s.stack_choices.fp8_param_gather = true;  // its FP8 recipes'
   if (torchtitan) s.stack_choices.fused_elementwise = as_is.fused_elementwise;
   s.top_k = 1;
   std::optional<LlmCandidate> found;

@@ -29,6 +29,13 @@ std::string moe_layer_freq(const TransformerConfig& m) {
   if (every == 1)
     return fmt::format("([0]*{}+[1]*{})", m.first_dense_layers,
                        m.num_layers - m.first_dense_layers);
+  return moe_layer_list(m);
+}
+
+}  // namespace
+
+std::string moe_layer_list(const TransformerConfig& m) {
+  const std::int64_t every = std::max<std::int64_t>(1, m.moe_every);
   std::string list = "[";
   for (std::int64_t i = 0; i < m.num_layers; ++i) {
     const std::int64_t j = i - m.first_dense_layers;
@@ -37,8 +44,6 @@ std::string moe_layer_freq(const TransformerConfig& m) {
   }
   return list + "]";
 }
-
-}  // namespace
 
 void refuse_unbuildable(const TransformerConfig& m, const char* engine) {
   const std::pair<bool, const char*> features[] = {

@@ -23,6 +23,9 @@ std::string megatron_arguments(const TransformerConfig& model, const TrainingCon
 /// FieldError("export") naming the first feature of `m` Megatron-Core's GPT model cannot build
 /// as priced (ALiBi, soft-capping, sliding windows, attention sinks, expert biases), for `engine`.
 void refuse_unbuildable(const TransformerConfig& m, const char* engine);
+/// Megatron-Core's MoE layer pattern as a list of one 0 (dense) or 1 (MoE) per layer: the
+/// leading dense layers, then every moe_every-th layer ("[0,0,1,1]").
+std::string moe_layer_list(const TransformerConfig& m);
 /// The layers of each pipeline stage: the configuration's split, else the even one.
 std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfig& config);
 /// Megatron-Core's --pipeline-model-parallel-layout for a split Megatron-LM would not make

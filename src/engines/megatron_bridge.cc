@@ -13,12 +13,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <map>
-#include <set>
 
 #include "engines/engine_export.h"
-#include "engines/megatron_layout.h"
-#include "engines/shell_script.h"
 #include "ir/engine_rules.h"
 #include "ir/error.h"
 
@@ -26,18 +22,6 @@ namespace paraplan::engines {
 namespace {
 
 constexpr const char* kEngine = "bridge";
-
-// Megatron-Core's list of 0 (dense) and 1 (MoE) per layer, as Hydra writes a list.
-std::string moe_layer_list(const TransformerConfig& m) {
-  const std::int64_t every = std::max<std::int64_t>(1, m.moe_every);
-  std::string list = "[";
-  for (std::int64_t i = 0; i < m.num_layers; ++i) {
-    const std::int64_t j = i - m.first_dense_layers;
-    list += i > 0 ? "," : "";
-    list += j >= 0 && j % every == every - 1 ? "1" : "0";
-  }
-  return list + "]";
-}
 
 // One override as a shell word: bare when the shell and Hydra both take it as it is; else in
 // single quotes for the shell, with a string value also quoted for Hydra (a layout's | and ,).
