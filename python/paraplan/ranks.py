@@ -3,8 +3,10 @@ plan, and the groups they talk in."""
 
 import torch.distributed as dist
 
+from ._paraplan import Error
 
-class RunError(ValueError):
+
+class RunError(Error, ValueError):
     """A plan that does not match the model, the device count or the launch (refused before
     training), or a run that failed; the message says which and what would do."""
 

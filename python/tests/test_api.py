@@ -374,7 +374,9 @@ def test_evaluate_from_a_deepspeed_config_and_its_export_read_back():
 def test_every_error_is_a_paraplan_error_and_the_namespace_is_clean():
     from paraplan.probe import ProbeError
     from paraplan.profiler import ProfileError
-    assert issubclass(ProfileError, paraplan.Error) and issubclass(ProbeError, paraplan.Error)
+    from paraplan.ranks import RunError
+    for error in (ProfileError, ProbeError, RunError):
+        assert issubclass(error, paraplan.Error), error.__name__
     assert not {"json", "os"} & set(vars(paraplan)), "modules leak into the package namespace"
 
 
