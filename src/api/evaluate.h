@@ -25,13 +25,20 @@ AnalyticResult evaluate(const EvaluateRequest& request);
 
 /// The configuration for a training engine: "megatron" (Megatron-LM's launch and arguments),
 /// "nemo" (a NeMo recipe's YAML), "deepspeed" (Megatron-DeepSpeed's launch and its DeepSpeed
-/// JSON) or "torchtitan" (a job TOML); FieldError("export") for another engine or a plan the
-/// engine cannot run. `devices_per_node`: the machines' size, for the launch line (0: none).
+/// JSON), "torchtitan" (a job TOML for 238fa99), "torchtitan-recipe" (torchtitan b5bcd76's Python
+/// configuration and its launch) or "bridge"; FieldError("export") for another engine or a plan
+/// the engine cannot run. `devices_per_node`: the machines' size, for the launch line (0: none);
+/// `device`: the device's name (torchtitan's attention kernel: FlexAttention's flash backend but
+/// on A100).
 std::string export_plan(const std::string& engine, const TransformerConfig& model,
-                        const TrainingConfig& config, int devices_per_node = 0);
+                        const TrainingConfig& config, int devices_per_node = 0,
+                        const std::string& device = "");
 
-/// The engine `--export` names: megatron, nemo, deepspeed or torchtitan; FieldError("export")
-/// otherwise.
+/// `--export`'s name for torchtitan's Python configurations (the torchtitan engine's rules).
+inline constexpr const char* kTorchtitanRecipe = "torchtitan-recipe";
+
+/// The engine `--export` names: megatron, nemo, deepspeed, torchtitan, torchtitan-recipe (the
+/// torchtitan engine) or bridge; FieldError("export") otherwise.
 Engine export_engine(const std::string& name);
 
 /// Devices of the cluster's first machine (the size torchrun's --nproc_per_node takes).

@@ -226,7 +226,8 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
                                {"zero", std::to_string(t.zero_stage)}});
   out.document["defaults"] = defaults_json(defaults);
   if (!o.export_to.empty()) {
-    out.exported = export_plan(o.export_to, model, t, devices_per_node(cluster));
+    out.exported =
+        export_plan(o.export_to, model, t, devices_per_node(cluster), cluster.device_types[0].name);
     out.document["export"] = out.exported;
   }
   if (o.words)

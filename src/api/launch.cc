@@ -334,7 +334,8 @@ JobOutcome launch_job(const LaunchOptions& o) {
 
   JobOutcome out;
   if (!o.export_to.empty())
-    out.exported = export_plan(o.export_to, model, best.config, devices_per_node(cluster));
+    out.exported = export_plan(o.export_to, model, best.config, devices_per_node(cluster),
+                               cluster.device_types[0].name);
   const DeviceType& device = cluster.device_types[0];
   out.document = {{"from",
                    {{"format", launch.format},

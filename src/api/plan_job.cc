@@ -377,8 +377,8 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   const std::vector<DefaultTaken> defaults = defaults_taken(o.given, candidates);
   out.document["defaults"] = defaults_json(defaults);
   if (!o.export_to.empty()) {
-    out.exported =
-        export_plan(o.export_to, r.model, result.search.top[0].config, devices_per_node(r.cluster));
+    out.exported = export_plan(o.export_to, r.model, result.search.top[0].config,
+                               devices_per_node(r.cluster), r.cluster.device_types[0].name);
     out.document["export"] = out.exported;
   }
   if (o.plan_file) out.file = transformer_plan_file(r, result);

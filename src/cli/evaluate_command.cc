@@ -70,8 +70,9 @@ void add_evaluate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--export", a->options.export_to,
                   "Print the configuration for a training engine instead: megatron (Megatron-LM's "
                   "torchrun line), nemo (a NeMo recipe YAML), deepspeed (Megatron-DeepSpeed's "
-                  "line and its DeepSpeed JSON), torchtitan (a job TOML) or bridge (a "
-                  "Megatron-Bridge run_recipe.py launch)");
+                  "line and its DeepSpeed JSON), torchtitan (a job TOML, torchtitan "
+                  "238fa99), torchtitan-recipe (torchtitan b5bcd76's Python configuration and "
+                  "its launch) or bridge (a Megatron-Bridge run_recipe.py launch)");
   cmd->callback([a, cmd, &exit_code] { exit_code = run(*a, given_flags(*cmd)); });
 }
 

@@ -257,6 +257,28 @@ TEST(CliExport, TorchtitanRoundTrip) {
   EXPECT_NE(hf.text.find("flavor = \"8B\""), std::string::npos) << hf.text;
 }
 
+// torchtitan's current configuration system (b5bcd76): a Python recipe written by the launch
+// script, with the plan's degrees and batch in tokens; what it cannot express is refused for it
+// alone, naming why (exit 2, as for every engine's export).
+TEST(CliExport, TorchtitanRecipe) {
+  const Outcome e =
+      run("plan --model llama3-70b --cluster dgx-h100 --seq-len 8192 --pp 4 --tp 8 --devices 64 "
+          "--batch 128 --recompute full --export torchtitan-recipe");
+  ASSERT_EQ(e.exit_code, 0) << e.out;
+  EXPECT_NE(e.out.find("cat > paraplan_recipe.py <<'PARAPLAN_RECIPE'"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("config = llama3_70b()"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("pipeline_parallel_degree=4,"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("-m torchtitan.train --module paraplan_recipe --config paraplan_plan"),
+            std::string::npos)
+      << e.out;
+  const Outcome partial =
+      run("plan --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --recompute 2 "
+          "--export torchtitan-recipe");
+  EXPECT_EQ(partial.exit_code, 2) << partial.out;
+  EXPECT_NE(partial.out.find("checkpoints every block (FullAC) or none"), std::string::npos)
+      << partial.out;
+}
+
 // torchtitan's async tensor parallelism is the fsdp stack's tensor-parallel overlap: exported as
 // enable_async_tensor_parallel, read back as the same plan at the same price (its 405B job was
 // refused for it).

@@ -182,8 +182,9 @@ void add_plan_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--export", args->options.export_to,
                   "Transformer: print the best plan for a training engine: megatron (Megatron-LM's "
                   "torchrun line), nemo (a NeMo recipe YAML), deepspeed (Megatron-DeepSpeed's "
-                  "line and its DeepSpeed JSON), torchtitan (a job TOML) or bridge (a "
-                  "Megatron-Bridge run_recipe.py launch)");
+                  "line and its DeepSpeed JSON), torchtitan (a job TOML, torchtitan "
+                  "238fa99), torchtitan-recipe (torchtitan b5bcd76's Python configuration and "
+                  "its launch) or bridge (a Megatron-Bridge run_recipe.py launch)");
   cmd->add_option("--train-tokens", args->options.train_tokens,
                   "Transformer: the question before buying — with --days, the fewest devices of "
                   "the preset's kind whose best plan trains this many tokens in time (15T, 300B, "

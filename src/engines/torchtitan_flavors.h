@@ -15,6 +15,9 @@ struct TorchtitanFlavor {
   const char* flavor;   ///< its flavor ("8B", "debugmodel")
   const char* builtin;  ///< paraplan's built-in of this shape, or null
   const char* shape;    ///< else the shape, as a Hugging Face config.json
+  /// torchtitan b5bcd76's configuration function of this flavor (config_registry.py: "llama3_8b"),
+  /// or null where it has none; its model_registry builds the same shape.
+  const char* baseline = nullptr;
 };
 
 /// The flavor torchtitan 238fa99 builds under this name and flavor; null: none paraplan knows.
