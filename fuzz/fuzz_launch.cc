@@ -1,11 +1,13 @@
 // The users' launch configurations: the same bytes as Megatron-LM arguments, a NeMo recipe, a
-// DeepSpeed configuration, a torchtitan job and a Megatron-Bridge launch; each read launch's
-// training knobs written back, a torchtitan job resolved on a few world sizes.
+// DeepSpeed configuration, a torchtitan job, a torchtitan Python recipe (or its launch) and a
+// Megatron-Bridge launch; each read launch's training knobs written back, a torchtitan job or
+// recipe resolved on a few world sizes.
 #include "engines/deepspeed_config.h"
 #include "engines/megatron_args.h"
 #include "engines/megatron_bridge.h"
 #include "engines/nemo_recipe.h"
 #include "engines/torchtitan_config.h"
+#include "engines/torchtitan_recipe.h"
 #include "fuzz_support.h"
 #include "io/transformer_json.h"
 
@@ -28,6 +30,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const int world : {1, 8, 48})
       paraplan::fuzz::refuse_only_with_error(
           [&] { (void)paraplan::engines::complete_torchtitan(job, 32, world); });
+  });
+  paraplan::fuzz::refuse_only_with_error([&] {
+    const paraplan::engines::LaunchConfig recipe =
+        paraplan::engines::read_torchtitan_recipe(text, "recipe.py");
+    written(recipe);
+    for (const int world : {1, 8, 48})
+      paraplan::fuzz::refuse_only_with_error(
+          [&] { (void)paraplan::engines::complete_torchtitan(recipe, 32, world); });
   });
   return 0;
 }

@@ -23,7 +23,7 @@ seeds() {  # seeds TARGET: the files and folders its corpus starts from
     fuzz_mpt_table) echo fuzz/seeds/mpt_table/* ;;
     fuzz_published_runs) echo data/moe/*.json tests/data/bad/published_*.json ;;
     fuzz_nemo_table) echo data/nemo-h100/nemo_h100.tsv ;;
-    fuzz_launch) echo docs/examples/megatron_llama3_8b.sh docs/examples/nemo_llama3_8b.yaml docs/examples/deepspeed_llama3_8b.json docs/examples/torchtitan_llama3_8b.toml docs/examples/megatron_bridge_llama3_8b.sh ;;
+    fuzz_launch) echo docs/examples/megatron_llama3_8b.sh docs/examples/nemo_llama3_8b.yaml docs/examples/deepspeed_llama3_8b.json docs/examples/torchtitan_llama3_8b.toml docs/examples/megatron_bridge_llama3_8b.sh docs/examples/torchtitan_recipe_llama3_70b.sh ;;
   esac
 }
 

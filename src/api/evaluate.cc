@@ -39,7 +39,7 @@ int devices_per_node(const Cluster& cluster) {
 }
 
 Engine export_engine(const std::string& name) {
-  if (name == kTorchtitanRecipe) return Engine::kTorchtitan;  // torchtitan's newer format
+  if (name == engines::kTorchtitanRecipe) return Engine::kTorchtitan;  // torchtitan's newer format
   if (const auto e = engine_from_name(name)) return *e;
   throw FieldError("export",
                    fmt::format(" must be megatron, nemo, deepspeed, torchtitan, torchtitan-recipe "
@@ -51,7 +51,7 @@ std::string export_plan(const std::string& name, const TransformerConfig& model,
                         const TrainingConfig& config, int devices_per_node,
                         const std::string& device) {
   // Each engine's writer refuses what its engine does not run (ir/engine_rules.h).
-  if (name == kTorchtitanRecipe)
+  if (name == engines::kTorchtitanRecipe)
     return engines::torchtitan_recipe(torchtitan_named(model), config, devices_per_node,
                                       device.find("A100") == std::string::npos);
   switch (export_engine(name)) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cost/analytic.h"
+#include "engines/torchtitan_recipe.h"
 #include "ir/calibration.h"
 #include "ir/cluster.h"
 #include "ir/engine_rules.h"
@@ -33,9 +34,6 @@ AnalyticResult evaluate(const EvaluateRequest& request);
 std::string export_plan(const std::string& engine, const TransformerConfig& model,
                         const TrainingConfig& config, int devices_per_node = 0,
                         const std::string& device = "");
-
-/// `--export`'s name for torchtitan's Python configurations (the torchtitan engine's rules).
-inline constexpr const char* kTorchtitanRecipe = "torchtitan-recipe";
 
 /// The engine `--export` names: megatron, nemo, deepspeed, torchtitan, torchtitan-recipe (the
 /// torchtitan engine) or bridge; FieldError("export") otherwise.

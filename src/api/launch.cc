@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -19,6 +20,7 @@
 #include "engines/megatron_bridge.h"
 #include "engines/nemo_recipe.h"
 #include "engines/torchtitan_config.h"
+#include "engines/torchtitan_recipe.h"
 #include "io/json_fields.h"
 #include "ir/error.h"
 #include "zoo/llm_models.h"
@@ -163,9 +165,11 @@ std::string explanation(const engines::LaunchConfig& launch) {
 std::vector<std::string> launch_diff(const std::string& format, const TransformerConfig& model,
                                      const TrainingConfig& from, const TrainingConfig& to) {
   const bool nemo = format == "nemo", deepspeed = format == "deepspeed",
-             torchtitan = format == "torchtitan", bridge = format == "bridge";
+             torchtitan = format == "torchtitan", bridge = format == "bridge",
+             recipe = format == engines::kTorchtitanRecipe;
   auto options = [&](const TrainingConfig& t) {
-    return deepspeed    ? engines::deepspeed_searched_options(t)
+    return recipe       ? engines::torchtitan_recipe_searched_options(t)
+           : deepspeed  ? engines::deepspeed_searched_options(t)
            : nemo       ? engines::nemo_searched_options(model, t)
            : torchtitan ? engines::torchtitan_searched_options(t)
            : bridge     ? engines::megatron_bridge_searched_options(model, t)
@@ -179,7 +183,7 @@ std::vector<std::string> launch_diff(const std::string& format, const Transforme
   std::map<std::string, std::string> a(before.begin(), before.end()), b(after.begin(), after.end());
   std::vector<std::string> out;
   auto line = [&](char sign, const std::string& flag, const std::string& value) {
-    if (torchtitan) return fmt::format("{} {} = {}", sign, flag, value);
+    if (torchtitan || recipe) return fmt::format("{} {} = {}", sign, flag, value);
     if (bridge) return fmt::format("{} {}={}", sign, flag, value);
     if (nemo || deepspeed) return fmt::format("{} {}: {}", sign, flag, value);
     return fmt::format("{} {}{}", sign, flag, value.empty() ? "" : " " + value);
@@ -227,28 +231,43 @@ JobOutcome launch_job(const LaunchOptions& o) {
   const bool deepspeed = o.format == "deepspeed";
   refuse_fields(o.given, deepspeed ? kDeepSpeedFields : kLaunchFields,
                 "a launch configuration (--from)");
-  const bool torchtitan = o.format == "torchtitan", bridge = o.format == "bridge";
+  const bool recipe = o.format == engines::kTorchtitanRecipe;
+  const bool torchtitan = o.format == "torchtitan" || recipe, bridge = o.format == "bridge";
   if (o.format != "megatron" && o.format != "nemo" && !deepspeed && !torchtitan && !bridge)
     throw FieldError("from", fmt::format(" {}: expected megatron (Megatron-LM's pretrain_gpt.py "
                                          "arguments), nemo (a NeMo GPT recipe's YAML), "
                                          "deepspeed (a ds_config.json), torchtitan (a job "
-                                         "TOML) or bridge (a Megatron-Bridge run_recipe.py "
-                                         "launch)",
+                                         "TOML), torchtitan-recipe (a torchtitan Python "
+                                         "configuration, its launch, or MODULE:FUNCTION) or "
+                                         "bridge (a Megatron-Bridge run_recipe.py launch)",
                                          o.format));
   // The best plan is searched among what the launch's engine runs: exported for that engine
   // (Megatron-LM, NeMo and Megatron-Bridge run the same Megatron-Core).
   const auto family = [](const std::string& f) {
-    return f == "nemo" || f == "bridge" ? std::string("megatron") : f;
+    return f == "nemo" || f == "bridge"      ? std::string("megatron")
+           : f == engines::kTorchtitanRecipe ? std::string("torchtitan")
+                                             : f;
   };
   if (!o.export_to.empty() && family(o.export_to) != family(o.format))
     throw FieldError("export", fmt::format(" {}: the plan is searched for the launch's engine "
                                            "({}); export it as {}, or plan the model for {} "
                                            "with --model",
                                            o.export_to, o.format, o.format, o.export_to));
-  const std::string text = o.file == "-" ? o.text : io::read_text_file(o.file);
+  // torchtitan's own configuration functions by name (llama3:llama3_70b): no file.
+  const bool registry_name = recipe && o.file != "-" && !std::filesystem::exists(o.file) &&
+                             o.file.find(".py") == std::string::npos &&
+                             o.file.find(':') != std::string::npos;
+  // FILE.py:FUNCTION: the file without the function.
+  std::string path = o.file;
+  if (recipe && !std::filesystem::exists(path) && path.find(".py:") != std::string::npos)
+    path = path.substr(0, path.rfind(':'));
+  const std::string text = o.file == "-"   ? o.text
+                           : registry_name ? std::string()
+                                           : io::read_text_file(path);
   const std::string source = o.file == "-" ? "standard input" : o.file;
   engines::LaunchConfig launch = o.format == "nemo" ? engines::read_nemo_recipe(text, source)
                                  : deepspeed        ? engines::read_deepspeed_config(text, source)
+                                 : recipe           ? engines::read_torchtitan_recipe(text, source)
                                  : torchtitan       ? engines::read_torchtitan_config(text, source)
                                  : bridge ? engines::read_megatron_bridge_launch(text, source)
                                           : engines::read_megatron_args(text, source);

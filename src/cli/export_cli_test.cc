@@ -258,25 +258,92 @@ TEST(CliExport, TorchtitanRoundTrip) {
 }
 
 // torchtitan's current configuration system (b5bcd76): a Python recipe written by the launch
-// script, with the plan's degrees and batch in tokens; what it cannot express is refused for it
-// alone, naming why (exit 2, as for every engine's export).
-TEST(CliExport, TorchtitanRecipe) {
-  const Outcome e =
-      run("plan --model llama3-70b --cluster dgx-h100 --seq-len 8192 --pp 4 --tp 8 --devices 64 "
-          "--batch 128 --recompute full --export torchtitan-recipe");
-  ASSERT_EQ(e.exit_code, 0) << e.out;
-  EXPECT_NE(e.out.find("cat > paraplan_recipe.py <<'PARAPLAN_RECIPE'"), std::string::npos) << e.out;
-  EXPECT_NE(e.out.find("config = llama3_70b()"), std::string::npos) << e.out;
-  EXPECT_NE(e.out.find("pipeline_parallel_degree=4,"), std::string::npos) << e.out;
-  EXPECT_NE(e.out.find("-m torchtitan.train --module paraplan_recipe --config paraplan_plan"),
-            std::string::npos)
-      << e.out;
+// script, with the plan's degrees and batch in tokens, read back as the same plan at the same
+// price (FSDP; a pipeline with its split; interleaving with pure bf16, async TP and float8; HSDP;
+// a MoE flavor with experts); what it cannot express is refused for it alone, naming why (exit
+// 2, as for every engine's export).
+TEST(CliExport, TorchtitanRecipeRoundTrip) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--model llama3-8b --cluster dgx-h100 --devices 64 --batch 512 --seq-len 8192",
+       "config = llama3_8b()"},
+      {"--model llama3-70b --cluster dgx-h100 --seq-len 8192 --pp 6 --tp 4 --devices 48 "
+       "--batch 96 --recompute full",
+       "pipeline_parallel_degree=6,"},
+      {"--model llama3-8b --cluster dgx-h100 --seq-len 4096 --pp 4 --vpp 2 --tp 2 --devices 16 "
+       "--batch 64 --grad-reduce-dtype bf16 --loss-dtype bf16 --compile --tp-comm-overlap "
+       "--precision fp8",
+       "Interleaved1F1B"},
+      {"--model llama3-8b --stack fsdp --cluster dgx-h100 --devices 32 --tp 1 --batch 128 "
+       "--seq-len 8192 --shard-group 8",
+       "data_parallel_replicate_degree=4,"},
+      {"--model " + std::string(PARAPLAN_SOURCE_DIR) +
+           "/tests/data/hf-configs/deepseek-v2-lite/config.json --stack fsdp --cluster dgx-h100 "
+           "--devices 16 --ep 8 --batch 128 --seq-len 4096",
+       "config = deepseek_v3_16b()"}};
+  for (const auto& [request, written] : cases) {
+    SCOPED_TRACE(request);
+    const Exported e = round_trip(request, "torchtitan-recipe", "--cluster dgx-h100");
+    EXPECT_NE(e.text.find(written), std::string::npos) << e.text;
+    EXPECT_NE(e.text.find("-m torchtitan.train --module paraplan_recipe --config paraplan_plan"),
+              std::string::npos);
+    expect_same_plan(e, kTorchtitanKnobs);
+  }
   const Outcome partial =
       run("plan --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --recompute 2 "
           "--export torchtitan-recipe");
   EXPECT_EQ(partial.exit_code, 2) << partial.out;
   EXPECT_NE(partial.out.find("checkpoints every block (FullAC) or none"), std::string::npos)
       << partial.out;
+}
+
+// torchtitan's own configuration functions are read by name (MODULE:FUNCTION), from the values
+// tools/torchtitan/registry.py took from their source: Llama 3 70B's tp 8 with full
+// checkpointing, 405B's float8 and async TP; a function of the user's that starts from one keeps
+// what it does not change.
+TEST(CliExport, TorchtitanConfigurationFunctionsAreRead) {
+  const Outcome l70 =
+      run("evaluate --from torchtitan-recipe llama3:llama3_70b --cluster dgx-h100 --devices 64 "
+          "--json");
+  ASSERT_EQ(l70.exit_code, 0) << l70.out;
+  const Json as_is = Json::parse(l70.out)["as_is"]["config"];
+  EXPECT_EQ(as_is["tp"], 8);
+  EXPECT_EQ(as_is["dp"], 8);
+  EXPECT_EQ(as_is["recompute"], "full");
+  EXPECT_EQ(as_is["seq_len"], 8192);
+  EXPECT_EQ(as_is["micro_batch"], 8);  // 8 × 8192 tokens per forward
+  const Outcome l405 =
+      run("evaluate --from torchtitan-recipe llama3:llama3_405b --cluster dgx-h100 --devices 512 "
+          "--json");
+  ASSERT_EQ(l405.exit_code, 0) << l405.out;
+  const Json big = Json::parse(l405.out)["as_is"]["config"];
+  EXPECT_EQ(big["precision"], "fp8");
+  EXPECT_EQ(big["tp_comm_overlap"], true);
+  const std::string mine = write_temp("my_titan_recipe.py",
+                                      "from torchtitan.models.llama3.config_registry import "
+                                      "llama3_70b\n\n\ndef mine():\n"
+                                      "    config = llama3_70b()\n"
+                                      "    config.parallelism.pipeline_parallel_degree = 2\n"
+                                      "    config.parallelism.num_pp_microbatches = 2 * 4\n"
+                                      "    return config\n");
+  const Outcome derived =
+      run("evaluate --from torchtitan-recipe " + mine + " --cluster dgx-h100 --devices 64 --json");
+  ASSERT_EQ(derived.exit_code, 0) << derived.out;
+  const Json d = Json::parse(derived.out)["as_is"]["config"];
+  EXPECT_EQ(d["tp"], 8);
+  EXPECT_EQ(d["pp"], 2);
+  EXPECT_EQ(d["dp"], 4);
+  EXPECT_EQ(d["global_batch"], 8 * 8 * 4);  // 8 sequences × 8 pipeline micro-batches × 4 ranks
+  const Outcome unknown = run("evaluate --from torchtitan-recipe llama3:llama3_9b --devices 8");
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.out;
+  EXPECT_NE(unknown.out.find("MODULE:FUNCTION"), std::string::npos) << unknown.out;
+  const std::string branchy =
+      write_temp("branchy_titan_recipe.py", "def f():\n    if True:\n        config = None\n");
+  const Outcome refused = run("evaluate --from torchtitan-recipe " + branchy + " --devices 8");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(
+      refused.out.find("branchy_titan_recipe.py:2: a statement paraplan does not follow ('if')"),
+      std::string::npos)
+      << refused.out;
 }
 
 // torchtitan's async tensor parallelism is the fsdp stack's tensor-parallel overlap: exported as

@@ -652,8 +652,10 @@ class Runner {
       stopped_ = true;
       return false;
     }
+    // A *.py script, or torchtitan's trainer as a module (-m torchtitan.train).
     const bool names_script = std::any_of(words.begin(), words.end(), [](const ShellWord& w) {
-      return w.text.size() > 3 && w.text.compare(w.text.size() - 3, 3, ".py") == 0;
+      return (w.text.size() > 3 && w.text.compare(w.text.size() - 3, 3, ".py") == 0) ||
+             w.text == "torchtitan.train";
     });
     if (!is_launcher(words.front().text) || !names_script) return false;
     const int line = words.front().line;

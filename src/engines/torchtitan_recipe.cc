@@ -204,4 +204,29 @@ std::string torchtitan_recipe(const TransformerConfig& model, const TrainingConf
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> torchtitan_recipe_searched_options(
+    const TrainingConfig& t) {
+  auto num = [](auto v) { return fmt::format("{}", v); };
+  const auto [replicate, shard] = torchtitan_degrees(t);
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"parallelism.data_parallel_shard_degree", num(shard)},
+      {"parallelism.data_parallel_replicate_degree", num(replicate)},
+      {"parallelism.fsdp_reshard_after_forward", t.zero_stage == 2 ? "\"never\"" : "\"always\""},
+      {"parallelism.tensor_parallel_degree", num(t.tp)},
+      {"parallelism.pipeline_parallel_degree", num(t.pp)},
+      {"parallelism.context_parallel_degree", num(t.cp)},
+      {"parallelism.expert_parallel_degree", num(t.ep)},
+      {"training.num_tokens_per_microbatch_per_dp_rank", num(t.micro_batch * t.seq_len)}};
+  if (t.pp > 1) {
+    out.emplace_back("parallelism.pipeline_parallel_schedule",
+                     t.vpp > 1 ? "\"Interleaved1F1B\"" : "\"1F1B\"");
+    out.emplace_back("parallelism.num_pp_microbatches", num(t.microbatches()));
+  }
+  out.emplace_back("activation_checkpoint", t.recompute == Recompute::kNone ? "None"
+                                            : t.recompute == Recompute::kSelective
+                                                ? "SelectiveAC.Config()"
+                                                : "FullAC.Config()");
+  return out;
+}
+
 }  // namespace paraplan::engines

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "engines/torchtitan_config.h"
 #include "engines/torchtitan_flavors.h"
 #include "ir/engine_rules.h"
 #include "ir/error.h"
@@ -291,6 +292,80 @@ TEST(TorchtitanRecipe, RefusesWhatTorchtitanCannotExpressNamingWhy) {
             std::string::npos);
   EXPECT_NE(refusal(*zoo::llm_model("mixtral-8x7b"), cases[0].t).find("export it for megatron"),
             std::string::npos);
+}
+
+// Each export of the matrix read back (read_torchtitan_recipe, complete_torchtitan) is the plan.
+TEST(TorchtitanRecipe, ReadsBackAsThePlan) {
+  for (const Case& c : matrix()) {
+    SCOPED_TRACE(c.name);
+    const LaunchConfig l = read_torchtitan_recipe(torchtitan_recipe(c.model, c.t, 8, true), "x.sh");
+    EXPECT_EQ(l.world_size, c.t.devices());
+    const TrainingConfig t = complete_torchtitan(l, c.model.num_layers, l.world_size);
+    EXPECT_EQ(t.tp, c.t.tp);
+    EXPECT_EQ(t.pp, c.t.pp);
+    EXPECT_EQ(t.cp, c.t.cp);
+    EXPECT_EQ(t.dp, c.t.dp);
+    EXPECT_EQ(t.ep, c.t.ep);
+    EXPECT_EQ(t.vpp, c.t.vpp);
+    EXPECT_EQ(t.micro_batch, c.t.micro_batch);
+    EXPECT_EQ(t.global_batch, c.t.global_batch);
+    EXPECT_EQ(t.seq_len, c.t.seq_len);
+    EXPECT_EQ(t.recompute, c.t.recompute);
+    EXPECT_EQ(t.zero_stage, c.t.zero_stage);
+    EXPECT_EQ(t.shard_group == 0 ? t.dp * t.cp : t.shard_group,
+              c.t.shard_group == 0 ? c.t.dp * c.t.cp : c.t.shard_group);
+    EXPECT_EQ(t.fp8, c.t.fp8);
+    EXPECT_EQ(t.fused_elementwise, c.t.fused_elementwise);
+    EXPECT_EQ(t.tp_comm_overlap, c.t.tp_comm_overlap);
+    EXPECT_EQ(t.bf16_gradient_reduction, c.t.bf16_gradient_reduction);
+  }
+}
+
+std::string read_error(const std::string& text, const std::string& source) {
+  try {
+    read_torchtitan_recipe(text, source);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+// Python as configuration code: what it follows (arithmetic, a section replaced whole, a local
+// object read back) and where it says it cannot (the place, the reason).
+TEST(TorchtitanRecipe, ReadsConfigurationCodeAndPlacesWhatItCannot) {
+  const LaunchConfig l = read_torchtitan_recipe(
+      "from torchtitan.config import ParallelismConfig, TrainingConfig\n"
+      "from torchtitan.models.llama3.config_registry import llama3_70b\n\n"
+      "def f() -> Trainer.Config:\n"
+      "    \"\"\"Docstring.\"\"\"\n"
+      "    config = llama3_70b()  # tp 8 there\n"
+      "    config.parallelism = ParallelismConfig(pipeline_parallel_degree=2,\n"
+      "                                           num_pp_microbatches=2 * (3 + 1))\n"
+      "    config.training = TrainingConfig(max_context_length=4096,\n"
+      "        num_tokens_per_microbatch_per_dp_rank=2 * 4096)\n"
+      "    return config\n",
+      "r.py");
+  const TrainingConfig t = complete_torchtitan(l, 80, 16);
+  EXPECT_EQ(t.tp, 1) << "the section replaced whole";
+  EXPECT_EQ(t.pp, 2);
+  EXPECT_EQ(t.dp, 8);
+  EXPECT_EQ(t.micro_batch, 2);
+  EXPECT_EQ(t.global_batch, 2 * 8 * 8);
+  EXPECT_EQ(t.recompute, Recompute::kFull) << "llama3_70b's FullAC kept";
+  EXPECT_NE(read_error("def f():\n    config = llama3_8b(\n", "r.py").find("r.py:"),
+            std::string::npos);
+  EXPECT_NE(read_error("def f():\n    x = 'open\n", "r.py").find("r.py:2"), std::string::npos);
+  EXPECT_NE(read_error("def f():\n    for x in y:\n        pass\n", "r.py").find("('for')"),
+            std::string::npos);
+  EXPECT_NE(read_error("def f():\n    return make()\n", "r.py").find("does not follow"),
+            std::string::npos);
+  EXPECT_NE(read_error("def f():\n    pass\ndef g():\n    pass\n", "r.py").find("FILE:FUNCTION"),
+            std::string::npos);
+  const std::string mx = read_error(
+      "from torchtitan.models.llama3.config_registry import llama3_8b_mxfp8\n"
+      "def f():\n    return llama3_8b_mxfp8()\n",
+      "r.py");
+  EXPECT_NE(mx.find("MXFP8LinearConverter.Config is not priced"), std::string::npos) << mx;
 }
 
 }  // namespace
