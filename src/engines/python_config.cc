@@ -454,7 +454,8 @@ std::string dotted_target(const std::vector<Token>& t, std::size_t end) {
 
 }  // namespace
 
-PythonConfig::PythonConfig(const std::string& text, std::string source) : impl_(new Impl) {
+PythonConfig::PythonConfig(const std::string& text, std::string source)
+    : impl_(std::make_unique<Impl>()) {
   impl_->source = std::move(source);
   impl_->lines = tokenize(text, impl_->source);
   const auto& lines = impl_->lines;
@@ -486,7 +487,7 @@ PythonConfig::PythonConfig(const std::string& text, std::string source) : impl_(
   }
 }
 
-PythonConfig::~PythonConfig() { delete impl_; }
+PythonConfig::~PythonConfig() = default;
 
 const std::vector<PythonFunction>& PythonConfig::functions() const { return impl_->functions; }
 const std::map<std::string, std::string>& PythonConfig::imports() const { return impl_->imports; }
