@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "engines/megatron_layout.h"
 #include "io/transformer_json.h"
 #include "ir/engine_rules.h"
 #include "ir/error.h"
@@ -328,7 +329,7 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.shard_group = k.shard_group == t.dp * t.cp ? 0 : k.shard_group;  // every rank: full sharding
   t.attention = attention(k.attention);
   t.moe_capacity_factor = k.moe_capacity_factor;
-  if (!k.stage_layers.empty()) t.stage_layers = parse_stage_layers(k.stage_layers);
+  if (!k.stage_layers.empty()) apply_stage_layers(k.stage_layers, t);
   t.fp8 = fp8(k.precision);
   apply_stack_defaults(t, stack_choices(k));
   return t;
@@ -343,6 +344,39 @@ RecomputeChoice parse_recompute(const std::string& text) {
 }
 
 std::string recompute_text(const TrainingConfig& t) { return io::recompute_text(t); }
+
+void apply_stage_layers(const std::string& text, TrainingConfig& t) {
+  // Megatron-Core's layout notation: every (virtual) stage, the virtual stages' count from it.
+  if (text.find_first_of("Et|L") != std::string::npos) {
+    const int vpp = t.vpp;
+    std::string error;
+    if (!engines::read_layout(text, t, error))
+      throw FieldError("stage_layers", fmt::format(": {} (a layout: Megatron-Core's notation, "
+                                                   "e.g. Et*3|(tt|)*29,m|L, or layer counts, "
+                                                   "e.g. 9,8,8,7)",
+                                                   error));
+    if (vpp > 1 && t.vpp != vpp)
+      throw FieldError("stage_layers", fmt::format(": the layout has {} virtual stages per rank, "
+                                                   "but --vpp is {}",
+                                                   t.vpp, vpp));
+    return;
+  }
+  std::vector<int> counts = parse_stage_layers(text);
+  // One count per virtual stage: each rank's layers, and the virtual stages unless they are
+  // the default split of those.
+  if (t.vpp > 1 && t.pp > 0 && counts.size() == static_cast<std::size_t>(t.pp * t.vpp)) {
+    t.stage_layers.assign(static_cast<std::size_t>(t.pp), 0);
+    int layers = 0;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      t.stage_layers[i % static_cast<std::size_t>(t.pp)] += counts[i];
+      layers += counts[i];
+    }
+    t.virtual_stage_layers.clear();
+    if (virtual_split(t, layers) != counts) t.virtual_stage_layers = counts;
+    return;
+  }
+  t.stage_layers = std::move(counts);
+}
 
 std::vector<int> parse_stage_layers(const std::string& text) {
   std::vector<int> out;

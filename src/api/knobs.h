@@ -117,5 +117,9 @@ RecomputeChoice parse_recompute(const std::string& text);
 std::string recompute_text(const TrainingConfig& t);
 /// "9,8,8,7" → {9, 8, 8, 7}; FieldError("stage_layers") otherwise.
 std::vector<int> parse_stage_layers(const std::string& text);
+/// `--stage-layers` into `t` (pp and vpp set): counts per stage (with vpp > 1, per rank, or one
+/// per virtual stage), or a Megatron-Core layout (Et*3|(tt|)*29,m|L), which also sets vpp.
+/// FieldError("stage_layers") for what is neither.
+void apply_stage_layers(const std::string& text, TrainingConfig& t);
 
 }  // namespace paraplan::api

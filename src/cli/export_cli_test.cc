@@ -257,6 +257,42 @@ TEST(CliExport, TorchtitanRoundTrip) {
   EXPECT_NE(hf.text.find("flavor = \"8B\""), std::string::npos) << hf.text;
 }
 
+// DeepSeek-V3 as Megatron-Bridge lays it out (pp 8 × vpp 4: 61 layers and the MTP module over
+// 32 uneven virtual stages): given to --stage-layers in Megatron-Core's notation, priced, exported
+// as that layout (no other virtual-stage option beside it: validate_args takes one) and read back
+// as the same plan at the same price.
+TEST(CliExport, UnevenVirtualStagesRoundTrip) {
+  const std::string request =
+      "--model " + std::string(PARAPLAN_SOURCE_DIR) +
+      "/tests/data/hf-configs/deepseek-v3/config.json --cluster dgx-h100 --devices 1024 --tp 2 "
+      "--pp 8 --ep 64 --batch 8192 --seq-len 4096 --micro-batch 1 --recompute full --zero 1 "
+      "--stage-layers \"Et*3|(tt|)*29,m|L\"";
+  const Outcome priced = run("evaluate " + request + " --json");
+  ASSERT_EQ(priced.exit_code, 0) << priced.out;
+  const Json plan = Json::parse(priced.out);
+  EXPECT_EQ(plan["config"]["vpp"], 4);
+  EXPECT_EQ(plan["config"]["stage_layers"], Json::parse("[9, 8, 8, 8, 8, 8, 6, 6]"));
+  const Outcome exported = run("evaluate " + request + " --export megatron");
+  ASSERT_EQ(exported.exit_code, 0) << exported.out;
+  EXPECT_NE(exported.out.find("--pipeline-model-parallel-layout \"Et*3|t*2|"), std::string::npos)
+      << exported.out;
+  EXPECT_NE(exported.out.find("t*2||,m,L\""), std::string::npos) << exported.out;
+  EXPECT_EQ(exported.out.find("virtual-pipeline-stage"), std::string::npos) << exported.out;
+  const std::string file = write_temp("exported_deepseek_v3_layout.sh", exported.out);
+  const Outcome back = run("evaluate --from megatron " + file + " --cluster dgx-h100 --json");
+  ASSERT_EQ(back.exit_code, 0) << back.out;
+  const Json as_is = Json::parse(back.out)["as_is"];
+  EXPECT_EQ(as_is["config"]["stage_layers"], plan["config"]["stage_layers"]);
+  EXPECT_EQ(as_is["config"]["virtual_stage_layers"], plan["config"]["virtual_stage_layers"]);
+  EXPECT_NEAR(as_is["iteration_time_s"].get<double>() / plan["iteration_time_s"].get<double>(), 1.0,
+              1e-9);
+  // A layout whose virtual stages do not match --vpp is refused, naming both.
+  const Outcome vpp = run("evaluate " + request + " --vpp 2");
+  EXPECT_EQ(vpp.exit_code, 2) << vpp.out;
+  EXPECT_NE(vpp.out.find("4 virtual stages per rank, but --vpp is 2"), std::string::npos)
+      << vpp.out;
+}
+
 // torchtitan's current configuration system (b5bcd76): a Python recipe written by the launch
 // script, with the plan's degrees and batch in tokens, read back as the same plan at the same
 // price (FSDP; a pipeline with its split; interleaving with pure bf16, async TP and float8; HSDP;

@@ -66,16 +66,18 @@ std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfi
 }
 
 std::string megatron_layout(const TransformerConfig& model, const TrainingConfig& t) {
-  const std::vector<int> split = stage_split(model, t);
-  const bool even = std::all_of(split.begin(), split.end(), [&](int n) { return n == split[0]; });
-  if (t.vpp > 1 || even) return "";
+  const std::vector<int> ranks = stage_split(model, t);
+  const bool even = std::all_of(ranks.begin(), ranks.end(), [&](int n) { return n == ranks[0]; });
+  if (even && t.virtual_stage_layers.empty()) return "";
   // Megatron-Core's layout: E the embedding, t a decoder layer, m a multi-token-prediction
-  // module, L the loss; stages split by |, commas for reading only.
+  // module, L the loss; stages split by |, commas for reading only. Interleaved: every virtual
+  // stage in order (rank r's c-th chunk is stage c·pp + r).
+  const std::vector<int> split = virtual_split(t, static_cast<int>(model.num_layers));
   std::string layout;
   for (std::size_t i = 0; i < split.size(); ++i) {
     if (i > 0) layout += "|";
     if (i == 0) layout += "E";
-    layout += fmt::format("t*{}", split[i]);
+    if (split[i] > 0) layout += fmt::format("t*{}", split[i]);
     if (i + 1 == split.size()) {
       for (std::int64_t k = 0; k < model.mtp_layers; ++k) layout += ",m";
       layout += ",L";
@@ -178,10 +180,12 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
       arg("--moe-pad-expert-input-to-capacity");
     }
   }
-  if (t.vpp > 1) arg("--num-layers-per-virtual-pipeline-stage", num(m.num_layers / (t.pp * t.vpp)));
-  // Megatron-LM splits the layers evenly or not at all: another split needs its layout.
+  // Megatron-LM splits the layers evenly or not at all: another split needs its layout, which
+  // gives the virtual stages too (validate_args takes one of the two).
   if (const std::string layout = megatron_layout(m, t); !layout.empty())
     arg(spelled(Knob::kStageLayers, Engine::kMegatronLm), fmt::format("\"{}\"", layout));
+  else if (t.vpp > 1)
+    arg("--num-layers-per-virtual-pipeline-stage", num(m.num_layers / (t.pp * t.vpp)));
   if (t.sequence_parallel) arg(spelled(Knob::kSequenceParallel, Engine::kMegatronLm));
   switch (t.recompute) {
     case Recompute::kFull:

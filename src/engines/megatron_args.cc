@@ -269,9 +269,6 @@ void read_stage_split(const Options& o, TrainingConfig& t) {
   if (!first && !last) return;
   if (!o.has("--num-layers"))
     o.missing("--num-layers", "the first and last stages' layers are given, not the rest");
-  if (t.vpp > 1)
-    o.fail(first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
-           "paraplan prices interleaved stages of equal layers only");
   const std::int64_t layers = o.integer("--num-layers", 0);
   const std::int64_t a = o.integer("--decoder-first-pipeline-num-layers", -1, 0),
                      b = o.integer("--decoder-last-pipeline-num-layers", -1, 0);
@@ -285,6 +282,15 @@ void read_stage_split(const Options& o, TrainingConfig& t) {
                         middle_stages > 0 ? static_cast<int>(rest / middle_stages) : 0);
   if (first) t.stage_layers.front() = static_cast<int>(a);
   if (last) t.stage_layers.back() = static_cast<int>(b);
+  // Interleaved: each stage's layers split evenly over its virtual stages (Megatron-Core's
+  // get_num_layers_to_build asserts they divide).
+  for (std::size_t i = 0; t.vpp > 1 && i < t.stage_layers.size(); ++i)
+    if (t.stage_layers[i] % t.vpp)
+      o.fail(i == 0 && first                          ? "--decoder-first-pipeline-num-layers"
+             : i + 1 == t.stage_layers.size() && last ? "--decoder-last-pipeline-num-layers"
+                                                      : "--num-layers",
+             fmt::format("stage {}'s {} layers do not split evenly over {} virtual stages", i,
+                         t.stage_layers[i], t.vpp));
 }
 
 // What Megatron-LM's validate_args asserts of these options (megatron/training/arguments.py),

@@ -168,6 +168,40 @@ TEST(MegatronArgs, ReadsUnevenPipelineStages) {
           "--decoder-last-pipeline-num-layers 12",
       "args.txt");
   EXPECT_EQ(ends.training.stage_layers, (std::vector<int>{13, 18, 18, 12}));
+  // DeepSeek-V3's layout (Megatron-Bridge's recipe, pp 8 × vpp 4): 61 layers and the MTP
+  // module over 32 uneven virtual stages, the last two holding the MTP module and the loss.
+  const LaunchConfig deepseek =
+      read_megatron_args(base +
+                             "--pipeline-model-parallel-size 8 --pipeline-model-parallel-layout "
+                             "\"Et*3|(tt|)*29,m|L\" --mtp-num-layers 1",
+                         "args.txt");
+  EXPECT_EQ(deepseek.training.vpp, 4);
+  EXPECT_EQ(deepseek.training.stage_layers, (std::vector<int>{9, 8, 8, 8, 8, 8, 6, 6}));
+  std::vector<int> chunks = {3};
+  chunks.resize(30, 2);
+  chunks.resize(32, 0);
+  EXPECT_EQ(deepseek.training.virtual_stage_layers, chunks);
+  EXPECT_EQ(virtual_split(deepseek.training, 61), chunks);
+  // Interleaved ends: each stage's layers split evenly over its virtual stages.
+  const std::string sixty =
+      "--seq-length 2048 --micro-batch-size 1 --bf16 --num-layers 60 --hidden-size 64 "
+      "--num-attention-heads 4 --vocab-size 100 --pipeline-model-parallel-size 4 "
+      "--num-virtual-stages-per-pipeline-rank 2 ";
+  const LaunchConfig ends_interleaved = read_megatron_args(
+      sixty + "--decoder-first-pipeline-num-layers 12 --decoder-last-pipeline-num-layers 12",
+      "args.txt");
+  EXPECT_EQ(ends_interleaved.training.stage_layers, (std::vector<int>{12, 18, 18, 12}));
+  EXPECT_EQ(ends_interleaved.training.vpp, 2);
+  try {
+    read_megatron_args(
+        sixty + "--decoder-first-pipeline-num-layers 13 --decoder-last-pipeline-num-layers 11",
+        "args.txt");
+    ADD_FAILURE() << "13 layers over 2 virtual stages accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("do not split evenly over 2 virtual stages"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(MegatronArgs, SearchedOptionsAreInMegatronsSpelling) {

@@ -100,11 +100,21 @@ bool read_layout(const std::string& layout, TrainingConfig& t, std::string& erro
     t.stage_layers = stages;
     return true;
   }
-  if (!std::all_of(stages.begin(), stages.end(), [&](int n) { return n == stages[0]; })) {
-    error = "paraplan prices interleaved stages of equal layers only";
-    return false;
-  }
   t.vpp = vpp;
+  if (std::all_of(stages.begin(), stages.end(), [&](int n) { return n == stages[0]; })) {
+    t.stage_layers.clear();
+    t.virtual_stage_layers.clear();
+    return true;
+  }
+  // Uneven virtual stages: each rank's layers, and the virtual stages unless they are the
+  // default split of those.
+  t.stage_layers.assign(static_cast<std::size_t>(t.pp), 0);
+  for (std::size_t i = 0; i < stages.size(); ++i)
+    t.stage_layers[i % static_cast<std::size_t>(t.pp)] += stages[i];
+  t.virtual_stage_layers.clear();
+  int layers = 0;
+  for (int n : stages) layers += n;
+  if (virtual_split(t, layers) != stages) t.virtual_stage_layers = stages;
   return true;
 }
 

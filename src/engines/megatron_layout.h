@@ -16,7 +16,9 @@ namespace paraplan::engines {
 bool layout_stages(const std::string& layout, int pp, std::vector<int>& stages, std::string& error);
 
 /// Reads a layout into `t` (t.pp set): one stage per rank sets t.stage_layers; several per rank
-/// set t.vpp, and must then hold equal layers (paraplan prices interleaved stages uniform).
+/// set t.vpp and, unless all hold equal layers, each rank's layers (t.stage_layers) and, unless
+/// they are virtual_split's of those, each virtual stage's (t.virtual_stage_layers). The MTP
+/// modules (m) are priced with the loss, on the last stage.
 bool read_layout(const std::string& layout, TrainingConfig& t, std::string& error);
 
 /// Megatron's MoE layer pattern, a Python list expression of 0 (dense) and 1 (MoE) with one

@@ -343,7 +343,6 @@ void read_split(const Section& m, TrainingConfig& t) {
   if (!first && !last) return;
   const char* key =
       first ? "num_layers_in_first_pipeline_stage" : "num_layers_in_last_pipeline_stage";
-  if (t.vpp > 1) m.fail(key, "paraplan prices interleaved stages of equal layers only");
   const std::int64_t layers = m.integer("num_layers", 0, 0);
   const std::int64_t a = m.integer("num_layers_in_first_pipeline_stage", 0, 0),
                      b = m.integer("num_layers_in_last_pipeline_stage", 0, 0);
@@ -357,6 +356,12 @@ void read_split(const Section& m, TrainingConfig& t) {
                         middle > 0 ? static_cast<int>(rest / middle) : 0);
   if (first) t.stage_layers.front() = static_cast<int>(a);
   if (last) t.stage_layers.back() = static_cast<int>(b);
+  // Interleaved: each stage's layers split evenly over its virtual stages (Megatron-Core's
+  // get_num_layers_to_build asserts they divide).
+  for (const int n : t.stage_layers)
+    if (t.vpp > 1 && n % t.vpp)
+      m.fail(key, fmt::format("a stage's {} layers do not split evenly over {} virtual stages", n,
+                              t.vpp));
 }
 
 TrainingConfig training_of(const Section& trainer, const Section& m, const Section& optim,

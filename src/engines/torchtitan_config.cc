@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engines/engine_export.h"
 #include "engines/keyed_config.h"
 #include "engines/torchtitan_flavors.h"
 #include "ir/engine_rules.h"
@@ -410,16 +411,20 @@ TrainingConfig complete_torchtitan(const LaunchConfig& launch, std::int64_t laye
     if (t.vpp == 1) {
       t.stage_layers = stages;
     } else if (!std::all_of(stages.begin(), stages.end(), [&](int n) { return n == stages[0]; })) {
-      fail("parallelism",
-           "paraplan prices interleaved stages of equal layers; set "
-           "pipeline_parallel_first_stage_less_layers and _last_stage_less_layers to 0, or give "
-           "module_fqns_per_model_part");
+      // Interleaved (a loop schedule): rank r runs stages r, r + pp, ...; its layers and, unless
+      // they are the default split of those, each stage's.
+      t.stage_layers.assign(static_cast<std::size_t>(t.pp), 0);
+      for (std::size_t i = 0; i < stages.size(); ++i)
+        t.stage_layers[i % static_cast<std::size_t>(t.pp)] += stages[i];
+      if (virtual_split(t, static_cast<int>(layers)) != stages) t.virtual_stage_layers = stages;
     }
   }
   // Selective AC of every N-th layer: each rank counts its own layers.
   if (tt.ac_every > 0) {
     const std::int64_t per_rank =
-        stages.empty() ? layers : *std::max_element(stages.begin(), stages.end()) * t.vpp;
+        stages.empty()           ? layers
+        : t.stage_layers.empty() ? *std::max_element(stages.begin(), stages.end()) * t.vpp
+                                 : *std::max_element(t.stage_layers.begin(), t.stage_layers.end());
     const std::int64_t recomputed = per_rank / tt.ac_every;
     t.recompute = recomputed > 0 ? Recompute::kFull : Recompute::kNone;
     t.recompute_layers = recomputed >= per_rank ? 0 : static_cast<int>(recomputed);
@@ -446,17 +451,7 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
   if (!t.fp32_loss && !t.bf16_gradient_reduction)
     refuse("a bf16 loss comes with bf16 gradients (training.dtype = \"bfloat16\")");
   std::vector<int> stages;
-  if (t.pp > 1) {
-    const std::vector<int> split = t.stage_layers.empty()
-                                       ? even_stage_split(static_cast<int>(model.num_layers), t.pp)
-                                       : t.stage_layers;
-    if (t.vpp == 1) {
-      stages = split;
-    } else {
-      stages.assign(static_cast<std::size_t>(t.pp * t.vpp),
-                    static_cast<int>(model.num_layers / (t.pp * t.vpp)));
-    }
-  }
+  if (t.pp > 1) stages = virtual_split(t, static_cast<int>(model.num_layers));
   std::string out;
   auto yes = [](bool b) { return std::string(b ? "true" : "false"); };
   out += fmt::format("# {} on {} GPUs as paraplan planned it (torchtitan)\n\n", model.name,
@@ -518,8 +513,8 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
   } else {
     // Every N-th layer of a rank's layers: N with ⌊layers ÷ N⌋ the layers recomputed.
     const std::vector<int> split =
-        stages.empty() ? std::vector<int>{static_cast<int>(model.num_layers)} : stages;
-    const std::int64_t per_rank = *std::max_element(split.begin(), split.end()) * t.vpp;
+        t.pp > 1 ? stage_split(model, t) : std::vector<int>{static_cast<int>(model.num_layers)};
+    const std::int64_t per_rank = *std::max_element(split.begin(), split.end());
     const std::int64_t every = per_rank / t.recompute_layers;
     if (every < 1 || per_rank / every != t.recompute_layers)
       refuse(fmt::format("no layer frequency recomputes {} of {} layers", t.recompute_layers,

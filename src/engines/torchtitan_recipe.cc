@@ -46,12 +46,7 @@ void refuse_inexpressible(const TrainingConfig& t) {
 
 // The model parts of a pipeline, one per (virtual) stage, by torchtitan's module names.
 std::string model_parts(const TransformerConfig& model, const TrainingConfig& t) {
-  std::vector<int> stages;
-  if (t.vpp == 1)
-    stages = stage_split(model, t);
-  else
-    stages.assign(static_cast<std::size_t>(t.pp * t.vpp),
-                  static_cast<int>(model.num_layers / (t.pp * t.vpp)));
+  const std::vector<int> stages = virtual_split(t, static_cast<int>(model.num_layers));
   std::string out = "        module_fqns_per_model_part=[\n";
   std::int64_t next = 0;
   for (std::size_t i = 0; i < stages.size(); ++i) {

@@ -236,6 +236,7 @@ Json training_to_json(const TrainingConfig& t) {
          {key(Knob::kOverlapGradReduce), t.overlap_grad_reduce},
          {key(Knob::kAttention), attention_text(t.attention)},
          {key(Knob::kStageLayers), t.stage_layers}};
+  if (!t.virtual_stage_layers.empty()) j["virtual_stage_layers"] = t.virtual_stage_layers;
   j[key(Knob::kShardGroup)] = t.shard_group;  // 0: full sharding
   if (t.moe_capacity_factor > 0)              // dropless: absent
     j[key(Knob::kMoeCapacityFactor)] = t.moe_capacity_factor;
@@ -331,6 +332,14 @@ TrainingConfig training_from_json(const JsonObject& o) {
         split[i].get<long long>() > (1 << 20))
       o.fail("stage_layers", "must list positive layer counts");
     t.stage_layers.push_back(split[i].get<int>());
+  }
+  if (o.has("virtual_stage_layers")) {
+    const Json& chunks = o.array("virtual_stage_layers");
+    for (const Json& n : chunks) {
+      if (!n.is_number_integer() || n.get<long long>() < 0 || n.get<long long>() > (1 << 20))
+        o.fail("virtual_stage_layers", "must list layer counts of 0 or more");
+      t.virtual_stage_layers.push_back(n.get<int>());
+    }
   }
   if (o.has("devices") && count(Knob::kDevices) != t.devices())
     o.fail("devices", "must equal tp × cp × pp × dp = " + std::to_string(t.devices()));

@@ -122,6 +122,15 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
       t.stage_layers != even_stage_split(num_layers, t.pp))
     return broken(Knob::kStageLayers, "engine_even_stages", "",
                   "splits the transformer layers evenly over the stages");
+  // Megatron-Core splits the first and last stages' layers over their virtual stages evenly
+  // (get_num_layers_to_build asserts they divide).
+  if (e.split_first_last_only && t.vpp > 1 && !t.stage_layers.empty() &&
+      (!t.virtual_stage_layers.empty() || std::any_of(t.stage_layers.begin(), t.stage_layers.end(),
+                                                      [&](int n) { return n % t.vpp != 0; })))
+    return broken(Knob::kStageLayers, "engine_first_last_split", "",
+                  "gives interleaved stages only as the first and the last stage's layers, each "
+                  "a multiple of {vpp} " +
+                      str(t.vpp) + " split evenly over its virtual stages");
   if (e.split_first_last_only && num_layers > 0 && t.pp > 2) {
     const std::vector<int> split =
         t.stage_layers.empty() ? even_stage_split(num_layers, t.pp) : t.stage_layers;
@@ -140,8 +149,7 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
     // A rank's layers (its chunks together when interleaved): the largest stage's.
     const std::vector<int> split =
         t.stage_layers.empty() ? even_stage_split(num_layers, t.pp) : t.stage_layers;
-    const long long per_rank =
-        t.vpp > 1 ? num_layers / t.pp : *std::max_element(split.begin(), split.end());
+    const long long per_rank = *std::max_element(split.begin(), split.end());
     const long long every = per_rank / t.recompute_layers;
     if (every < 1 || per_rank / every != t.recompute_layers)
       return broken(Knob::kRecompute, "engine_every_kth", str(t.recompute_layers),

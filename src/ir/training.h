@@ -99,8 +99,15 @@ struct TrainingConfig {
   /// rank then sets the pace: the calibration's moe_load_imbalance).
   double moe_capacity_factor = 0;
   /// Transformer layers per pipeline stage (size pp, sum = layers); empty: as even as possible,
-  /// the remainder going to the middle stages.
+  /// the remainder going to the middle stages. With vpp > 1, a rank's layers over all its
+  /// virtual stages.
   std::vector<int> stage_layers;
+  /// With vpp > 1 and stage_layers given: the layers of each virtual stage in Megatron-Core's
+  /// order (virtual stage c·pp + r is rank r's c-th chunk; size pp × vpp, rank r's summing to
+  /// stage_layers[r], zero allowed: a chunk of only the MTP module or the loss). Empty: each
+  /// rank's layers split as evenly as possible over its chunks, the first taking the remainder
+  /// (virtual_split).
+  std::vector<int> virtual_stage_layers;
 
   int devices() const { return tp * cp * pp * dp; }
   /// Micro-batches per pipeline per iteration.
@@ -150,6 +157,23 @@ inline std::vector<int> even_stage_split(int layers, int stages) {
   if (extra > 0) ++split[0], --extra;
   if (extra > 0) ++split.back(), --extra;
   return split;
+}
+
+/// The layers of each virtual stage (virtual stage c·pp + r: rank r's c-th chunk) of `t` with
+/// `layers` in all: t.virtual_stage_layers when given, else each rank's layers (stage_layers or
+/// the even split) over its vpp chunks as evenly as possible, the first chunks taking the
+/// remainder. With vpp 1: the stages' layers.
+inline std::vector<int> virtual_split(const TrainingConfig& t, int layers) {
+  if (!t.virtual_stage_layers.empty()) return t.virtual_stage_layers;
+  const std::vector<int> ranks =
+      t.stage_layers.empty() ? even_stage_split(layers, t.pp) : t.stage_layers;
+  const int v = t.vpp > 0 ? t.vpp : 1;
+  std::vector<int> out(ranks.size() * static_cast<std::size_t>(v));
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    for (int c = 0; c < v; ++c)
+      out[static_cast<std::size_t>(c) * ranks.size() + r] =
+          ranks[r] / v + (c < ranks[r] % v ? 1 : 0);
+  return out;
 }
 
 }  // namespace paraplan

@@ -247,7 +247,7 @@ std::optional<Violation> interleaving(const TransformerConfig& m, const Training
   if (t.pp < 2)
     return broken(Knob::kVpp, "vpp_needs_pipeline", str(t.vpp),
                   "interleaving needs {pp} 2 or more");
-  if (m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vpp))
+  if (t.stage_layers.empty() && m.num_layers % (static_cast<std::int64_t>(t.pp) * t.vpp))
     return broken(Knob::kVpp, "vpp_divides_layers", str(t.vpp),
                   "the " + str(m.num_layers) +
                       " layers must be divisible by pp × vpp = " + str(t.pp) + " × " + str(t.vpp),
@@ -257,9 +257,31 @@ std::optional<Violation> interleaving(const TransformerConfig& m, const Training
                   "the interleaved schedule needs the micro-batches per pipeline (" +
                       str(t.microbatches()) + ") to be a multiple of {pp} " + str(t.pp),
                   {{"micro-batches", str(t.microbatches())}, {"pp", str(t.pp)}});
-  if (!t.stage_layers.empty())
-    return broken(Knob::kVpp, "vpp_uniform_stages", str(t.vpp),
-                  "interleaved stages are uniform; drop {stage_layers}");
+  return std::nullopt;
+}
+
+// A virtual layout: one entry per virtual stage, each rank's summing to its layers.
+std::optional<Violation> virtual_stages(const TrainingConfig& t) {
+  if (t.virtual_stage_layers.empty()) return std::nullopt;
+  const std::string given = listed(t.virtual_stage_layers);
+  if (t.vpp < 2 || t.stage_layers.empty())
+    return broken(Knob::kStageLayers, "virtual_stages_need_vpp", given,
+                  "layers per virtual stage need {vpp} 2 or more and {stage_layers}");
+  const std::size_t pp = static_cast<std::size_t>(t.pp);
+  if (t.virtual_stage_layers.size() != pp * static_cast<std::size_t>(t.vpp))
+    return broken(Knob::kStageLayers, "one_per_virtual_stage", given,
+                  str(t.virtual_stage_layers.size()) + " virtual stages given, but pp × vpp is " +
+                      str(t.pp * t.vpp));
+  std::vector<int> sums(pp, 0);
+  for (std::size_t i = 0; i < t.virtual_stage_layers.size(); ++i) {
+    if (t.virtual_stage_layers[i] < 0)
+      return broken(Knob::kStageLayers, "virtual_stage_negative", given,
+                    "a virtual stage holds zero layers or more");
+    sums[i % pp] += t.virtual_stage_layers[i];
+  }
+  if (sums != t.stage_layers)
+    return broken(Knob::kStageLayers, "virtual_stages_sum", given,
+                  "each rank's virtual stages must sum to its layers " + listed(t.stage_layers));
   return std::nullopt;
 }
 
@@ -377,6 +399,7 @@ std::optional<Violation> check_training(const TransformerConfig& m, const Traini
   if (auto v = rules::shard_group(t)) return v;
   if (auto v = rules::interleaving(m, t)) return v;
   if (auto v = rules::recomputation(m, t)) return v;
+  if (auto v = rules::virtual_stages(t)) return v;
   if (auto v = rules::overlaps(t)) return v;
   return std::nullopt;
 }

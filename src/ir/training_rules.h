@@ -89,6 +89,9 @@ std::optional<Violation> expert_tensor(const TransformerConfig& m, const Trainin
 /// HSDP: the shard group divides dp × cp, under ZeRO 3, without expert parallelism.
 std::optional<Violation> shard_group(const TrainingConfig& t);
 std::optional<Violation> interleaving(const TransformerConfig& m, const TrainingConfig& t);
+/// Layers per virtual stage: with vpp > 1 and stage_layers, pp × vpp of them, none negative,
+/// each rank's summing to its stage_layers.
+std::optional<Violation> virtual_stages(const TrainingConfig& t);
 /// The stack's overlaps: Megatron-Core's only on the megatron stack, each where it applies.
 std::optional<Violation> overlaps(const TrainingConfig& t);
 std::optional<Violation> recomputation(const TransformerConfig& m, const TrainingConfig& t);

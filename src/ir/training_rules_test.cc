@@ -49,6 +49,31 @@ TEST(TrainingRules, EachFrontEndNamesTheKnobsItsOwnWay) {
   EXPECT_EQ(check_training(gpt(), t, 64)->rule, "tp_divides_heads");
 }
 
+// Interleaved stages may be uneven (Megatron-Core's layouts): each rank's layers, and layers per
+// virtual stage that sum to them.
+TEST(TrainingRules, UnevenVirtualStagesSumToTheirRanks) {
+  TransformerConfig m = gpt();
+  m.num_layers = 22;  // not a multiple of pp × vpp = 8
+  TrainingConfig t;
+  t.global_batch = 64, t.pp = 2, t.vpp = 4, t.dp = 4;
+  EXPECT_EQ(check_training(m, t, 8)->rule, "vpp_divides_layers");
+  t.stage_layers = {12, 10};
+  EXPECT_FALSE(check_training(m, t, 8));
+  EXPECT_EQ(virtual_split(t, 22), (std::vector<int>{3, 3, 3, 3, 3, 2, 3, 2}));
+  t.virtual_stage_layers = {4, 2, 4, 2, 4, 3, 0, 3};
+  EXPECT_FALSE(check_training(m, t, 8));
+  EXPECT_EQ(virtual_split(t, 22), t.virtual_stage_layers);
+  t.virtual_stage_layers = {4, 2, 4, 2, 4, 3, 0};
+  EXPECT_EQ(check_training(m, t, 8)->rule, "one_per_virtual_stage");
+  t.virtual_stage_layers = {4, 2, 4, 2, 4, 3, 1, 2};
+  EXPECT_EQ(check_training(m, t, 8)->rule, "virtual_stages_sum");
+  t.virtual_stage_layers = {5, 2, 4, 2, 4, 3, -1, 3};
+  EXPECT_EQ(check_training(m, t, 8)->rule, "virtual_stage_negative");
+  t.vpp = 1;
+  t.virtual_stage_layers = {12, 10};
+  EXPECT_EQ(check_training(m, t, 8)->rule, "virtual_stages_need_vpp");
+}
+
 TEST(TrainingRules, SearchAndCheckAgreeOnEveryShape) {
   // The per-knob functions the search prunes with accept exactly what the whole check accepts.
   const TransformerConfig m = gpt();

@@ -96,7 +96,8 @@ struct ProgramBuilder {
   const Schedule schedule;
   const BlockCosts c;
   const int p, v;
-  std::vector<int> split;
+  std::vector<int> split;   // layers per rank
+  std::vector<int> chunks;  // layers per virtual stage (chunk · pp + rank)
   bool p2p_on_nic = false, dp_on_nic = false;
   double nic_bw = 0;
   Program prog;
@@ -125,6 +126,7 @@ ProgramBuilder::ProgramBuilder(const AnalyticCostModel& cost_model, const Traini
       last_backward_inputs(static_cast<std::size_t>(config.pp)) {
   const int layers = static_cast<int>(cost.model().num_layers);
   split = t.stage_layers.empty() ? even_stage_split(layers, p) : t.stage_layers;
+  chunks = virtual_split(t, layers);
   const int node = cost.cluster().machine_sizes.empty() ? 1 : cost.cluster().machine_sizes[0];
   p2p_on_nic = t.tp * t.cp * t.pp > node && cost.cluster().tiers.size() > 1;
   dp_on_nic = static_cast<std::int64_t>(t.devices()) > node && cost.cluster().tiers.size() > 1;
@@ -182,8 +184,7 @@ int ProgramBuilder::dp_transfer(int device, double seconds, const std::string& n
 }
 
 int ProgramBuilder::chunk_layers(int device, int chunk) const {
-  const int n = split[static_cast<std::size_t>(device)];
-  return n / v + (chunk < n % v ? 1 : 0);
+  return chunks[static_cast<std::size_t>(chunk * p + device)];
 }
 
 int ProgramBuilder::recomputed(int n) const {
