@@ -12,6 +12,7 @@
 
 #include "engines/engine_export.h"
 #include "engines/megatron_bridge_recipes.h"
+#include "engines/megatron_layout.h"
 #include "engines/shell_script.h"
 #include "ir/engine_rules.h"
 #include "ir/error.h"
@@ -347,6 +348,24 @@ TEST(MegatronBridge, NvidiasOwnRecipesAreReadAsTheirFunctionsSetThem) {
   ASSERT_NE(find_megatron_bridge_recipe("qwen3_4b_pretrain_config"), nullptr);
   EXPECT_EQ(find_megatron_bridge_recipe("qwen3_4b_pretrain_config")->hf_id, "Qwen/Qwen3-4B");
   EXPECT_EQ(find_megatron_bridge_recipe("no_such_recipe"), nullptr);
+}
+
+// A recipe's layout built by its builder's table for its pp and vp (DeepSeek-V3's
+// _get_deepseek_v3_pipeline_layout at pp 8: 8 layers a stage, the last 5 with MTP and the loss),
+// and its float()/int() casts of fields it set, followed by the generator.
+TEST(MegatronBridgeRecipes, LayoutsFromTheirBuildersAndCastFieldsAreFollowed) {
+  const BridgeRecipe* r =
+      find_megatron_bridge_recipe("deepseek_v3_pretrain_256gpu_h100_bf16_32nodes_config");
+  ASSERT_NE(r, nullptr);
+  std::map<std::string, std::string> values(r->values.begin(), r->values.end());
+  EXPECT_EQ(values["model.rotary_base"], "10000.0");
+  EXPECT_EQ(values["model.rotary_scaling_factor"], "40");
+  const std::string layout = values["model.pipeline_model_parallel_layout"];
+  TrainingConfig t;
+  t.pp = 8;
+  std::string error;
+  ASSERT_TRUE(read_layout(layout, t, error)) << layout << ": " << error;
+  EXPECT_EQ(t.stage_layers, (std::vector<int>{8, 8, 8, 8, 8, 8, 8, 5}));
 }
 
 }  // namespace

@@ -120,6 +120,47 @@ class Recipes:
         values["model"] = "?"
         return values
 
+    def apply_layout_builder(self, call, values):
+        """set_*_pipeline_model_parallel_layout(cfg.model): the layout its builder's table gives
+        for the recipe's pp and vp (the builders' layout_map of lists of layer names); a pair
+        the table lacks leaves the layout unset, as Bridge's setter does (it passes on the
+        builder's ValueError)."""
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and
+                call.func.id.startswith("set_") and
+                call.func.id.endswith("_pipeline_model_parallel_layout")):
+            return
+        builder = values.get("model._pipeline_model_parallel_layout_builder")
+        if builder not in self.functions or call.keywords:
+            values["model.pipeline_model_parallel_layout"] = "?"
+            return
+        _, fn = self.functions[builder]
+        try:
+            pp = int(values.get("model.pipeline_model_parallel_size", "1"))
+            vp_text = values.get("model.virtual_pipeline_model_parallel_size", "null")
+            vp = 1 if vp_text == "null" else int(vp_text)
+            mtp_text = values.get("model.mtp_num_layers", "null")
+            mtp = 0 if mtp_text in ("null", "?") else int(mtp_text)
+        except ValueError:
+            values["model.pipeline_model_parallel_layout"] = "?"
+            return
+        env = {"mtp_layers": mtp, "pp_size": pp, "vp_size": vp}
+        for stmt in fn.body:  # the builder's assignments: last_layer, layout_map, ...
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], ast.Name):
+                try:
+                    env[stmt.targets[0].id] = eval(  # lists, + and * of the source's literals
+                        compile(ast.Expression(stmt.value), "<layout>", "eval"),
+                        {"__builtins__": {}}, dict(env))
+                except Exception:
+                    pass
+        table = env.get("layout_map")
+        if not isinstance(table, dict):
+            values["model.pipeline_model_parallel_layout"] = "?"
+            return
+        layout = table.get((pp, vp))
+        if layout is not None:
+            values["model.pipeline_model_parallel_layout"] = layout_text(layout)
+
     def evaluate(self, name, args=(), kwargs=None, depth=0):
         """(values, hf_id) of a recipe function, or Unknown."""
         if depth > 6:
@@ -137,6 +178,9 @@ class Recipes:
         for stmt in fn.body:
             if isinstance(stmt, ast.Return):
                 break
+            if isinstance(stmt, ast.Expr) and values is not None:
+                self.apply_layout_builder(stmt.value, values)
+                continue
             if isinstance(stmt, (ast.Expr, ast.Pass)):
                 continue
             if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
@@ -176,6 +220,14 @@ class Recipes:
                 values[key] = "set"
                 values.update(call_kwargs(value, env, "comm_overlap."))
                 continue
+            if key == "model._pipeline_model_parallel_layout_builder" and \
+                    isinstance(value, ast.Name) and value.id in self.functions:
+                values[key] = value.id  # the function set_*_layout(cfg.model) calls
+                continue
+            cast = cast_of_field(value, values)  # float(cfg.model.x), int(cfg.model.x)
+            if cast is not None:
+                values[key] = cast
+                continue
             try:
                 values[key] = literal(value, env)
             except Unknown:
@@ -187,6 +239,30 @@ class Recipes:
         if values is None:
             raise Unknown("no cfg")
         return values, hf
+
+
+def cast_of_field(value, values):
+    """float(cfg.S.F) / int(cfg.S.F) of a field already set: its value cast, else None."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and
+            value.func.id in ("float", "int") and len(value.args) == 1):
+        return None
+    chain = ast.unparse(value.args[0])
+    if not chain.startswith("cfg.") or values.get(chain[4:]) in (None, "?"):
+        return None
+    v = float(values[chain[4:]])
+    return str(float(v)) if value.func.id == "float" else str(int(v))
+
+
+LAYER_LETTERS = {"embedding": "E", "decoder": "t", "mtp": "m", "loss": "L"}
+
+
+def layout_text(layout):
+    """A layout as lists of layer names, in Megatron-Core's notation (E, t, m, L; | between)."""
+    stages = []
+    for stage in layout:
+        letters = "".join(LAYER_LETTERS[name] for name in stage)
+        stages.append(letters)
+    return "|".join(stages)
 
 
 def cxx(s):
