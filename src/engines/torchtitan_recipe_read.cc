@@ -28,6 +28,9 @@ const std::set<std::string> kParallelismIgnored = {
     "parallelism.spmd_backend", "parallelism.context_parallel_load_balancer",
     "parallelism.context_parallel_ptrr_mask_key", "parallelism.enable_fsdp_symm_mem"};
 
+// A value as Python would show it, whatever bytes its strings hold.
+std::string shown(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 std::optional<ConfigRows> registry_rows(const std::string& module, const std::string& function) {
   ConfigRows rows;
   for (const TorchtitanRegistryRow& r : torchtitan_registry_rows())
@@ -49,51 +52,81 @@ std::optional<ConfigRows> registry_path(const std::string& path) {
                        path.substr(m + middle.size()));
 }
 
+// The configuration's values, read by key; every refusal is kept (the read goes on with the
+// default) and all are reported at once by done().
 class Rows {
  public:
   Rows(ConfigRows rows, std::string source) : rows_(std::move(rows)), source_(std::move(source)) {}
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, key), message);
+  void fail(const std::string& key, const std::string& message) {
+    refused_.push_back(fmt::format("{}: {}", key, message));
   }
   const Json* get(const std::string& key) {
     const auto it = rows_.find(key);
     if (it == rows_.end()) return nullptr;
-    if (it->second == Json("?"))
-      fail(key, "set by an expression paraplan does not follow; write the value");
     read_.push_back(key);
+    if (it->second == Json("?")) {
+      fail(key, "set by an expression paraplan does not follow; write the value");
+      return nullptr;
+    }
     return &it->second;
   }
   std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min) {
     const Json* v = get(key);
     if (v == nullptr) return fallback;
-    if (!v->is_number_integer() || v->get<std::int64_t>() < min)
-      fail(key, fmt::format("expected an integer of at least {}, got {}", min, v->dump()));
+    if (!v->is_number_integer() || v->get<std::int64_t>() < min) {
+      fail(key, fmt::format("expected an integer of at least {}, got {}", min, shown(*v)));
+      return fallback;
+    }
     return v->get<std::int64_t>();
   }
   bool boolean(const std::string& key, bool fallback) {
     const Json* v = get(key);
     if (v == nullptr) return fallback;
-    if (!v->is_boolean()) fail(key, fmt::format("expected True or False, got {}", v->dump()));
+    if (!v->is_boolean()) {
+      fail(key, fmt::format("expected True or False, got {}", shown(*v)));
+      return fallback;
+    }
     return v->get<bool>();
   }
   std::string text(const std::string& key, const std::string& fallback) {
     const Json* v = get(key);
     if (v == nullptr || v->is_null()) return fallback;
-    if (!v->is_string()) fail(key, fmt::format("expected a string, got {}", v->dump()));
+    if (!v->is_string()) {
+      fail(key, fmt::format("expected a string, got {}", shown(*v)));
+      return fallback;
+    }
     return v->get<std::string>();
   }
+  // Every refusal, at once: one at its key, several listed.
+  void done() const {
+    if (refused_.size() == 1) {
+      const std::size_t colon = refused_[0].find(": ");
+      throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, refused_[0].substr(0, colon)),
+                  refused_[0].substr(colon + 2));
+    }
+    if (refused_.empty()) return;
+    std::string all;
+    for (const std::string& r : refused_) all += "\n  " + r;
+    throw Error(
+        ErrorKind::kUsage, source_,
+        fmt::format("{} settings refused (paraplan prices the others):{}", refused_.size(), all));
+  }
   // Every key not read: ignored by name, or refused when it is a field that matters.
-  void classify(LaunchConfig& out) const {
+  void classify(LaunchConfig& out) {
     for (const auto& [key, value] : rows_) {
       if (std::find(read_.begin(), read_.end(), key) != read_.end()) continue;
       const std::string section = key.substr(0, key.find('.'));
       if (value == Json("?") && (section == "training" || section == "parallelism" ||
-                                 section == "compile" || section == "model_spec"))
+                                 section == "compile" || section == "model_spec")) {
         fail(key, "set by an expression paraplan does not follow; write the value");
+        continue;
+      }
       const bool matters =
           section == "training" || section == "parallelism" || section == "compile";
-      if (matters && !kTrainingIgnored.count(key) && !kParallelismIgnored.count(key))
+      if (matters && !kTrainingIgnored.count(key) && !kParallelismIgnored.count(key)) {
         fail(key, "is not priced");
+        continue;
+      }
       out.ignored.push_back(key);
     }
     out.read.insert(out.read.end(), read_.begin(), read_.end());
@@ -102,13 +135,15 @@ class Rows {
  private:
   ConfigRows rows_;
   std::string source_;
-  std::vector<std::string> read_;
+  std::vector<std::string> read_, refused_;
 };
 
 void read_model(Rows& r, LaunchConfig& out) {
   const Json* spec = r.get("model_spec");
-  if (spec == nullptr || !spec->is_object() || spec->value("class", "") != "model_registry")
+  if (spec == nullptr || !spec->is_object() || spec->value("class", "") != "model_registry") {
     r.fail("model_spec", "expected model_registry(FLAVOR, ...) of llama3, qwen3 or deepseek_v3");
+    return;
+  }
   const std::string module = spec->value("module", ""), flavor = spec->value("flavor", "?");
   if (const TorchtitanFlavor* f = find_torchtitan_flavor(module, flavor)) {
     if (f->builtin != nullptr) {
@@ -125,16 +160,21 @@ void read_model(Rows& r, LaunchConfig& out) {
       // FlexAttention's kernels: priced as the flash attention of the stack.
       if (!value.is_string() || (value != "flex" && value != "flex_flash" && value != "varlen"))
         r.fail("model_spec.attn_backend",
-               fmt::format("expected flex, flex_flash or varlen, got {}", value.dump()));
+               fmt::format("expected flex, flex_flash or varlen, got {}", shown(value)));
     } else if (key == "converters") {
-      if (!value.is_array()) r.fail("model_spec.converters", "expected a list of converters");
+      if (!value.is_array()) {
+        r.fail("model_spec.converters", "expected a list of converters");
+        continue;
+      }
       for (const Json& c : value) {
         const std::string cls = c.is_object() ? c.value("class", "?") : "?";
-        if (cls != "Float8LinearConverter.Config")
+        if (cls != "Float8LinearConverter.Config") {
           r.fail("model_spec.converters",
                  fmt::format("{} is not priced (paraplan prices float8 linear layers: "
                              "Float8LinearConverter)",
                              cls));
+          continue;
+        }
         out.training.fp8 = true;
         if (c.value("emulate", false))
           r.fail("model_spec.converters", "emulated float8 is not priced; expected emulate=False");
@@ -143,7 +183,7 @@ void read_model(Rows& r, LaunchConfig& out) {
             r.fail("model_spec.converters",
                    fmt::format("filter_fqns {}: layers kept in bf16 are not priced; expected "
                                "lm_head or router.gate (in bf16 anyway)",
-                               fqn.dump()));
+                               shown(fqn)));
       }
     } else if (key != "class" && key != "flavor" && key != "module" && key != "tp_gemm_backend") {
       r.fail("model_spec." + key, "is not priced");
@@ -168,11 +208,11 @@ void read_training(Rows& r, LaunchConfig& out) {
   r.boolean("training.disable_cuda_graphs", false);  // priced without CUDA graphs either way
   t.seq_len = r.integer("training.max_context_length", 2048, 1);
   const std::int64_t tokens = r.integer("training.num_tokens_per_microbatch_per_dp_rank", 16384, 1);
-  if (tokens % t.seq_len)
+  if (tokens % t.seq_len || tokens < t.seq_len)
     r.fail("training.num_tokens_per_microbatch_per_dp_rank",
            fmt::format("{} tokens are not whole sequences of max_context_length {}", tokens,
                        t.seq_len));
-  tt.pp_microbatch = tokens / t.seq_len;
+  tt.pp_microbatch = std::max<std::int64_t>(1, tokens / t.seq_len);
   const std::int64_t step = r.integer("training.num_tokens_per_train_step", -1, -1);
   if (step == 0 || (step > 0 && step % t.seq_len))
     r.fail("training.num_tokens_per_train_step",
@@ -185,7 +225,10 @@ void read_parallelism(Rows& r, LaunchConfig& out) {
   TorchtitanChoices& tt = *out.torchtitan;
   tt.dp_replicate = static_cast<int>(r.integer("parallelism.data_parallel_replicate_degree", 1, 1));
   tt.dp_shard = static_cast<int>(r.integer("parallelism.data_parallel_shard_degree", -1, -1));
-  if (tt.dp_shard == 0) r.fail("parallelism.data_parallel_shard_degree", "expected -1 or >= 1");
+  if (tt.dp_shard == 0) {
+    r.fail("parallelism.data_parallel_shard_degree", "expected -1 or >= 1");
+    tt.dp_shard = -1;
+  }
   tt.reshard = r.text("parallelism.fsdp_reshard_after_forward", "default");
   if (tt.reshard != "default" && tt.reshard != "always" && tt.reshard != "never")
     r.fail("parallelism.fsdp_reshard_after_forward", "expected default, always or never");
@@ -211,9 +254,11 @@ void read_parallelism(Rows& r, LaunchConfig& out) {
   tt.local_batch = tt.pp_microbatch * (t.pp > 1 ? pp_microbatches : 1);
   const Json* lps = r.get("parallelism.pipeline_parallel_layers_per_stage");
   if (lps != nullptr && !lps->is_null()) {
-    if (!lps->is_number_integer() || lps->get<int>() < 1)
+    if (!lps->is_number_integer() || lps->get<std::int64_t>() < 1 ||
+        lps->get<std::int64_t>() > (1 << 20))
       r.fail("parallelism.pipeline_parallel_layers_per_stage", "expected a positive integer");
-    tt.layers_per_stage = lps->get<int>();
+    else
+      tt.layers_per_stage = lps->get<int>();
   }
   tt.first_less =
       static_cast<int>(r.integer("parallelism.pipeline_parallel_first_stage_less_layers", 1, 0));
@@ -221,18 +266,24 @@ void read_parallelism(Rows& r, LaunchConfig& out) {
       static_cast<int>(r.integer("parallelism.pipeline_parallel_last_stage_less_layers", 1, 0));
   const Json* parts = r.get("parallelism.module_fqns_per_model_part");
   if (parts != nullptr && !parts->is_null()) {
-    if (!parts->is_array()) r.fail("parallelism.module_fqns_per_model_part", "expected lists");
+    const bool lists = parts->is_array() && std::all_of(parts->begin(), parts->end(),
+                                                        [](const Json& p) { return p.is_array(); });
+    if (!lists) {
+      r.fail("parallelism.module_fqns_per_model_part", "expected lists");
+      return;
+    }
     for (const Json& part : *parts) {
-      if (!part.is_array()) r.fail("parallelism.module_fqns_per_model_part", "expected lists");
       int layers = 0;
       for (const Json& fqn : part)
         if (fqn.is_string() && fqn.get<std::string>().rfind("layers.", 0) == 0) ++layers;
       tt.parts.push_back(layers);
     }
-    if (tt.parts.empty() || tt.parts.size() % static_cast<std::size_t>(t.pp))
+    if (tt.parts.empty() || tt.parts.size() % static_cast<std::size_t>(t.pp)) {
       r.fail("parallelism.module_fqns_per_model_part",
              fmt::format("{} model parts are not a multiple of {} pipeline ranks", tt.parts.size(),
                          t.pp));
+      tt.parts.clear();
+    }
   }
   if (tt.dp_shard > 0) out.world_size = tt.dp_replicate * tt.dp_shard * t.tp * t.pp * t.cp;
 }
@@ -241,8 +292,10 @@ void read_checkpointing_and_compile(Rows& r, LaunchConfig& out) {
   TrainingConfig& t = out.training;
   // Trainer.Config's default is SelectiveAC.
   const Json* ac = r.get("activation_checkpoint");
-  const std::string cls =
-      ac == nullptr ? "SelectiveAC.Config" : (ac->is_null() ? "None" : ac->get<std::string>());
+  const std::string cls = ac == nullptr     ? "SelectiveAC.Config"
+                          : ac->is_null()   ? "None"
+                          : ac->is_string() ? ac->get<std::string>()
+                                            : shown(*ac);
   t.recompute_layers = 0;
   if (cls == "None")
     t.recompute = Recompute::kNone;
@@ -256,10 +309,13 @@ void read_checkpointing_and_compile(Rows& r, LaunchConfig& out) {
   const bool compile = r.boolean("compile.enable", false);
   std::vector<std::string> components = {"model", "loss"};
   if (const Json* c = r.get("compile.components"); c != nullptr) {
-    if (!c->is_array()) r.fail("compile.components", "expected a list of strings");
-    components.clear();
-    for (const Json& s : *c)
-      if (s.is_string()) components.push_back(s.get<std::string>());
+    if (!c->is_array()) {
+      r.fail("compile.components", "expected a list of strings");
+    } else {
+      components.clear();
+      for (const Json& s : *c)
+        if (s.is_string()) components.push_back(s.get<std::string>());
+    }
   }
   r.text("compile.backend", "inductor");
   t.fused_elementwise =
@@ -286,17 +342,18 @@ LaunchConfig from_rows(ConfigRows rows, const std::string& source, int world_siz
                 "a statement or value paraplan does not follow sets the configuration (a "
                 "return of something else than Trainer.Config(...) or config, an assignment "
                 "to another object)");
-  // Adam's state is what paraplan prices (torchtitan's default_adamw).
-  if (const auto it = rows.find("optimizer"); it != rows.end() && it->second.is_object()) {
-    std::string cls = it->second.value("class", "?");
-    std::transform(cls.begin(), cls.end(), cls.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (cls.find("adam") == std::string::npos)
-      throw Error(ErrorKind::kUsage, source + ": optimizer",
-                  fmt::format("{} is not priced; paraplan prices Adam's state (default_adamw)",
-                              it->second.value("class", "?")));
-  }
+  std::string optimizer;
+  if (const auto it = rows.find("optimizer"); it != rows.end() && it->second.is_object())
+    optimizer = it->second.value("class", "?");
   Rows r(std::move(rows), source);
+  // Adam's state is what paraplan prices (torchtitan's default_adamw).
+  std::string lower = optimizer;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (!optimizer.empty() && lower.find("adam") == std::string::npos)
+    r.fail(
+        "optimizer",
+        fmt::format("{} is not priced; paraplan prices Adam's state (default_adamw)", optimizer));
   read_model(r, out);
   read_training(r, out);
   read_parallelism(r, out);
@@ -306,6 +363,7 @@ LaunchConfig from_rows(ConfigRows rows, const std::string& source, int world_siz
     r.fail("parallelism", fmt::format("the degrees multiply to {}, and the launch runs {} "
                                       "processes",
                                       out.world_size, world_size));
+  r.done();
   out.world_size = world_size > 0 ? world_size : out.world_size;
   return out;
 }

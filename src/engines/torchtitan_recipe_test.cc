@@ -361,6 +361,25 @@ TEST(TorchtitanRecipe, ReadsConfigurationCodeAndPlacesWhatItCannot) {
             std::string::npos);
   EXPECT_NE(read_error("def f():\n    pass\ndef g():\n    pass\n", "r.py").find("FILE:FUNCTION"),
             std::string::npos);
+  // Bytes that are not UTF-8 in a value are shown, not thrown (found by fuzz_launch).
+  EXPECT_NE(read_error("from torchtitan.models.llama3 import model_registry\n"
+                       "def f():\n    return Trainer.Config(model_spec=model_registry(\"8B\", "
+                       "attn_backend=\"\xff\"))\n",
+                       "r.py")
+                .find("model_spec.attn_backend: expected flex"),
+            std::string::npos);
+  // Every refusal at once.
+  const std::string both = read_error(
+      "from torchtitan.models.llama3.config_registry import llama3_8b\n"
+      "def f():\n    config = llama3_8b()\n"
+      "    config.training.enable_cpu_offload = True\n"
+      "    config.parallelism.pipeline_parallel_schedule = \"ZBVZeroBubble\"\n"
+      "    return config\n",
+      "r.py");
+  EXPECT_NE(both.find("2 settings refused (paraplan prices the others):"), std::string::npos)
+      << both;
+  EXPECT_NE(both.find("\n  training.enable_cpu_offload: "), std::string::npos) << both;
+  EXPECT_NE(both.find("\n  parallelism.pipeline_parallel_schedule: "), std::string::npos) << both;
   const std::string mx = read_error(
       "from torchtitan.models.llama3.config_registry import llama3_8b_mxfp8\n"
       "def f():\n    return llama3_8b_mxfp8()\n",
