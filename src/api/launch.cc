@@ -225,12 +225,11 @@ TransformerConfig launch_model(const engines::LaunchConfig& launch, const Launch
   return model;
 }
 
-}  // namespace
-
-JobOutcome launch_job(const LaunchOptions& o) {
+// The launch file read in its format (the format checked, and against --export); torchtitan's
+// own configuration functions by name (llama3:llama3_70b) need no file, FILE.py:FUNCTION names
+// one of the file's.
+engines::LaunchConfig read_launch(const LaunchOptions& o) {
   const bool deepspeed = o.format == "deepspeed";
-  refuse_fields(o.given, deepspeed ? kDeepSpeedFields : kLaunchFields,
-                "a launch configuration (--from)");
   const bool recipe = o.format == engines::kTorchtitanRecipe;
   const bool torchtitan = o.format == "torchtitan" || recipe, bridge = o.format == "bridge";
   if (o.format != "megatron" && o.format != "nemo" && !deepspeed && !torchtitan && !bridge)
@@ -265,12 +264,24 @@ JobOutcome launch_job(const LaunchOptions& o) {
                            : registry_name ? std::string()
                                            : io::read_text_file(path);
   const std::string source = o.file == "-" ? "standard input" : o.file;
-  engines::LaunchConfig launch = o.format == "nemo" ? engines::read_nemo_recipe(text, source)
-                                 : deepspeed        ? engines::read_deepspeed_config(text, source)
-                                 : recipe           ? engines::read_torchtitan_recipe(text, source)
-                                 : torchtitan       ? engines::read_torchtitan_config(text, source)
-                                 : bridge ? engines::read_megatron_bridge_launch(text, source)
-                                          : engines::read_megatron_args(text, source);
+  return o.format == "nemo" ? engines::read_nemo_recipe(text, source)
+         : deepspeed        ? engines::read_deepspeed_config(text, source)
+         : recipe           ? engines::read_torchtitan_recipe(text, source)
+         : torchtitan       ? engines::read_torchtitan_config(text, source)
+         : bridge           ? engines::read_megatron_bridge_launch(text, source)
+                            : engines::read_megatron_args(text, source);
+}
+
+}  // namespace
+
+JobOutcome launch_job(const LaunchOptions& o) {
+  const bool deepspeed = o.format == "deepspeed";
+  refuse_fields(o.given, deepspeed ? kDeepSpeedFields : kLaunchFields,
+                "a launch configuration (--from)");
+  const bool recipe = o.format == engines::kTorchtitanRecipe;
+  const bool torchtitan = o.format == "torchtitan" || recipe, bridge = o.format == "bridge";
+  engines::LaunchConfig launch = read_launch(o);
+  const std::string source = o.file == "-" ? "standard input" : o.file;
   // A DeepSpeed JSON alone says neither the sequence length nor the model; Megatron-DeepSpeed's
   // launch script does.
   const bool deepspeed_script = deepspeed && launch.model.has_value();
