@@ -11,6 +11,7 @@
 #include "engines/engine_export.h"
 #include "engines/keyed_config.h"
 #include "engines/torchtitan_flavors.h"
+#include "engines/torchtitan_recipe.h"
 #include "ir/engine_rules.h"
 #include "ir/error.h"
 
@@ -384,10 +385,17 @@ TrainingConfig complete_torchtitan(const LaunchConfig& launch, std::int64_t laye
     fail("parallelism.pipeline_parallel_microbatch_size",
          fmt::format("{} does not divide training.local_batch_size {}", tt.pp_microbatch,
                      tt.local_batch));
-  if (global % (tt.local_batch * t.dp))
+  if (global % (tt.local_batch * t.dp)) {
+    if (launch.format == kTorchtitanRecipe)  // the batch in tokens (torchtitan b5bcd76)
+      fail("training.num_tokens_per_train_step",
+           fmt::format("{} tokens are not a multiple of num_tokens_per_microbatch_per_dp_rank "
+                       "× num_pp_microbatches × data-parallel ranks = {} × {} × {}",
+                       global * t.seq_len, tt.pp_microbatch * t.seq_len,
+                       tt.local_batch / tt.pp_microbatch, t.dp));
     fail("training.global_batch_size",
          fmt::format("{} is not a multiple of local_batch_size × data-parallel ranks = {} × {}",
                      global, tt.local_batch, t.dp));
+  }
   t.global_batch = global;
   // The stages: the model parts given, or torchtitan's split.
   std::vector<int> stages = tt.parts;

@@ -368,6 +368,24 @@ TEST(TorchtitanRecipe, ReadsConfigurationCodeAndPlacesWhatItCannot) {
                        "r.py")
                 .find("model_spec.attn_backend: expected flex"),
             std::string::npos);
+  // A step that does not divide into the micro-batches, said in the recipe's words.
+  try {
+    complete_torchtitan(
+        read_torchtitan_recipe("from torchtitan.models.llama3.config_registry import llama3_8b\n"
+                               "def f():\n    config = llama3_8b()\n"
+                               "    config.training.num_tokens_per_train_step = 3 * 8192\n"
+                               "    return config\n",
+                               "r.py"),
+        32, 2);
+    ADD_FAILURE() << "3 sequences over 2 ranks accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("training.num_tokens_per_train_step: 24576 tokens are not "
+                                   "a multiple of num_tokens_per_microbatch_per_dp_rank × "
+                                   "num_pp_microbatches × data-parallel ranks = 8192 × 1 × 2"),
+        std::string::npos)
+        << e.what();
+  }
   // Every refusal at once.
   const std::string both = read_error(
       "from torchtitan.models.llama3.config_registry import llama3_8b\n"
