@@ -34,6 +34,11 @@ TransformerConfig torchtitan_named(const TransformerConfig& model) {
 
 }  // namespace
 
+void keep_to_torchtitan_recipe(LlmSearchSettings& settings) {
+  if (!settings.recompute_layers) settings.recompute_layers = 0;
+  if (!settings.stack_choices.fp8_param_gather) settings.stack_choices.fp8_param_gather = false;
+}
+
 int devices_per_node(const Cluster& cluster) {
   return cluster.machine_sizes.empty() ? 0 : cluster.machine_sizes.front();
 }

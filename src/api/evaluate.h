@@ -11,6 +11,7 @@
 #include "ir/engine_rules.h"
 #include "ir/training.h"
 #include "ir/transformer.h"
+#include "search/llm.h"
 
 namespace paraplan::api {
 
@@ -34,6 +35,11 @@ AnalyticResult evaluate(const EvaluateRequest& request);
 std::string export_plan(const std::string& engine, const TransformerConfig& model,
                         const TrainingConfig& config, int devices_per_node = 0,
                         const std::string& device = "");
+
+/// A search for a plan exported as a torchtitan recipe keeps to what torchtitan b5bcd76
+/// expresses beyond the torchtitan engine's rules: whole-layer checkpointing (no per-layer
+/// frequency) and no float8 all-gather, unless the user fixed them.
+void keep_to_torchtitan_recipe(LlmSearchSettings& settings);
 
 /// The engine `--export` names: megatron, nemo, deepspeed, torchtitan, torchtitan-recipe (the
 /// torchtitan engine) or bridge; FieldError("export") otherwise.

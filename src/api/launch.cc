@@ -339,6 +339,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
   s.stack_choices.fp32_loss = as_is.fp32_loss;
   s.stack_choices.fused_loss = as_is.fused_loss;
   if (torchtitan) s.stack_choices.fused_elementwise = as_is.fused_elementwise;
+  if (launch.format == engines::kTorchtitanRecipe) keep_to_torchtitan_recipe(s);
   s.top_k = 1;
   std::optional<LlmCandidate> found;
   for (const Recompute recompute : {Recompute::kNone, Recompute::kFull}) {

@@ -348,6 +348,7 @@ PlanOutcome transformer(const PlanOptions& o, bool showcase) {
   if (!o.export_to.empty() && knobs.stack.empty())
     knobs.stack = stack_text(engine_rules(export_engine(o.export_to)).stack);
   r.settings = search_settings(knobs, devices, batch, o.uniform_stages);
+  if (o.export_to == engines::kTorchtitanRecipe) keep_to_torchtitan_recipe(r.settings);
   r.settings.top_k = o.top;
   r.settings.time_limit_s = o.time_limit_s < 0 ? kDefaultPlanTimeLimitS : o.time_limit_s;
   r.settings.progress = o.progress;

@@ -60,6 +60,30 @@ void refuse_unbuildable(const TransformerConfig& m, const char* engine) {
                                              engine, m.name, what, engine));
 }
 
+TorchrunMachines torchrun_machines(int world, int devices_per_node) {
+  TorchrunMachines m;
+  m.per_node = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
+  m.nodes = (world + m.per_node - 1) / m.per_node;
+  return m;
+}
+
+std::string run_from_comment(const std::string& checkout, const TorchrunMachines& m) {
+  if (m.nodes == 1) return fmt::format("# Run it from the {} checkout.\n", checkout);
+  return fmt::format(
+      "# Run it on each of the {} nodes from the {} checkout, with NODE_RANK, MASTER_ADDR\n# and "
+      "MASTER_PORT as your scheduler gives them.\n",
+      m.nodes, checkout);
+}
+
+std::string torchrun_lines(const TorchrunMachines& m) {
+  if (m.nodes == 1)
+    return fmt::format("torchrun --standalone --nproc-per-node={} \\\n", m.per_node);
+  return fmt::format(
+      "torchrun --nnodes={} --nproc-per-node={} --node-rank=\"${{NODE_RANK:?}}\" \\\n"
+      "  --master-addr=\"${{MASTER_ADDR:?}}\" --master-port=\"${{MASTER_PORT:-29500}}\" \\\n",
+      m.nodes, m.per_node);
+}
+
 std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfig& t) {
   return t.stage_layers.empty() ? even_stage_split(static_cast<int>(model.num_layers), t.pp)
                                 : t.stage_layers;

@@ -26,6 +26,17 @@ void refuse_unbuildable(const TransformerConfig& m, const char* engine);
 /// Megatron-Core's MoE layer pattern as a list of one 0 (dense) or 1 (MoE) per layer: the
 /// leading dense layers, then every moe_every-th layer ("[0,0,1,1]").
 std::string moe_layer_list(const TransformerConfig& m);
+/// Whole machines for a torchrun launch of `world` ranks, `devices_per_node` each (0: one).
+struct TorchrunMachines {
+  int nodes = 1, per_node = 1;
+};
+TorchrunMachines torchrun_machines(int world, int devices_per_node);
+/// "# Run it from the CHECKOUT checkout." or, on several nodes, that every node runs it with
+/// NODE_RANK, MASTER_ADDR and MASTER_PORT from the scheduler.
+std::string run_from_comment(const std::string& checkout, const TorchrunMachines& m);
+/// torchrun over the machines, up to its program: --standalone on one; on several, the node's
+/// rank and the master's address from those variables. Each line ends in " \\\n".
+std::string torchrun_lines(const TorchrunMachines& m);
 /// The layers of each pipeline stage: the configuration's split, else the even one.
 std::vector<int> stage_split(const TransformerConfig& model, const TrainingConfig& config);
 /// Megatron-Core's --pipeline-model-parallel-layout for a split Megatron-LM would not make

@@ -171,9 +171,7 @@ std::string megatron_bridge_launch(const TransformerConfig& m, const TrainingCon
   Overrides o;
   model_overrides(m, t, o);
   plan_overrides(m, t, o);
-  const int world = t.devices();
-  const int nproc = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
-  const int nodes = (world + nproc - 1) / nproc;
+  const TorchrunMachines machines = torchrun_machines(t.devices(), devices_per_node);
   std::string out = "#!/usr/bin/env bash\n";
   out += fmt::format(
       "# Megatron-Bridge {}: run_recipe.py with the vanilla GPT recipe (Megatron-LM's defaults, "
@@ -182,13 +180,7 @@ std::string megatron_bridge_launch(const TransformerConfig& m, const TrainingCon
       "the tokenizer, the data\n# (--dataset megatron-indexed, dataset.blend) and "
       "train.train_iters.\n",
       kMegatronBridgeCommit);
-  if (nodes > 1)
-    out += fmt::format(
-        "# Run it on each of the {} nodes from the Megatron-Bridge checkout, with NODE_RANK, "
-        "MASTER_ADDR\n# and MASTER_PORT as your scheduler gives them.\n",
-        nodes);
-  else
-    out += "# Run it from the Megatron-Bridge checkout.\n";
+  out += run_from_comment("Megatron-Bridge", machines);
   out += "set -euo pipefail\n";
   if (t.tp > 1 || t.cp > 1) out += "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
   // Transformer Engine's attention kernel as priced. Bridge's overrides leave
@@ -197,13 +189,7 @@ std::string megatron_bridge_launch(const TransformerConfig& m, const TrainingCon
   out += t.attention == Attention::kStandard
              ? "export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0 NVTE_UNFUSED_ATTN=1\n"
              : "export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=1 NVTE_UNFUSED_ATTN=0\n";
-  if (nodes > 1)
-    out += fmt::format(
-        "torchrun --nnodes={} --nproc-per-node={} --node-rank=\"${{NODE_RANK:?}}\" \\\n"
-        "  --master-addr=\"${{MASTER_ADDR:?}}\" --master-port=\"${{MASTER_PORT:-29500}}\" \\\n",
-        nodes, nproc);
-  else
-    out += fmt::format("torchrun --standalone --nproc-per-node={} \\\n", nproc);
+  out += torchrun_lines(machines);
   out += fmt::format(
       "  scripts/training/run_recipe.py --recipe {} --mode pretrain --dataset mock \\\n",
       kMegatronBridgeRecipe);

@@ -166,20 +166,14 @@ std::string torchtitan_recipe(const TransformerConfig& model, const TrainingConf
     refuse("asynchronous tensor parallelism is a torch.compile pass: plan it with --compile");
   refuse_inexpressible(t);
   const int world = t.devices();
-  const int nproc = devices_per_node > 0 ? std::min(world, devices_per_node) : world;
-  const int nodes = (world + nproc - 1) / nproc;
+  const TorchrunMachines machines = torchrun_machines(world, devices_per_node);
   std::string out = "#!/usr/bin/env bash\n";
   out += fmt::format(
       "# torchtitan {} (its Python configurations; `--export torchtitan` writes the TOML of "
       "238fa99):\n# writes paraplan_recipe.py, then trains with --module paraplan_recipe "
       "--config paraplan_plan.\n",
       kTorchtitanRecipeCommit);
-  out += nodes > 1 ? fmt::format(
-                         "# Run it on each of the {} nodes from the torchtitan checkout, "
-                         "with NODE_RANK, MASTER_ADDR\n# and MASTER_PORT as your "
-                         "scheduler gives them.\n",
-                         nodes)
-                   : std::string("# Run it from the torchtitan checkout.\n");
+  out += run_from_comment("torchtitan", machines);
   out += fmt::format(
       "# Check it without GPUs first: MODULE=paraplan_recipe CONFIG=paraplan_plan NGPU={} "
       "COMM_MODE=fake_backend ./run_train.sh\n",
@@ -188,13 +182,7 @@ std::string torchtitan_recipe(const TransformerConfig& model, const TrainingConf
   out += recipe_module(model, t, *flavor, hopper_or_newer);
   out += "PARAPLAN_RECIPE\n";
   out += "export PYTORCH_ALLOC_CONF=\"expandable_segments:True\"\n";
-  if (nodes > 1)
-    out += fmt::format(
-        "torchrun --nnodes={} --nproc-per-node={} --node-rank=\"${{NODE_RANK:?}}\" \\\n"
-        "  --master-addr=\"${{MASTER_ADDR:?}}\" --master-port=\"${{MASTER_PORT:-29500}}\" \\\n",
-        nodes, nproc);
-  else
-    out += fmt::format("torchrun --standalone --nproc-per-node={} \\\n", nproc);
+  out += torchrun_lines(machines);
   out += "  -m torchtitan.train --module paraplan_recipe --config paraplan_plan\n";
   return out;
 }
