@@ -440,6 +440,25 @@ TrainingConfig complete_torchtitan(const LaunchConfig& launch, std::int64_t laye
   return t;
 }
 
+std::string torchtitan_parts_lines(const std::vector<int>& stages, const std::string& output,
+                                   const std::string& indent) {
+  std::string out;
+  std::int64_t next = 0;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    std::vector<std::string> names;
+    if (i == 0) names.emplace_back("\"tok_embeddings\"");
+    for (int k = 0; k < stages[i]; ++k) names.push_back(fmt::format("\"layers.{}\"", next++));
+    if (i + 1 == stages.size()) {
+      names.emplace_back("\"norm\"");
+      names.push_back("\"" + output + "\"");
+    }
+    out += indent + "[";
+    for (std::size_t k = 0; k < names.size(); ++k) out += (k ? ", " : "") + names[k];
+    out += "],\n";
+  }
+  return out;
+}
+
 std::string torchtitan_config(const TransformerConfig& model, const TrainingConfig& t) {
   auto refuse = [](const std::string& why) { throw FieldError("export", " torchtitan: " + why); };
   // What torchtitan does not run: its rules (ir/engine_rules.h), the ones the search keeps to.
@@ -495,21 +514,8 @@ std::string torchtitan_config(const TransformerConfig& model, const TrainingConf
                        t.vpp > 1 ? "Interleaved1F1B" : "1F1B");
     out += fmt::format("pipeline_parallel_microbatch_size = {}\n", t.micro_batch);
     // The split as planned, one model part per (virtual) stage.
-    out += "module_fqns_per_model_part = [\n";
-    std::int64_t next = 0;
-    for (std::size_t i = 0; i < stages.size(); ++i) {
-      std::vector<std::string> names;
-      if (i == 0) names.push_back("\"tok_embeddings\"");
-      for (int k = 0; k < stages[i]; ++k) names.push_back(fmt::format("\"layers.{}\"", next++));
-      if (i + 1 == stages.size()) {
-        names.push_back("\"norm\"");
-        names.push_back("\"output\"");
-      }
-      out += "  [";
-      for (std::size_t k = 0; k < names.size(); ++k) out += (k ? ", " : "") + names[k];
-      out += "],\n";
-    }
-    out += "]\n";
+    out +=
+        "module_fqns_per_model_part = [\n" + torchtitan_parts_lines(stages, "output", "  ") + "]\n";
   }
   out += "\n[activation_checkpoint]\n";
   if (t.recompute == Recompute::kNone) {

@@ -35,6 +35,12 @@ std::pair<int, int> torchtitan_degrees(const TrainingConfig& training);
 /// take the remainder.
 std::vector<int> torchtitan_split(std::int64_t layers, int stages, int first_less, int last_less);
 
+/// The model parts of a pipeline by torchtitan's module names, one line each, `indent` before
+/// and ",\n" after: ["tok_embeddings", "layers.0", ...], ..., [..., "norm", "OUTPUT"] (238fa99
+/// names the LM head "output", b5bcd76 "lm_head").
+std::string torchtitan_parts_lines(const std::vector<int>& stages, const std::string& output,
+                                   const std::string& indent);
+
 /// The plan as a torchtitan job TOML that read_torchtitan_config reads back as the same
 /// configuration. FieldError("export") for a plan torchtitan does not run (another stack than
 /// fsdp, ZeRO 1, a partial recomputation no AC frequency gives).

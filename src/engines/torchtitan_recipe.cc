@@ -46,22 +46,10 @@ void refuse_inexpressible(const TrainingConfig& t) {
 
 // The model parts of a pipeline, one per (virtual) stage, by torchtitan's module names.
 std::string model_parts(const TransformerConfig& model, const TrainingConfig& t) {
-  const std::vector<int> stages = virtual_split(t, static_cast<int>(model.num_layers));
-  std::string out = "        module_fqns_per_model_part=[\n";
-  std::int64_t next = 0;
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    std::vector<std::string> names;
-    if (i == 0) names.emplace_back("\"tok_embeddings\"");
-    for (int k = 0; k < stages[i]; ++k) names.push_back(fmt::format("\"layers.{}\"", next++));
-    if (i + 1 == stages.size()) {
-      names.emplace_back("\"norm\"");
-      names.emplace_back("\"lm_head\"");
-    }
-    out += "            [";
-    for (std::size_t k = 0; k < names.size(); ++k) out += (k ? ", " : "") + names[k];
-    out += "],\n";
-  }
-  return out + "        ],\n";
+  return "        module_fqns_per_model_part=[\n" +
+         torchtitan_parts_lines(virtual_split(t, static_cast<int>(model.num_layers)), "lm_head",
+                                "            ") +
+         "        ],\n";
 }
 
 std::string py_bool(bool b) { return b ? "True" : "False"; }
