@@ -108,43 +108,47 @@ LaunchConfig read_json(const std::string& text, const std::string& source) {
   // step), priced as bf16.
   const bool fp16 = c.boolean("fp16.enabled", false);
   if (fp16 && c.boolean("bf16.enabled", false))
-    c.fail("fp16.enabled", "and bf16.enabled both true; DeepSpeed takes one");
+    c.refuse("fp16.enabled", "and bf16.enabled both true; DeepSpeed takes one");
   if (!fp16 && !c.boolean("bf16.enabled", false))
-    c.fail("bf16", "without bf16.enabled DeepSpeed trains in fp32, which paraplan does not price");
+    c.refuse("bf16",
+             "without bf16.enabled DeepSpeed trains in fp32, which paraplan does not price");
   for (const char* refused : {"amp.enabled", "elasticity.enabled"})
-    if (c.boolean(refused, false)) c.fail(refused, "is not priced; expected false");
-  if (!c.get("sparse_attention").is_null()) c.fail("sparse_attention", "is not priced");
+    if (c.boolean(refused, false)) c.refuse(refused, "is not priced; expected false");
+  if (!c.get("sparse_attention").is_null()) c.refuse("sparse_attention", "is not priced");
   for (const char* offload :
        {"zero_optimization.offload_optimizer.device", "zero_optimization.offload_param.device"})
     if (c.text(offload, "none") != "none")
-      c.fail(offload, "offloading to the CPU or NVMe is not priced; expected \"none\"");
+      c.refuse(offload, "offloading to the CPU or NVMe is not priced; expected \"none\"");
   if (c.integer("zero_optimization.zero_hpz_partition_size", 1, 1) != 1 ||
       c.boolean("zero_optimization.zero_quantized_weights", false) ||
       c.boolean("zero_optimization.zero_quantized_gradients", false))
-    c.fail("zero_optimization", "ZeRO++ (hpZ, quantized weights or gradients) is not priced");
+    c.refuse("zero_optimization", "ZeRO++ (hpZ, quantized weights or gradients) is not priced");
   // MiCS: ZeRO 3 sharded within groups of this many ranks, the groups replicas (HSDP).
   const std::int64_t mics = c.integer("zero_optimization.mics_shard_size", -1, -1);
-  if (mics == 0) c.fail("zero_optimization.mics_shard_size", "expected -1 (off) or >= 1");
+  if (mics == 0) c.refuse("zero_optimization.mics_shard_size", "expected -1 (off) or >= 1");
   if (mics > 0) t.shard_group = static_cast<int>(mics);
   if (c.boolean("zero_optimization.mics_hierarchical_params_gather", false))
-    c.fail("zero_optimization.mics_hierarchical_params_gather",
-           "a two-level gather across nodes is not priced; expected false");
+    c.refuse("zero_optimization.mics_hierarchical_params_gather",
+             "a two-level gather across nodes is not priced; expected false");
   const std::string optimizer = c.text("optimizer.type", "AdamW");
   if (optimizer != "Adam" && optimizer != "AdamW" && optimizer != "FusedAdam")
-    c.fail("optimizer.type", fmt::format("paraplan prices Adam's state; expected Adam, AdamW or "
-                                         "FusedAdam, got \"{}\"",
-                                         optimizer));
+    c.refuse("optimizer.type", fmt::format("paraplan prices Adam's state; expected Adam, AdamW or "
+                                           "FusedAdam, got \"{}\"",
+                                           optimizer));
   t.zero_stage = static_cast<int>(c.integer("zero_optimization.stage", 0, 0));
-  if (t.zero_stage > 3) c.fail("zero_optimization.stage", "expected 0, 1, 2 or 3");
+  if (t.zero_stage > 3) {
+    c.refuse("zero_optimization.stage", "expected 0, 1, 2 or 3");
+    t.zero_stage = 0;
+  }
   // DeepSpeed overlaps the reduction by default only at stage 3.
   t.overlap_grad_reduce = c.boolean("zero_optimization.overlap_comm", t.zero_stage == 3);
   const std::string reduce = c.text("communication_data_type", "bf16");
   if (reduce != "bf16" && reduce != "fp32" && reduce != "fp16")
-    c.fail("communication_data_type", "expected bf16 or fp32");
+    c.refuse("communication_data_type", "expected bf16 or fp32");
   t.bf16_gradient_reduction = reduce != "fp32";
   if (!c.get("activation_checkpointing").is_null()) {
     if (c.boolean("activation_checkpointing.cpu_checkpointing", false))
-      c.fail("activation_checkpointing.cpu_checkpointing", "is not priced; expected false");
+      c.refuse("activation_checkpointing.cpu_checkpointing", "is not priced; expected false");
     t.recompute = Recompute::kFull;  // every layer, as Megatron-DeepSpeed checkpoints them
     t.recompute_layers = 0;
   } else {
@@ -164,13 +168,14 @@ LaunchConfig read_json(const std::string& text, const std::string& source) {
   t.micro_batch = micro;  // 0: resolved with the world size
   if (train > 0 && micro > 0 && accumulation > 0) {
     if (train % (micro * accumulation))
-      c.fail("train_batch_size",
-             fmt::format("{} is not micro-batch × accumulation × GPUs ({} × {} × n)", train, micro,
-                         accumulation));
+      c.refuse("train_batch_size",
+               fmt::format("{} is not micro-batch × accumulation × GPUs ({} × {} × n)", train,
+                           micro, accumulation));
     out.world_size = static_cast<int>(train / (micro * accumulation));
   }
   t.global_batch = train;  // 0: micro-batch × accumulation × dp, once dp is known
   out.accumulation = static_cast<int>(accumulation);
+  c.done();  // every refusal at once
   return out;
 }
 

@@ -49,7 +49,15 @@ TEST(DeepSpeedConfig, BadKeysAreOnePlacedUsageError) {
        "offloading"},
       {"{" + base + R"(, "train_batch_size": 30, "gradient_accumulation_steps": 4})",
        "30 is not micro-batch × accumulation × GPUs"},
-      {"{" + base + R"(, "optimizer": {"type": "Lamb"}})", "optimizer.type"}};
+      {"{" + base + R"(, "optimizer": {"type": "Lamb"}})", "optimizer.type"},
+      // Every refusal at once, not the first.
+      {R"({"train_micro_batch_size_per_gpu": "two", "zero_optimization": {"stag": 2, "stage": 4}})",
+       "ds.json: 4 settings refused (paraplan prices the others):\n"
+       "  zero_optimization.stag: not a key paraplan knows in a DeepSpeed configuration (a typo? "
+       "keys that change time or memory are read, the others listed as ignored)\n"
+       "  bf16: without bf16.enabled DeepSpeed trains in fp32, which paraplan does not price\n"
+       "  zero_optimization.stage: expected 0, 1, 2 or 3\n"
+       "  train_micro_batch_size_per_gpu: expected an integer >= 1, got \"two\""}};
   for (const auto& [text, message] : cases) {
     try {
       read_deepspeed_config(text, "ds.json");

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 
+#include "engines/keyed_config.h"
 #include "engines/megatron_layout.h"
 #include "engines/megatron_options.h"
 #include "engines/shell_script.h"
@@ -109,39 +111,56 @@ struct Option {
 };
 
 // The options of the script, last one winning as in argparse.
+// The options, read by name; a value refused is kept with the others (the read goes on with the
+// default) and all are reported at once.
 class Options {
  public:
-  Options(std::map<std::string, Option> options, std::string source)
-      : options_(std::move(options)), source_(std::move(source)) {}
+  Options(std::map<std::string, Option> options, std::string source, Refusals& refusals)
+      : options_(std::move(options)), source_(std::move(source)), refusals_(refusals) {}
 
   bool has(const std::string& name) const { return options_.count(name) > 0; }
-  [[noreturn]] void fail(const std::string& name, const std::string& message) const {
-    throw Error(ErrorKind::kUsage, place(source_, options_.at(name).line), name + ": " + message);
+  void fail(const std::string& name, const std::string& message) const {
+    refusals_.add_at(place(source_, options_.count(name) ? options_.at(name).line : 0),
+                     name + ": " + message);
+  }
+  // The value given; none when absent, or refused (no value, an unexpanded variable).
+  std::optional<std::string> value(const std::string& name) const {
+    if (!has(name)) return std::nullopt;
+    const Option& o = options_.at(name);
+    if (!o.has_value) {
+      fail(name, "needs a value");
+      return std::nullopt;
+    }
+    if (!o.value.empty() && o.value[0] == '$') {
+      fail(name, fmt::format("\"{}\" is a shell variable; give its value", o.value));
+      return std::nullopt;
+    }
+    return o.value;
   }
   std::string text(const std::string& name, const std::string& fallback = "") const {
-    if (!has(name)) return fallback;
-    const Option& o = options_.at(name);
-    if (!o.has_value) fail(name, "needs a value");
-    if (!o.value.empty() && o.value[0] == '$')
-      fail(name, fmt::format("\"{}\" is a shell variable; give its value", o.value));
-    return o.value;
+    return value(name).value_or(fallback);
   }
   std::int64_t integer(const std::string& name, std::int64_t fallback,
                        std::int64_t least = 1) const {
     if (!has(name)) return fallback;
-    const std::string v = text(name);
+    const std::optional<std::string> given = value(name);
+    if (!given) return std::max(fallback, least);
+    const std::string& v = *given;
     std::int64_t x = 0;
     const bool digits = !v.empty() && v.size() <= 12 && std::all_of(v.begin(), v.end(), [](char c) {
       return c >= '0' && c <= '9';
     });
     if (digits) x = std::stoll(v);
-    if (!digits || x < least)
+    if (!digits || x < least) {
       fail(name, fmt::format("expected an integer >= {}, got \"{}\"", least, v));
+      return std::max(fallback, least);
+    }
     return x;
   }
   double number(const std::string& name, double fallback) const {
-    if (!has(name)) return fallback;
-    const std::string v = text(name);
+    const std::optional<std::string> given = value(name);
+    if (!given) return fallback;
+    const std::string& v = *given;
     try {
       std::size_t used = 0;
       const double x = std::stod(v, &used);
@@ -149,6 +168,7 @@ class Options {
     } catch (const std::exception&) {
     }
     fail(name, fmt::format("expected a number >= 0, got \"{}\"", v));
+    return fallback;
   }
   bool flag(const std::string& name) const {
     if (has(name) && options_.at(name).has_value)
@@ -163,16 +183,18 @@ class Options {
       std::string list;
       for (const auto& x : valid) list += (list.empty() ? "" : ", ") + x;
       fail(name, fmt::format("expected one of {}, got \"{}\"", list, v));
+      return fallback;
     }
     return v;
   }
-  [[noreturn]] void missing(const std::string& name, const std::string& why) const {
-    throw Error(ErrorKind::kUsage, source_, fmt::format("{} is missing ({})", name, why));
+  void missing(const std::string& name, const std::string& why) const {
+    refusals_.add_at(source_, fmt::format("{} is missing ({})", name, why));
   }
 
  private:
   std::map<std::string, Option> options_;
   std::string source_;
+  Refusals& refusals_;
 };
 
 TransformerConfig model_of(const Options& o) {
@@ -256,11 +278,11 @@ TransformerConfig model_of(const Options& o) {
 // An uneven pipeline: Megatron-Core's layout, or the first and last stages' layer counts.
 void read_stage_split(const Options& o, TrainingConfig& t) {
   if (o.has("--pipeline-model-parallel-layout")) {
+    std::string error;
     if (t.vpp > 1 || o.has("--num-layers-per-virtual-pipeline-stage"))
       o.fail("--pipeline-model-parallel-layout",
              "Megatron-LM takes no virtual-stage option beside a layout");
-    std::string error;
-    if (!read_layout(o.text("--pipeline-model-parallel-layout"), t, error))
+    else if (!read_layout(o.text("--pipeline-model-parallel-layout"), t, error))
       o.fail("--pipeline-model-parallel-layout", error);
     return;
   }
@@ -268,16 +290,17 @@ void read_stage_split(const Options& o, TrainingConfig& t) {
              last = o.has("--decoder-last-pipeline-num-layers");
   if (!first && !last) return;
   if (!o.has("--num-layers"))
-    o.missing("--num-layers", "the first and last stages' layers are given, not the rest");
+    return o.missing("--num-layers", "the first and last stages' layers are given, not the rest");
   const std::int64_t layers = o.integer("--num-layers", 0);
   const std::int64_t a = o.integer("--decoder-first-pipeline-num-layers", -1, 0),
                      b = o.integer("--decoder-last-pipeline-num-layers", -1, 0);
   const int middle_stages = t.pp - (first ? 1 : 0) - (last ? 1 : 0);
   const std::int64_t rest = layers - std::max<std::int64_t>(a, 0) - std::max<std::int64_t>(b, 0);
   if (middle_stages < 0 || rest < 0 || (middle_stages == 0 ? rest != 0 : rest % middle_stages))
-    o.fail(first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
-           fmt::format("the other {} layers do not divide evenly over the other {} stages", rest,
-                       middle_stages));
+    return o.fail(
+        first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
+        fmt::format("the other {} layers do not divide evenly over the other {} stages", rest,
+                    middle_stages));
   t.stage_layers.assign(static_cast<std::size_t>(t.pp),
                         middle_stages > 0 ? static_cast<int>(rest / middle_stages) : 0);
   if (first) t.stage_layers.front() = static_cast<int>(a);
@@ -286,11 +309,11 @@ void read_stage_split(const Options& o, TrainingConfig& t) {
   // get_num_layers_to_build asserts they divide).
   for (std::size_t i = 0; t.vpp > 1 && i < t.stage_layers.size(); ++i)
     if (t.stage_layers[i] % t.vpp)
-      o.fail(i == 0 && first                          ? "--decoder-first-pipeline-num-layers"
-             : i + 1 == t.stage_layers.size() && last ? "--decoder-last-pipeline-num-layers"
-                                                      : "--num-layers",
-             fmt::format("stage {}'s {} layers do not split evenly over {} virtual stages", i,
-                         t.stage_layers[i], t.vpp));
+      return o.fail(i == 0 && first                          ? "--decoder-first-pipeline-num-layers"
+                    : i + 1 == t.stage_layers.size() && last ? "--decoder-last-pipeline-num-layers"
+                                                             : "--num-layers",
+                    fmt::format("stage {}'s {} layers do not split evenly over {} virtual stages",
+                                i, t.stage_layers[i], t.vpp));
 }
 
 // What Megatron-LM's validate_args asserts of these options (megatron/training/arguments.py),
@@ -312,7 +335,10 @@ void megatron_asserts(const Options& o, const TrainingConfig& t) {
     o.fail("--expert-model-parallel-size",
            fmt::format("Megatron-LM needs --num-experts a multiple of {} (got {})", t.ep, experts));
   const std::int64_t layers = o.integer("--num-layers", 0, 0);
-  if (layers > 0 && t.stage_layers.empty() && layers % t.pp)
+  const bool uneven = o.has("--pipeline-model-parallel-layout") ||
+                      o.has("--decoder-first-pipeline-num-layers") ||
+                      o.has("--decoder-last-pipeline-num-layers");  // refused there if wrong
+  if (layers > 0 && !uneven && layers % t.pp)
     o.fail("--pipeline-model-parallel-size",
            fmt::format("Megatron-LM asserts \"Number of layers should be divisible by the "
                        "pipeline-model-parallel size\" ({} layers, {} stages); give "
@@ -461,7 +487,7 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
     i = script + 1;
   }
   std::map<std::string, Option> options;
-  std::vector<std::string> refused;  // every refusal, reported at once
+  Refusals refused(source, "options");  // every refusal, reported at once
   for (; i < words.size(); ++i) {
     std::string name = words[i].text;
     Option option{"", false, words[i].line};
@@ -506,36 +532,30 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
                (known && known->kind == MegatronOption::Kind::kCostless)) {
       out.ignored.push_back(name);
     } else if (known) {  // Megatron-LM's, and not priced
-      refused.push_back(fmt::format("{}: {}: {}", place(source, option.line), name, known->why));
+      refused.add_at(place(source, option.line), fmt::format("{}: {}", name, known->why));
     } else {
       const std::string near = closest(name);
-      refused.push_back(fmt::format("{}: {}: not an option of {}'s pretrain_gpt.py{}",
-                                    place(source, option.line), name,
-                                    deepspeed ? "Megatron-DeepSpeed" : "Megatron-LM (d98e8a6)",
-                                    near.empty() ? "" : fmt::format("; did you mean {}?", near)));
+      refused.add_at(place(source, option.line),
+                     fmt::format("{}: not an option of {}'s pretrain_gpt.py{}", name,
+                                 deepspeed ? "Megatron-DeepSpeed" : "Megatron-LM (d98e8a6)",
+                                 near.empty() ? "" : fmt::format("; did you mean {}?", near)));
     }
     options[name] = option;
   }
-  if (refused.size() == 1) {
-    const std::size_t colon = refused[0].find(": ");
-    throw Error(ErrorKind::kUsage, refused[0].substr(0, colon), refused[0].substr(colon + 2));
-  }
-  if (!refused.empty()) {
-    std::string all;
-    for (const std::string& r : refused) all += "\n  " + r;
-    throw Error(
-        ErrorKind::kUsage, source,
-        fmt::format("{} options refused (paraplan prices the others):{}", refused.size(), all));
-  }
   if (options.empty())
     throw Error(ErrorKind::kUsage, source, "no Megatron-LM arguments (--num-layers, ...) found");
-  const Options o(std::move(options), source);
+  const Options o(std::move(options), source, refused);
   if (o.has("--num-layers") || o.has("--hidden-size") || o.has("--num-attention-heads")) {
+    bool whole = true;
     for (const char* needed : {"--num-layers", "--hidden-size", "--num-attention-heads"})
-      if (!o.has(needed)) o.missing(needed, "the arguments give part of the model's shape");
-    out.model = model_of(o);
+      if (!o.has(needed)) {
+        o.missing(needed, "the arguments give part of the model's shape");
+        whole = false;
+      }
+    if (whole) out.model = model_of(o);
   }
   out.training = training_of(o, out);
+  refused.raise();  // every refusal at once: options unknown or not priced, values refused
   return out;
 }
 

@@ -246,6 +246,31 @@ TEST(MegatronArgs, ReportsEveryRefusalAtOnce) {
           "args.txt:5: --cpu-offloading-num-layers: offloading"})
       EXPECT_NE(what.find(each), std::string::npos) << each << "\n" << what;
   }
+  // Values refused beside the options: a type, a missing option, a choice, Megatron-LM's
+  // assertions, with the options unknown.
+  try {
+    read_megatron_args(
+        "--num-layers 2 --hidden-size 64 --num-attention-heads four --vocab-size 100\n"
+        "--seq-length 2048 --recompute-granularity most\n--bogus-option\n"
+        "--context-parallel-size 3 --pipeline-model-parallel-size $PP\n",
+        "args.txt");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "args.txt: 7 options refused (paraplan prices the others):\n"
+              "  args.txt:3: --bogus-option: not an option of Megatron-LM (d98e8a6)'s "
+              "pretrain_gpt.py\n"
+              "  args.txt:1: --num-attention-heads: expected an integer >= 1, got \"four\"\n"
+              "  args.txt: --bf16 is missing (without it Megatron-LM trains in fp32, which "
+              "paraplan does not price)\n"
+              "  args.txt:4: --pipeline-model-parallel-size: \"$PP\" is a shell variable; give "
+              "its value\n"
+              "  args.txt: --micro-batch-size is missing (Megatron-LM requires it)\n"
+              "  args.txt:2: --recompute-granularity: expected one of none, full, selective, got "
+              "\"most\"\n"
+              "  args.txt:4: --context-parallel-size: Megatron-LM needs --seq-length a multiple "
+              "of 2 × 3 (got 2048)");
+  }
 }
 
 // Megatron-LM's example scripts as shipped: variables set in the file, ${VAR:-default}, arrays

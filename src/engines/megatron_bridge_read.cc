@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 
+#include "engines/keyed_config.h"
 #include "engines/megatron_bridge.h"
 #include "engines/megatron_bridge_recipes.h"
 #include "engines/megatron_layout.h"
@@ -195,12 +196,12 @@ std::string unquoted(std::string v) {
 // The overrides and options after run_recipe.py, each refusal collected.
 class BridgeFields {
  public:
-  BridgeFields(std::map<std::string, Value> v, std::string source)
-      : v_(std::move(v)), source_(std::move(source)) {}
+  BridgeFields(std::map<std::string, Value> v, std::string source, Refusals& refusals)
+      : v_(std::move(v)), source_(std::move(source)), refusals_(refusals) {}
   bool has(const std::string& k) const { return v_.count(k) > 0; }
-  [[noreturn]] void fail(const std::string& k, const std::string& what) const {
-    throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source_, has(k) ? v_.at(k).line : 1),
-                k + ": " + what);
+  // Kept with the others; the read goes on with the default.
+  void fail(const std::string& k, const std::string& what) const {
+    refusals_.add_at(fmt::format("{}:{}", source_, has(k) ? v_.at(k).line : 1), k + ": " + what);
   }
   std::string text(const std::string& k, const std::string& fallback) const {
     return has(k) ? unquoted(v_.at(k).text) : fallback;
@@ -212,8 +213,10 @@ class BridgeFields {
     const bool digits = !v.empty() && v.size() <= 12 && std::all_of(v.begin(), v.end(), [](char c) {
       return c >= '0' && c <= '9';
     });
-    if (!digits || std::stoll(v) < least)
+    if (!digits || std::stoll(v) < least) {
       fail(k, fmt::format("expected an integer >= {}, got \"{}\"", least, v));
+      return std::max(fallback, least);
+    }
     return std::stoll(v);
   }
   double number(const std::string& k, double fallback) const {
@@ -226,6 +229,7 @@ class BridgeFields {
     } catch (const std::exception&) {
     }
     fail(k, fmt::format("expected a number >= 0, got \"{}\"", v));
+    return fallback;
   }
   bool boolean(const std::string& k, bool fallback) const {
     if (!has(k) || null(k)) return fallback;
@@ -234,6 +238,7 @@ class BridgeFields {
     if (v == "true") return true;
     if (v == "false") return false;
     fail(k, fmt::format("expected true or false, got \"{}\"", text(k, "")));
+    return fallback;
   }
   std::string choice(const std::string& k, const std::string& fallback,
                      const std::vector<std::string>& valid) const {
@@ -242,6 +247,7 @@ class BridgeFields {
       std::string list;
       for (const auto& x : valid) list += (list.empty() ? "" : ", ") + x;
       fail(k, fmt::format("expected one of {}, got \"{}\"", list, v));
+      return fallback;
     }
     return v;
   }
@@ -249,6 +255,7 @@ class BridgeFields {
  private:
   std::map<std::string, Value> v_;
   std::string source_;
+  Refusals& refusals_;
 };
 
 // The vanilla GPT recipe's model (GPTModelProvider's defaults) under the overrides.
@@ -258,11 +265,15 @@ TransformerConfig bridge_model(const BridgeFields& f, LaunchConfig& out) {
   m.num_layers = f.integer("model.num_layers", 0);
   m.hidden_size = f.integer("model.hidden_size", 0);
   m.num_attention_heads = f.integer("model.num_attention_heads", 0);
+  bool whole = true;
   for (const char* k : {"model.num_layers", "model.hidden_size", "model.num_attention_heads"})
-    if (!f.has(k))
+    if (!f.has(k)) {
       f.fail(k,
              "missing: the vanilla GPT recipe builds no model of its own (GPTModelProvider's "
              "0); give the model's shape");
+      whole = false;
+    }
+  if (!whole) return m;
   m.num_kv_heads = f.integer("model.num_query_groups", m.num_attention_heads);
   m.head_dim = f.integer("model.kv_channels", m.hidden_size / m.num_attention_heads);
   m.gated_mlp = f.boolean("model.gated_linear_unit", false);
@@ -344,12 +355,12 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
   t.vpp = static_cast<int>(f.integer("model.virtual_pipeline_model_parallel_size", 1));
   if (f.has("model.pipeline_model_parallel_layout") &&
       !f.null("model.pipeline_model_parallel_layout")) {
+    std::string error;
     if (t.vpp > 1)
       f.fail("model.pipeline_model_parallel_layout",
              "a layout gives the virtual stages itself; leave "
              "model.virtual_pipeline_model_parallel_size out");
-    std::string error;
-    if (!read_layout(f.text("model.pipeline_model_parallel_layout", ""), t, error))
+    else if (!read_layout(f.text("model.pipeline_model_parallel_layout", ""), t, error))
       f.fail("model.pipeline_model_parallel_layout", error);
   }
   t.sequence_parallel = f.boolean("model.sequence_parallel", false);
@@ -413,8 +424,8 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
 // overlap (CommOverlapConfig sets the model's), each value it sets by an expression the
 // generator did not follow refused unless overridden, and the model's shape not overridable.
 std::map<std::string, Value> recipe_fields(const BridgeRecipe& r, std::map<std::string, Value> user,
-                                           const std::string& source, int line,
-                                           std::vector<std::string>& refused, LaunchConfig& out) {
+                                           const std::string& source, int line, Refusals& refused,
+                                           LaunchConfig& out) {
   std::map<std::string, Value> merged;
   bool overlap_config = false;
   for (const auto& [key, value] : r.values) {
@@ -425,20 +436,21 @@ std::map<std::string, Value> recipe_fields(const BridgeRecipe& r, std::map<std::
       continue;
     if (key == "comm_overlap.tp_comm_overlap" && !overlap_config) continue;
     if (value == "?" && !user.count(read)) {
-      refused.push_back(
-          fmt::format("{}:{}: {}: the recipe {} sets it by an expression paraplan "
-                      "does not follow; give {}=VALUE",
-                      source, line, read, r.name, read));
+      refused.add_at(fmt::format("{}:{}", source, line),
+                     fmt::format("{}: the recipe {} sets it by an expression paraplan "
+                                 "does not follow; give {}=VALUE",
+                                 read, r.name, read));
       continue;
     }
     merged[read] = {value, line};
   }
   for (auto& [key, value] : user) {
     if (kShapeFields.count(key)) {
-      refused.push_back(fmt::format(
-          "{}:{}: {}: the recipe {} builds its model from {}'s Hugging Face config, which "
-          "paraplan reads as it is; for another shape use the vanilla GPT recipe ({})",
-          source, value.line, key, r.name, r.hf_id, kMegatronBridgeRecipe));
+      refused.add_at(
+          fmt::format("{}:{}", source, value.line),
+          fmt::format("{}: the recipe {} builds its model from {}'s Hugging Face config, which "
+                      "paraplan reads as it is; for another shape use the vanilla GPT recipe ({})",
+                      key, r.name, r.hf_id, kMegatronBridgeRecipe));
       continue;
     }
     merged[key] = value;
@@ -502,7 +514,7 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
   }
   if (nproc > 0) out.world_size = nproc * nnodes;
   std::map<std::string, Value> fields;
-  std::vector<std::string> refused;
+  Refusals refused(source, "overrides or options");  // every one, reported at once
   std::string recipe;
   int recipe_line = words[script].line;
   for (std::size_t i = script + 1; i < words.size(); ++i) {
@@ -525,8 +537,9 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
     } else if (kRunnerSwitches.count(w)) {
       out.ignored.push_back(w);
     } else if (w.rfind("-", 0) == 0) {
-      refused.push_back(fmt::format("{}:{}: {}: not an option of run_recipe.py ({})", source, line,
-                                    w, kMegatronBridgeCommit));
+      refused.add_at(
+          fmt::format("{}:{}", source, line),
+          fmt::format("{}: not an option of run_recipe.py ({})", w, kMegatronBridgeCommit));
     } else if (const std::size_t eq = w.find('='); eq != std::string::npos && eq > 0) {
       std::string key = w.substr(0, eq);
       key.erase(0, key.find_first_not_of("+~"));
@@ -536,15 +549,15 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
       } else if (ignored_field(key)) {
         out.ignored.push_back(key);
       } else {
-        refused.push_back(fmt::format(
-            "{}:{}: {}: paraplan does not read it (it changes time, memory or the model in a "
-            "way paraplan does not price, or it is not a field of Megatron-Bridge's "
-            "ConfigContainer)",
-            source, line, key));
+        refused.add_at(fmt::format("{}:{}", source, line),
+                       fmt::format("{}: paraplan does not read it (it changes time, memory or "
+                                   "the model in a way paraplan does not price, or it is not a "
+                                   "field of Megatron-Bridge's ConfigContainer)",
+                                   key));
       }
     } else {
-      refused.push_back(
-          fmt::format("{}:{}: \"{}\": expected section.field=value or an option", source, line, w));
+      refused.add_at(fmt::format("{}:{}", source, line),
+                     fmt::format("\"{}\": expected section.field=value or an option", w));
     }
   }
   const bool vanilla = recipe == kMegatronBridgeRecipe || recipe == "model vanilla_gpt";
@@ -556,26 +569,16 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
     if (named)
       fields = recipe_fields(*named, std::move(fields), source, recipe_line, refused, out);
     else
-      refused.insert(
-          refused.begin(),
-          fmt::format("{}:{}: {}: not a pretraining recipe of Megatron-Bridge {} "
-                      "paraplan knows (its GPT recipe {} with the model as overrides, "
-                      "and NVIDIA's recipes whose functions set constants)",
-                      source, recipe_line, recipe.empty() ? "no --recipe" : "--recipe " + recipe,
-                      kMegatronBridgeCommit, kMegatronBridgeRecipe));
+      refused.add_at(fmt::format("{}:{}", source, recipe_line),
+                     fmt::format("{}: not a pretraining recipe of Megatron-Bridge {} "
+                                 "paraplan knows (its GPT recipe {} with the model as overrides, "
+                                 "and NVIDIA's recipes whose functions set constants)",
+                                 recipe.empty() ? "no --recipe" : "--recipe " + recipe,
+                                 kMegatronBridgeCommit, kMegatronBridgeRecipe),
+                     true);
   }
-  if (refused.size() == 1) {
-    const std::size_t colon = refused[0].find(": ");
-    throw Error(ErrorKind::kUsage, refused[0].substr(0, colon), refused[0].substr(colon + 2));
-  }
-  if (!refused.empty()) {
-    std::string all;
-    for (const std::string& r : refused) all += "\n  " + r;
-    throw Error(ErrorKind::kUsage, source,
-                fmt::format("{} overrides or options refused (paraplan prices the others):{}",
-                            refused.size(), all));
-  }
-  const BridgeFields f(std::move(fields), source);
+  if (!vanilla && named == nullptr) refused.raise();  // the recipe unknown: the rest is moot
+  const BridgeFields f(std::move(fields), source, refused);
   if (named) {
     // The recipe's model is its Hugging Face config's (the api knows it by that id, or asks
     // for its shape); its vocabulary the tokenizer's where the recipe sizes it so.
@@ -589,6 +592,7 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
     out.model = bridge_model(f, out);
   }
   out.training = bridge_training(f, out, named ? 0.0 : 0.1);
+  refused.raise();  // the overrides refused, and the values
   return out;
 }
 

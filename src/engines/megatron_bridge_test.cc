@@ -290,6 +290,24 @@ TEST(MegatronBridge, AUsersLaunchIsReadWithEveryRefusalAtOnce) {
     EXPECT_NE(what.find("--bogus: not an option of run_recipe.py"), std::string::npos) << what;
   }
   EXPECT_THROW(read_megatron_bridge_launch("python train.py --lr 1\n", "x.sh"), Error);
+  // Values refused beside the overrides not read, all at once.
+  try {
+    read_megatron_bridge_launch(
+        "torchrun --nproc-per-node=8 scripts/training/run_recipe.py --recipe "
+        "llama3_8b_pretrain_config model.tensor_model_parallel_size=two \\\n"
+        "  model.sequence_parallel=maybe model.cuda_graph_impl=full\n",
+        "theirs.sh");
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "theirs.sh: 3 overrides or options refused (paraplan prices the others):\n"
+              "  theirs.sh:2: model.cuda_graph_impl: paraplan does not read it (it changes time, "
+              "memory or the model in a way paraplan does not price, or it is not a field of "
+              "Megatron-Bridge's ConfigContainer)\n"
+              "  theirs.sh:1: model.tensor_model_parallel_size: expected an integer >= 1, got "
+              "\"two\"\n"
+              "  theirs.sh:2: model.sequence_parallel: expected true or false, got \"maybe\"");
+  }
 }
 
 TEST(MegatronBridge, NvidiasOwnRecipesAreReadAsTheirFunctionsSetThem) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engines/keyed_config.h"
 #include "engines/megatron_layout.h"
 #include "io/yaml_json.h"
 #include "ir/error.h"
@@ -144,18 +145,22 @@ const std::set<std::string> kOptimIgnored = {"lr",
                                              "nccl_ub",
                                              "fsdp_shard_strategy"};
 
+// A value as written, whatever bytes its strings hold.
+std::string shown(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
 std::string path_of(const std::string& section, const std::string& key) {
   return section.empty() ? key : section + "." + key;
 }
 
-// One section of the recipe: typed reads of its keys, placed at "SOURCE: section.key".
+// One section of the recipe: typed reads of its keys, placed at "SOURCE: section.key". What is
+// refused is kept (the read goes on with the default) and reported with the rest at the end.
 class Section {
  public:
-  Section(const Json& root, const Json& node, std::string name, std::string source)
-      : root_(root), node_(node), name_(std::move(name)), source_(std::move(source)) {}
+  Section(const Json& root, const Json& node, std::string name, Refusals& refusals)
+      : root_(root), node_(node), name_(std::move(name)), refusals_(refusals) {}
 
-  [[noreturn]] void fail(const std::string& key, const std::string& message) const {
-    throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, path_of(name_, key)), message);
+  void refuse(const std::string& key, const std::string& message) const {
+    refusals_.add(path_of(name_, key), message);
   }
   // The value, with ${.key} / ${section.key} resolved; null when absent.
   Json get(const std::string& key) const {
@@ -164,8 +169,10 @@ class Section {
     for (int hops = 0; v.is_string() && hops < 8; ++hops) {
       const std::string s = v.get<std::string>();
       if (s.find("${") == std::string::npos) break;
-      if (s.size() < 4 || s.rfind("${", 0) != 0 || s.back() != '}')
-        fail(key, fmt::format("\"{}\": only a whole-value ${{...}} reference is resolved", s));
+      if (s.size() < 4 || s.rfind("${", 0) != 0 || s.back() != '}') {
+        refuse(key, fmt::format("\"{}\": only a whole-value ${{...}} reference is resolved", s));
+        return nullptr;
+      }
       const std::string ref = s.substr(2, s.size() - 3);
       const Json* at = &root_;
       std::string rest = ref;
@@ -176,8 +183,10 @@ class Section {
       for (std::size_t start = 0; start <= rest.size();) {
         const std::size_t dot = std::min(rest.find('.', start), rest.size());
         const std::string part = rest.substr(start, dot - start);
-        if (!at->is_object() || !at->contains(part))
-          fail(key, fmt::format("\"{}\" refers to a key the recipe does not have", s));
+        if (!at->is_object() || !at->contains(part)) {
+          refuse(key, fmt::format("\"{}\" refers to a key the recipe does not have", s));
+          return nullptr;
+        }
         at = &(*at)[part];
         start = dot + 1;
       }
@@ -190,28 +199,38 @@ class Section {
                        std::int64_t least = 1) const {
     const Json v = get(key);
     if (v.is_null()) return fallback;
-    if (!v.is_number_integer() || v.get<std::int64_t>() < least)
-      fail(key, fmt::format("expected an integer >= {}, got {}", least, v.dump()));
+    if (!v.is_number_integer() || v.get<std::int64_t>() < least) {
+      refuse(key, fmt::format("expected an integer >= {}, got {}", least, shown(v)));
+      return std::max(fallback, least);
+    }
     return v.get<std::int64_t>();
   }
   double number(const std::string& key, double fallback) const {
     const Json v = get(key);
     if (v.is_null()) return fallback;
-    if (!v.is_number() || v.get<double>() < 0)
-      fail(key, fmt::format("expected a number >= 0, got {}", v.dump()));
+    if (!v.is_number() || v.get<double>() < 0) {
+      refuse(key, fmt::format("expected a number >= 0, got {}", shown(v)));
+      return fallback;
+    }
     return v.get<double>();
   }
   bool boolean(const std::string& key, bool fallback) const {
     const Json v = get(key);
     if (v.is_null()) return fallback;
-    if (!v.is_boolean()) fail(key, fmt::format("expected true or false, got {}", v.dump()));
+    if (!v.is_boolean()) {
+      refuse(key, fmt::format("expected true or false, got {}", shown(v)));
+      return fallback;
+    }
     return v.get<bool>();
   }
   std::string text(const std::string& key, const std::string& fallback) const {
     const Json v = get(key);
     if (v.is_null()) return fallback;
     if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
-    if (!v.is_string()) fail(key, fmt::format("expected a string, got {}", v.dump()));
+    if (!v.is_string()) {
+      refuse(key, fmt::format("expected a string, got {}", shown(v)));
+      return fallback;
+    }
     return v.get<std::string>();
   }
   std::string choice(const std::string& key, const std::string& fallback,
@@ -220,7 +239,8 @@ class Section {
     if (std::find(valid.begin(), valid.end(), v) == valid.end()) {
       std::string list;
       for (const auto& x : valid) list += (list.empty() ? "" : ", ") + x;
-      fail(key, fmt::format("expected one of {}, got \"{}\"", list, v));
+      refuse(key, fmt::format("expected one of {}, got \"{}\"", list, v));
+      return fallback;
     }
     return v;
   }
@@ -228,39 +248,29 @@ class Section {
   void classify(const std::set<std::string>& read, const std::set<std::string>& ignored,
                 LaunchConfig& out) const {
     if (node_.is_null()) return;
-    if (!node_.is_object())
-      throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, name_),
-                  "expected a mapping of keys");
-    std::vector<std::string> unknown;
+    if (!node_.is_object()) {
+      refusals_.add(name_, "expected a mapping of keys");
+      return;
+    }
     for (const auto& [key, value] : node_.items()) {
       if (read.count(key))
         out.read.push_back(path_of(name_, key));
       else if (ignored.count(key))
         out.ignored.push_back(path_of(name_, key));
       else
-        unknown.push_back(key);
-    }
-    if (unknown.size() == 1)
-      fail(unknown[0],
-           "not a key paraplan knows in this section of a NeMo GPT recipe (a typo? keys "
-           "that change time or memory are read, the others listed as ignored)");
-    if (!unknown.empty()) {  // every one at once, not the first
-      std::string names;
-      for (const auto& k : unknown) names += (names.empty() ? "" : ", ") + path_of(name_, k);
-      throw Error(ErrorKind::kUsage, source_,
-                  fmt::format("{} keys paraplan does not know in this section of a NeMo GPT "
-                              "recipe: {} (typos? keys that change time or memory are read, "
-                              "the others listed as ignored)",
-                              unknown.size(), names));
+        refuse(key,
+               "not a key paraplan knows in this section of a NeMo GPT recipe (a typo? keys "
+               "that change time or memory are read, the others listed as ignored)");
     }
   }
   const Json& node() const { return node_; }
-  const std::string& source() const { return source_; }
+  Refusals& refusals() const { return refusals_; }
 
  private:
   const Json& root_;
   const Json& node_;
-  std::string name_, source_;
+  std::string name_;
+  Refusals& refusals_;
 };
 
 TransformerConfig model_of(const Section& m) {
@@ -270,7 +280,7 @@ TransformerConfig model_of(const Section& m) {
   c.hidden_size = m.integer("hidden_size", 0);
   c.num_attention_heads = m.integer("num_attention_heads", 0);
   if (c.hidden_size % c.num_attention_heads && !m.has("kv_channels"))
-    m.fail("hidden_size", "is not divisible by num_attention_heads; give kv_channels");
+    m.refuse("hidden_size", "is not divisible by num_attention_heads; give kv_channels");
   c.head_dim = m.integer("kv_channels", c.hidden_size / c.num_attention_heads);
   c.num_kv_heads = m.integer("num_query_groups", c.num_attention_heads);
   const std::string activation = m.choice(
@@ -286,7 +296,7 @@ TransformerConfig model_of(const Section& m) {
   c.partial_rotary = m.number("rotary_percentage", 1.0);
   if (!c.learned_positions) {  // NeMo's recipes write it as an integer or a float
     const double base = m.number("rotary_base", 10000);
-    if (!(base >= 1 && base < 1e15)) m.fail("rotary_base", "must be at least 1");
+    if (!(base >= 1 && base < 1e15)) m.refuse("rotary_base", "must be at least 1");
     c.rotary_base = static_cast<std::int64_t>(base);
   }
   c.biases = m.boolean("bias", true);
@@ -294,7 +304,7 @@ TransformerConfig model_of(const Section& m) {
   c.qk_norm = m.boolean("qk_layernorm", false);
   c.dropout = m.number("hidden_dropout", 0.1) > 0 || m.number("attention_dropout", 0.1) > 0;
   const Json tokenizer_node = m.get("tokenizer");
-  const Section tokenizer(m.node(), tokenizer_node, "model.tokenizer", m.source());
+  const Section tokenizer(m.node(), tokenizer_node, "model.tokenizer", m.refusals());
   // NeMo sizes the embedding by override_vocab_size when given, else by its tokenizer.
   std::int64_t vocab = m.has("override_vocab_size") ? m.integer("override_vocab_size", 0, 1)
                        : tokenizer.node().is_object() && tokenizer.node().contains("vocab_size")
@@ -304,9 +314,9 @@ TransformerConfig model_of(const Section& m) {
       tokenizer.text("type", "") == "GPT2BPETokenizer")
     vocab = 50257;
   if (vocab == 0)
-    m.fail("tokenizer",
-           "the vocabulary size is not in the recipe; add model.tokenizer.vocab_size, "
-           "or give the model with --model instead");
+    m.refuse("tokenizer",
+             "the vocabulary size is not in the recipe; add model.tokenizer.vocab_size, "
+             "or give the model with --model instead");
   c.vocab_size = vocab;
   c.num_experts = m.integer("num_moe_experts", 0, 0);
   if (c.num_experts > 0) {
@@ -319,7 +329,7 @@ TransformerConfig model_of(const Section& m) {
     const Json listed = m.get("moe_layer_freq");
     const std::string freq = listed.is_array() ? listed.dump() : m.text("moe_layer_freq", "1");
     if (freq.find('[') != std::string::npos) {
-      if (std::string error; !read_moe_list(freq, c, error)) m.fail("moe_layer_freq", error);
+      if (std::string error; !read_moe_list(freq, c, error)) m.refuse("moe_layer_freq", error);
     } else {
       c.moe_every = m.integer("moe_layer_freq", 1);
     }
@@ -332,10 +342,12 @@ TransformerConfig model_of(const Section& m) {
 void read_split(const Section& m, TrainingConfig& t) {
   if (m.has("pipeline_model_parallel_layout")) {
     if (t.vpp > 1)
-      m.fail("pipeline_model_parallel_layout",
-             "the layout says the virtual stages; leave virtual_pipeline_model_parallel_size null");
-    if (std::string error; !read_layout(m.text("pipeline_model_parallel_layout", ""), t, error))
-      m.fail("pipeline_model_parallel_layout", error);
+      m.refuse("pipeline_model_parallel_layout",
+               "the layout says the virtual stages; leave virtual_pipeline_model_parallel_size "
+               "null");
+    else if (std::string error;
+             !read_layout(m.text("pipeline_model_parallel_layout", ""), t, error))
+      m.refuse("pipeline_model_parallel_layout", error);
     return;
   }
   const bool first = m.has("num_layers_in_first_pipeline_stage"),
@@ -348,10 +360,11 @@ void read_split(const Section& m, TrainingConfig& t) {
                      b = m.integer("num_layers_in_last_pipeline_stage", 0, 0);
   const int middle = t.pp - (first ? 1 : 0) - (last ? 1 : 0);
   const std::int64_t rest = layers - a - b;
-  if (layers == 0) m.fail(key, "needs model.num_layers");
+  if (layers == 0) return m.refuse(key, "needs model.num_layers");
   if (middle < 0 || rest < 0 || (middle == 0 ? rest != 0 : rest % middle))
-    m.fail(key, fmt::format("the other {} layers do not divide evenly over the other {} stages",
-                            rest, middle));
+    return m.refuse(
+        key, fmt::format("the other {} layers do not divide evenly over the other {} stages", rest,
+                         middle));
   t.stage_layers.assign(static_cast<std::size_t>(t.pp),
                         middle > 0 ? static_cast<int>(rest / middle) : 0);
   if (first) t.stage_layers.front() = static_cast<int>(a);
@@ -360,8 +373,9 @@ void read_split(const Section& m, TrainingConfig& t) {
   // get_num_layers_to_build asserts they divide).
   for (const int n : t.stage_layers)
     if (t.vpp > 1 && n % t.vpp)
-      m.fail(key, fmt::format("a stage's {} layers do not split evenly over {} virtual stages", n,
-                              t.vpp));
+      return m.refuse(key, fmt::format("a stage's {} layers do not split evenly over {} virtual "
+                                       "stages",
+                                       n, t.vpp));
 }
 
 TrainingConfig training_of(const Section& trainer, const Section& m, const Section& optim,
@@ -369,29 +383,31 @@ TrainingConfig training_of(const Section& trainer, const Section& m, const Secti
   TrainingConfig t;
   t.stack = Stack::kMegatron;
   if (m.boolean("fsdp", false))
-    m.fail("fsdp",
-           "NeMo's PyTorch-FSDP path is not priced as NeMo runs it; for FSDP, plan with "
-           "--stack fsdp (or read a torchtitan job)");
+    m.refuse("fsdp",
+             "NeMo's PyTorch-FSDP path is not priced as NeMo runs it; for FSDP, plan with "
+             "--stack fsdp (or read a torchtitan job)");
   if (const Json drop = m.get("drop_layers"); !drop.is_null() && !(drop.is_array() && drop.empty()))
-    m.fail("drop_layers", "dropping layers changes the model; give the layers it trains");
+    m.refuse("drop_layers", "dropping layers changes the model; give the layers it trains");
   const std::string precision = trainer.text("precision", "32");
   if (precision != "bf16" && precision != "bf16-mixed")
-    trainer.fail("precision", fmt::format("paraplan prices bf16 training (bf16 or bf16-mixed), "
-                                          "got \"{}\"",
-                                          precision));
+    trainer.refuse("precision", fmt::format("paraplan prices bf16 training (bf16 or bf16-mixed), "
+                                            "got \"{}\"",
+                                            precision));
   if (trainer.integer("accumulate_grad_batches", 1) != 1)
-    trainer.fail("accumulate_grad_batches",
-                 "NeMo takes the accumulation from the global batch; "
-                 "expected 1");
+    trainer.refuse("accumulate_grad_batches",
+                   "NeMo takes the accumulation from the global batch; "
+                   "expected 1");
   if (trainer.has("devices"))
     out.world_size =
         static_cast<int>(trainer.integer("devices", 1) * trainer.integer("num_nodes", 1));
-  if (m.has("rampup_batch_size")) m.fail("rampup_batch_size", "is not priced; leave it null");
-  if (m.boolean("cpu_offloading", false)) m.fail("cpu_offloading", "is not priced; expected false");
+  if (m.has("rampup_batch_size")) m.refuse("rampup_batch_size", "is not priced; leave it null");
+  if (m.boolean("cpu_offloading", false))
+    m.refuse("cpu_offloading", "is not priced; expected false");
   if (m.has("num_micro_batches_with_partial_activation_checkpoints"))
-    m.fail("num_micro_batches_with_partial_activation_checkpoints", "is not priced; leave it null");
+    m.refuse("num_micro_batches_with_partial_activation_checkpoints",
+             "is not priced; leave it null");
   if (m.has("mcore_gpt") && !m.boolean("mcore_gpt", true))
-    m.fail("mcore_gpt", "paraplan prices Megatron-Core's GPT; expected true");
+    m.refuse("mcore_gpt", "paraplan prices Megatron-Core's GPT; expected true");
   t.tp = static_cast<int>(m.integer("tensor_model_parallel_size", 1));
   t.pp = static_cast<int>(m.integer("pipeline_model_parallel_size", 1));
   t.cp = static_cast<int>(m.integer("context_parallel_size", 1));
@@ -401,7 +417,7 @@ TrainingConfig training_of(const Section& trainer, const Section& m, const Secti
   t.micro_batch = m.integer("micro_batch_size", 1);
   t.global_batch = m.integer("global_batch_size", 0, 0);
   if (!m.has("encoder_seq_length"))
-    m.fail("encoder_seq_length", "is missing (the sequence length)");
+    m.refuse("encoder_seq_length", "is missing (the sequence length)");
   t.seq_len = m.integer("encoder_seq_length", 2048);
   t.sequence_parallel = m.boolean("sequence_parallel", false);
   const std::string granularity =
@@ -430,7 +446,7 @@ TrainingConfig training_of(const Section& trainer, const Section& m, const Secti
   t.fp8 = m.boolean("fp8", false);
   t.fp8_param_gather = m.boolean("fp8_params", false);
   if (t.fp8_param_gather && !t.fp8)
-    m.fail("fp8_params", "needs fp8: true (FP8 parameters are FP8 training's)");
+    m.refuse("fp8_params", "needs fp8: true (FP8 parameters are FP8 training's)");
   t.attention = m.boolean("use_flash_attention", true) || m.boolean("transformer_engine", true)
                     ? Attention::kFlash
                     : Attention::kStandard;
@@ -451,21 +467,28 @@ LaunchConfig read_nemo_recipe(const std::string& text, const std::string& source
   out.format = "nemo";
   out.source = source;
   const Json none;
-  const Section trainer(root, root.contains("trainer") ? root["trainer"] : none, "trainer", source);
-  const Section model(root, root["model"], "model", source);
+  Refusals refusals(source);
+  const Section trainer(root, root.contains("trainer") ? root["trainer"] : none, "trainer",
+                        refusals);
+  const Section model(root, root["model"], "model", refusals);
   const Section optim(root, root["model"].contains("optim") ? root["model"]["optim"] : none,
-                      "model.optim", source);
+                      "model.optim", refusals);
   trainer.classify(kTrainerRead, kTrainerIgnored, out);
   model.classify(kModelRead, kModelIgnored, out);
   optim.classify(kOptimRead, kOptimIgnored, out);
   for (const auto& [key, value] : root.items())
     if (key != "trainer" && key != "model") out.ignored.push_back(key);
   if (model.has("num_layers") || model.has("hidden_size") || model.has("num_attention_heads")) {
+    bool whole = true;
     for (const char* needed : {"num_layers", "hidden_size", "num_attention_heads"})
-      if (!model.has(needed)) model.fail(needed, "is missing (the recipe gives part of the model)");
-    out.model = model_of(model);
+      if (!model.has(needed)) {
+        model.refuse(needed, "is missing (the recipe gives part of the model)");
+        whole = false;
+      }
+    if (whole) out.model = model_of(model);
   }
   out.training = training_of(trainer, model, optim, out);
+  refusals.raise();  // every refusal at once
   return out;
 }
 

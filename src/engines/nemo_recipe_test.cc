@@ -66,10 +66,20 @@ TEST(NemoRecipe, BadKeysAreOnePlacedUsageError) {
       {base + "  cpu_offloading: true\n", "model.cpu_offloading"},
       {base + "  fsdp: true\n", "model.fsdp: NeMo's PyTorch-FSDP path is not priced"},
       {base + "  drop_layers: [3]\n", "model.drop_layers: dropping layers changes the model"},
-      // Every unknown key at once, not the first.
-      {base + "  tensor_model_paralel_size: 2\n  pipline_model_parallel_size: 2\n",
-       "2 keys paraplan does not know in this section of a NeMo GPT recipe: "
-       "model.pipline_model_parallel_size, model.tensor_model_paralel_size"},
+      // Every refusal at once, not the first: unknown keys, a value of the wrong type, in
+      // every section.
+      {base + "  tensor_model_paralel_size: 2\n  pipline_model_parallel_size: 2\n"
+              "  sequence_parallel: 1\n  optim: {name: sgd}\n",
+       "recipe.yaml: 4 settings refused (paraplan prices the others):\n"
+       "  model.pipline_model_parallel_size: not a key paraplan knows in this section of a NeMo "
+       "GPT recipe (a typo? keys that change time or memory are read, the others listed as "
+       "ignored)\n"
+       "  model.tensor_model_paralel_size: not a key paraplan knows"},
+      {base + "  tensor_model_paralel_size: 2\n  pipline_model_parallel_size: 2\n"
+              "  sequence_parallel: 1\n  optim: {name: sgd}\n",
+       "\n  model.sequence_parallel: expected true or false, got 1\n"
+       "  model.optim.name: expected one of distributed_fused_adam, fused_adam, adam, "
+       "mcore_distributed_optim, got \"sgd\""},
       {"trainer: {devices: 8}\n", "no `model` section"}};
   for (const auto& [text, message] : cases) {
     try {

@@ -110,11 +110,12 @@ std::vector<std::string> strings(const KeyedConfig& c, const std::string& key) {
   std::vector<std::string> out;
   const Json v = c.get(key);
   if (v.is_null()) return out;
-  if (!v.is_array()) c.fail(key, "expected a list of strings");
-  for (const Json& s : v) {
-    if (!s.is_string()) c.fail(key, "expected a list of strings");
-    out.push_back(s.get<std::string>());
+  if (!v.is_array() ||
+      !std::all_of(v.begin(), v.end(), [](const Json& s) { return s.is_string(); })) {
+    c.refuse(key, "expected a list of strings");
+    return out;
   }
+  for (const Json& s : v) out.push_back(s.get<std::string>());
   return out;
 }
 
@@ -135,8 +136,9 @@ void read_model(const KeyedConfig& c, LaunchConfig& out) {
     if (converter == "float8" || converter == "quantize.linear.float8")
       out.training.fp8 = true;
     else
-      c.fail("model.converters",
-             fmt::format("\"{}\" is not priced (paraplan prices float8 linear layers)", converter));
+      c.refuse(
+          "model.converters",
+          fmt::format("\"{}\" is not priced (paraplan prices float8 linear layers)", converter));
   }
 }
 
@@ -149,43 +151,43 @@ void read_float8(const KeyedConfig& c, TrainingConfig& t) {
   if (!t.fp8) return;
   const std::string recipe = c.text("quantize.linear.float8.recipe_name", "tensorwise");
   if (recipe != "tensorwise" && recipe != "rowwise")
-    c.fail("quantize.linear.float8.recipe_name",
-           fmt::format("\"{}\" is not priced; expected tensorwise or rowwise", recipe));
+    c.refuse("quantize.linear.float8.recipe_name",
+             fmt::format("\"{}\" is not priced; expected tensorwise or rowwise", recipe));
   if (c.boolean("quantize.linear.float8.emulate", false))
-    c.fail("quantize.linear.float8.emulate", "emulated FP8 is not priced; expected false");
+    c.refuse("quantize.linear.float8.emulate", "emulated FP8 is not priced; expected false");
   for (const std::string& fqn : strings(c, "quantize.linear.float8.filter_fqns"))
     if (fqn != "output" && fqn != "router.gate")
-      c.fail("quantize.linear.float8.filter_fqns",
-             fmt::format("\"{}\": layers kept in bf16 are not priced; expected output or "
-                         "router.gate (the LM head and the MoE router, in bf16 anyway)",
-                         fqn));
+      c.refuse("quantize.linear.float8.filter_fqns",
+               fmt::format("\"{}\": layers kept in bf16 are not priced; expected output or "
+                           "router.gate (the LM head and the MoE router, in bf16 anyway)",
+                           fqn));
   t.fp8_param_gather = c.boolean("quantize.linear.float8.enable_fsdp_float8_all_gather", false);
   if (t.fp8_param_gather && recipe != "tensorwise")
-    c.fail("quantize.linear.float8.enable_fsdp_float8_all_gather",
-           "gathers float8 weights with tensorwise scaling only (torchao); expected false with "
-           "rowwise");
+    c.refuse("quantize.linear.float8.enable_fsdp_float8_all_gather",
+             "gathers float8 weights with tensorwise scaling only (torchao); expected false with "
+             "rowwise");
 }
 
 void read_precision(const KeyedConfig& c, TrainingConfig& t) {
   if (c.boolean("training.enable_cpu_offload", false))
-    c.fail("training.enable_cpu_offload", "offloading to the CPU is not priced; expected false");
+    c.refuse("training.enable_cpu_offload", "offloading to the CPU is not priced; expected false");
   if (c.text("training.mixed_precision_param", "bfloat16") != "bfloat16")
-    c.fail("training.mixed_precision_param", "paraplan prices bf16 training; expected bfloat16");
+    c.refuse("training.mixed_precision_param", "paraplan prices bf16 training; expected bfloat16");
   if (c.text("training.mixed_precision_reduce", "float32") != "float32")
-    c.fail("training.mixed_precision_reduce", "expected float32");
+    c.refuse("training.mixed_precision_reduce", "expected float32");
   const std::string dtype = c.text("training.dtype", "float32");
   if (dtype != "float32" && dtype != "bfloat16")
-    c.fail("training.dtype", "expected float32 (mixed precision) or bfloat16 (pure bf16)");
+    c.refuse("training.dtype", "expected float32 (mixed precision) or bfloat16 (pure bf16)");
   // Pure bf16: parameters, gradients and their reduction in bf16, the loss on bf16 logits.
   t.bf16_gradient_reduction = dtype == "bfloat16";
   t.fp32_loss = dtype != "bfloat16";
   const std::string optimizer = c.text("optimizer.name", "AdamW");
   if (optimizer != "AdamW" && optimizer != "Adam")
-    c.fail("optimizer.name", fmt::format("paraplan prices Adam's state; expected AdamW or Adam, "
-                                         "got \"{}\"",
-                                         optimizer));
+    c.refuse("optimizer.name", fmt::format("paraplan prices Adam's state; expected AdamW or Adam, "
+                                           "got \"{}\"",
+                                           optimizer));
   if (c.boolean("optimizer.early_step_in_backward", false))
-    c.fail("optimizer.early_step_in_backward", "is not priced; expected false");
+    c.refuse("optimizer.early_step_in_backward", "is not priced; expected false");
 }
 
 void read_parallelism(const KeyedConfig& c, LaunchConfig& out) {
@@ -193,10 +195,10 @@ void read_parallelism(const KeyedConfig& c, LaunchConfig& out) {
   TorchtitanChoices& tt = *out.torchtitan;
   tt.dp_replicate = static_cast<int>(c.integer("parallelism.data_parallel_replicate_degree", 1, 1));
   tt.dp_shard = static_cast<int>(c.integer("parallelism.data_parallel_shard_degree", -1, -1));
-  if (tt.dp_shard == 0) c.fail("parallelism.data_parallel_shard_degree", "expected -1 or >= 1");
+  if (tt.dp_shard == 0) c.refuse("parallelism.data_parallel_shard_degree", "expected -1 or >= 1");
   tt.reshard = c.text("parallelism.fsdp_reshard_after_forward", "default");
   if (tt.reshard != "default" && tt.reshard != "always" && tt.reshard != "never")
-    c.fail("parallelism.fsdp_reshard_after_forward", "expected default, always or never");
+    c.refuse("parallelism.fsdp_reshard_after_forward", "expected default, always or never");
   t.tp = static_cast<int>(c.integer("parallelism.tensor_parallel_degree", 1, 1));
   t.pp = static_cast<int>(c.integer("parallelism.pipeline_parallel_degree", 1, 1));
   t.cp = static_cast<int>(c.integer("parallelism.context_parallel_degree", 1, 1));
@@ -205,27 +207,27 @@ void read_parallelism(const KeyedConfig& c, LaunchConfig& out) {
   // matrix products (SymmetricMemory), priced as Megatron's overlap of the same collectives.
   t.tp_comm_overlap = c.boolean("parallelism.enable_async_tensor_parallel", false);
   if (t.tp_comm_overlap && t.tp < 2)
-    c.fail("parallelism.enable_async_tensor_parallel", "needs tensor_parallel_degree 2 or more");
+    c.refuse("parallelism.enable_async_tensor_parallel", "needs tensor_parallel_degree 2 or more");
   if (c.boolean("parallelism.enable_compiled_autograd", false))
-    c.fail("parallelism.enable_compiled_autograd", "is not priced; expected false");
+    c.refuse("parallelism.enable_compiled_autograd", "is not priced; expected false");
   const std::int64_t etp = c.integer("parallelism.expert_tensor_parallel_degree", 1, 1);
   if (etp != 1 && etp != t.tp)
-    c.fail("parallelism.expert_tensor_parallel_degree",
-           "paraplan prices experts whole or split as the dense layers");
+    c.refuse("parallelism.expert_tensor_parallel_degree",
+             "paraplan prices experts whole or split as the dense layers");
   if (c.text("parallelism.expert_parallel_comm_backend", "standard") != "standard")
-    c.fail("parallelism.expert_parallel_comm_backend", "is not priced; expected standard");
+    c.refuse("parallelism.expert_parallel_comm_backend", "is not priced; expected standard");
   for (const char* refused :
        {"parallelism.pipeline_parallel_schedule_csv", "parallelism.pipeline_parallel_split_points"})
     if (c.has(refused) && !(c.get(refused).is_string() && c.text(refused, "").empty()) &&
         !(c.get(refused).is_array() && c.get(refused).empty()))
-      c.fail(refused, "is not priced; give module_fqns_per_model_part");
+      c.refuse(refused, "is not priced; give module_fqns_per_model_part");
   tt.pp_microbatch = c.integer("parallelism.pipeline_parallel_microbatch_size", 1, 1);
   const std::string schedule = c.text("parallelism.pipeline_parallel_schedule", "1F1B");
   if (schedule == "Interleaved1F1B")
     tt.stages_per_rank = 2;
   else if (schedule != "1F1B")
-    c.fail("parallelism.pipeline_parallel_schedule",
-           fmt::format("paraplan prices 1F1B and Interleaved1F1B, not \"{}\"", schedule));
+    c.refuse("parallelism.pipeline_parallel_schedule",
+             fmt::format("paraplan prices 1F1B and Interleaved1F1B, not \"{}\"", schedule));
   tt.layers_per_stage =
       static_cast<int>(c.integer("parallelism.pipeline_parallel_layers_per_stage", 0, 1));
   tt.first_less =
@@ -234,18 +236,19 @@ void read_parallelism(const KeyedConfig& c, LaunchConfig& out) {
       static_cast<int>(c.integer("parallelism.pipeline_parallel_last_stage_less_layers", 1, 0));
   const Json parts = c.get("parallelism.module_fqns_per_model_part");
   if (!parts.is_null()) {
-    if (!parts.is_array()) c.fail("parallelism.module_fqns_per_model_part", "expected lists");
-    for (const Json& part : parts) {
-      if (!part.is_array()) c.fail("parallelism.module_fqns_per_model_part", "expected lists");
+    const bool lists = parts.is_array() && std::all_of(parts.begin(), parts.end(),
+                                                       [](const Json& p) { return p.is_array(); });
+    if (!lists) c.refuse("parallelism.module_fqns_per_model_part", "expected lists");
+    for (const Json& part : lists ? parts : Json::array()) {
       int layers = 0;
       for (const Json& fqn : part)
         if (fqn.is_string() && fqn.get<std::string>().rfind("layers.", 0) == 0) ++layers;
       tt.parts.push_back(layers);
     }
-    if (tt.parts.empty() || tt.parts.size() % static_cast<std::size_t>(t.pp))
-      c.fail("parallelism.module_fqns_per_model_part",
-             fmt::format("{} model parts are not a multiple of {} pipeline ranks", tt.parts.size(),
-                         t.pp));
+    if (lists && (tt.parts.empty() || tt.parts.size() % static_cast<std::size_t>(t.pp)))
+      c.refuse("parallelism.module_fqns_per_model_part",
+               fmt::format("{} model parts are not a multiple of {} pipeline ranks",
+                           tt.parts.size(), t.pp));
   }
   // torchtitan's tensor parallelism shards the norms' and the residual's sequence too.
   t.sequence_parallel = true;
@@ -272,12 +275,12 @@ void read_checkpointing(const KeyedConfig& c, LaunchConfig& out) {
       out.torchtitan->ac_every = std::stoi(option);
       t.recompute = out.torchtitan->ac_every > 0 ? Recompute::kFull : Recompute::kNone;
     } else {
-      c.fail("activation_checkpoint.selective_ac_option",
-             fmt::format("expected \"op\" or a layer frequency, got \"{}\"", option));
+      c.refuse("activation_checkpoint.selective_ac_option",
+               fmt::format("expected \"op\" or a layer frequency, got \"{}\"", option));
     }
   } else {
-    c.fail("activation_checkpoint.mode",
-           fmt::format("paraplan prices none, selective and full, not \"{}\"", mode));
+    c.refuse("activation_checkpoint.mode",
+             fmt::format("paraplan prices none, selective and full, not \"{}\"", mode));
   }
   const bool compile = c.boolean("compile.enable", false);
   const std::vector<std::string> parts = strings(c, "compile.components");
@@ -324,8 +327,9 @@ LaunchConfig read_torchtitan_config(const std::string& text, const std::string& 
   tt.local_batch =
       c.integer("training.local_batch_size", c.integer("training.batch_size", 8, 1), 1);
   tt.global_batch = c.integer("training.global_batch_size", -1, -1);
-  if (tt.global_batch == 0) c.fail("training.global_batch_size", "expected -1 or >= 1");
+  if (tt.global_batch == 0) c.refuse("training.global_batch_size", "expected -1 or >= 1");
   t.seq_len = c.integer("training.seq_len", 2048, 1);
+  c.done();  // every refusal at once
   return out;
 }
 

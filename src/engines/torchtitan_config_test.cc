@@ -133,6 +133,26 @@ TEST(TorchtitanConfig, BadInputIsOnePlacedUsageError) {
        "recipe_name = \"rowwise\"\nenable_fsdp_float8_all_gather = true\n",
        "tensorwise scaling only"},
       {"[quantize.linear.float8]\nrecipe = \"rowwise\"\n", "quantize.linear.float8.recipe"}};
+  // Every refusal at once, not the first.
+  try {
+    read_torchtitan_config(
+        "[parallelism]\ntensor_paralel_degree = 2\npipeline_parallel_schedule = \"GPipe\"\n"
+        "module_fqns_per_model_part = 3\n[training]\nenable_cpu_offload = true\n"
+        "seq_len = \"8k\"\n[compile]\ncomponents = [1]\n",
+        "job.toml");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "job.toml: 6 settings refused (paraplan prices the others):\n"
+              "  parallelism.tensor_paralel_degree: not a key paraplan knows in a torchtitan job "
+              "(a typo? keys that change time or memory are read, the others listed as ignored)\n"
+              "  training.enable_cpu_offload: offloading to the CPU is not priced; expected false\n"
+              "  parallelism.pipeline_parallel_schedule: paraplan prices 1F1B and "
+              "Interleaved1F1B, not \"GPipe\"\n"
+              "  parallelism.module_fqns_per_model_part: expected lists\n"
+              "  compile.components: expected a list of strings\n"
+              "  training.seq_len: expected an integer >= 1, got \"8k\"");
+  }
   for (const auto& [text, message] : cases) {
     try {
       read_torchtitan_config(text, "job.toml");

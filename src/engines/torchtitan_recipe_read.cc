@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engines/keyed_config.h"
 #include "engines/python_config.h"
 #include "engines/shell_script.h"
 #include "engines/torchtitan_flavors.h"
@@ -56,10 +57,9 @@ std::optional<ConfigRows> registry_path(const std::string& path) {
 // default) and all are reported at once by done().
 class Rows {
  public:
-  Rows(ConfigRows rows, std::string source) : rows_(std::move(rows)), source_(std::move(source)) {}
-  void fail(const std::string& key, const std::string& message) {
-    refused_.push_back(fmt::format("{}: {}", key, message));
-  }
+  Rows(ConfigRows rows, std::string source)
+      : rows_(std::move(rows)), source_(std::move(source)), refusals_(source_) {}
+  void fail(const std::string& key, const std::string& message) { refusals_.add(key, message); }
   const Json* get(const std::string& key) {
     const auto it = rows_.find(key);
     if (it == rows_.end()) return nullptr;
@@ -98,19 +98,7 @@ class Rows {
     return v->get<std::string>();
   }
   // Every refusal, at once: one at its key, several listed.
-  void done() const {
-    if (refused_.size() == 1) {
-      const std::size_t colon = refused_[0].find(": ");
-      throw Error(ErrorKind::kUsage, fmt::format("{}: {}", source_, refused_[0].substr(0, colon)),
-                  refused_[0].substr(colon + 2));
-    }
-    if (refused_.empty()) return;
-    std::string all;
-    for (const std::string& r : refused_) all += "\n  " + r;
-    throw Error(
-        ErrorKind::kUsage, source_,
-        fmt::format("{} settings refused (paraplan prices the others):{}", refused_.size(), all));
-  }
+  void done() const { refusals_.raise(); }
   // Every key not read: ignored by name, or refused when it is a field that matters.
   void classify(LaunchConfig& out) {
     for (const auto& [key, value] : rows_) {
@@ -135,7 +123,8 @@ class Rows {
  private:
   ConfigRows rows_;
   std::string source_;
-  std::vector<std::string> read_, refused_;
+  std::vector<std::string> read_;
+  Refusals refusals_;
 };
 
 void read_model(Rows& r, LaunchConfig& out) {
