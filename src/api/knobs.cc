@@ -180,6 +180,8 @@ KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
       return &k.compile;
     case Knob::kLossKernel:
       return &k.loss_kernel;
+    case Knob::kOptimizerMoments:
+      return &k.optimizer_moments;
   }
   return std::monostate{};
 }
@@ -254,6 +256,13 @@ StackChoices stack_choices(const TransformerKnobs& k) {
     if (k.loss_kernel != "eager" && k.loss_kernel != "fused")
       throw FieldError("loss_kernel", " must be eager or fused (got \"" + k.loss_kernel + "\")");
     c.fused_loss = k.loss_kernel == "fused";
+  }
+  if (!k.optimizer_moments.empty()) {
+    const auto moments = optimizer_moments_from_text(k.optimizer_moments);
+    if (!moments)
+      throw FieldError("optimizer_moments",
+                       " must be fp32, bf16 or fp8 (got \"" + k.optimizer_moments + "\")");
+    c.optimizer_moments = *moments;
   }
   return c;
 }

@@ -41,6 +41,7 @@ struct TransformerKnobs {
   std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
   std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's
   std::string loss_kernel;        ///< eager | fused (fsdp); empty: eager
+  std::string optimizer_moments;  ///< fp32 | bf16 | fp8 (megatron); empty: fp32
   std::string precision;          ///< bf16 | fp8; empty: bf16
   std::string memory;             ///< memory per device ("40GiB"); empty: the cluster's
   std::string memory_headroom;    ///< "5%" of it or a size ("2GiB") kept free; empty: none

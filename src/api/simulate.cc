@@ -142,6 +142,7 @@ struct Replayer {
       StackChoices keep;
       keep.overlap_grad_reduce = config.overlap_grad_reduce;
       keep.bf16_gradient_reduction = config.bf16_gradient_reduction;
+      keep.optimizer_moments = config.optimizer_moments;
       apply_stack_defaults(config, keep);
     }
     AnalyticCostModel cost(replay.model, replay.cluster, replay.calibration);

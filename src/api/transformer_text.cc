@@ -316,11 +316,15 @@ std::string evaluate_words(const TransformerConfig& model, const std::string& cl
                                : "",
              t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
              io::attention_text(t.attention)) +
-         fmt::format("stack: {}{}{}{}, gradients reduced in {}\n", stack_text(t.stack),
+         fmt::format("stack: {}{}{}{}, gradients reduced in {}{}\n", stack_text(t.stack),
                      t.tp_comm_overlap ? ", tensor-parallel overlap" : "",
                      t.overlap_p2p_comm ? ", pipeline sends overlapped" : "",
                      t.overlap_param_gather ? ", parameter gather overlapped" : "",
-                     t.bf16_gradient_reduction ? "bf16" : "fp32") +
+                     t.bf16_gradient_reduction ? "bf16" : "fp32",
+                     t.optimizer_moments == OptimizerMoments::kFp32
+                         ? ""
+                         : fmt::format(", Adam's moments in {} (precision-aware optimizer)",
+                                       optimizer_moments_text(t.optimizer_moments))) +
          fmt::format(
              "iteration time: {:.4f} s (±{:.1f} %, the {} stack's measured error)   tokens/s: "
              "{:.0f}   TFLOP/s per device: {:.1f}   MFU: {:.1f}%\n",

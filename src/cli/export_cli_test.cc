@@ -181,6 +181,46 @@ TEST(CliExport, Fp8ParametersRoundTrip) {
   }
 }
 
+// Megatron-Core's precision-aware optimizer (bf16 moments, as DeepSeek-V3's recipe) goes out in
+// Megatron-LM's options and Megatron-Bridge's overrides and comes back as the same plan, priced
+// the same, its optimizer state half fp32 Adam's.
+TEST(CliExport, PrecisionAwareOptimizerRoundTrip) {
+  for (const char* engine : {"megatron", "bridge"}) {
+    const Exported e = round_trip(
+        "--model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --optimizer-moments bf16",
+        engine, "--cluster dgx-h100");
+    EXPECT_EQ(e.plan["config"]["optimizer_moments"], "bf16") << e.text;
+    EXPECT_EQ(e.back["as_is"]["config"]["optimizer_moments"], "bf16") << e.text;
+    EXPECT_NE(e.text.find(std::string(engine) == "megatron"
+                              ? "--use-precision-aware-optimizer \\\n--exp-avg-dtype bf16"
+                              : "optimizer.exp_avg_dtype=bf16"),
+              std::string::npos)
+        << e.text;
+    expect_same_plan(e, kMegatronKnobs, 0.01);
+  }
+  // Adam's fp32 moments take twice the bytes.
+  const Outcome fp32 =
+      run("evaluate --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --tp 1 --zero 1 "
+          "--json");
+  const Outcome bf16 =
+      run("evaluate --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --tp 1 --zero 1 "
+          "--optimizer-moments bf16 --json");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.out;
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.out;
+  const double a = Json::parse(fp32.out)["memory"]["optimizer_bytes"].get<double>(),
+               b = Json::parse(bf16.out)["memory"]["optimizer_bytes"].get<double>();
+  EXPECT_NEAR(a / b, 2.0, 1e-9);
+  // Not on an engine without it, and not without the distributed optimizer.
+  EXPECT_EQ(run("plan --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 "
+                "--optimizer-moments bf16 --export nemo")
+                .exit_code,
+            2);
+  EXPECT_EQ(run("evaluate --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --tp 1 "
+                "--zero 0 --optimizer-moments bf16")
+                .exit_code,
+            2);
+}
+
 // A plan whose engine cannot express its model still prints, with the reason its launch is
 // not written (plan used to fail outright for Gemma 2 and GPT-OSS with no export asked for);
 // asked for that export, it is refused for that engine alone.

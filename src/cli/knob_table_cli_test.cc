@@ -91,6 +91,7 @@ TEST(KnobTable, ThePlanFilesConfigHasTheTablesKeysInItsRanges) {
   t.moe_capacity_factor = 1.25;  // written only when not their defaults
   t.fp32_loss = false;
   t.fused_loss = true;
+  t.optimizer_moments = OptimizerMoments::kBf16;
   t.stage_layers = {1};
   const io::Json j = io::training_to_json(t);
   std::set<std::string> written;

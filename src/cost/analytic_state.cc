@@ -152,7 +152,12 @@ double AnalyticCostModel::optimizer_step_s(const TrainingConfig& t, double dense
   const bool sharded = t.zero_stage >= 1;
   const double params = dense_params / (sharded ? t.shard_ranks() : 1) +
                         expert_params / (sharded ? expert_data_parallel(t) : 1);
-  return params * cal_.optimizer_bytes_per_parameter / cal_.memory_bandwidth_bytes_per_s;
+  // The step's traffic scales with the state it reads and writes (the calibration's figure is
+  // fp32 Adam's, 12 bytes of state a parameter).
+  const double traffic = cal_.optimizer_bytes_per_parameter *
+                         optimizer_state_bytes(t.optimizer_moments) /
+                         optimizer_state_bytes(OptimizerMoments::kFp32);
+  return params * traffic / cal_.memory_bandwidth_bytes_per_s;
 }
 
 std::pair<double, double> AnalyticCostModel::stage_parameters(const BlockCosts& c,
@@ -209,7 +214,7 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
     if (t.fp8 && !t.fp8_param_gather)
       mem.weights_bytes += 2 * n * (c.layer_dense_params + c.layer_expert_params);
     mem.gradients_bytes = sharded(g, 2);
-    mem.optimizer_bytes = sharded(12, 1);
+    mem.optimizer_bytes = sharded(optimizer_state_bytes(t.optimizer_moments), 1);
   }
   const double recomputed =
       t.recompute == Recompute::kFull

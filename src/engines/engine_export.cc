@@ -237,6 +237,15 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   if (t.tp_comm_overlap) arg("--tp-comm-overlap");
   if (t.vpp > 1 && !t.overlap_p2p_comm) arg("--no-overlap-p2p-communication");
   if (t.bf16_gradient_reduction) arg("--grad-reduce-in-bf16");
+  if (t.optimizer_moments != OptimizerMoments::kFp32) {
+    // Transformer Engine's FusedAdam holds the distributed optimizer's states: both moments in
+    // the dtype priced, the fp32 main parameters as the bf16 weights' 16-bit remainders.
+    const std::string moments(optimizer_moments_text(t.optimizer_moments));
+    arg("--use-precision-aware-optimizer");
+    arg("--exp-avg-dtype", moments);
+    arg("--exp-avg-sq-dtype", moments);
+    if (t.bf16_gradient_reduction) arg("--main-grads-dtype", "bf16");
+  }
   // The fused attention priced on the megatron stack is Transformer Engine's (cuDNN); the other
   // stacks call FlashAttention-2.
   arg("--attention-backend", t.attention == Attention::kStandard ? "unfused"

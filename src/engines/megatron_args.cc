@@ -316,6 +316,26 @@ void read_stage_split(const Options& o, TrainingConfig& t) {
                                 i, t.stage_layers[i], t.vpp));
 }
 
+// Megatron-Core's optimizer dtypes (engines/megatron_layout's read_optimizer_dtypes).
+void read_optimizer_dtypes(const Options& o, TrainingConfig& t) {
+  const std::vector<std::string> dtypes = {"fp32", "fp16", "bf16", "fp8"};
+  OptimizerDtypes d;
+  d.precision_aware = o.flag("--use-precision-aware-optimizer");
+  d.exp_avg = o.choice("--exp-avg-dtype", "fp32", dtypes);
+  d.exp_avg_sq = o.choice("--exp-avg-sq-dtype", "fp32", dtypes);
+  d.main_params = o.choice("--main-params-dtype", "fp32", {"fp32", "fp16"});
+  d.main_grads = o.choice("--main-grads-dtype", "fp32", {"fp32", "bf16"});
+  for (const auto& [field, why] : read_optimizer_dtypes(d, t))
+    o.fail(field == OptimizerDtypeField::kExpAvg       ? "--exp-avg-dtype"
+           : field == OptimizerDtypeField::kExpAvgSq   ? "--exp-avg-sq-dtype"
+           : field == OptimizerDtypeField::kMainParams ? "--main-params-dtype"
+                                                       : "--main-grads-dtype",
+           why);
+  // bf16 main gradients: Megatron-LM then accumulates and reduces in bf16 (arguments.py leaves
+  // accumulate_allreduce_grads_in_fp32 off), the DDP buffer in bf16 as --grad-reduce-in-bf16.
+  if (d.main_grads == "bf16") t.bf16_gradient_reduction = true;
+}
+
 // What Megatron-LM's validate_args asserts of these options (megatron/training/arguments.py),
 // refused here rather than after the job is queued.
 void megatron_asserts(const Options& o, const TrainingConfig& t) {
@@ -404,6 +424,7 @@ TrainingConfig training_of(const Options& o, LaunchConfig& out) {
     o.fail("--fp8-param-gather", "needs --fp8-format (FP8 parameters are FP8 training's)");
   if (t.fp8) o.choice("--fp8-format", "hybrid", {"e4m3", "hybrid"});
   t.bf16_gradient_reduction = o.flag("--grad-reduce-in-bf16");
+  read_optimizer_dtypes(o, t);
   const std::string backend =
       o.choice("--attention-backend", "auto", {"auto", "flash", "fused", "unfused", "local"});
   t.attention =
@@ -604,6 +625,9 @@ std::vector<std::pair<std::string, std::string>> megatron_searched_options(
   if (t.bf16_gradient_reduction)
     out.emplace_back(spelled(Knob::kGradReduceDtype, Engine::kMegatronLm), "");
   if (t.fp8_param_gather) out.emplace_back(spelled(Knob::kFp8ParamGather, Engine::kMegatronLm), "");
+  if (t.optimizer_moments != OptimizerMoments::kFp32)
+    out.emplace_back(spelled(Knob::kOptimizerMoments, Engine::kMegatronLm),
+                     std::string(optimizer_moments_text(t.optimizer_moments)));
   return out;
 }
 

@@ -323,5 +323,42 @@ torchrun ${DISTRIBUTED_ARGS[@]} "$PRETRAIN_SCRIPT_PATH" \
             l.environment.end());
 }
 
+// Megatron-Core's precision-aware optimizer: both moments in bf16 (or FP8), bf16 main gradients
+// as the bf16 gradient buffer; what Megatron-Core asserts, and what paraplan does not price,
+// refused.
+TEST(MegatronArgs, ReadsThePrecisionAwareOptimizer) {
+  const std::string base =
+      "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 --seq-length 2048 "
+      "--micro-batch-size 1 --bf16 --use-distributed-optimizer ";
+  LaunchConfig l = read_megatron_args(base +
+                                          "--use-precision-aware-optimizer --exp-avg-dtype bf16 "
+                                          "--exp-avg-sq-dtype bf16 --main-grads-dtype bf16\n",
+                                      "args.txt");
+  EXPECT_EQ(l.training.optimizer_moments, OptimizerMoments::kBf16);
+  EXPECT_TRUE(l.training.bf16_gradient_reduction);
+  l = read_megatron_args(
+      base + "--use-precision-aware-optimizer --exp-avg-dtype fp8 --exp-avg-sq-dtype fp8\n",
+      "args.txt");
+  EXPECT_EQ(l.training.optimizer_moments, OptimizerMoments::kFp8);
+  EXPECT_FALSE(l.training.bf16_gradient_reduction);
+  l = read_megatron_args(base + "--use-precision-aware-optimizer\n", "args.txt");
+  EXPECT_EQ(l.training.optimizer_moments, OptimizerMoments::kFp32);
+  for (const auto& [args, why] : std::vector<std::pair<std::string, std::string>>{
+           {"--exp-avg-dtype bf16", "--exp-avg-dtype: Megatron-Core asserts it can only be fp32"},
+           {"--use-precision-aware-optimizer --exp-avg-dtype bf16",
+            "--exp-avg-sq-dtype: paraplan prices both moments in one dtype; expected bf16"},
+           {"--use-precision-aware-optimizer --exp-avg-dtype fp16 --exp-avg-sq-dtype fp16",
+            "--exp-avg-dtype: paraplan prices Adam's moments in fp32, bf16 or fp8"},
+           {"--use-precision-aware-optimizer --main-params-dtype fp16",
+            "--main-params-dtype: paraplan prices the fp32 main parameters"}}) {
+    try {
+      read_megatron_args(base + args + "\n", "args.txt");
+      ADD_FAILURE() << args;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace paraplan::engines

@@ -152,6 +152,13 @@ void plan_overrides(const TransformerConfig& m, const TrainingConfig& t, Overrid
   // scaling (hybrid, amax history 1024, max) with FP8 parameters, as priced.
   o.set("mixed_precision",
         std::string(t.fp8 ? "bf16_with_fp8_delayed_scaling_mixed" : "bf16_mixed"));
+  if (t.optimizer_moments != OptimizerMoments::kFp32) {
+    // Transformer Engine's FusedAdam holds the states: both moments in bf16, the fp32 main
+    // parameters as 16-bit remainders (DeepSeek-V3's recipe's optimizer).
+    o.set("optimizer.use_precision_aware_optimizer", true);
+    o.set("optimizer.exp_avg_dtype", std::string("bf16"));
+    o.set("optimizer.exp_avg_sq_dtype", std::string("bf16"));
+  }
 }
 
 }  // namespace
@@ -162,6 +169,12 @@ std::string megatron_bridge_launch(const TransformerConfig& m, const TrainingCon
           rules::engine(engine_rules(Engine::kMegatronBridge), t, static_cast<int>(m.num_layers)))
     throw RuleViolation(*v);
   refuse_unbuildable(m, kEngine);
+  if (t.optimizer_moments == OptimizerMoments::kFp8)
+    throw FieldError("export",
+                     " bridge: FP8 moments are not written: Bridge's dtype names give FP8 as "
+                     "torch.float8_e4m3fn, not the torch.uint8 that Megatron-LM's --exp-avg-dtype "
+                     "fp8 passes Transformer Engine's FusedAdam; use --optimizer-moments bf16, or "
+                     "--export megatron");
   if (m.mla())
     throw FieldError(
         "export", fmt::format(" bridge: {} has latent attention, which the vanilla GPT recipe's "
@@ -229,6 +242,9 @@ std::vector<std::pair<std::string, std::string>> megatron_bridge_searched_option
   out.emplace_back("optimizer.overlap_param_gather", on(t.overlap_param_gather));
   out.emplace_back(spelled(Knob::kTpCommOverlap, e), on(t.tp_comm_overlap));
   if (t.vpp > 1) out.emplace_back(spelled(Knob::kOverlapP2pComm, e), on(t.overlap_p2p_comm));
+  if (t.optimizer_moments != OptimizerMoments::kFp32)
+    out.emplace_back(spelled(Knob::kOptimizerMoments, e),
+                     std::string(optimizer_moments_text(t.optimizer_moments)));
   return out;
 }
 

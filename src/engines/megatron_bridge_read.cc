@@ -126,6 +126,16 @@ const std::set<std::string> kRead = [] {
       "model.batch_p2p_comm",
       "model.attention_backend",
       "mixed_precision",
+      "mixed_precision.bf16",
+      "mixed_precision.params_dtype",
+      "mixed_precision.pipeline_dtype",
+      "mixed_precision.autocast_enabled",
+      "mixed_precision.grad_reduce_in_fp32",
+      "optimizer.use_precision_aware_optimizer",
+      "optimizer.exp_avg_dtype",
+      "optimizer.exp_avg_sq_dtype",
+      "optimizer.main_params_dtype",
+      "optimizer.main_grads_dtype",
   });
   return read;
 }();
@@ -335,6 +345,50 @@ TransformerConfig bridge_model(const BridgeFields& f, LaunchConfig& out) {
   return m;
 }
 
+// The mixed precision — one of Bridge's recipes by name (bf16_mixed, ...), or a recipe's own
+// MixedPrecisionConfig (DeepSeek-V3's) — with the fields a recipe sets on it (Qwen3-30B-A3B's
+// bf16_mixed() with grad_reduce_in_fp32 = False: gradients reduced in bf16, which Bridge sets over
+// the DDP configuration); and the optimizer's dtypes.
+void read_precision(const BridgeFields& f, TrainingConfig& t) {
+  const std::string precision = f.text("mixed_precision", "bf16_mixed");
+  const bool custom = precision == "MixedPrecisionConfig";  // the dataclass's defaults: no bf16
+  if (!custom) {
+    f.choice("mixed_precision", "bf16_mixed",
+             {"bf16_mixed", "bf16-mixed", "bf16_with_fp8_delayed_scaling_mixed",
+              "bf16-with-fp8-delayed-scaling-mixed", "bf16_with_fp8_current_scaling_mixed",
+              "bf16-with-fp8-current-scaling-mixed"});
+    // The FP8 recipes of Bridge gather FP8 parameters (fp8_param_gather).
+    t.fp8 = precision.find("fp8") != std::string::npos;
+    t.fp8_param_gather = t.fp8;
+  }
+  if (!f.boolean("mixed_precision.bf16", !custom))
+    f.fail("mixed_precision.bf16", "paraplan prices bf16 training; expected true");
+  for (const char* dtype : {"mixed_precision.params_dtype", "mixed_precision.pipeline_dtype"})
+    if (f.has(dtype) && !f.null(dtype) && optimizer_dtype_name(f.text(dtype, "")) != "bf16")
+      f.fail(dtype, "paraplan prices bf16 weights and activations; expected torch.bfloat16");
+  if (f.boolean("mixed_precision.autocast_enabled", false))
+    f.fail("mixed_precision.autocast_enabled",
+           "autocast over the bf16 weights is not priced; expected false");
+  t.bf16_gradient_reduction = !f.boolean("mixed_precision.grad_reduce_in_fp32", true);
+  OptimizerDtypes d;
+  d.precision_aware = f.boolean("optimizer.use_precision_aware_optimizer", false);
+  const char* keys[] = {"optimizer.exp_avg_dtype", "optimizer.exp_avg_sq_dtype",
+                        "optimizer.main_params_dtype", "optimizer.main_grads_dtype"};
+  std::string* values[] = {&d.exp_avg, &d.exp_avg_sq, &d.main_params, &d.main_grads};
+  for (int i = 0; i < 4; ++i) {
+    if (!f.has(keys[i]) || f.null(keys[i])) continue;
+    const std::string name = optimizer_dtype_name(f.text(keys[i], ""));
+    if (name.empty())
+      f.fail(keys[i], fmt::format("expected a torch dtype (torch.float32, torch.bfloat16, bf16, "
+                                  "...), got \"{}\"",
+                                  f.text(keys[i], "")));
+    else
+      *values[i] = name;
+  }
+  for (const auto& [field, why] : read_optimizer_dtypes(d, t))
+    f.fail(keys[static_cast<int>(field)], why);
+}
+
 TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double dropout) {
   TrainingConfig t;
   t.stack = Stack::kMegatron;
@@ -406,14 +460,7 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
   // Transformer Engine's own switches, which are what the backend comes down to.
   for (const std::string& e : out.environment)
     if (e == "NVTE_UNFUSED_ATTN=1") t.attention = Attention::kStandard;
-  const std::string precision =
-      f.choice("mixed_precision", "bf16_mixed",
-               {"bf16_mixed", "bf16-mixed", "bf16_with_fp8_delayed_scaling_mixed",
-                "bf16-with-fp8-delayed-scaling-mixed", "bf16_with_fp8_current_scaling_mixed",
-                "bf16-with-fp8-current-scaling-mixed"});
-  // The FP8 recipes of Bridge gather FP8 parameters (fp8_param_gather).
-  t.fp8 = precision.find("fp8") != std::string::npos;
-  t.fp8_param_gather = t.fp8;
+  read_precision(f, t);
   t.moe_capacity_factor = f.number("model.moe_expert_capacity_factor", 0);
   t.dropout = f.number("model.hidden_dropout", dropout) > 0 ||
               f.number("model.attention_dropout", dropout) > 0;

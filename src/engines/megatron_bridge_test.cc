@@ -363,6 +363,40 @@ TEST(MegatronBridge, NvidiasOwnRecipesAreReadAsTheirFunctionsSetThem) {
   EXPECT_EQ(q.model_name, "Qwen/Qwen3-30B-A3B");
   EXPECT_EQ(q.training.ep, 16);
   EXPECT_FALSE(q.training.tp_comm_overlap);
+  // Its bf16_mixed() with grad_reduce_in_fp32 = False reduces in bf16; its precision-aware
+  // optimizer keeps fp32 moments.
+  EXPECT_TRUE(q.training.bf16_gradient_reduction);
+  EXPECT_EQ(q.training.optimizer_moments, OptimizerMoments::kFp32);
+  // DeepSeek-V3's own MixedPrecisionConfig (bf16 weights, gradients reduced in bf16) and its
+  // precision-aware optimizer with bf16 moments.
+  const LaunchConfig v3 = read_megatron_bridge_launch(
+      "torchrun --nproc-per-node=8 --nnodes=128 scripts/training/run_recipe.py --recipe "
+      "deepseek_v3_pretrain_1024gpu_h100_bf16_config\n",
+      "v3.sh");
+  EXPECT_TRUE(v3.training.bf16_gradient_reduction);
+  EXPECT_EQ(v3.training.optimizer_moments, OptimizerMoments::kBf16);
+  EXPECT_FALSE(v3.training.fp8);
+  // Moments of two dtypes, or low-precision ones without the precision-aware optimizer, are
+  // refused as Megatron-Core would.
+  for (const auto& [overrides, why] : std::vector<std::pair<std::string, std::string>>{
+           {"optimizer.use_precision_aware_optimizer=false",
+            "optimizer.exp_avg_dtype: Megatron-Core asserts it can only be fp32"},
+           {"optimizer.exp_avg_sq_dtype=fp8",
+            "optimizer.exp_avg_sq_dtype: paraplan prices both "
+            "moments in one dtype; expected bf16"},
+           {"optimizer.exp_avg_dtype=torch.half",
+            "optimizer.exp_avg_dtype: paraplan prices Adam's moments in fp32, bf16 or fp8"}}) {
+    try {
+      read_megatron_bridge_launch(
+          "torchrun --nproc-per-node=8 --nnodes=128 scripts/training/run_recipe.py --recipe "
+          "deepseek_v3_pretrain_1024gpu_h100_bf16_config " +
+              overrides + "\n",
+          "v3.sh");
+      ADD_FAILURE() << overrides;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  }
   ASSERT_NE(find_megatron_bridge_recipe("qwen3_4b_pretrain_config"), nullptr);
   EXPECT_EQ(find_megatron_bridge_recipe("qwen3_4b_pretrain_config")->hf_id, "Qwen/Qwen3-4B");
   EXPECT_EQ(find_megatron_bridge_recipe("no_such_recipe"), nullptr);

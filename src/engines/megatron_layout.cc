@@ -208,4 +208,46 @@ bool read_moe_list(const std::string& list, TransformerConfig& m, std::string& e
   return true;
 }
 
+std::vector<std::pair<OptimizerDtypeField, std::string>> read_optimizer_dtypes(
+    const OptimizerDtypes& d, TrainingConfig& t) {
+  using F = OptimizerDtypeField;
+  std::vector<std::pair<F, std::string>> refused;
+  const std::pair<F, const std::string*> fields[] = {{F::kExpAvg, &d.exp_avg},
+                                                     {F::kExpAvgSq, &d.exp_avg_sq},
+                                                     {F::kMainParams, &d.main_params},
+                                                     {F::kMainGrads, &d.main_grads}};
+  if (!d.precision_aware) {
+    for (const auto& [field, value] : fields)
+      if (*value != "fp32")
+        refused.emplace_back(field,
+                             "Megatron-Core asserts it can only be fp32 when not using the "
+                             "precision-aware optimizer (use_precision_aware_optimizer)");
+    return refused;
+  }
+  if (d.main_params != "fp32")
+    refused.emplace_back(F::kMainParams,
+                         "paraplan prices the fp32 main parameters (kept as the bf16 weights' "
+                         "16-bit remainders); expected fp32");
+  if (d.exp_avg == "fp16" || d.exp_avg_sq == "fp16")
+    refused.emplace_back(d.exp_avg == "fp16" ? F::kExpAvg : F::kExpAvgSq,
+                         "paraplan prices Adam's moments in fp32, bf16 or fp8; expected one of "
+                         "those");
+  else if (d.exp_avg != d.exp_avg_sq)
+    refused.emplace_back(F::kExpAvgSq, "paraplan prices both moments in one dtype; expected " +
+                                           d.exp_avg + ", the first moment's");
+  else
+    t.optimizer_moments = optimizer_moments_from_text(d.exp_avg).value_or(OptimizerMoments::kFp32);
+  return refused;
+}
+
+std::string optimizer_dtype_name(const std::string& text) {
+  std::string s = text;
+  if (s.rfind("torch.", 0) == 0) s = s.substr(6);
+  if (s == "fp32" || s == "float32" || s == "float") return "fp32";
+  if (s == "bf16" || s == "bfloat16") return "bf16";
+  if (s == "fp16" || s == "float16" || s == "half") return "fp16";
+  if (s == "fp8" || s == "uint8") return "fp8";
+  return "";
+}
+
 }  // namespace paraplan::engines

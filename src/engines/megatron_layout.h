@@ -1,8 +1,10 @@
 // Megatron-Core's own notations for a model's structure, as Megatron-LM's arguments and NeMo's
-// recipes write them: the pipeline layout ("Et*3|(tt|)*29,m|L") and the MoE layer pattern.
+// recipes write them: the pipeline layout ("Et*3|(tt|)*29,m|L") and the MoE layer pattern; and
+// its optimizer's dtypes, as Megatron-LM's arguments and Megatron-Bridge's recipes set them.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/training.h"
@@ -26,5 +28,26 @@ bool read_layout(const std::string& layout, TrainingConfig& t, std::string& erro
 /// then every N-th layer MoE,
 /// into m.first_dense_layers and m.moe_every; false with `error` for another pattern.
 bool read_moe_list(const std::string& list, TransformerConfig& m, std::string& error);
+
+/// Megatron-Core's optimizer dtypes (megatron/core/optimizer/optimizer_config.py), each as
+/// "fp32", "bf16", "fp16" or "fp8".
+struct OptimizerDtypes {
+  bool precision_aware = false;  ///< use_precision_aware_optimizer
+  std::string exp_avg = "fp32", exp_avg_sq = "fp32", main_params = "fp32", main_grads = "fp32";
+};
+/// Which of OptimizerDtypes' fields a refusal is about.
+enum class OptimizerDtypeField { kExpAvg, kExpAvgSq, kMainParams, kMainGrads };
+
+/// Sets t.optimizer_moments from what paraplan prices — both moments in fp32, bf16 or fp8, fp32
+/// main parameters (kept as 16-bit remainders) — and returns the refusals, each with why: a dtype
+/// other than fp32 without the precision-aware optimizer (Megatron-Core asserts it), fp16 moments,
+/// two moment dtypes. The main gradients' dtype is the caller's: the gradient buffer is the DDP
+/// configuration's.
+std::vector<std::pair<OptimizerDtypeField, std::string>> read_optimizer_dtypes(
+    const OptimizerDtypes& d, TrainingConfig& t);
+
+/// A torch dtype as written in a recipe or an override ("torch.bfloat16", "bfloat16", "bf16",
+/// "torch.uint8" for FP8 moments): "fp32", "bf16", "fp16", "fp8", or empty for another.
+std::string optimizer_dtype_name(const std::string& text);
 
 }  // namespace paraplan::engines

@@ -34,7 +34,8 @@ const std::set<std::string>& megatron_read_options() {
       "--use-mcore-models", "--optimizer", "--accumulate-allreduce-grads-in-fp32",
       "--use-torch-fsdp2", "--cpu-offloading", "--rampup-batch-size",
       "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
-      "--no-position-embedding", "--fp8-param-gather"};
+      "--no-position-embedding", "--fp8-param-gather", "--use-precision-aware-optimizer",
+      "--exp-avg-dtype", "--exp-avg-sq-dtype", "--main-params-dtype", "--main-grads-dtype"};
   return options;
 }
 
@@ -153,7 +154,6 @@ const std::set<std::string>& megatron_ignored_options() {
                                                 "--ddp-average-in-collective",
                                                 "--empty-unused-memory-level",
                                                 "--cp-comm-type",
-                                                "--use-precision-aware-optimizer",
                                                 "--no-check-for-nan-in-loss-and-grad",
                                                 "--calculate-per-token-loss",
                                                 "--num-dataset-builder-threads",

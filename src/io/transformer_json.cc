@@ -243,6 +243,8 @@ Json training_to_json(const TrainingConfig& t) {
   // The default (fp32 logits for the loss): absent.
   if (!t.fp32_loss) j[key(Knob::kLossDtype)] = false;
   if (t.fused_loss) j[key(Knob::kLossKernel)] = true;  // the default (eager): absent
+  if (t.optimizer_moments != OptimizerMoments::kFp32)  // the default: absent
+    j[key(Knob::kOptimizerMoments)] = std::string(optimizer_moments_text(t.optimizer_moments));
   j[key(Knob::kStack)] = std::string(stack_text(t.stack));
   j[key(Knob::kTpCommOverlap)] = t.tp_comm_overlap;
   j[key(Knob::kOverlapP2pComm)] = t.overlap_p2p_comm;
@@ -304,6 +306,11 @@ TrainingConfig training_from_json(const JsonObject& o) {
   }
   if (o.has("fp32_loss")) t.fp32_loss = flag("fp32_loss");
   if (o.has(key(Knob::kLossKernel))) t.fused_loss = flag(key(Knob::kLossKernel));
+  if (o.has(key(Knob::kOptimizerMoments))) {
+    const auto moments = optimizer_moments_from_text(o.string(key(Knob::kOptimizerMoments)));
+    if (!moments) o.fail(key(Knob::kOptimizerMoments), "must be fp32, bf16 or fp8");
+    t.optimizer_moments = *moments;
+  }
   // Plans written before the stack was a knob: Megatron with nothing overlapped but the
   // gradient reduction.
   if (o.has("stack")) {

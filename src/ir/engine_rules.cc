@@ -12,18 +12,75 @@ constexpr EngineRules kRules[] = {
     // Megatron-LM: its distributed optimizer shards the optimizer states (ZeRO 1), nothing more.
     {Engine::kMegatronLm, "Megatron-LM", "d98e8a6", Stack::kMegatron, 1},
     // NeMo runs Megatron-Core: the same, its experts split as the dense layers.
-    {Engine::kNemo, "NeMo", "NeMo 1.x megatron_gpt_config.yaml", Stack::kMegatron, 1, true, true,
-     true, true, true, false, true, false, false, true, false, false, false},
+    {Engine::kNemo,
+     "NeMo",
+     "NeMo 1.x megatron_gpt_config.yaml",
+     Stack::kMegatron,
+     1,
+     true,
+     true,
+     true,
+     true,
+     true,
+     false,
+     true,
+     false,
+     false,
+     true,
+     false,
+     false,
+     false,
+     true,
+     true,
+     false},
     // Megatron-DeepSpeed: DeepSpeed's pipeline engine splits the layers evenly and does not
     // interleave, its activation checkpointing takes every layer or none, sequences are split by
     // Ulysses (not context parallelism), and it has no FP8 recipe.
-    {Engine::kMegatronDeepSpeed, "Megatron-DeepSpeed", "f4157be", Stack::kDeepSpeed, 3, true, false,
-     false, false, false, false, false},
+    {Engine::kMegatronDeepSpeed,
+     "Megatron-DeepSpeed",
+     "f4157be",
+     Stack::kDeepSpeed,
+     3,
+     true,
+     false,
+     false,
+     false,
+     false,
+     false,
+     false,
+     false,
+     false,
+     false,
+     false,
+     false,
+     true,
+     true,
+     true,
+     false},
     // torchtitan: DDP or FSDP (no ZeRO 1), tensor parallelism with sequence parallelism, DDP
     // replicas alone ("DDP has not supported > 1D parallelism"); its selective option checkpoints
     // every N-th layer; HSDP shards over data_parallel_shard_degree × cp.
-    {Engine::kTorchtitan, "torchtitan", "238fa99", Stack::kFsdp, 3, false, true, true, true, true,
-     true, true, true, true, false, true, true},
+    {Engine::kTorchtitan,
+     "torchtitan",
+     "238fa99",
+     Stack::kFsdp,
+     3,
+     false,
+     true,
+     true,
+     true,
+     true,
+     true,
+     true,
+     true,
+     true,
+     false,
+     true,
+     true,
+     true,
+     true,
+     true,
+     false},
     // Megatron-Bridge runs Megatron-Core as Megatron-LM does; its mixed-precision recipes reduce
     // gradients in fp32 (bf16_mixed) and gather FP8 parameters (bf16_with_fp8_*_mixed).
     {Engine::kMegatronBridge,
@@ -162,6 +219,11 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
     return broken(Knob::kFp8ParamGather, "engine_fp8_param_gather", "off",
                   "keeps FP8 weights and gathers them in FP8 in every FP8 recipe "
                   "(fp8_param_gather); plan with {fp8_param_gather}");
+  if (!e.precision_aware_optimizer && t.optimizer_moments != OptimizerMoments::kFp32)
+    return broken(Knob::kOptimizerMoments, "engine_optimizer_moments",
+                  std::string(optimizer_moments_text(t.optimizer_moments)),
+                  "has no precision-aware optimizer (Adam's moments in fp32 only); use "
+                  "{optimizer_moments} fp32");
   if (!e.bf16_gradient_reduction && t.bf16_gradient_reduction)
     return broken(Knob::kGradReduceDtype, "engine_bf16_grad_reduce", "bf16",
                   "reduces gradients in fp32 in a launch of overrides (its bf16 recipe, "

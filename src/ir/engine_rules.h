@@ -59,6 +59,9 @@ struct EngineRules {
   /// FP8 with bf16 weights beside their FP8 copies (Megatron-Bridge's FP8 recipes keep the
   /// weights in FP8 and gather them so: fp8_param_gather on).
   bool fp8_without_param_gather = true;
+  /// Megatron-Core's precision-aware optimizer (low-precision moments): Megatron-LM's and
+  /// Megatron-Bridge's options; NeMo 1.x's YAML and DeepSpeed have none.
+  bool precision_aware_optimizer = true;
 };
 
 /// Every engine, in kEngines' order.

@@ -142,6 +142,10 @@ constexpr KnobSpec kTable[] = {
     {Knob::kLossKernel, "loss_kernel", "--loss-kernel", "fused_loss", KnobType::kChoice, "", 0, 0, "eager|fused",
      false, "eager", stack_bit(Stack::kFsdp), {},
      "Cross-entropy kernel: eager (F.cross_entropy on fp32 logits, as PyTorch users and torchtitan write it: three fp32 copies of the logits at the backward's start) or fused (reads the bf16 logits and writes their gradient in place: flash-attn's, LLM Foundry's default, Liger's)"},
+    {Knob::kOptimizerMoments, "optimizer_moments", "--optimizer-moments", "optimizer_moments", KnobType::kChoice, "", 0, 0, "fp32|bf16|fp8",
+     false, "fp32", kMegatronOnly,
+     {"--exp-avg-dtype", "", "", "", "optimizer.exp_avg_dtype"},
+     "Adam's moments: fp32 (12 bytes of optimizer state a parameter), or bf16 / fp8 with Megatron-Core's precision-aware optimizer, the fp32 main parameters kept as the bf16 weights' missing 16 bits (6 / 4 bytes; DeepSeek-V3's recipe: bf16; needs --zero 1 or 2)"},
 };
 // clang-format on
 
@@ -149,7 +153,7 @@ constexpr KnobSpec kTable[] = {
 constexpr bool in_order() {
   for (std::size_t i = 0; i < std::size(kTable); ++i)
     if (static_cast<std::size_t>(kTable[i].knob) != i) return false;
-  return std::size(kTable) == static_cast<std::size_t>(Knob::kLossKernel) + 1;
+  return std::size(kTable) == static_cast<std::size_t>(Knob::kOptimizerMoments) + 1;
 }
 static_assert(in_order(), "kTable lists every Knob once, in Knob's order");
 

@@ -52,6 +52,7 @@ enum class Knob {
   kCalibration,
   kCompile,
   kLossKernel,
+  kOptimizerMoments,
 };
 
 /// How a front end takes a knob's value.

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace paraplan {
@@ -25,6 +27,44 @@ enum class Attention { kFlash, kStandard };
 /// kDeepSpeed: Megatron-DeepSpeed (Megatron's fused kernels under DeepSpeed's engine,
 /// FlashAttention-2, no Megatron-Core overlaps).
 enum class Stack { kMegatron, kFsdp, kDeepSpeed };
+
+/// Adam's moments as the optimizer keeps them. kFp32: Megatron-Core's default (fp32 main
+/// parameters and moments, 12 bytes a parameter). kBf16 / kFp8: Megatron-Core's precision-aware
+/// optimizer (--use-precision-aware-optimizer: Transformer Engine's FusedAdam holds the
+/// distributed optimizer's states) with both moments in bf16 / FP8, the fp32 main parameters
+/// kept as the 16 bits the bf16 parameters lack (store_param_remainders, its default): 6 / 4
+/// bytes a parameter. DeepSeek-V3's recipe runs kBf16.
+enum class OptimizerMoments { kFp32, kBf16, kFp8 };
+
+/// The optimizer's state per parameter in bytes: the main parameter and Adam's two moments.
+inline double optimizer_state_bytes(OptimizerMoments moments) {
+  switch (moments) {
+    case OptimizerMoments::kBf16:
+      return 2 + 2 * 2;
+    case OptimizerMoments::kFp8:
+      return 2 + 2 * 1;
+    default:
+      return 4 + 2 * 4;
+  }
+}
+
+/// "fp32", "bf16", "fp8": the moments as knobs, plan files, launches and reports name them.
+inline std::string_view optimizer_moments_text(OptimizerMoments moments) {
+  switch (moments) {
+    case OptimizerMoments::kBf16:
+      return "bf16";
+    case OptimizerMoments::kFp8:
+      return "fp8";
+    default:
+      return "fp32";
+  }
+}
+inline std::optional<OptimizerMoments> optimizer_moments_from_text(std::string_view text) {
+  for (OptimizerMoments m :
+       {OptimizerMoments::kFp32, OptimizerMoments::kBf16, OptimizerMoments::kFp8})
+    if (optimizer_moments_text(m) == text) return m;
+  return std::nullopt;
+}
 
 struct TrainingConfig {
   std::int64_t seq_len = 2048;
@@ -93,6 +133,9 @@ struct TrainingConfig {
   /// F.cross_entropy on fp32 logits (log-softmax output, its gradient and the loss's gradient
   /// each a full fp32 copy). Stack kFsdp; Megatron's and DeepSpeed's losses are their own.
   bool fused_loss = false;
+  /// Adam's moments (and with them the main parameters' bytes): the precision-aware optimizer's
+  /// when not kFp32 (stack kMegatron, ZeRO 1 or 2).
+  OptimizerMoments optimizer_moments = OptimizerMoments::kFp32;
   /// MoE token dropping (Megatron's --moe-expert-capacity-factor with padding to capacity, as
   /// GShard and Switch): every expert processes exactly capacity_factor × its mean share of the
   /// tokens. 0: dropless, each expert takes what the router sends it (the busiest expert-parallel

@@ -73,6 +73,7 @@ void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed) {
   t.fp8_param_gather = fixed.fp8_param_gather.value_or(false);
   t.fp32_loss = fixed.fp32_loss.value_or(!(fsdp && t.bf16_gradient_reduction));
   t.fused_loss = fixed.fused_loss.value_or(false);
+  t.optimizer_moments = fixed.optimizer_moments.value_or(OptimizerMoments::kFp32);
 }
 
 std::string_view stack_text(Stack stack) {
@@ -319,6 +320,19 @@ std::optional<Violation> overlaps(const TrainingConfig& t) {
     if (!t.fp8)
       return broken(Knob::kFp8ParamGather, "fp8_params_need_fp8", "",
                     "FP8 parameters need FP8 matrix products ({precision} fp8)");
+  }
+  if (t.optimizer_moments != OptimizerMoments::kFp32) {
+    if (!megatron)
+      return broken(Knob::kOptimizerMoments, "precision_aware_optimizer_needs_megatron",
+                    std::string(optimizer_moments_text(t.optimizer_moments)),
+                    "low-precision moments are Megatron-Core's precision-aware optimizer's; use "
+                    "{stack} megatron");
+    if (t.zero_stage != 1 && t.zero_stage != 2)
+      return broken(Knob::kOptimizerMoments, "precision_aware_optimizer_needs_distributed",
+                    std::string(optimizer_moments_text(t.optimizer_moments)),
+                    "Megatron-Core runs the precision-aware optimizer only as its distributed "
+                    "optimizer ({zero} 1)",
+                    {{"zero", str(t.zero_stage)}});
   }
   if (t.overlap_param_gather) {
     if (!megatron)

@@ -51,6 +51,7 @@ struct StackChoices {
       bf16_gradient_reduction, fp32_loss, fused_loss, fp8_param_gather;
   /// Element-wise work fused (torch.compile on the fsdp stack; the others' kernels are fused).
   std::optional<bool> fused_elementwise;
+  std::optional<OptimizerMoments> optimizer_moments;  ///< unset: fp32
 };
 
 /// Sets what `t.stack` decides for a configuration of t's shape (docs/cost-models.md, "Training

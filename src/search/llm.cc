@@ -214,7 +214,7 @@ bool ShapeSearch::consider(const TrainingConfig& given) {
   // when the even one's middle stages differ.
   TrainingConfig adjusted;
   const TrainingConfig* chosen = &given;
-  if (s_.engine && engine_rules(*s_.engine).split_first_last_only && given.pp > 2 &&
+  if (s_.engine && search_engine_rules(s_).split_first_last_only && given.pp > 2 &&
       given.stage_layers.empty())
     if (const auto split = first_last_split(layers_, given.pp);
         split && *split != even_stage_split(layers_, given.pp)) {
@@ -223,7 +223,7 @@ bool ShapeSearch::consider(const TrainingConfig& given) {
       chosen = &adjusted;
     }
   const TrainingConfig& t = *chosen;
-  if (s_.engine && rules::engine(engine_rules(*s_.engine), t, layers_))
+  if (s_.engine && rules::engine(search_engine_rules(s_), t, layers_))
     return false;  // its engine does not run it
   AnalyticResult r;
   try {
@@ -279,7 +279,7 @@ void ShapeSearch::consider_split(const TrainingConfig& t, const AnalyticResult& 
   if (!split || *split == r.stage_layers) return;
   TrainingConfig tb = t;
   tb.stage_layers = *split;
-  if (s_.engine && rules::engine(engine_rules(*s_.engine), tb, layers_))
+  if (s_.engine && rules::engine(search_engine_rules(s_), tb, layers_))
     return;  // a split its engine cannot express (NeMo's first and last stages only)
   AnalyticResult rb = cost_.evaluate(tb);
   ++evaluated;
@@ -336,6 +336,10 @@ InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
   for (int z = 0; z <= s_.max_zero_stage; ++z)
     if (!rules::zero(z, pp, s_.stack, dp * cp) && (z != 1 || s_.zero_stage_1)) k.zeros.push_back(z);
   if (s_.zero_stage) k.zeros = {*s_.zero_stage};
+  // Low-precision moments: Megatron-Core's precision-aware optimizer is its distributed one.
+  if (s_.stack_choices.optimizer_moments.value_or(OptimizerMoments::kFp32) !=
+      OptimizerMoments::kFp32)
+    std::erase_if(k.zeros, [](int z) { return z != 1 && z != 2; });
   k.shards = {0};
   if (s_.shard_group) {  // HSDP as given: ZeRO 3 over groups that divide dp × cp
     k.zeros = (dp * cp) % *s_.shard_group == 0 &&
@@ -399,7 +403,7 @@ void ShapeSearch::run(const Shape& shape) {
   // tp > 1 where the stack has it, whole (etp 1, Megatron-Core's MoE recipes' choice).
   std::vector<int> etps = {s_.etp && *s_.etp != tp ? *s_.etp : 0};
   if (!s_.etp && m_.moe() && tp > 1 && (knob_spec(Knob::kEtp).stacks & stack_bit(s_.stack)) &&
-      (!s_.engine || engine_rules(*s_.engine).expert_tensor_parallel))
+      (!s_.engine || search_engine_rules(s_).expert_tensor_parallel))
     etps.push_back(1);
   std::vector<std::pair<int, int>> experts;  // (etp, ep)
   for (int etp : etps) {
@@ -494,7 +498,7 @@ void ShapeSearch::run(const Shape& shape) {
   cost.check(t);
   if (s.engine)  // the engine's own rules (NeMo's stage split, ...) on the knobs as given
     if (const auto v =
-            rules::engine(engine_rules(*s.engine), t, static_cast<int>(cost.model().num_layers)))
+            rules::engine(search_engine_rules(s), t, static_cast<int>(cost.model().num_layers)))
       throw RuleViolation(*v);
   throw Error(ErrorKind::kUsage, "",
               "no configuration satisfies the fixed knobs together (heads divisible by tp, "
@@ -504,8 +508,15 @@ void ShapeSearch::run(const Shape& shape) {
 
 }  // namespace
 
+EngineRules search_engine_rules(const LlmSearchSettings& s) {
+  EngineRules e = engine_rules(s.engine.value_or(stack_engine(s.stack)));
+  if (s.recipe_sets_precision) e.bf16_gradient_reduction = true;
+  return e;
+}
+
 void search_within(LlmSearchSettings& s, Engine engine) {
-  const EngineRules& e = engine_rules(engine);
+  s.engine = engine;
+  const EngineRules e = search_engine_rules(s);
   // The knobs the user fixed, checked as one configuration of them would be.
   TrainingConfig fixed;
   fixed.stack = s.stack;
@@ -516,6 +527,7 @@ void search_within(LlmSearchSettings& s, Engine engine) {
   // Unset, FP8 parameters are the engine's choice: the only one where it has no other.
   fixed.fp8_param_gather = s.stack_choices.fp8_param_gather.value_or(!e.fp8_without_param_gather);
   fixed.bf16_gradient_reduction = s.stack_choices.bf16_gradient_reduction.value_or(false);
+  fixed.optimizer_moments = s.stack_choices.optimizer_moments.value_or(OptimizerMoments::kFp32);
   if (s.recompute == Recompute::kFull) fixed.recompute_layers = s.recompute_layers.value_or(0);
   if (const auto v = rules::engine(e, fixed, 0)) throw RuleViolation(*v);
   if (s.fp8 && !e.fp8_without_param_gather) s.stack_choices.fp8_param_gather = true;

@@ -54,7 +54,15 @@ struct LlmSearchSettings {
   /// Also collect every non-dominated (time, peak memory, devices) configuration; the layer
   /// split is then searched for every configuration (no pruning).
   bool frontier = false;
+  /// The launch's own recipe sets the precision (a Megatron-Bridge recipe's MixedPrecisionConfig,
+  /// which reduces gradients in bf16): the engine's precision rule, about the launches paraplan
+  /// writes from the vanilla recipe, does not bind the plans searched for it.
+  bool recipe_sets_precision = false;
 };
+
+/// The rules of the settings' engine as they bind its search (EngineRules, relaxed where the
+/// launch's recipe sets what paraplan's own launch could not).
+EngineRules search_engine_rules(const LlmSearchSettings& settings);
 
 /// Restricts a search to what `engine` runs (ir/engine_rules.h: its stack, ZeRO stages, context
 /// parallelism, interleaving, even stages, whole-layer recomputation); RuleViolation for a knob

@@ -220,6 +220,12 @@ class Recipes:
                 values[key] = "set"
                 values.update(call_kwargs(value, env, "comm_overlap."))
                 continue
+            if key == "mixed_precision" and isinstance(value, ast.Call) and \
+                    getattr(value.func, "id", "") == "MixedPrecisionConfig" and not value.args:
+                # A custom precision (DeepSeek-V3's): its keywords, the rest the dataclass's.
+                values[key] = "MixedPrecisionConfig"
+                values.update(call_kwargs(value, env, "mixed_precision."))
+                continue
             if key == "model._pipeline_model_parallel_layout_builder" and \
                     isinstance(value, ast.Name) and value.id in self.functions:
                 values[key] = value.id  # the function set_*_layout(cfg.model) calls

@@ -42,7 +42,7 @@ RULES = [
      "offloading to the host moves memory and adds transfers paraplan does not price"),
     (r"^--(account-for-embedding-in-pipeline-split|account-for-loss-in-pipeline-split|decoder-num-layers|encoder-num-layers)$", "r",
      "changes how layers are split over stages; give --pipeline-model-parallel-layout (read) instead"),
-    (r"^--(main-grads-dtype|main-params-dtype|exp-avg-dtype|exp-avg-sq-dtype|megatron-fsdp-.*dtype|output-logit-dtype)$", "r",
+    (r"^--(megatron-fsdp-.*dtype|output-logit-dtype)$", "r",
      "changes the optimizer's or gradients' bytes per parameter from what paraplan prices (fp32)"),
     (r"^--(recompute-modules|distribute-saved-activations|mhc-recompute-layer-num)$", "r",
      "recomputes another set of modules than paraplan prices (Megatron's selective default, or whole layers)"),
