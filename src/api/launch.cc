@@ -18,6 +18,7 @@
 #include "engines/deepspeed_config.h"
 #include "engines/megatron_args.h"
 #include "engines/megatron_bridge.h"
+#include "engines/megatron_layout.h"
 #include "engines/nemo_recipe.h"
 #include "engines/torchtitan_config.h"
 #include "engines/torchtitan_recipe.h"
@@ -69,6 +70,13 @@ TrainingConfig completed(const engines::LaunchConfig& launch, const TransformerC
                               "multiple of it × {} stages",
                               launch.layers_per_virtual_stage, model.num_layers, t.pp));
     t.vpp = static_cast<int>(model.num_layers / per_rank);
+  }
+  if (const auto& split = launch.pending_split) {  // Megatron-Core's uneven split, now
+    std::string error;
+    if (!engines::uneven_split(model.num_layers, split->first, split->last, split->embedding,
+                               split->loss, t, error))
+      throw Error(ErrorKind::kUsage, launch.source + ": " + split->key,
+                  fmt::format("{} ({} layers over {} stages)", error, model.num_layers, t.pp));
   }
   // Megatron overlaps pipeline sends only in the interleaved schedule.
   t.overlap_p2p_comm = t.overlap_p2p_comm && t.pp > 1 && t.vpp > 1;

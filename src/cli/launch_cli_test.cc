@@ -285,4 +285,34 @@ TEST(CliLaunch, AMegatronBridgeLaunchIsPricedAndItsBestPlanExportedForBridge) {
                    j["best"]["iteration_time_s"].get<double>());
 }
 
+// NVIDIA's own recipes as their functions set them: Llama 3.1 405B's counts the embedding and
+// the loss as layers of its split (126 + 2 over pp 8 × vpp 2: the first and last virtual stages
+// 7 layers, the others 8), which used to be dropped for an even split; DeepSeek-V3's custom
+// MixedPrecisionConfig and precision-aware optimizer (bf16 gradient reduction, bf16 moments) are
+// priced, and its best plan keeps them.
+TEST(CliLaunch, NvidiasRecipesAreReadAsTheyRun) {
+  const std::string llama =
+      write("llama405.sh",
+            "torchrun --nproc-per-node=8 --nnodes=32 scripts/training/run_recipe.py --recipe "
+            "llama31_405b_pretrain_256gpu_h100_bf16_config\n");
+  Outcome r = run("evaluate --from bridge " + llama + " --cluster dgx-h100 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["as_is"]["config"]["stage_layers"],
+            nlohmann::json::parse("[15,16,16,16,16,16,16,15]"));
+  EXPECT_EQ(j["as_is"]["config"]["virtual_stage_layers"][0], 7);
+  const std::string v3 =
+      write("deepseek_v3.sh",
+            "torchrun --nproc-per-node=8 --nnodes=128 scripts/training/run_recipe.py --recipe "
+            "deepseek_v3_pretrain_1024gpu_h100_bf16_config\n");
+  r = run("evaluate --from bridge " + v3 + " --model " + std::string(PARAPLAN_SOURCE_DIR) +
+          "/tests/data/hf-configs/deepseek-v3/config.json --cluster dgx-h100 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  for (const char* which : {"as_is", "best"}) {
+    EXPECT_EQ(j[which]["config"]["optimizer_moments"], "bf16") << which;
+    EXPECT_EQ(j[which]["config"]["grad_reduce_dtype"], "bf16") << which;
+  }
+}
+
 }  // namespace

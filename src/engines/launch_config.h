@@ -38,6 +38,16 @@ struct DeepSpeedBatch {
   std::int64_t accumulation = 0;  ///< gradient_accumulation_steps
 };
 
+/// Megatron-Core's uneven split without a layout, left to the model's layers (a Bridge recipe
+/// builds its model from a Hugging Face config): the first and last stages' layers (-1: not
+/// given), or the embedding and the loss counted as layers (engines/megatron_layout's
+/// uneven_split); `key` is the setting that asked for it.
+struct PendingSplit {
+  int first = -1, last = -1;
+  bool embedding = false, loss = false;
+  std::string key;
+};
+
 struct LaunchConfig {
   std::string format;  ///< megatron | nemo | deepspeed | torchtitan
   std::string source;  ///< the file ("-": standard input)
@@ -65,6 +75,7 @@ struct LaunchConfig {
   int accumulation = 0;                  ///< DeepSpeed's gradient_accumulation_steps (0: not given)
   std::optional<TorchtitanChoices> torchtitan;    ///< a torchtitan job's (format torchtitan)
   std::optional<DeepSpeedBatch> deepspeed_batch;  ///< a DeepSpeed configuration's
+  std::optional<PendingSplit> pending_split;      ///< completed with the model's layers
   /// Keys as written, in order: read (they change time or memory) and ignored (they do not).
   std::vector<std::string> read, ignored;
 };

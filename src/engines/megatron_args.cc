@@ -288,32 +288,35 @@ void read_stage_split(const Options& o, TrainingConfig& t) {
   }
   const bool first = o.has("--decoder-first-pipeline-num-layers"),
              last = o.has("--decoder-last-pipeline-num-layers");
+  const bool embedding = o.flag("--account-for-embedding-in-pipeline-split"),
+             loss = o.flag("--account-for-loss-in-pipeline-split");
+  if (embedding || loss) {  // the embedding and the loss counted as layers of an even split
+    const char* key = embedding ? "--account-for-embedding-in-pipeline-split"
+                                : "--account-for-loss-in-pipeline-split";
+    std::string error;
+    if (first || last)
+      o.fail(key,
+             "Megatron-Core does not support a standalone embedding or loss stage with "
+             "uneven first or last stages");
+    else if (o.has("--num-layers-per-virtual-pipeline-stage"))
+      o.fail(key, "give the virtual stages with --num-virtual-stages-per-pipeline-rank beside it");
+    else if (!o.has("--num-layers"))
+      o.missing("--num-layers", "the embedding and the loss are counted in the layers' split");
+    else if (!uneven_split(o.integer("--num-layers", 1), -1, -1, embedding, loss, t, error))
+      o.fail(key, error);
+    return;
+  }
   if (!first && !last) return;
   if (!o.has("--num-layers"))
     return o.missing("--num-layers", "the first and last stages' layers are given, not the rest");
-  const std::int64_t layers = o.integer("--num-layers", 0);
-  const std::int64_t a = o.integer("--decoder-first-pipeline-num-layers", -1, 0),
-                     b = o.integer("--decoder-last-pipeline-num-layers", -1, 0);
-  const int middle_stages = t.pp - (first ? 1 : 0) - (last ? 1 : 0);
-  const std::int64_t rest = layers - std::max<std::int64_t>(a, 0) - std::max<std::int64_t>(b, 0);
-  if (middle_stages < 0 || rest < 0 || (middle_stages == 0 ? rest != 0 : rest % middle_stages))
-    return o.fail(
-        first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
-        fmt::format("the other {} layers do not divide evenly over the other {} stages", rest,
-                    middle_stages));
-  t.stage_layers.assign(static_cast<std::size_t>(t.pp),
-                        middle_stages > 0 ? static_cast<int>(rest / middle_stages) : 0);
-  if (first) t.stage_layers.front() = static_cast<int>(a);
-  if (last) t.stage_layers.back() = static_cast<int>(b);
-  // Interleaved: each stage's layers split evenly over its virtual stages (Megatron-Core's
-  // get_num_layers_to_build asserts they divide).
-  for (std::size_t i = 0; t.vpp > 1 && i < t.stage_layers.size(); ++i)
-    if (t.stage_layers[i] % t.vpp)
-      return o.fail(i == 0 && first                          ? "--decoder-first-pipeline-num-layers"
-                    : i + 1 == t.stage_layers.size() && last ? "--decoder-last-pipeline-num-layers"
-                                                             : "--num-layers",
-                    fmt::format("stage {}'s {} layers do not split evenly over {} virtual stages",
-                                i, t.stage_layers[i], t.vpp));
+  std::string error;
+  if (!uneven_split(
+          o.integer("--num-layers", 1),
+          first ? static_cast<int>(o.integer("--decoder-first-pipeline-num-layers", 1)) : -1,
+          last ? static_cast<int>(o.integer("--decoder-last-pipeline-num-layers", 1)) : -1, false,
+          false, t, error))
+    o.fail(first ? "--decoder-first-pipeline-num-layers" : "--decoder-last-pipeline-num-layers",
+           error);
 }
 
 // Megatron-Core's optimizer dtypes (engines/megatron_layout's read_optimizer_dtypes).
@@ -357,7 +360,9 @@ void megatron_asserts(const Options& o, const TrainingConfig& t) {
   const std::int64_t layers = o.integer("--num-layers", 0, 0);
   const bool uneven = o.has("--pipeline-model-parallel-layout") ||
                       o.has("--decoder-first-pipeline-num-layers") ||
-                      o.has("--decoder-last-pipeline-num-layers");  // refused there if wrong
+                      o.has("--decoder-last-pipeline-num-layers") ||
+                      o.has("--account-for-embedding-in-pipeline-split") ||
+                      o.has("--account-for-loss-in-pipeline-split");  // refused there if wrong
   if (layers > 0 && !uneven && layers % t.pp)
     o.fail("--pipeline-model-parallel-size",
            fmt::format("Megatron-LM asserts \"Number of layers should be divisible by the "

@@ -360,5 +360,23 @@ TEST(MegatronArgs, ReadsThePrecisionAwareOptimizer) {
   }
 }
 
+// Megatron-Core's split with the embedding and the loss counted as layers.
+TEST(MegatronArgs, ReadsTheEmbeddingAndLossCountedInTheSplit) {
+  const LaunchConfig l = read_megatron_args(
+      "--num-layers 126 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 --seq-length "
+      "2048 --micro-batch-size 1 --bf16 --pipeline-model-parallel-size 8 "
+      "--num-virtual-stages-per-pipeline-rank 2 --account-for-embedding-in-pipeline-split "
+      "--account-for-loss-in-pipeline-split\n",
+      "args.txt");
+  EXPECT_EQ(l.training.stage_layers, (std::vector<int>{15, 16, 16, 16, 16, 16, 16, 15}));
+  EXPECT_EQ(l.training.virtual_stage_layers.front(), 7);
+  EXPECT_THROW(read_megatron_args("--num-layers 126 --hidden-size 64 --num-attention-heads 4 "
+                                  "--vocab-size 100 --seq-length 2048 --micro-batch-size 1 --bf16 "
+                                  "--pipeline-model-parallel-size 8 "
+                                  "--account-for-embedding-in-pipeline-split\n",
+                                  "args.txt"),
+               Error);  // 127 over 8 stages
+}
+
 }  // namespace
 }  // namespace paraplan::engines

@@ -136,6 +136,20 @@ const std::set<std::string> kRead = [] {
       "optimizer.exp_avg_sq_dtype",
       "optimizer.main_params_dtype",
       "optimizer.main_grads_dtype",
+      // Uneven stages without a layout.
+      "model.num_layers_in_first_pipeline_stage",
+      "model.num_layers_in_last_pipeline_stage",
+      "model.account_for_embedding_in_pipeline_split",
+      "model.account_for_loss_in_pipeline_split",
+      // Read to be refused unless at their defaults: each changes the step in a way paraplan
+      // does not price (a recipe's value is checked as an override's is).
+      "model.cuda_graph_impl",
+      "model.microbatch_group_size_per_vp_stage",
+      "model.cp_comm_type",
+      "model.recompute_modules",
+      "model.fine_grained_activation_offloading",
+      "comm_overlap.delay_wgrad_compute",
+      "comm_overlap.overlap_moe_expert_parallel_comm",
   });
   return read;
 }();
@@ -337,12 +351,82 @@ TransformerConfig bridge_model(const BridgeFields& f, LaunchConfig& out) {
     }
     if (!f.boolean("model.moe_grouped_gemm", false))
       f.fail("model.moe_grouped_gemm", "paraplan prices grouped expert GEMMs; set it true");
+    // DeepEP's and HybridEP's dispatch (flex, as apply_flex_dispatcher_backend sets it on
+    // Hopper and Blackwell) is priced as the all-to-all it replaces: the same routed tokens over
+    // the same links (HybridEP's sending a token once per node, not per expert, not counted: an
+    // over-estimate across nodes).
     if (f.choice("model.moe_token_dispatcher_type", "allgather",
-                 {"allgather", "alltoall", "flex"}) != "alltoall")
+                 {"allgather", "alltoall", "flex"}) == "allgather")
       f.fail("model.moe_token_dispatcher_type",
-             "paraplan prices the all-to-all token dispatch; set it alltoall");
+             "paraplan prices the all-to-all token dispatch (or DeepEP's and HybridEP's flex "
+             "one); set it alltoall");
   }
   return m;
+}
+
+// Uneven stages without a layout: the first and last stages' layers, or the embedding and loss
+// counted as layers (Megatron-Core's get_num_layers_to_build), split once the model's layers
+// are known (a recipe's model is its Hugging Face config's).
+void read_stage_split(const BridgeFields& f, LaunchConfig& out) {
+  auto given = [&](const char* k) { return f.has(k) && !f.null(k); };
+  PendingSplit split;
+  if (given("model.num_layers_in_first_pipeline_stage"))
+    split.first = static_cast<int>(f.integer("model.num_layers_in_first_pipeline_stage", 0, 0));
+  if (given("model.num_layers_in_last_pipeline_stage"))
+    split.last = static_cast<int>(f.integer("model.num_layers_in_last_pipeline_stage", 0, 0));
+  split.embedding = f.boolean("model.account_for_embedding_in_pipeline_split", false);
+  split.loss = f.boolean("model.account_for_loss_in_pipeline_split", false);
+  if (split.first < 0 && split.last < 0 && !split.embedding && !split.loss) return;
+  split.key = split.first >= 0  ? "model.num_layers_in_first_pipeline_stage"
+              : split.last >= 0 ? "model.num_layers_in_last_pipeline_stage"
+              : split.embedding ? "model.account_for_embedding_in_pipeline_split"
+                                : "model.account_for_loss_in_pipeline_split";
+  if (given("model.pipeline_model_parallel_layout"))
+    return f.fail(split.key,
+                  "a layout gives the stages itself; leave it out beside "
+                  "model.pipeline_model_parallel_layout");
+  out.pending_split = split;
+}
+
+// What a recipe or an override sets that paraplan does not price: refused unless at its default
+// (the value the price assumes).
+void refuse_unpriced(const BridgeFields& f, const TrainingConfig& t) {
+  auto is = [&](const char* k, const char* fallback) {
+    return !f.has(k) || f.null(k) || f.text(k, fallback) == fallback;
+  };
+  if (!is("model.cuda_graph_impl", "none"))
+    f.fail("model.cuda_graph_impl",
+           "CUDA graphs change launch overheads and memory pools paraplan does not price; "
+           "expected none");
+  if (f.has("model.microbatch_group_size_per_vp_stage") &&
+      !f.null("model.microbatch_group_size_per_vp_stage") &&
+      f.integer("model.microbatch_group_size_per_vp_stage", t.pp) != t.pp)
+    f.fail("model.microbatch_group_size_per_vp_stage",
+           fmt::format("regroups the interleaved schedule's micro-batches, which paraplan prices "
+                       "in groups of the pipeline size; expected null or {}",
+                       t.pp));
+  if (!is("model.cp_comm_type", "p2p"))
+    f.fail("model.cp_comm_type",
+           "paraplan prices context parallelism's ring of point-to-point exchanges; expected "
+           "p2p");
+  if (f.boolean("model.fine_grained_activation_offloading", false))
+    f.fail("model.fine_grained_activation_offloading",
+           "offloading to the host is not priced; expected false");
+  for (const char* k :
+       {"comm_overlap.delay_wgrad_compute", "comm_overlap.overlap_moe_expert_parallel_comm"})
+    if (f.boolean(k, false))
+      f.fail(k,
+             "overlaps the expert-parallel all-to-all with deferred weight gradients, which "
+             "paraplan does not price; expected false");
+  // Megatron-Core's recompute_modules apply with selective granularity; paraplan prices its
+  // default (the attention core).
+  const std::string modules = f.text("model.recompute_modules", "null");
+  if (t.recompute == Recompute::kSelective && modules != "null" && modules != "[]" &&
+      modules != "[core_attn]")
+    f.fail("model.recompute_modules",
+           fmt::format("recomputes {}, another set of modules than paraplan prices (the "
+                       "attention core, Megatron-Core's selective default); expected null",
+                       modules));
 }
 
 // The mixed precision — one of Bridge's recipes by name (bf16_mixed, ...), or a recipe's own
@@ -417,6 +501,7 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
     else if (!read_layout(f.text("model.pipeline_model_parallel_layout", ""), t, error))
       f.fail("model.pipeline_model_parallel_layout", error);
   }
+  read_stage_split(f, out);
   t.sequence_parallel = f.boolean("model.sequence_parallel", false);
   const std::string granularity =
       f.null("model.recompute_granularity")
@@ -464,6 +549,7 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
   t.moe_capacity_factor = f.number("model.moe_expert_capacity_factor", 0);
   t.dropout = f.number("model.hidden_dropout", dropout) > 0 ||
               f.number("model.attention_dropout", dropout) > 0;
+  refuse_unpriced(f, t);
   return t;
 }
 

@@ -276,7 +276,7 @@ TEST(MegatronBridge, AUsersLaunchIsReadWithEveryRefusalAtOnce) {
   try {
     read_megatron_bridge_launch(
         "torchrun --nproc-per-node=8 scripts/training/run_recipe.py --recipe "
-        "my_own_pretrain_config model.cuda_graph_impl=full --bogus\n",
+        "my_own_pretrain_config model.no_such_field=full --bogus\n",
         "theirs.sh");
     ADD_FAILURE() << "read";
   } catch (const Error& e) {
@@ -286,7 +286,7 @@ TEST(MegatronBridge, AUsersLaunchIsReadWithEveryRefusalAtOnce) {
     EXPECT_NE(what.find("--recipe my_own_pretrain_config: not a pretraining recipe"),
               std::string::npos)
         << what;
-    EXPECT_NE(what.find("theirs.sh:1: model.cuda_graph_impl"), std::string::npos) << what;
+    EXPECT_NE(what.find("theirs.sh:1: model.no_such_field"), std::string::npos) << what;
     EXPECT_NE(what.find("--bogus: not an option of run_recipe.py"), std::string::npos) << what;
   }
   EXPECT_THROW(read_megatron_bridge_launch("python train.py --lr 1\n", "x.sh"), Error);
@@ -301,12 +301,11 @@ TEST(MegatronBridge, AUsersLaunchIsReadWithEveryRefusalAtOnce) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
               "theirs.sh: 3 overrides or options refused (paraplan prices the others):\n"
-              "  theirs.sh:2: model.cuda_graph_impl: paraplan does not read it (it changes time, "
-              "memory or the model in a way paraplan does not price, or it is not a field of "
-              "Megatron-Bridge's ConfigContainer)\n"
               "  theirs.sh:1: model.tensor_model_parallel_size: expected an integer >= 1, got "
               "\"two\"\n"
-              "  theirs.sh:2: model.sequence_parallel: expected true or false, got \"maybe\"");
+              "  theirs.sh:2: model.sequence_parallel: expected true or false, got \"maybe\"\n"
+              "  theirs.sh:2: model.cuda_graph_impl: CUDA graphs change launch overheads and "
+              "memory pools paraplan does not price; expected none");
   }
 }
 
@@ -354,11 +353,24 @@ TEST(MegatronBridge, NvidiasOwnRecipesAreReadAsTheirFunctionsSetThem) {
               std::string::npos)
         << e.what();
   }
-  // Qwen3-30B-A3B's recipe asks for CommOverlapConfig(tp_comm_overlap=True) at tp 1: Bridge turns
-  // the tensor-parallel overlap off there (training/comm_overlap.py), and so does the reader.
+  // Qwen3-30B-A3B's recipe captures its router in CUDA graphs, which paraplan does not price:
+  // refused, and read with them off. It asks for CommOverlapConfig(tp_comm_overlap=True) at
+  // tp 1: Bridge turns the tensor-parallel overlap off there (training/comm_overlap.py), and so
+  // does the reader.
+  try {
+    read_megatron_bridge_launch(
+        "torchrun --nproc-per-node=8 --nnodes=2 scripts/training/run_recipe.py --recipe "
+        "qwen3_30b_a3b_pretrain_config\n",
+        "qwen.sh");
+    ADD_FAILURE() << "CUDA graphs read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("qwen.sh:1: model.cuda_graph_impl: CUDA graphs"),
+              std::string::npos)
+        << e.what();
+  }
   const LaunchConfig q = read_megatron_bridge_launch(
       "torchrun --nproc-per-node=8 --nnodes=2 scripts/training/run_recipe.py --recipe "
-      "qwen3_30b_a3b_pretrain_config\n",
+      "qwen3_30b_a3b_pretrain_config model.cuda_graph_impl=none\n",
       "qwen.sh");
   EXPECT_EQ(q.model_name, "Qwen/Qwen3-30B-A3B");
   EXPECT_EQ(q.training.ep, 16);

@@ -208,6 +208,65 @@ bool read_moe_list(const std::string& list, TransformerConfig& m, std::string& e
   return true;
 }
 
+bool uneven_split(std::int64_t layers, int first, int last, bool embedding, bool loss,
+                  TrainingConfig& t, std::string& error) {
+  const int pp = std::max(t.pp, 1), vpp = std::max(t.vpp, 1);
+  std::vector<int> ranks(static_cast<std::size_t>(pp));
+  if (first >= 0 || last >= 0) {
+    if (embedding || loss) {
+      error =
+          "Megatron-Core does not support a standalone embedding or loss stage with uneven "
+          "first or last stages";
+      return false;
+    }
+    if (first == 0 || last == 0) {
+      error = "the first and last stages' layers must be larger than 0 (Megatron-Core)";
+      return false;
+    }
+    const int middle = pp - (first >= 0 ? 1 : 0) - (last >= 0 ? 1 : 0);
+    const std::int64_t rest = layers - std::max(first, 0) - std::max(last, 0);
+    if (middle < 0 || rest < 0 || (middle == 0 ? rest != 0 : rest % middle)) {
+      error = fmt::format("the other {} layers do not divide evenly over the other {} stages", rest,
+                          middle);
+      return false;
+    }
+    std::fill(ranks.begin(), ranks.end(), middle > 0 ? static_cast<int>(rest / middle) : 0);
+    if (first >= 0) ranks.front() = first;
+    if (last >= 0) ranks.back() = last;
+    for (std::size_t r = 0; r < ranks.size(); ++r)
+      if (vpp > 1 && ranks[r] % vpp) {
+        error = fmt::format("stage {}'s {} layers do not split evenly over {} virtual stages", r,
+                            ranks[r], vpp);
+        return false;
+      }
+    t.stage_layers = ranks;
+    t.virtual_stage_layers.clear();
+    return true;
+  }
+  const std::int64_t counted = layers + (embedding ? 1 : 0) + (loss ? 1 : 0);
+  if (counted % pp || (counted / pp) % vpp) {
+    error = fmt::format(
+        "{} layers (with the embedding and loss counted) do not split evenly "
+        "over {} stages × {} virtual stages",
+        counted, pp, vpp);
+    return false;
+  }
+  std::vector<int> chunks(static_cast<std::size_t>(pp * vpp), static_cast<int>(counted / pp / vpp));
+  if (embedding) --chunks.front();  // rank 0's first virtual stage
+  if (loss) --chunks.back();        // the last rank's last virtual stage
+  if (chunks.front() < 0 || chunks.back() < 0) {
+    error = "not enough layers in the first or last virtual stage for the embedding or loss";
+    return false;
+  }
+  for (int c = 0; c < pp * vpp; ++c) ranks[static_cast<std::size_t>(c % pp)] += chunks[c];
+  t.stage_layers = ranks;
+  if (vpp > 1)
+    t.virtual_stage_layers = chunks;
+  else
+    t.virtual_stage_layers.clear();
+  return true;
+}
+
 std::vector<std::pair<OptimizerDtypeField, std::string>> read_optimizer_dtypes(
     const OptimizerDtypes& d, TrainingConfig& t) {
   using F = OptimizerDtypeField;

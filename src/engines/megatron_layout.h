@@ -3,6 +3,7 @@
 // its optimizer's dtypes, as Megatron-LM's arguments and Megatron-Bridge's recipes set them.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,16 @@ bool layout_stages(const std::string& layout, int pp, std::vector<int>& stages, 
 /// they are virtual_split's of those, each virtual stage's (t.virtual_stage_layers). The MTP
 /// modules (m) are priced with the loss, on the last stage.
 bool read_layout(const std::string& layout, TrainingConfig& t, std::string& error);
+
+/// Megatron-Core's uneven splits without a layout (transformer_block.py's
+/// get_num_layers_to_build), into t.stage_layers (and with t.vpp > 1, t.virtual_stage_layers):
+/// `first` / `last` layers on the first / last stage (-1: not given), the rest even over the
+/// other stages, each stage's even over its virtual stages; or the embedding and the loss
+/// counted as a layer each in an even split (account_for_embedding/loss_in_pipeline_split), the
+/// first virtual stage building one layer fewer for the embedding, the last one fewer for the
+/// loss. False with `error` (Megatron-Core's assertion) when the layers do not divide so.
+bool uneven_split(std::int64_t layers, int first, int last, bool embedding, bool loss,
+                  TrainingConfig& t, std::string& error);
 
 /// Megatron's MoE layer pattern, a Python list expression of 0 (dense) and 1 (MoE) with one
 /// entry per layer ("([0]*3+[1]*58)", "[0,1,0,1]", "([0]+[1]*3)*2"): K leading dense layers,

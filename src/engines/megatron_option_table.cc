@@ -41,8 +41,8 @@ const char* const kWhy[] = {
 };
 
 const MegatronOption kTable[] = {
-    {"--account-for-embedding-in-pipeline-split", MegatronOption::Kind::kRefused, kWhy[8]},
-    {"--account-for-loss-in-pipeline-split", MegatronOption::Kind::kRefused, kWhy[8]},
+    {"--account-for-embedding-in-pipeline-split", MegatronOption::Kind::kPriced, ""},
+    {"--account-for-loss-in-pipeline-split", MegatronOption::Kind::kPriced, ""},
     {"--accumulate-allreduce-grads-in-fp32", MegatronOption::Kind::kPriced, ""},
     {"--activation-func-clamp-value", MegatronOption::Kind::kCostless, kWhy[15]},
     {"--activation-offload-fraction", MegatronOption::Kind::kRefused, kWhy[16]},

@@ -35,7 +35,8 @@ const std::set<std::string>& megatron_read_options() {
       "--use-torch-fsdp2", "--cpu-offloading", "--rampup-batch-size",
       "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
       "--no-position-embedding", "--fp8-param-gather", "--use-precision-aware-optimizer",
-      "--exp-avg-dtype", "--exp-avg-sq-dtype", "--main-params-dtype", "--main-grads-dtype"};
+      "--exp-avg-dtype", "--exp-avg-sq-dtype", "--main-params-dtype", "--main-grads-dtype",
+      "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"};
   return options;
 }
 

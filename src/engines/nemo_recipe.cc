@@ -356,26 +356,13 @@ void read_split(const Section& m, TrainingConfig& t) {
   const char* key =
       first ? "num_layers_in_first_pipeline_stage" : "num_layers_in_last_pipeline_stage";
   const std::int64_t layers = m.integer("num_layers", 0, 0);
-  const std::int64_t a = m.integer("num_layers_in_first_pipeline_stage", 0, 0),
-                     b = m.integer("num_layers_in_last_pipeline_stage", 0, 0);
-  const int middle = t.pp - (first ? 1 : 0) - (last ? 1 : 0);
-  const std::int64_t rest = layers - a - b;
   if (layers == 0) return m.refuse(key, "needs model.num_layers");
-  if (middle < 0 || rest < 0 || (middle == 0 ? rest != 0 : rest % middle))
-    return m.refuse(
-        key, fmt::format("the other {} layers do not divide evenly over the other {} stages", rest,
-                         middle));
-  t.stage_layers.assign(static_cast<std::size_t>(t.pp),
-                        middle > 0 ? static_cast<int>(rest / middle) : 0);
-  if (first) t.stage_layers.front() = static_cast<int>(a);
-  if (last) t.stage_layers.back() = static_cast<int>(b);
-  // Interleaved: each stage's layers split evenly over its virtual stages (Megatron-Core's
-  // get_num_layers_to_build asserts they divide).
-  for (const int n : t.stage_layers)
-    if (t.vpp > 1 && n % t.vpp)
-      return m.refuse(key, fmt::format("a stage's {} layers do not split evenly over {} virtual "
-                                       "stages",
-                                       n, t.vpp));
+  std::string error;
+  if (!uneven_split(
+          layers, first ? static_cast<int>(m.integer("num_layers_in_first_pipeline_stage", 1)) : -1,
+          last ? static_cast<int>(m.integer("num_layers_in_last_pipeline_stage", 1)) : -1, false,
+          false, t, error))
+    m.refuse(key, error);
 }
 
 TrainingConfig training_of(const Section& trainer, const Section& m, const Section& optim,

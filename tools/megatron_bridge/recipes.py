@@ -180,6 +180,7 @@ class Recipes:
                 break
             if isinstance(stmt, ast.Expr) and values is not None:
                 self.apply_layout_builder(stmt.value, values)
+                apply_flex_dispatcher(stmt.value, values, env)
                 continue
             if isinstance(stmt, (ast.Expr, ast.Pass)):
                 continue
@@ -245,6 +246,34 @@ class Recipes:
         if values is None:
             raise Unknown("no cfg")
         return values, hf
+
+
+def apply_flex_dispatcher(call, values, env):
+    """apply_flex_dispatcher_backend(cfg.model, BACKEND) (training/flex_dispatcher_backend.py):
+    on Hopper and Blackwell, DeepEP or HybridEP replaces the all-to-all dispatcher (token
+    dispatcher "flex"), and the shared experts' overlap goes off. Another backend, or one the
+    generator cannot read, leaves the dispatcher as set, or unknown."""
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and
+            call.func.id == "apply_flex_dispatcher_backend"):
+        return
+    if values.get("model.num_moe_experts") in ("0", "null"):  # Bridge skips dense models
+        return
+    backend = None
+    if len(call.args) >= 2:
+        chain = ast.unparse(call.args[1])
+        if chain.startswith("cfg."):
+            backend = values.get(chain[4:])
+        else:
+            try:
+                backend = literal(call.args[1], env)
+            except Unknown:
+                backend = "?"
+    if backend in ("deepep", "hybridep"):
+        values["model.moe_token_dispatcher_type"] = "flex"
+        values["model.moe_flex_dispatcher_backend"] = backend
+        values["model.moe_shared_expert_overlap"] = "false"
+    elif backend not in (None, "null"):
+        values["model.moe_token_dispatcher_type"] = "?"
 
 
 def cast_of_field(value, values):

@@ -40,7 +40,7 @@ RULES = [
      "CUDA graphs change launch overheads and memory pools paraplan does not price"),
     (r"offload|^--cpu-offloading-|^--optimizer-cpu|^--pin-cpu|^--no-pin-cpu|^--overlap-cpu-optimizer", "r",
      "offloading to the host moves memory and adds transfers paraplan does not price"),
-    (r"^--(account-for-embedding-in-pipeline-split|account-for-loss-in-pipeline-split|decoder-num-layers|encoder-num-layers)$", "r",
+    (r"^--(decoder-num-layers|encoder-num-layers)$", "r",
      "changes how layers are split over stages; give --pipeline-model-parallel-layout (read) instead"),
     (r"^--(megatron-fsdp-.*dtype|output-logit-dtype)$", "r",
      "changes the optimizer's or gradients' bytes per parameter from what paraplan prices (fp32)"),
