@@ -78,6 +78,14 @@ std::string type_error(const std::string& key, const std::string& annotation,
                ? ""
                : "not an AttnBackend";
   if (annotation == "bool") return value == "true" || value == "false" ? "" : "not a bool";
+  // A dtype override: one of the names Bridge's str_to_dtype resolves (utils/activation_map.py's
+  // DTYPE_MAP at 067f987).
+  if (annotation == "torch.dtype")
+    return std::set<std::string>{"fp32",     "float32", "fp16",          "float16",    "bf16",
+                                 "bfloat16", "fp8",     "float8_e4m3fn", "float8_e5m2"}
+                   .count(value)
+               ? ""
+               : "not a dtype name Bridge resolves";
   if (annotation.find("List[int]") != std::string::npos && value.front() == '[') return "";
   if (annotation.find("float") != std::string::npos)
     return value.find('.') != std::string::npos &&
@@ -143,6 +151,9 @@ std::vector<Case> matrix() {
   plain.overlap_grad_reduce = plain.overlap_param_gather = plain.tp_comm_overlap = false;
   plain.attention = Attention::kStandard, plain.recompute = Recompute::kNone;
   cases.push_back({"plain", "llama2-7b", plain});
+  TrainingConfig moments = t;  // the precision-aware optimizer's bf16 moments
+  moments.optimizer_moments = OptimizerMoments::kBf16;
+  cases.push_back({"bf16-moments", "llama3-8b", moments});
   return cases;
 }
 
@@ -196,6 +207,7 @@ TEST(MegatronBridge, ExportsReadBackAsTheSamePlan) {
     }
     EXPECT_EQ(r.fp8, c.t.fp8) << c.name;
     EXPECT_EQ(r.fp8_param_gather, c.t.fp8_param_gather) << c.name;
+    EXPECT_EQ(r.optimizer_moments, c.t.optimizer_moments) << c.name;
     EXPECT_EQ(r.attention, c.t.attention) << c.name;
     EXPECT_EQ(r.moe_capacity_factor, c.t.moe_capacity_factor) << c.name;
     EXPECT_EQ(stage_split(*l.model, r), stage_split(m, c.t)) << c.name;
