@@ -20,10 +20,7 @@
 namespace paraplan::engines {
 namespace {
 
-struct Word {
-  std::string text;
-  int line = 1;
-};
+using Word = ShellWord;  // a word and the line it is written on
 
 std::string place(const std::string& source, int line) {
   return fmt::format("{}:{}", source, line);
@@ -485,31 +482,8 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
     }
   for (std::size_t j = 0; j < script && script < words.size(); ++j)
     if (is_assignment(words[j].text)) out.environment.push_back(words[j].text);
-  int nproc = 0, nnodes = 0;
-  if (script < words.size()) {
-    for (std::size_t j = i; j < script; ++j) {
-      std::string w = words[j].text, value;
-      // torchrun's names, and the deepspeed launcher's.
-      if (w == "--num_gpus" || w.rfind("--num_gpus=", 0) == 0) w.replace(0, 10, "--nproc_per_node");
-      if (w == "--num_nodes" || w.rfind("--num_nodes=", 0) == 0) w.replace(0, 11, "--nnodes");
-      const bool takes = w == "--nproc_per_node" || w == "--nproc-per-node" || w == "--nnodes";
-      if (const std::size_t eq = w.find('='); eq != std::string::npos && w.rfind("--", 0) == 0) {
-        value = w.substr(eq + 1);
-        w = w.substr(0, eq);
-      } else if (takes && j + 1 < script) {
-        value = words[++j].text;
-      }
-      if (w != "--nproc_per_node" && w != "--nproc-per-node" && w != "--nnodes") continue;
-      const bool digits =
-          !value.empty() && value.size() < 7 &&
-          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!digits || std::stoi(value) < 1)
-        throw Error(
-            ErrorKind::kUsage, place(source, words[j].line),
-            fmt::format("{}: expected a count of processes or nodes, got \"{}\"", w, value));
-      (w == "--nnodes" ? nnodes : nproc) = std::stoi(value);
-    }
-    if (nproc > 0) out.world_size = nproc * std::max(nnodes, 1);
+  if (script < words.size()) {  // torchrun's (or the deepspeed launcher's) world size
+    out.world_size = launcher_world_size(words, i, script, source);
     i = script + 1;
   }
   std::map<std::string, Option> options;

@@ -129,7 +129,12 @@ TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
       {base + "--num-layers 10 --hidden-size 64 --num-attention-heads 4 --vocab-size 100 "
               "--pipeline-model-parallel-size 4\n",
        "Number of layers should be divisible by the pipeline-model-parallel size"},
-      {"torchrun --nproc_per_node eight pretrain_gpt.py " + base, "--nproc_per_node: expected"},
+      {"torchrun --nproc_per_node eight pretrain_gpt.py " + base,
+       "args.txt:1: --nproc_per_node \"eight\": expected a count of processes of at least 1"},
+      {"torchrun --nnodes=1:4 --nproc_per_node=8 pretrain_gpt.py " + base,
+       "--nnodes \"1:4\": an elastic range of nodes; paraplan prices one world size"},
+      {"torchrun --nproc-per-node=gpu pretrain_gpt.py " + base,
+       "--nproc-per-node \"gpu\": the launcher counts the devices itself; give the count"},
       {"", "no Megatron-LM arguments"}};
   for (const auto& [text, message] : cases) {
     try {

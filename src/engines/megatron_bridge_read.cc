@@ -621,31 +621,10 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
   LaunchConfig out;
   out.format = kEngine;
   out.source = source;
-  int nproc = 0, nnodes = 1;
-  for (std::size_t j = 0; j < script; ++j) {
-    std::string w = words[j].text, value;
-    if (w.find('=') != std::string::npos && w.rfind("--", 0) != 0) {
-      out.environment.push_back(w);
-      continue;
-    }
-    const std::size_t eq = w.find('=');
-    if (eq != std::string::npos) {
-      value = w.substr(eq + 1);
-      w = w.substr(0, eq);
-    } else if ((w == "--nproc-per-node" || w == "--nproc_per_node" || w == "--nnodes") &&
-               j + 1 < script) {
-      value = words[++j].text;
-    }
-    if (w != "--nproc-per-node" && w != "--nproc_per_node" && w != "--nnodes") continue;
-    const bool digits =
-        !value.empty() && value.size() < 7 &&
-        std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
-    if (!digits || std::stoi(value) < 1)
-      throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source, words[j].line),
-                  fmt::format("{}: expected a count of processes or nodes, got \"{}\"", w, value));
-    (w == "--nnodes" ? nnodes : nproc) = std::stoi(value);
-  }
-  if (nproc > 0) out.world_size = nproc * nnodes;
+  for (std::size_t j = 0; j < script; ++j)
+    if (words[j].text.find('=') != std::string::npos && words[j].text.rfind("--", 0) != 0)
+      out.environment.push_back(words[j].text);
+  out.world_size = launcher_world_size(words, 0, script, source);
   std::map<std::string, Value> fields;
   Refusals refused(source, "overrides or options");  // every one, reported at once
   std::string recipe;

@@ -690,4 +690,43 @@ std::optional<ShellLaunch> launch_command(const std::string& text, const std::st
   return ShellLaunch{std::move(*words), std::move(runner.files_)};
 }
 
+int launcher_world_size(const std::vector<ShellWord>& words, std::size_t begin, std::size_t end,
+                        const std::string& source) {
+  int nproc = 0, nnodes = 0;
+  for (std::size_t j = begin; j < end && j < words.size(); ++j) {
+    std::string name = words[j].text, value;
+    const int line = words[j].line;
+    const std::size_t eq = name.find('=');
+    if (name.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    const bool procs = name == "--nproc_per_node" || name == "--nproc-per-node" ||
+                       name == "--num_gpus" || name == "--num-gpus";
+    const bool nodes = name == "--nnodes" || name == "--num_nodes" || name == "--num-nodes";
+    if (!procs && !nodes) continue;
+    if (eq == std::string::npos) {
+      if (j + 1 >= end || j + 1 >= words.size())
+        throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source, line),
+                    fmt::format("{} needs a count", name));
+      value = words[++j].text;
+    }
+    const bool digits =
+        !value.empty() && value.size() < 7 &&
+        std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!digits || std::stoi(value) < 1) {
+      const std::string why =
+          value.find(':') != std::string::npos
+              ? "an elastic range of nodes; paraplan prices one world size: give one count"
+          : value == "gpu" || value == "auto" || value == "cpu"
+              ? "the launcher counts the devices itself; give the count"
+              : fmt::format("expected a count of {} of at least 1", procs ? "processes" : "nodes");
+      throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source, line),
+                  fmt::format("{} \"{}\": {}", name, value, why));
+    }
+    (procs ? nproc : nnodes) = std::stoi(value);
+  }
+  return nproc > 0 ? nproc * std::max(nnodes, 1) : 0;
+}
+
 }  // namespace paraplan::engines

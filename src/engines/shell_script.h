@@ -32,4 +32,13 @@ struct ShellLaunch {
 /// (unclosed quotes, here-documents or ifs) are placed at `source`:LINE.
 std::optional<ShellLaunch> launch_command(const std::string& text, const std::string& source);
 
+/// The world size a launcher's options give among words[begin, end) (the words before the
+/// script or module): torchrun's --nproc-per-node / --nproc_per_node × --nnodes, and the
+/// deepspeed launcher's --num_gpus × --num_nodes, as `--x N` or `--x=N`; 0 when no count of
+/// processes is given. A count that is not a whole number of at least 1 (a variable that
+/// expanded to nothing, torchrun's "gpu" or "auto", an elastic range of nodes "1:4") is a usage
+/// error at `source`:LINE naming the option.
+int launcher_world_size(const std::vector<ShellWord>& words, std::size_t begin, std::size_t end,
+                        const std::string& source);
+
 }  // namespace paraplan::engines

@@ -432,21 +432,18 @@ LaunchConfig read_torchtitan_recipe(const std::string& text, const std::string& 
                 "no launch found (expected torchrun or python -m torchtitan.train --module M "
                 "--config F)");
   const std::vector<ShellWord>& w = launch->words;
-  int nodes = 1, nproc = 0;
   std::string module, config;
+  std::size_t program = w.size();  // -m torchtitan.train: the launcher's options come before
   for (std::size_t i = 0; i < w.size(); ++i) {
+    if (w[i].text == "-m" && program == w.size()) program = i;
     std::string v;
-    if (!(v = flag_value(w, i, "--nnodes")).empty()) nodes = std::max(1, std::atoi(v.c_str()));
-    if (!(v = flag_value(w, i, "--nproc-per-node")).empty() ||
-        !(v = flag_value(w, i, "--nproc_per_node")).empty())
-      nproc = std::atoi(v.c_str());
     if (!(v = flag_value(w, i, "--module")).empty()) module = v;
     if (!(v = flag_value(w, i, "--config")).empty()) config = v;
   }
   if (module.empty() || config.empty())
     throw Error(ErrorKind::kUsage, fmt::format("{}:{}", source, w.front().line),
                 "the launch names no --module and --config");
-  const int world = nproc > 0 ? nodes * nproc : 0;
+  const int world = launcher_world_size(w, 0, program, source);
   for (const auto& [path, body] : launch->files)
     if (path == module + ".py" || (path.size() > module.size() + 4 &&
                                    path.compare(path.size() - module.size() - 4, module.size() + 4,

@@ -355,6 +355,21 @@ TEST(TorchtitanRecipe, ReadsConfigurationCodeAndPlacesWhatItCannot) {
   EXPECT_NE(read_error("def f():\n    config = llama3_8b(\n", "r.py").find("r.py:"),
             std::string::npos);
   EXPECT_NE(read_error("def f():\n    x = 'open\n", "r.py").find("r.py:2"), std::string::npos);
+  // The launch's counts, read as the other launches' are: a count that is not one refused at
+  // its line (NGPU=8 torchrun --nproc_per_node=$NGPU expands before the assignment applies).
+  const std::string train = " -m torchtitan.train --module llama3 --config llama3_8b\n";
+  EXPECT_EQ(read_torchtitan_recipe("torchrun --nproc_per_node=8 --nnodes 2" + train, "run.sh")
+                .world_size,
+            16);
+  EXPECT_NE(read_error("torchrun --nproc_per_node=abc" + train, "run.sh")
+                .find("run.sh:1: --nproc_per_node \"abc\": expected a count of processes"),
+            std::string::npos);
+  EXPECT_NE(read_error("torchrun --nnodes=1:4 --nproc_per_node=8" + train, "run.sh")
+                .find("an elastic range of nodes"),
+            std::string::npos);
+  EXPECT_NE(read_error("NGPU=8 torchrun --nproc_per_node=$NGPU" + train, "run.sh")
+                .find("run.sh:1: --nproc_per_node \"$NGPU\": expected a count"),
+            std::string::npos);
   EXPECT_NE(read_error("def f():\n    for x in y:\n        pass\n", "r.py").find("('for')"),
             std::string::npos);
   EXPECT_NE(read_error("def f():\n    return make()\n", "r.py").find("does not follow"),
