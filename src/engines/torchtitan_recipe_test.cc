@@ -358,9 +358,9 @@ TEST(TorchtitanRecipe, ReadsConfigurationCodeAndPlacesWhatItCannot) {
   // The launch's counts, read as the other launches' are: a count that is not one refused at
   // its line (NGPU=8 torchrun --nproc_per_node=$NGPU expands before the assignment applies).
   const std::string train = " -m torchtitan.train --module llama3 --config llama3_8b\n";
-  EXPECT_EQ(read_torchtitan_recipe("torchrun --nproc_per_node=8 --nnodes 2" + train, "run.sh")
-                .world_size,
-            16);
+  EXPECT_EQ(
+      read_torchtitan_recipe("torchrun --nproc_per_node=8 --nnodes 2" + train, "run.sh").world_size,
+      16);
   EXPECT_NE(read_error("torchrun --nproc_per_node=abc" + train, "run.sh")
                 .find("run.sh:1: --nproc_per_node \"abc\": expected a count of processes"),
             std::string::npos);
