@@ -40,6 +40,13 @@ std::string megatron_bridge_launch(const TransformerConfig& model, const Trainin
 /// model with --model. Errors are Error(kUsage) placed at "SOURCE:LINE".
 LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::string& source);
 
+/// How the reader takes a field ("section.field") of a launch or of a recipe: read (it prices
+/// it), priced at its default only (refused otherwise, naming why), ignored (it changes neither
+/// time nor memory: the learning rate, logs, data paths, kernel choices for the same work) or
+/// unknown (refused).
+enum class BridgeFieldUse { kRead, kAtDefault, kIgnored, kUnknown };
+BridgeFieldUse megatron_bridge_field_use(const std::string& key);
+
 /// The overrides paraplan searches, as a Bridge launch spells them, with their values, in a fixed
 /// order. For the diff between a launch and a plan.
 std::vector<std::pair<std::string, std::string>> megatron_bridge_searched_options(

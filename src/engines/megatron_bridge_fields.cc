@@ -101,6 +101,12 @@ void read_precision(const BridgeFields& f, TrainingConfig& t) {
     t.fp8 = precision.find("fp8") != std::string::npos;
     t.fp8_param_gather = t.fp8;
   }
+  if (f.has("mixed_precision.fp8_param_gather") && !f.null("mixed_precision.fp8_param_gather")) {
+    t.fp8_param_gather = f.boolean("mixed_precision.fp8_param_gather", t.fp8);
+    if (t.fp8_param_gather && !t.fp8)
+      f.fail("mixed_precision.fp8_param_gather",
+             "FP8 parameters need an FP8 mixed precision (bf16_with_fp8_*_mixed); expected false");
+  }
   if (!f.boolean("mixed_precision.bf16", !custom))
     f.fail("mixed_precision.bf16", "paraplan prices bf16 training; expected true");
   for (const char* dtype : {"mixed_precision.params_dtype", "mixed_precision.pipeline_dtype"})

@@ -5,6 +5,7 @@
 // defaults (Megatron-LM pretrain_gpt.py's: LayerNorm, GELU, learned positions, tied embeddings,
 // biases, dropout 0.1).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -127,6 +128,7 @@ const std::set<std::string> kRead = [] {
       "mixed_precision.pipeline_dtype",
       "mixed_precision.autocast_enabled",
       "mixed_precision.grad_reduce_in_fp32",
+      "mixed_precision.fp8_param_gather",
       "optimizer.use_precision_aware_optimizer",
       "optimizer.exp_avg_dtype",
       "optimizer.exp_avg_sq_dtype",
@@ -149,6 +151,46 @@ const std::set<std::string> kRead = [] {
   });
   return read;
 }();
+// Fields paraplan prices at the values listed only (the first is Bridge's default); any other is
+// refused naming why. A recipe's value is checked as an override's is.
+struct AtDefault {
+  std::vector<std::string> allowed;
+  const char* why;
+};
+const std::map<std::string, AtDefault> kAtDefault = {
+    {"ddp.use_megatron_fsdp",
+     {{"false"},
+      "Megatron-FSDP shards parameters, gradients and optimizer states its own way; paraplan "
+      "prices Megatron-Core's distributed optimizer"}},
+    {"mixed_precision.fp8_dot_product_attention",
+     {{"false"}, "FP8 attention is not priced (paraplan prices the attention in bf16)"}},
+    {"mixed_precision.reuse_grad_buf_for_mxfp8_param_ag",
+     {{"false"}, "MXFP8 parameters are not priced"}},
+    {"model.moe_a2a_overlap",
+     {{"false"},
+      "the expert-parallel all-to-all overlapped with another micro-batch's compute is not "
+      "priced"}},
+    {"model.moe_router_force_load_balancing",
+     {{"false"},
+      "forced balancing (a benchmark setting) is not priced: paraplan prices learned routing's "
+      "imbalance"}},
+    {"model.moe_shared_expert_overlap",
+     {{"false"}, "the shared experts on a side stream overlapping the dispatch is not priced"}},
+    {"model.mtp_use_repeated_layer",
+     {{"false"},
+      "one MTP layer's weights shared over every depth is not priced (a layer each is)"}},
+    {"model.offload_modules", {{"null", "[]"}, "activation offloading is not priced"}},
+    {"model.quant_recipe",
+     {{"null"}, "a per-module quantisation recipe is not priced (the mixed precision is)"}},
+    {"model.transformer_impl",
+     {{"transformer_engine"},
+      "paraplan prices Transformer Engine's kernels, not Megatron-Core's local ones"}},
+    {"model.use_fused_mhc", {{"false"}, "manifold-constrained hyper-connections are not priced"}},
+    {"optimizer", {{}, "the recipe builds its own optimizer; paraplan prices Adam's"}},
+    {"optimizer.optimizer", {{"adam"}, "paraplan prices Adam's states and step"}},
+    {"optimizer.optimizer_cpu_offload", {{"false"}, "optimizer offloading is not priced"}},
+    {"optimizer.optimizer_offload_fraction", {{"0.0", "0"}, "optimizer offloading is not priced"}},
+};
 // Sections and fields that change neither time nor memory: the update's values, the schedule,
 // checkpoints, logs, seeds, evaluation, data sources, numerics of the same kernels.
 const std::vector<std::string> kIgnoredSections = {
@@ -156,56 +198,83 @@ const std::vector<std::string> kIgnoredSections = {
     "validation.",          "profiling.",     "dist.",           "ft.",
     "straggler.",           "env_vars.",      "nvrx_straggler.", "inprocess_restart.",
     "rerun_state_machine.", "tensor_inspect."};
-const std::set<std::string> kIgnored = {"optimizer.lr",
-                                        "optimizer.min_lr",
-                                        "optimizer.weight_decay",
-                                        "optimizer.clip_grad",
-                                        "optimizer.adam_beta1",
-                                        "optimizer.adam_beta2",
-                                        "optimizer.adam_eps",
-                                        "train.train_iters",
-                                        "train.eval_iters",
-                                        "train.eval_interval",
-                                        "train.exit_interval",
-                                        "train.exit_duration_in_mins",
-                                        "train.manual_gc",
-                                        "train.manual_gc_interval",
-                                        "train.manual_gc_eval",
-                                        "train.exit_signal_handler",
-                                        "train.skip_train",
-                                        "train.check_weight_hash_across_dp_replicas_interval",
-                                        "dataset.blend",
-                                        "dataset.blend_per_split",
-                                        "dataset.split",
-                                        "dataset.data_path",
-                                        "dataset.mock",
-                                        "dataset.num_workers",
-                                        "dataset.random_seed",
-                                        "dataset.path_to_cache",
-                                        "dataset.reset_position_ids",
-                                        "dataset.reset_attention_mask",
-                                        "dataset.eod_mask_loss",
-                                        "dataset.dataloader_type",
-                                        "tokenizer.tokenizer_model",
-                                        "tokenizer.vocab_file",
-                                        "tokenizer.merge_file",
-                                        "model.init_method_std",
-                                        "model.layernorm_epsilon",
-                                        "model.moe_aux_loss_coeff",
-                                        "model.moe_router_load_balancing_type",
-                                        "model.moe_router_pre_softmax",
-                                        "model.moe_z_loss_coeff",
-                                        "model.rotary_interleaved",
-                                        "model.cross_entropy_loss_fusion",
-                                        "model.gradient_accumulation_fusion",
-                                        "model.bias_activation_fusion",
-                                        "model.masked_softmax_fusion",
-                                        "model.apply_rope_fusion",
-                                        "model.persist_layer_norm",
-                                        "model.bias_dropout_fusion",
-                                        "ddp.check_for_nan_in_grad",
-                                        "ddp.average_in_collective",
-                                        "ddp.bucket_size"};
+const std::set<std::string> kIgnored = {
+    "optimizer.lr", "optimizer.min_lr", "optimizer.weight_decay", "optimizer.clip_grad",
+    "optimizer.adam_beta1", "optimizer.adam_beta2", "optimizer.adam_eps", "train.train_iters",
+    "train.eval_iters", "train.eval_interval", "train.exit_interval", "train.exit_duration_in_mins",
+    "train.manual_gc", "train.manual_gc_interval", "train.manual_gc_eval",
+    "train.exit_signal_handler", "train.skip_train",
+    "train.check_weight_hash_across_dp_replicas_interval", "dataset.blend",
+    "dataset.blend_per_split", "dataset.split", "dataset.data_path", "dataset.mock",
+    "dataset.num_workers", "dataset.random_seed", "dataset.path_to_cache",
+    "dataset.reset_position_ids", "dataset.reset_attention_mask", "dataset.eod_mask_loss",
+    "dataset.dataloader_type", "tokenizer.tokenizer_model", "tokenizer.vocab_file",
+    "tokenizer.merge_file", "model.init_method_std", "model.layernorm_epsilon",
+    "model.moe_aux_loss_coeff", "model.moe_router_load_balancing_type",
+    "model.moe_router_pre_softmax", "model.moe_z_loss_coeff", "model.rotary_interleaved",
+    "model.cross_entropy_loss_fusion", "model.gradient_accumulation_fusion",
+    "model.bias_activation_fusion", "model.masked_softmax_fusion", "model.apply_rope_fusion",
+    "model.persist_layer_norm", "model.bias_dropout_fusion", "ddp.check_for_nan_in_grad",
+    "ddp.average_in_collective", "ddp.bucket_size", "ddp.check_for_large_grads",
+    "optimizer.apply_wd_to_qk_layernorm", "scheduler", "env_vars", "dataset.data_sharding",
+    "dataset.mmap_bin_files", "dataset.num_dataset_builder_threads",
+    "dataset.skip_getting_attention_mask_from_dataset", "tokenizer.hf_tokenizer_kwargs",
+    "tokenizer.rank",
+    // The tokenizer's copies of the model's fields.
+    "tokenizer.make_vocab_size_divisible_by", "tokenizer.tensor_model_parallel_size",
+    "model.calculate_per_token_loss", "model.mtp_loss_scaling_factor",
+    "model.rotary_scaling_factor", "model.use_te_rng_tracker",
+    // Which kernels, fused how (the work is the same).
+    "model.cross_entropy_fusion_impl", "model.moe_permute_fusion", "model.moe_router_fusion",
+    "model.moe_router_padding_for_fp8", "model.moe_mlp_glu_interleave_size",
+    "model.use_fused_weighted_squared_relu", "model.use_transformer_engine_op_fuser",
+    "model.apply_dsa_kernel_fusion", "model.dsa_kernel_backend", "model.dsa_indexer_loss_coeff",
+    "model.dsa_indexer_use_sparse_loss",
+    // The MTP layer's numerics under FP8 (one layer).
+    "model.keep_mtp_spec_in_bf16", "model.mtp_eval_in_bf16",
+    // The dispatcher's implementation (priced as the
+    // all-to-all it replaces) and its stream.
+    "model.moe_flex_dispatcher_backend", "model.moe_flex_dispatcher_num_sms",
+    "model.moe_hybridep_num_sms", "model.moe_hybridep_num_sms_preprocessing",
+    "model.high_priority_a2a_comm_stream",
+    // How the userbuffers of the tensor-parallel overlap are
+    // set up.
+    "comm_overlap.tp_comm_bootstrap_backend", "comm_overlap.tp_comm_overlap_cfg",
+    // Read only with the features refused unless off:
+    // CUDA graphs (model.cuda_graph_impl), Megatron-FSDP.
+    "model.cuda_graph_scope", "model.cuda_graph_warmup_steps",
+    "ddp.data_parallel_sharding_strategy",
+    // Overwritten by the mixed precision's (Bridge's
+    // MixedPrecisionConfig.setup copies its fields over the
+    // model's, optimizer's and DDP's).
+    "ddp.grad_reduce_in_fp32", "model.params_dtype", "model.pipeline_dtype",
+    // The generator's step to the layout it builds.
+    "model._pipeline_model_parallel_layout_builder"};
+
+bool ignored_field(const std::string& key) {
+  if (kIgnored.count(key)) return true;
+  return std::any_of(kIgnoredSections.begin(), kIgnoredSections.end(),
+                     [&](const std::string& s) { return key.rfind(s, 0) == 0; });
+}
+
+// The fields priced at their defaults only, each refused at its place when set otherwise.
+void refuse_off_default(const std::map<std::string, BridgeValue>& fields, const std::string& source,
+                        Refusals& refused) {
+  for (const auto& [key, rule] : kAtDefault) {
+    const auto it = fields.find(key);
+    if (it == fields.end()) continue;
+    const std::string& value = it->second.text;
+    if (std::find(rule.allowed.begin(), rule.allowed.end(), value) != rule.allowed.end()) continue;
+    const std::string place = fmt::format("{}:{}", source, it->second.line);
+    if (value == "?")
+      refused.add_at(place, fmt::format("{}: set by an expression: {}", key, rule.why));
+    else if (rule.allowed.empty())
+      refused.add_at(place, fmt::format("{}={}: {}", key, value, rule.why));
+    else
+      refused.add_at(place, fmt::format("{}={}: {}; expected {}", key, value, rule.why,
+                                        fmt::join(rule.allowed, " or ")));
+  }
+}
 
 // A named recipe's values under the launch's overrides: the fields read, the recipe's tensor
 // overlap (CommOverlapConfig sets the model's), each value it sets by an expression the
@@ -219,11 +288,16 @@ std::map<std::string, BridgeValue> recipe_fields(const BridgeRecipe& r,
   for (const auto& [key, value] : r.values) {
     if (key == "comm_overlap") overlap_config = value == "set";
     const std::string& read = key;
-    if (!kRead.count(read) && read != "tokenizer.use_tokenizer_vocab_size" &&
-        read != "comm_overlap.tp_comm_overlap")
+    if (!kRead.count(read) && !kAtDefault.count(read) &&
+        read != "tokenizer.use_tokenizer_vocab_size" && read != "comm_overlap.tp_comm_overlap") {
+      if (read != "comm_overlap" && !ignored_field(read))  // kept whole by the generator's test
+        refused.add_at(
+            fmt::format("{}:{}", source, line),
+            fmt::format("{}: set by the recipe {}, a field paraplan does not read", read, r.name));
       continue;
+    }
     if (key == "comm_overlap.tp_comm_overlap" && !overlap_config) continue;
-    if (value == "?" && !user.count(read)) {
+    if (value == "?" && !user.count(read) && !kAtDefault.count(read)) {
       refused.add_at(fmt::format("{}:{}", source, line),
                      fmt::format("{}: the recipe {} sets it by an expression paraplan "
                                  "does not follow; give {}=VALUE",
@@ -248,13 +322,16 @@ std::map<std::string, BridgeValue> recipe_fields(const BridgeRecipe& r,
   return merged;
 }
 
-bool ignored_field(const std::string& key) {
-  if (kIgnored.count(key)) return true;
-  return std::any_of(kIgnoredSections.begin(), kIgnoredSections.end(),
-                     [&](const std::string& s) { return key.rfind(s, 0) == 0; });
-}
-
 }  // namespace
+
+BridgeFieldUse megatron_bridge_field_use(const std::string& key) {
+  if (kRead.count(key) || key == "tokenizer.use_tokenizer_vocab_size" || key == "comm_overlap" ||
+      key == "comm_overlap.tp_comm_overlap")
+    return BridgeFieldUse::kRead;
+  if (kAtDefault.count(key)) return BridgeFieldUse::kAtDefault;
+  if (ignored_field(key)) return BridgeFieldUse::kIgnored;
+  return BridgeFieldUse::kUnknown;
+}
 
 LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::string& source) {
   const auto launch = launch_command(text, source);
@@ -310,7 +387,7 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
     } else if (const std::size_t eq = w.find('='); eq != std::string::npos && eq > 0) {
       std::string key = w.substr(0, eq);
       key.erase(0, key.find_first_not_of("+~"));
-      if (kRead.count(key)) {
+      if (kRead.count(key) || kAtDefault.count(key)) {
         fields[key] = {w.substr(eq + 1), line};
         out.read.push_back(key);
       } else if (ignored_field(key)) {
@@ -345,6 +422,7 @@ LaunchConfig read_megatron_bridge_launch(const std::string& text, const std::str
                      true);
   }
   if (!vanilla && named == nullptr) refused.raise();  // the recipe unknown: the rest is moot
+  refuse_off_default(fields, source, refused);
   const BridgeFields f(std::move(fields), source, refused);
   if (named) {
     // The recipe's model is its Hugging Face config's (the api knows it by that id, or asks

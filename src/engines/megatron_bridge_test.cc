@@ -444,5 +444,61 @@ TEST(MegatronBridgeRecipes, LayoutsFromTheirBuildersAndCastFieldsAreFollowed) {
   EXPECT_EQ(t.stage_layers, (std::vector<int>{8, 8, 8, 8, 8, 8, 8, 5}));
 }
 
+// Every field a recipe sets is read, priced at its default only, or costless by name: none is
+// dropped unseen (a new field at a new commit fails here until it is classified).
+TEST(MegatronBridgeRecipes, EveryFieldARecipeSetsIsClassified) {
+  std::set<std::string> keys;
+  for (const BridgeRecipe& r : megatron_bridge_recipes())
+    for (const auto& [key, value] : r.values) keys.insert(key);
+  ASSERT_GT(keys.size(), 150u);
+  for (const std::string& key : keys)
+    EXPECT_NE(megatron_bridge_field_use(key), BridgeFieldUse::kUnknown) << key;
+  EXPECT_EQ(megatron_bridge_field_use("model.hidden_size"), BridgeFieldUse::kRead);
+  EXPECT_EQ(megatron_bridge_field_use("ddp.use_megatron_fsdp"), BridgeFieldUse::kAtDefault);
+  EXPECT_EQ(megatron_bridge_field_use("ddp.grad_reduce_in_fp32"), BridgeFieldUse::kIgnored);
+  EXPECT_EQ(megatron_bridge_field_use("model.no_such_field"), BridgeFieldUse::kUnknown);
+}
+
+// A field priced at its default only, set otherwise by the launch or by the recipe, is refused
+// at its place naming why, every one at once.
+TEST(MegatronBridgeRecipes, FieldsPricedAtTheirDefaultsOnlyAreRefusedOtherwise) {
+  const std::string llama =
+      "torchrun --nproc-per-node=2 scripts/training/run_recipe.py --recipe "
+      "llama3_8b_pretrain_config";
+  EXPECT_NO_THROW(read_megatron_bridge_launch(
+      llama + " ddp.use_megatron_fsdp=false model.transformer_impl=transformer_engine\n", "ok.sh"));
+  try {
+    read_megatron_bridge_launch(llama +
+                                    " \\\n  ddp.use_megatron_fsdp=true \\\n"
+                                    "  optimizer.optimizer=muon model.transformer_impl=local\n",
+                                "fsdp.sh");
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("3 overrides or options refused"), std::string::npos) << what;
+    EXPECT_NE(what.find("fsdp.sh:2: ddp.use_megatron_fsdp=true: Megatron-FSDP"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("fsdp.sh:3: optimizer.optimizer=muon: paraplan prices Adam's states and "
+                        "step; expected adam"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("model.transformer_impl=local"), std::string::npos) << what;
+  }
+  // DeepSeek-V4's Muon recipe builds its own optimizer and hyper-connections by expressions.
+  try {
+    read_megatron_bridge_launch(
+        "torchrun --nproc-per-node=8 --nnodes=4 scripts/training/run_recipe.py --recipe "
+        "deepseek_v4_flash_pretrain_32gpu_h100_bf16_muon_config\n",
+        "v4.sh");
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("optimizer: set by an expression: the recipe builds its own optimizer"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("model.use_fused_mhc: set by an expression"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace paraplan::engines
