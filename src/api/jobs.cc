@@ -192,7 +192,11 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
   TransformerKnobs knobs = o.knobs;  // an export prices the engine's stack unless told otherwise
   if (knobs.stack.empty() && !o.export_to.empty())
     knobs.stack = stack_text(engine_rules(export_engine(o.export_to)).stack);
-  const TrainingConfig t = training_config(knobs, o.devices, o.batch);
+  TrainingConfig t = training_config(knobs, o.devices, o.batch, &model);
+  // Unless asked for, the shared experts' overlap only where the export's engine carries it.
+  if (!o.export_to.empty() && knobs.shared_expert_overlap < 0 &&
+      !engine_rules(export_engine(o.export_to)).shared_expert_overlap)
+    t.moe_shared_expert_overlap = false;
   // What the stack's engine (and the export's) does not run is refused before it is priced.
   for (const std::optional<Engine> e :
        {std::optional<Engine>(stack_engine(t.stack)),

@@ -182,6 +182,8 @@ KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
       return &k.loss_kernel;
     case Knob::kOptimizerMoments:
       return &k.optimizer_moments;
+    case Knob::kSharedExpertOverlap:
+      return &k.shared_expert_overlap;
   }
   return std::monostate{};
 }
@@ -249,6 +251,7 @@ StackChoices stack_choices(const TransformerKnobs& k) {
   c.overlap_p2p_comm = tri(k.overlap_p2p_comm);
   c.overlap_param_gather = tri(k.overlap_param_gather);
   c.fp8_param_gather = tri(k.fp8_param_gather);
+  c.moe_shared_expert_overlap = tri(k.shared_expert_overlap);
   c.fused_elementwise = tri(k.compile);
   c.bf16_gradient_reduction = bf16("grad_reduce_dtype", k.grad_reduce_dtype);
   if (auto loss_bf16 = bf16("loss_dtype", k.loss_dtype)) c.fp32_loss = !*loss_bf16;
@@ -305,7 +308,8 @@ LlmSearchSettings search_settings(const TransformerKnobs& k, int devices, std::i
   return s;
 }
 
-TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int64_t batch) {
+TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int64_t batch,
+                               const TransformerConfig* model) {
   TrainingConfig t;
   t.tp = std::max(k.tp, 1);
   t.cp = std::max(k.cp, 1);
@@ -340,7 +344,7 @@ TrainingConfig training_config(const TransformerKnobs& k, int devices, std::int6
   t.moe_capacity_factor = k.moe_capacity_factor;
   if (!k.stage_layers.empty()) apply_stage_layers(k.stage_layers, t);
   t.fp8 = fp8(k.precision);
-  apply_stack_defaults(t, stack_choices(k));
+  apply_stack_defaults(t, stack_choices(k), model);
   return t;
 }
 

@@ -37,7 +37,9 @@ struct TransformerKnobs {
   int overlap_grad_reduce = -1, tp_comm_overlap = -1, overlap_p2p_comm = -1,
       overlap_param_gather = -1;
   int fp8_param_gather = -1;  ///< FP8 parameters (megatron, fp8): -1 off unless given, 0, 1
-  int compile = -1;           ///< torch.compile (fsdp): -1 the stack's default (eager), 0 off, 1 on
+  /// The shared experts' overlap (megatron): -1 on where it applies, 0, 1.
+  int shared_expert_overlap = -1;
+  int compile = -1;  ///< torch.compile (fsdp): -1 the stack's default (eager), 0 off, 1 on
   std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
   std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's
   std::string loss_kernel;        ///< eager | fused (fsdp); empty: eager
@@ -94,7 +96,8 @@ LlmSearchSettings search_settings(const TransformerKnobs& knobs, int devices, st
 /// The one configuration evaluate prices: tp, cp, pp, ep, vpp default 1; dp fills `devices`
 /// (0: tp × cp × pp × dp); seq_len 2048; micro-batch 1; the global batch `batch` (0: 512, as
 /// every verb); full recomputation unless given. FieldError("devices") when they disagree.
-TrainingConfig training_config(const TransformerKnobs& knobs, int devices, std::int64_t batch);
+TrainingConfig training_config(const TransformerKnobs& knobs, int devices, std::int64_t batch,
+                               const TransformerConfig* model = nullptr);
 
 /// A size: "8GiB" (2^30 bytes), "80GB" (10^9) or a number of bytes; positive. FieldError(field)
 /// otherwise.

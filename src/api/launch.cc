@@ -78,8 +78,10 @@ TrainingConfig completed(const engines::LaunchConfig& launch, const TransformerC
       throw Error(ErrorKind::kUsage, launch.source + ": " + split->key,
                   fmt::format("{} ({} layers over {} stages)", error, model.num_layers, t.pp));
   }
-  // Megatron overlaps pipeline sends only in the interleaved schedule.
+  // Megatron overlaps pipeline sends only in the interleaved schedule, and shared experts only
+  // where the model has them (moe_layer.py builds no side stream otherwise).
   t.overlap_p2p_comm = t.overlap_p2p_comm && t.pp > 1 && t.vpp > 1;
+  t.moe_shared_expert_overlap = t.moe_shared_expert_overlap && model.shared_experts > 0;
   if (t.global_batch == 0) t.global_batch = t.micro_batch * t.dp;
   if (t.global_batch % (t.micro_batch * t.dp))
     throw Error(ErrorKind::kUsage, launch.source,

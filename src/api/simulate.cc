@@ -143,6 +143,7 @@ struct Replayer {
       keep.overlap_grad_reduce = config.overlap_grad_reduce;
       keep.bf16_gradient_reduction = config.bf16_gradient_reduction;
       keep.optimizer_moments = config.optimizer_moments;
+      keep.moe_shared_expert_overlap = config.moe_shared_expert_overlap;
       apply_stack_defaults(config, keep);
     }
     AnalyticCostModel cost(replay.model, replay.cluster, replay.calibration);

@@ -80,6 +80,7 @@ std::string plan_in_words(const TrainingConfig& t) {
   if (t.overlap_p2p_comm) s += ", pipeline sends overlapped";
   if (t.overlap_param_gather) s += ", parameter gather overlapped";
   if (t.fp8_param_gather) s += ", FP8 parameters";
+  if (t.moe_shared_expert_overlap) s += ", shared experts overlapping the all-to-all";
   if (t.shard_group > 0) s += fmt::format(", sharded within groups of {} (HSDP)", t.shard_group);
   if (t.etp == 1) s += ", experts whole (expert tensor parallel 1)";
   if (t.etp > 1) s += fmt::format(", experts split {} ways (expert tensor parallel)", t.etp);
@@ -316,10 +317,11 @@ std::string evaluate_words(const TransformerConfig& model, const std::string& cl
                                : "",
              t.overlap_grad_reduce ? ", overlapped gradient reduction" : "",
              io::attention_text(t.attention)) +
-         fmt::format("stack: {}{}{}{}, gradients reduced in {}{}\n", stack_text(t.stack),
+         fmt::format("stack: {}{}{}{}{}, gradients reduced in {}{}\n", stack_text(t.stack),
                      t.tp_comm_overlap ? ", tensor-parallel overlap" : "",
                      t.overlap_p2p_comm ? ", pipeline sends overlapped" : "",
                      t.overlap_param_gather ? ", parameter gather overlapped" : "",
+                     t.moe_shared_expert_overlap ? ", shared-expert overlap" : "",
                      t.bf16_gradient_reduction ? "bf16" : "fp32",
                      t.optimizer_moments == OptimizerMoments::kFp32
                          ? ""

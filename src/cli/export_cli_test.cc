@@ -60,7 +60,8 @@ void expect_same_plan(const Exported& e, const std::vector<std::string>& knobs,
   EXPECT_NEAR(t1 / t0, 1.0, time_tolerance) << e.text;
 }
 
-const std::vector<std::string> kMegatronKnobs = {"tp",
+const std::vector<std::string> kMegatronKnobs = {"moe_shared_expert_overlap",
+                                                 "tp",
                                                  "pp",
                                                  "cp",
                                                  "dp",
@@ -219,6 +220,40 @@ TEST(CliExport, PrecisionAwareOptimizerRoundTrip) {
                 "--zero 0 --optimizer-moments bf16")
                 .exit_code,
             2);
+}
+
+// Megatron-Core's shared-expert overlap: on where it applies (shared experts, ep > 1), written
+// to Megatron-LM and Bridge and read back at the same price; never offered for NeMo's YAML.
+TEST(CliExport, SharedExpertOverlapRoundTrip) {
+  const std::string request =
+      "--model deepseek-v3-like --cluster dgx-h100 --devices 256 --batch 512 --pp 8 --ep 8 "
+      "--seq-len 4096";
+  for (const char* engine : {"megatron", "bridge"}) {
+    const Exported e = round_trip(request, engine, "--cluster dgx-h100");
+    EXPECT_EQ(e.plan["config"]["moe_shared_expert_overlap"], true) << e.text;
+    EXPECT_EQ(e.back["as_is"]["config"]["moe_shared_expert_overlap"], true) << e.text;
+    EXPECT_NE(
+        e.text.find(std::string(engine) == "megatron" ? "--moe-shared-expert-overlap"
+                                                      : "model.moe_shared_expert_overlap=true"),
+        std::string::npos)
+        << e.text;
+    expect_same_plan(e, kMegatronKnobs, 0.01);
+  }
+  const Outcome nemo = run("plan " + request + " --export nemo --json");
+  ASSERT_EQ(nemo.exit_code, 0) << nemo.out;
+  EXPECT_EQ(nemo.out.find("moe_shared_expert_overlap"), std::string::npos) << nemo.out;
+  EXPECT_EQ(run("plan " + request + " --shared-expert-overlap --export nemo").exit_code, 2);
+  // Off, the all-to-all is exposed in full: slower.
+  const auto time_of = [](const Outcome& o) {
+    return Json::parse(o.out)["iteration_time_s"].get<double>();
+  };
+  const std::string config =
+      "evaluate --model deepseek-v3-like --cluster dgx-h100 --devices 256 --batch 512 --pp 8 "
+      "--ep 8 --tp 2 --seq-len 4096 --json";
+  const Outcome on = run(config), off = run(config + " --no-shared-expert-overlap");
+  ASSERT_EQ(on.exit_code, 0) << on.out;
+  ASSERT_EQ(off.exit_code, 0) << off.out;
+  EXPECT_LT(time_of(on), time_of(off));
 }
 
 // A plan whose engine cannot express its model still prints, with the reason its launch is

@@ -137,6 +137,7 @@ struct AnalyticCostModel::LayerForward {
   /// products in order (q, k, v, o, the MLP's), every second one (k, o, and the up or down
   /// projection); it saves the others' outputs and the attention's.
   double sac_recompute_s = 0;
+  double shared_expert_s = 0;  ///< the shared experts' GEMMs (a MoE layer's share of the layer)
 };
 
 // A layer's passes: compute incl. framework overhead, and the blocking collectives of each.
@@ -232,7 +233,7 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
   double mlp = 0;
   if (x.moe_fraction < 1)
     mlp += (1 - x.moe_fraction) * mlp_s(static_cast<double>(m.ffn_hidden_size), tokens, tp);
-  double moe_mem_s = 0;
+  double moe_mem_s = 0, shared_expert_s = 0;
   if (m.moe()) {
     const double shared_ffn =
         static_cast<double>(m.shared_expert_ffn_hidden_size ? m.shared_expert_ffn_hidden_size
@@ -245,8 +246,10 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
     double moe =
         local_experts * mlp_s(static_cast<double>(m.expert_ffn_hidden_size), expert_rows, x.etp) +
         gemm_s(x, moe_tokens, x.experts, h);  // router
-    if (m.shared_experts > 0)
-      moe += mlp_s(shared_ffn, tokens * static_cast<double>(m.shared_experts), tp);
+    if (m.shared_experts > 0) {
+      shared_expert_s = mlp_s(shared_ffn, tokens * static_cast<double>(m.shared_experts), tp);
+      moe += shared_expert_s;
+    }
     // Memory-bound: the router's fp32 softmax and top-k over T × experts (write, read, write:
     // 12 bytes per score), the permutation of the tokens into expert order and back (each hidden
     // state read once and written top-k times, and the reverse, in bf16).
@@ -280,6 +283,7 @@ AnalyticCostModel::LayerForward AnalyticCostModel::layer_forward(const TrainingC
             (m.gated_mlp ? linear_s(x, tokens, ffn / tp, h) : linear_s(x, tokens, h, ffn / tp));
   }
   f.tp_gemm_s = proj + mlp;
+  f.shared_expert_s = x.moe_fraction * shared_expert_s;
   // Megatron-Core calls Transformer Engine's fused (cuDNN) attention, and PyTorch's
   // scaled_dot_product_attention (FSDP, torchtitan, plain PyTorch) dispatches to cuDNN's on
   // Hopper too; Megatron-DeepSpeed calls the flash-attn package's FlashAttention-2. (On Ampere
@@ -375,6 +379,14 @@ AnalyticCostModel::LayerPasses AnalyticCostModel::layer_passes(const TrainingCon
         (on_node - 1) * cal_.ring_step_latency_s +
         (t.ep - on_node) * (multi_tier ? cal_.network_step_latency_s : cal_.ring_step_latency_s);
     ep_comm = x.moe_fraction * (2 * forwards + 2) * (std::max(intra, inter) + latency);
+    if (t.moe_shared_expert_overlap) {
+      // Megatron-Core launches the shared experts' GEMMs on a side stream right after the
+      // dispatch's and the combine's all-to-alls (token_dispatcher.py: fc1 after the dispatch,
+      // fc2 after the combine; their gradients in the backward): they hide as much of the
+      // all-to-all as they take, at the cost overlapped work pays elsewhere.
+      const double hidden = std::min(ep_comm, (forwards + 2) * f.shared_expert_s);
+      ep_comm -= (1 - cal_.comm_overlap_slowdown) * hidden;
+    }
   }
   if (parts) {
     parts->tp_comm_s = tp_comm;

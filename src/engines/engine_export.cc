@@ -235,6 +235,7 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   if (t.overlap_param_gather) arg("--overlap-param-gather");
   if (t.fp8_param_gather) arg("--fp8-param-gather");
   if (t.tp_comm_overlap) arg("--tp-comm-overlap");
+  if (t.moe_shared_expert_overlap) arg("--moe-shared-expert-overlap");
   if (t.vpp > 1 && !t.overlap_p2p_comm) arg("--no-overlap-p2p-communication");
   if (t.bf16_gradient_reduction) arg("--grad-reduce-in-bf16");
   if (t.optimizer_moments != OptimizerMoments::kFp32) {

@@ -419,6 +419,7 @@ TrainingConfig training_of(const Options& o, LaunchConfig& out) {
   t.overlap_grad_reduce = o.flag("--overlap-grad-reduce");
   t.overlap_param_gather = o.flag("--overlap-param-gather");
   t.tp_comm_overlap = o.flag("--tp-comm-overlap");
+  t.moe_shared_expert_overlap = o.flag("--moe-shared-expert-overlap");
   t.overlap_p2p_comm = !o.flag("--no-overlap-p2p-communication");
   t.fp8 = o.has("--fp8-format");
   t.fp8_param_gather = o.flag("--fp8-param-gather");
@@ -604,6 +605,8 @@ std::vector<std::pair<std::string, std::string>> megatron_searched_options(
   if (t.bf16_gradient_reduction)
     out.emplace_back(spelled(Knob::kGradReduceDtype, Engine::kMegatronLm), "");
   if (t.fp8_param_gather) out.emplace_back(spelled(Knob::kFp8ParamGather, Engine::kMegatronLm), "");
+  if (t.moe_shared_expert_overlap)
+    out.emplace_back(spelled(Knob::kSharedExpertOverlap, Engine::kMegatronLm), "");
   if (t.optimizer_moments != OptimizerMoments::kFp32)
     out.emplace_back(spelled(Knob::kOptimizerMoments, Engine::kMegatronLm),
                      std::string(optimizer_moments_text(t.optimizer_moments)));

@@ -87,6 +87,7 @@ void model_overrides(const TransformerConfig& m, const TrainingConfig& t, Overri
     // As priced: grouped expert GEMMs, all-to-all token dispatch.
     o.set("model.moe_grouped_gemm", true);
     o.set("model.moe_token_dispatcher_type", std::string("alltoall"));
+    if (t.moe_shared_expert_overlap) o.set("model.moe_shared_expert_overlap", true);
     if (t.moe_capacity_factor > 0) {
       o.set("model.moe_expert_capacity_factor", t.moe_capacity_factor);
       o.set("model.moe_pad_expert_input_to_capacity", true);
@@ -241,6 +242,8 @@ std::vector<std::pair<std::string, std::string>> megatron_bridge_searched_option
   out.emplace_back(spelled(Knob::kOverlapParamGather, e), on(t.overlap_param_gather));
   out.emplace_back("optimizer.overlap_param_gather", on(t.overlap_param_gather));
   out.emplace_back(spelled(Knob::kTpCommOverlap, e), on(t.tp_comm_overlap));
+  if (t.moe_shared_expert_overlap)
+    out.emplace_back(spelled(Knob::kSharedExpertOverlap, e), on(t.moe_shared_expert_overlap));
   if (t.vpp > 1) out.emplace_back(spelled(Knob::kOverlapP2pComm, e), on(t.overlap_p2p_comm));
   if (t.optimizer_moments != OptimizerMoments::kFp32)
     out.emplace_back(spelled(Knob::kOptimizerMoments, e),

@@ -326,6 +326,7 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
   t.overlap_param_gather = f.boolean("ddp.overlap_param_gather", false) ||
                            f.boolean("optimizer.overlap_param_gather", false);
   t.tp_comm_overlap = f.boolean("model.tp_comm_overlap", false);
+  t.moe_shared_expert_overlap = f.boolean("model.moe_shared_expert_overlap", false);
   t.overlap_p2p_comm = f.boolean("model.overlap_p2p_comm", false);
   if (f.has("comm_overlap")) {
     // A recipe's CommOverlapConfig (training/comm_overlap.py): the tensor-parallel overlap it

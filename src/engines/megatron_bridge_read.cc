@@ -119,6 +119,7 @@ const std::set<std::string> kRead = [] {
       "ddp.overlap_param_gather",
       "optimizer.overlap_param_gather",
       "model.tp_comm_overlap",
+      "model.moe_shared_expert_overlap",
       "model.overlap_p2p_comm",
       "model.batch_p2p_comm",
       "model.attention_backend",
@@ -174,8 +175,6 @@ const std::map<std::string, AtDefault> kAtDefault = {
      {{"false"},
       "forced balancing (a benchmark setting) is not priced: paraplan prices learned routing's "
       "imbalance"}},
-    {"model.moe_shared_expert_overlap",
-     {{"false"}, "the shared experts on a side stream overlapping the dispatch is not priced"}},
     {"model.mtp_use_repeated_layer",
      {{"false"},
       "one MTP layer's weights shared over every depth is not priced (a layer each is)"}},

@@ -421,6 +421,13 @@ TEST(MegatronBridge, NvidiasOwnRecipesAreReadAsTheirFunctionsSetThem) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
   }
+  // GLM-4.5's recipe runs its shared expert on a side stream beside the dispatch.
+  const LaunchConfig glm = read_megatron_bridge_launch(
+      "torchrun --nproc-per-node=8 --nnodes=16 scripts/training/run_recipe.py --recipe "
+      "glm45_355b_pretrain_128gpu_h100_bf16_config\n",
+      "glm.sh");
+  EXPECT_EQ(glm.model_name, "zai-org/GLM-4.5");
+  EXPECT_TRUE(glm.training.moe_shared_expert_overlap);
   ASSERT_NE(find_megatron_bridge_recipe("qwen3_4b_pretrain_config"), nullptr);
   EXPECT_EQ(find_megatron_bridge_recipe("qwen3_4b_pretrain_config")->hf_id, "Qwen/Qwen3-4B");
   EXPECT_EQ(find_megatron_bridge_recipe("no_such_recipe"), nullptr);

@@ -565,7 +565,7 @@ const MegatronOption kTable[] = {
     {"--moe-shared-expert-gate", MegatronOption::Kind::kRefused, kWhy[7]},
     {"--moe-shared-expert-glu-interleave-size", MegatronOption::Kind::kRefused, kWhy[7]},
     {"--moe-shared-expert-intermediate-size", MegatronOption::Kind::kPriced, ""},
-    {"--moe-shared-expert-overlap", MegatronOption::Kind::kRefused, kWhy[7]},
+    {"--moe-shared-expert-overlap", MegatronOption::Kind::kPriced, ""},
     {"--moe-single-grouped-bias", MegatronOption::Kind::kRefused, kWhy[7]},
     {"--moe-single-grouped-weight", MegatronOption::Kind::kRefused, kWhy[7]},
     {"--moe-token-dispatcher-type", MegatronOption::Kind::kPriced, ""},

@@ -36,7 +36,8 @@ const std::set<std::string>& megatron_read_options() {
       "--decoder-first-pipeline-num-layers", "--decoder-last-pipeline-num-layers",
       "--no-position-embedding", "--fp8-param-gather", "--use-precision-aware-optimizer",
       "--exp-avg-dtype", "--exp-avg-sq-dtype", "--main-params-dtype", "--main-grads-dtype",
-      "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"};
+      "--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split",
+      "--moe-shared-expert-overlap"};
   return options;
 }
 

@@ -245,6 +245,7 @@ Json training_to_json(const TrainingConfig& t) {
   if (t.fused_loss) j[key(Knob::kLossKernel)] = true;  // the default (eager): absent
   if (t.optimizer_moments != OptimizerMoments::kFp32)  // the default: absent
     j[key(Knob::kOptimizerMoments)] = std::string(optimizer_moments_text(t.optimizer_moments));
+  if (t.moe_shared_expert_overlap) j[key(Knob::kSharedExpertOverlap)] = true;  // default: absent
   j[key(Knob::kStack)] = std::string(stack_text(t.stack));
   j[key(Knob::kTpCommOverlap)] = t.tp_comm_overlap;
   j[key(Knob::kOverlapP2pComm)] = t.overlap_p2p_comm;
@@ -311,6 +312,8 @@ TrainingConfig training_from_json(const JsonObject& o) {
     if (!moments) o.fail(key(Knob::kOptimizerMoments), "must be fp32, bf16 or fp8");
     t.optimizer_moments = *moments;
   }
+  if (o.has(key(Knob::kSharedExpertOverlap)))
+    t.moe_shared_expert_overlap = flag(key(Knob::kSharedExpertOverlap));
   // Plans written before the stack was a knob: Megatron with nothing overlapped but the
   // gradient reduction.
   if (o.has("stack")) {

@@ -24,7 +24,8 @@ constexpr EngineRules kRules[] = {
      .max_zero_stage = 1,
      .split_first_last_only = true,
      .expert_tensor_parallel = false,
-     .precision_aware_optimizer = false},
+     .precision_aware_optimizer = false,
+     .shared_expert_overlap = false},
     // Megatron-DeepSpeed: DeepSpeed's pipeline engine splits the layers evenly and does not
     // interleave, its activation checkpointing takes every layer or none, sequences are split by
     // Ulysses (not context parallelism), and it has no FP8 recipe.
@@ -177,6 +178,10 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
     return broken(Knob::kFp8ParamGather, "engine_fp8_param_gather", "off",
                   "keeps FP8 weights and gathers them in FP8 in every FP8 recipe "
                   "(fp8_param_gather); plan with {fp8_param_gather}");
+  if (!e.shared_expert_overlap && t.moe_shared_expert_overlap)
+    return broken(Knob::kSharedExpertOverlap, "engine_shared_expert_overlap", "on",
+                  "has no key for the shared experts' overlap; plan with {shared_expert_overlap} "
+                  "off");
   if (!e.precision_aware_optimizer && t.optimizer_moments != OptimizerMoments::kFp32)
     return broken(Knob::kOptimizerMoments, "engine_optimizer_moments",
                   std::string(optimizer_moments_text(t.optimizer_moments)),

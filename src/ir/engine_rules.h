@@ -62,6 +62,9 @@ struct EngineRules {
   /// Megatron-Core's precision-aware optimizer (low-precision moments): Megatron-LM's and
   /// Megatron-Bridge's options; NeMo 1.x's YAML and DeepSpeed have none.
   bool precision_aware_optimizer = true;
+  /// Megatron-Core's shared-expert overlap (--moe-shared-expert-overlap): Megatron-LM's and
+  /// Megatron-Bridge's options; paraplan's NeMo 1.x export and reader do not carry it.
+  bool shared_expert_overlap = true;
 };
 
 /// Every engine, in kEngines' order.

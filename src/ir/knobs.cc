@@ -146,6 +146,10 @@ constexpr KnobSpec kTable[] = {
      false, "fp32", kMegatronOnly,
      {"--exp-avg-dtype", "", "", "", "optimizer.exp_avg_dtype"},
      "Adam's moments: fp32 (12 bytes of optimizer state a parameter), or bf16 / fp8 with Megatron-Core's precision-aware optimizer, the fp32 main parameters kept as the bf16 weights' missing 16 bits (6 / 4 bytes; DeepSeek-V3's recipe: bf16; needs --zero 1 or 2)"},
+    {Knob::kSharedExpertOverlap, "shared_expert_overlap", "--shared-expert-overlap", "moe_shared_expert_overlap", KnobType::kOnOff, "", 0, 0, "",
+     false, "on where it applies (shared experts, ep > 1)", kMegatronOnly,
+     {"--moe-shared-expert-overlap", "", "", "", "model.moe_shared_expert_overlap"},
+     "Run a MoE layer's shared experts on a side stream, their GEMMs hiding the expert-parallel dispatch and combine (Megatron-Core's --moe-shared-expert-overlap; DeepSeek-V2's, GLM-4.5's and Kimi K2's recipes)"},
 };
 // clang-format on
 
@@ -153,7 +157,7 @@ constexpr KnobSpec kTable[] = {
 constexpr bool in_order() {
   for (std::size_t i = 0; i < std::size(kTable); ++i)
     if (static_cast<std::size_t>(kTable[i].knob) != i) return false;
-  return std::size(kTable) == static_cast<std::size_t>(Knob::kOptimizerMoments) + 1;
+  return std::size(kTable) == static_cast<std::size_t>(Knob::kSharedExpertOverlap) + 1;
 }
 static_assert(in_order(), "kTable lists every Knob once, in Knob's order");
 

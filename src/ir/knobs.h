@@ -53,6 +53,7 @@ enum class Knob {
   kCompile,
   kLossKernel,
   kOptimizerMoments,
+  kSharedExpertOverlap,
 };
 
 /// How a front end takes a knob's value.

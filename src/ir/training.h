@@ -105,6 +105,9 @@ struct TrainingConfig {
   /// The distributed optimizer's all-gather of the updated bf16 parameters overlapped with the
   /// next iteration's forward (--overlap-param-gather; ZeRO 1).
   bool overlap_param_gather = false;
+  /// A MoE layer's shared experts on a side stream, their GEMMs overlapping the expert-parallel
+  /// dispatch and combine all-to-alls (Megatron-Core's --moe-shared-expert-overlap).
+  bool moe_shared_expert_overlap = false;
   /// FP8 matrix products (Transformer Engine's recipe, E4M3 forward and E5M2 gradients with
   /// delayed scaling): the transformer layers' linear GEMMs at twice the bf16 rate on devices
   /// with FP8 tensor cores, their inputs cast and (backward) transposed, the weights' FP8 copies

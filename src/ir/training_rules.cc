@@ -59,7 +59,8 @@ Error RuleViolation::in_file(const std::string& config_place) const {
   return Error(ErrorKind::kInput, place, what());
 }
 
-void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed) {
+void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed,
+                          const TransformerConfig* model) {
   const bool megatron = t.stack == Stack::kMegatron, fsdp = t.stack == Stack::kFsdp;
   const bool replicas = t.dp * t.cp > 1;
   t.fused_elementwise = fixed.fused_elementwise.value_or(!fsdp);
@@ -74,6 +75,8 @@ void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed) {
   t.fp32_loss = fixed.fp32_loss.value_or(!(fsdp && t.bf16_gradient_reduction));
   t.fused_loss = fixed.fused_loss.value_or(false);
   t.optimizer_moments = fixed.optimizer_moments.value_or(OptimizerMoments::kFp32);
+  t.moe_shared_expert_overlap = fixed.moe_shared_expert_overlap.value_or(
+      megatron && t.ep > 1 && model != nullptr && model->shared_experts > 0);
 }
 
 std::string_view stack_text(Stack stack) {
@@ -334,6 +337,9 @@ std::optional<Violation> overlaps(const TrainingConfig& t) {
                     "optimizer ({zero} 1)",
                     {{"zero", str(t.zero_stage)}});
   }
+  if (t.moe_shared_expert_overlap && !megatron)
+    return broken(Knob::kSharedExpertOverlap, "shared_expert_overlap_needs_megatron", "",
+                  "the shared experts' side stream is Megatron-Core's; use {stack} megatron");
   if (t.overlap_param_gather) {
     if (!megatron)
       return broken(Knob::kOverlapParamGather, "overlap_needs_megatron", "",
@@ -409,6 +415,9 @@ std::optional<Violation> check_training(const TransformerConfig& m, const Traini
   if (t.sequence_parallel)
     if (auto v = rules::sequence_parallel(t.seq_len, t.cp, t.tp)) return v;
   if (auto v = rules::expert_tensor(m, t)) return v;
+  if (t.moe_shared_expert_overlap && m.shared_experts == 0)
+    return broken(Knob::kSharedExpertOverlap, "shared_expert_overlap_needs_shared_experts", "",
+                  "overlaps shared experts; " + m.name + " has none");
   if (auto v = rules::zero(t.zero_stage, t.pp, t.stack, t.dp * t.cp)) return v;
   if (auto v = rules::shard_group(t)) return v;
   if (auto v = rules::interleaving(m, t)) return v;

@@ -52,6 +52,8 @@ struct StackChoices {
   /// Element-wise work fused (torch.compile on the fsdp stack; the others' kernels are fused).
   std::optional<bool> fused_elementwise;
   std::optional<OptimizerMoments> optimizer_moments;  ///< unset: fp32
+  /// Unset: on where it applies (the model has shared experts, ep > 1, megatron).
+  std::optional<bool> moe_shared_expert_overlap;
 };
 
 /// Sets what `t.stack` decides for a configuration of t's shape (docs/cost-models.md, "Training
@@ -61,7 +63,9 @@ struct StackChoices {
 /// parallelism, pipeline sends overlapped when interleaved, gradients reduced in fp32); fsdp:
 /// eager element-wise kernels, prefetched collectives, the loss in the reduce precision (fp32
 /// with autocast, bf16 in pure bf16); deepspeed: Megatron's fused kernels, nothing overlapped.
-void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed);
+/// `model` (where known) decides the shared experts' overlap; without it, off unless fixed.
+void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed,
+                          const TransformerConfig* model = nullptr);
 
 /// "megatron", "fsdp", "deepspeed".
 std::string_view stack_text(Stack stack);

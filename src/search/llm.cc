@@ -460,7 +460,7 @@ void ShapeSearch::run(const Shape& shape) {
                 t.fp8 = s_.fp8;
                 StackChoices choices = s_.stack_choices;
                 choices.overlap_grad_reduce = overlap;
-                apply_stack_defaults(t, choices);
+                apply_stack_defaults(t, choices, &m_);
                 going = going && recomputations(t);
               }
     }
@@ -494,7 +494,8 @@ void ShapeSearch::run(const Shape& shape) {
   }
   t.stack = s.stack;
   t.fp8 = s.fp8;
-  apply_stack_defaults(t, s.stack_choices);  // the stack's knobs as fixed, checked with the rest
+  apply_stack_defaults(t, s.stack_choices,
+                       &cost.model());  // the stack's knobs as fixed, checked with the rest
   cost.check(t);
   if (s.engine)  // the engine's own rules (NeMo's stage split, ...) on the knobs as given
     if (const auto v =
@@ -528,9 +529,11 @@ void search_within(LlmSearchSettings& s, Engine engine) {
   fixed.fp8_param_gather = s.stack_choices.fp8_param_gather.value_or(!e.fp8_without_param_gather);
   fixed.bf16_gradient_reduction = s.stack_choices.bf16_gradient_reduction.value_or(false);
   fixed.optimizer_moments = s.stack_choices.optimizer_moments.value_or(OptimizerMoments::kFp32);
+  fixed.moe_shared_expert_overlap = s.stack_choices.moe_shared_expert_overlap.value_or(false);
   if (s.recompute == Recompute::kFull) fixed.recompute_layers = s.recompute_layers.value_or(0);
   if (const auto v = rules::engine(e, fixed, 0)) throw RuleViolation(*v);
   if (s.fp8 && !e.fp8_without_param_gather) s.stack_choices.fp8_param_gather = true;
+  if (!e.shared_expert_overlap) s.stack_choices.moe_shared_expert_overlap = false;
   s.engine = engine;
   s.max_zero_stage = std::min(s.max_zero_stage, e.max_zero_stage);
   s.zero_stage_1 = s.zero_stage_1 && e.zero_stage_1;
