@@ -140,10 +140,12 @@ PublishedRun read_row(const Row& row, const std::string& folder, const BuiltinMo
   if (attention != "flash" && attention != "standard")
     row.fail("attention", fmt::format("expected flash or standard, got \"{}\"", attention));
   t.attention = attention == "flash" ? Attention::kFlash : Attention::kStandard;
-  // Every recipe turns on Megatron-Core's overlaps where they apply (SOURCE.md).
+  // Every recipe turns on Megatron-Core's overlaps where they apply, and reduces gradients in
+  // bf16 (optim.grad_sync_dtype: bf16 in each of the recipes' YAML files; SOURCE.md).
   t.stack = Stack::kMegatron;
   StackChoices fixed;
   fixed.overlap_grad_reduce = row.yes("overlap");
+  fixed.bf16_gradient_reduction = true;
   apply_stack_defaults(t, fixed);
   const double seconds = row.number("measured_iter_s");
   r.tokens_per_s_per_device = static_cast<double>(t.global_batch * t.seq_len) /

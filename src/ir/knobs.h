@@ -122,9 +122,9 @@ inline constexpr std::int64_t kDefaultGlobalBatch = 512;
 inline constexpr std::int64_t kDefaultSeqLen = 2048;
 /// How sure a predicted iteration time is, per stack: the mean absolute error of the analytic
 /// model on the measured sets of that stack (docs/cost-models.md; `paraplan validate` prints
-/// them): megatron 3.9 % (NeMo on H100), fsdp 7.3 % (plain PyTorch on one H100, both sets; MPT
+/// them): megatron 4.1 % (NeMo on H100), fsdp 7.3 % (plain PyTorch on one H100, both sets; MPT
 /// on A100 3.6 %), deepspeed 7.8 % (vTrain's multi-node Megatron-DeepSpeed runs).
-inline constexpr double kTimeBandMegatron = 0.039, kTimeBandFsdp = 0.073,
+inline constexpr double kTimeBandMegatron = 0.041, kTimeBandFsdp = 0.073,
                         kTimeBandDeepSpeed = 0.078;
 inline constexpr double time_band(Stack stack) {
   return stack == Stack::kMegatron ? kTimeBandMegatron
