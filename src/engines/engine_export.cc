@@ -373,7 +373,8 @@ std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int
   key(2, "megatron_amp_O2", "true");
   key(2, "make_vocab_size_divisible_by", "128");
   // The vocabulary as priced: NeMo sizes the embedding from override_vocab_size when given
-  // (megatron_gpt_model.py), never from tokenizer.vocab_size (read back by paraplan alone).
+  // (megatron_gpt_model.py), never from tokenizer.vocab_size, which is not written (a key NeMo
+  // does not read would say a vocabulary it does not build).
   key(2, "override_vocab_size", num(m.vocab_size));
   out += "  tokenizer:\n";
   if (!tokenizer_id.empty()) {
@@ -390,7 +391,6 @@ std::string nemo_recipe(const TransformerConfig& m, const TrainingConfig& t, int
     key(4, "library", "huggingface");
     key(4, "type", "null");
   }
-  key(4, "vocab_size", num(m.vocab_size));
   out += "  optim:\n";
   // ZeRO 1 is Megatron-Core's distributed optimizer (NeMo's distributed_fused_adam is Apex's,
   // which shards gradients too, and which expert parallelism refuses).
