@@ -153,5 +153,22 @@ TEST(Stacks, MegatronOverlapsHideCommunicationAndHeadroomTightensTheVerdict) {
   EXPECT_EQ(tight["memory"]["headroom_bytes"].get<double>(), headroom);
 }
 
+// A pipeline size the stack's engine cannot split evenly is refused naming why, not as "no
+// configuration satisfies the fixed knobs".
+TEST(Stacks, DeepSpeedPipelineOfUnequalStagesIsRefusedNamingWhy) {
+  const auto o =
+      run("plan --model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6 --stack "
+          "deepspeed");
+  EXPECT_EQ(o.exit_code, 2) << o.out;
+  EXPECT_NE(o.out.find("--pp 6: Megatron-DeepSpeed's pipeline splits the layers into equal "
+                       "stages, and 80 layers do not divide by 6"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(run("plan --model llama3-70b --cluster dgx-h100 --devices 40 --batch 80 --pp 5 "
+                "--stack deepspeed")
+                .exit_code,
+            0);
+}
+
 }  // namespace
 }  // namespace paraplan

@@ -497,6 +497,15 @@ void ShapeSearch::run(const Shape& shape) {
   apply_stack_defaults(t, s.stack_choices,
                        &cost.model());  // the stack's knobs as fixed, checked with the rest
   cost.check(t);
+  const std::int64_t layers = cost.model().num_layers;
+  if (s.even_stages_only && t.pp > 1 && layers % t.pp)
+    throw FieldError(
+        "pp", fmt::format(" {}: {} splits the layers into equal stages, and {} layers do not "
+                          "divide by {}; use a pipeline size that divides them",
+                          t.pp,
+                          s.engine ? std::string(engine_rules(*s.engine).title) + "'s pipeline"
+                                   : std::string("this search"),
+                          layers, t.pp));
   if (s.engine)  // the engine's own rules (NeMo's stage split, ...) on the knobs as given
     if (const auto v =
             rules::engine(search_engine_rules(s), t, static_cast<int>(cost.model().num_layers)))
