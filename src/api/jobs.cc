@@ -193,6 +193,8 @@ JobOutcome evaluate_job(const EvaluateOptions& o) {
   if (knobs.stack.empty() && !o.export_to.empty())
     knobs.stack = stack_text(engine_rules(export_engine(o.export_to)).stack);
   TrainingConfig t = training_config(knobs, o.devices, o.batch, &model);
+  // The split the stack's engine runs when it splits the layers itself (Megatron-DeepSpeed).
+  apply_engine_split(engine_rules(stack_engine(t.stack)), t, static_cast<int>(model.num_layers));
   // Unless asked for, the shared experts' overlap only where the export's engine carries it.
   if (!o.export_to.empty() && knobs.shared_expert_overlap < 0 &&
       !engine_rules(export_engine(o.export_to)).shared_expert_overlap)

@@ -78,6 +78,9 @@ TrainingConfig completed(const engines::LaunchConfig& launch, const TransformerC
       throw Error(ErrorKind::kUsage, launch.source + ": " + split->key,
                   fmt::format("{} ({} layers over {} stages)", error, model.num_layers, t.pp));
   }
+  if (launch.format == "deepspeed")  // DeepSpeed's pipeline engine splits the layers itself
+    apply_engine_split(engine_rules(Engine::kMegatronDeepSpeed), t,
+                       static_cast<int>(model.num_layers));
   // Megatron overlaps pipeline sends only in the interleaved schedule, and shared experts only
   // where the model has them (moe_layer.py builds no side stream otherwise).
   t.overlap_p2p_comm = t.overlap_p2p_comm && t.pp > 1 && t.vpp > 1;

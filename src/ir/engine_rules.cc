@@ -95,6 +95,19 @@ std::optional<Engine> engine_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<int> deepspeed_split(int layers, int pp) {
+  if (pp < 1) return {};
+  std::vector<int> split(static_cast<std::size_t>(pp), layers / pp);
+  for (int i = 0; i < layers % pp; ++i) ++split[static_cast<std::size_t>(i)];
+  return split;
+}
+
+void apply_engine_split(const EngineRules& engine, TrainingConfig& t, int layers) {
+  if (engine.uneven_stages || t.pp < 2 || !t.stage_layers.empty() || layers < t.pp) return;
+  std::vector<int> split = deepspeed_split(layers, t.pp);
+  if (split != even_stage_split(layers, t.pp)) t.stage_layers = std::move(split);
+}
+
 std::optional<std::vector<int>> first_last_split(int layers, int pp) {
   if (pp < 1 || layers < pp) return std::nullopt;
   std::vector<int> split = even_stage_split(layers, pp);
@@ -135,9 +148,10 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
     return broken(Knob::kVpp, "engine_vpp", str(t.vpp),
                   "does not interleave its pipeline (DeepSpeed's pipeline engine); use {vpp} 1");
   if (!e.uneven_stages && !t.stage_layers.empty() &&
-      t.stage_layers != even_stage_split(num_layers, t.pp))
+      t.stage_layers != deepspeed_split(num_layers, t.pp))
     return broken(Knob::kStageLayers, "engine_even_stages", "",
-                  "splits the transformer layers evenly over the stages");
+                  "splits the transformer layers over the stages itself (DeepSpeed's "
+                  "partition_balanced: the first stages one layer more where they do not divide)");
   // Megatron-Core splits the first and last stages' layers over their virtual stages evenly
   // (get_num_layers_to_build asserts they divide).
   if (e.split_first_last_only && t.vpp > 1 && !t.stage_layers.empty() &&

@@ -26,9 +26,10 @@ struct EngineRules {
   int max_zero_stage = 3;
   /// ZeRO 1 exists: torchtitan runs DDP (ZeRO 0) or FSDP (ZeRO 2, 3), nothing in between.
   bool zero_stage_1 = true;
-  bool context_parallel = true;   ///< cp > 1 (Megatron-DeepSpeed: its Ulysses is another thing)
-  bool interleaving = true;       ///< vpp > 1 (Megatron-DeepSpeed: its pipeline engine has none)
-  bool uneven_stages = true;      ///< another layer split than the even one (Megatron-DeepSpeed)
+  bool context_parallel = true;  ///< cp > 1 (Megatron-DeepSpeed: its Ulysses is another thing)
+  bool interleaving = true;      ///< vpp > 1 (Megatron-DeepSpeed: its pipeline engine has none)
+  /// Any layer split (false: only the engine's own, deepspeed_split: Megatron-DeepSpeed's).
+  bool uneven_stages = true;
   bool partial_recompute = true;  ///< N < all layers recomputed (deepspeed: no)
   /// Partial recomputation as every k-th layer of a rank (torchtitan's selective option k): only
   /// the counts some k gives (⌊layers per rank ÷ k⌋).
@@ -81,6 +82,15 @@ std::optional<Engine> engine_from_name(std::string_view name);
 /// (the middle stages at round(layers / pp), the rest shared by the first and last, the last
 /// taking the odd one); nullopt when no such split leaves each end a layer.
 std::optional<std::vector<int>> first_last_split(int layers, int pp);
+
+/// DeepSpeed's pipeline engine's split of `layers` transformer layers over `pp` stages as
+/// Megatron-DeepSpeed asks for it (partition_method "type:transformer": DeepSpeed's
+/// partition_balanced over the layer specs, the transformer layers weighing 1, the embedding,
+/// norm, head and casts 0): for layers >= pp, the first layers % pp stages one layer more.
+std::vector<int> deepspeed_split(int layers, int pp);
+/// The split `engine` runs when it splits the layers itself (uneven_stages false) and `t` names
+/// none: deepspeed_split where it differs from the even split; otherwise `t` as it is.
+void apply_engine_split(const EngineRules& engine, TrainingConfig& t, int layers);
 
 namespace rules {
 /// The first rule of `engine` that `t` breaks (its stack, ZeRO, cp, vpp, the split, the

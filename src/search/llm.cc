@@ -141,7 +141,6 @@ std::vector<Shape> outer_shapes(const TransformerConfig& m, const LlmSearchSetti
       if ((s.devices / tp) % cp || rules::context_parallel(s.seq_len, cp)) continue;
       for (int pp : fixed_or(s.pp, divisors(s.devices / tp / cp))) {
         if ((s.devices / tp / cp) % pp || rules::pipeline(m, pp)) continue;
-        if (s.even_stages_only && m.num_layers % pp) continue;
         shapes.push_back({tp, cp, pp});
       }
     }
@@ -222,6 +221,13 @@ bool ShapeSearch::consider(const TrainingConfig& given) {
       adjusted.stage_layers = *split;
       chosen = &adjusted;
     }
+  // An engine that splits the layers itself (DeepSpeed's pipeline engine) runs its own split.
+  if (s_.even_stages_only && given.pp > 1 && given.stage_layers.empty() &&
+      deepspeed_split(layers_, given.pp) != even_stage_split(layers_, given.pp)) {
+    adjusted = given;
+    adjusted.stage_layers = deepspeed_split(layers_, given.pp);
+    chosen = &adjusted;
+  }
   const TrainingConfig& t = *chosen;
   if (s_.engine && rules::engine(search_engine_rules(s_), t, layers_))
     return false;  // its engine does not run it
@@ -497,15 +503,6 @@ void ShapeSearch::run(const Shape& shape) {
   apply_stack_defaults(t, s.stack_choices,
                        &cost.model());  // the stack's knobs as fixed, checked with the rest
   cost.check(t);
-  const std::int64_t layers = cost.model().num_layers;
-  if (s.even_stages_only && t.pp > 1 && layers % t.pp)
-    throw FieldError(
-        "pp", fmt::format(" {}: {} splits the layers into equal stages, and {} layers do not "
-                          "divide by {}; use a pipeline size that divides them",
-                          t.pp,
-                          s.engine ? std::string(engine_rules(*s.engine).title) + "'s pipeline"
-                                   : std::string("this search"),
-                          layers, t.pp));
   if (s.engine)  // the engine's own rules (NeMo's stage split, ...) on the knobs as given
     if (const auto v =
             rules::engine(search_engine_rules(s), t, static_cast<int>(cost.model().num_layers)))

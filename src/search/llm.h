@@ -42,7 +42,8 @@ struct LlmSearchSettings {
   std::optional<Engine> engine;
   /// Searched stages stop here (Megatron-LM's distributed optimizer: 1).
   int max_zero_stage = 3;
-  /// Only pipelines whose stages hold equal layers (DeepSpeed's pipeline engine).
+  /// Only the engine's own layer split (DeepSpeed's pipeline engine: ir/engine_rules.h's
+  /// deepspeed_split), never a balanced one.
   bool even_stages_only = false;
   /// False: ZeRO 1 is not tried (torchtitan shards with FSDP, ZeRO 2 or 3, or not at all).
   bool zero_stage_1 = true;
