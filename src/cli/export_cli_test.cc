@@ -555,6 +555,13 @@ TEST(CliExport, DeepSpeedRoundTrip) {
   EXPECT_NE(pipeline.text.find("\"number_checkpoints\": 20"), std::string::npos) << pipeline.text;
   EXPECT_NE(pipeline.text.find("--checkpoint-activations"), std::string::npos);
   expect_same_plan(pipeline, kMegatronKnobs, 0.01);
+  // 80 layers over 6 stages: DeepSpeed's own split, planned, written and read back so.
+  const Exported uneven =
+      round_trip("--model llama3-70b --cluster dgx-h100 --devices 48 --batch 96 --pp 6",
+                 "deepspeed", "--cluster dgx-h100");
+  EXPECT_EQ(uneven.back["as_is"]["config"]["stage_layers"], Json::parse("[14,14,13,13,13,13]"))
+      << uneven.text;
+  expect_same_plan(uneven, kMegatronKnobs, 0.01);
   // What Megatron-DeepSpeed does not run as priced is refused, with the reason.
   const Outcome cp =
       run("evaluate --model llama3-8b --devices 8 --cp 2 --batch 8 --export deepspeed");

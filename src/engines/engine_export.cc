@@ -436,13 +436,15 @@ std::string megatron_deepspeed_launch(const TransformerConfig& m, const Training
                                            why));
   };
   const std::vector<int> split = stage_split(m, t);
-  const bool even = std::all_of(split.begin(), split.end(), [&](int n) { return n == split[0]; });
+  const bool own_split = split == deepspeed_split(static_cast<int>(m.num_layers), t.pp);
   const std::pair<bool, const char*> unsupported[] = {
       {m.moe(), "Megatron-DeepSpeed's experts are not what paraplan prices"},
       {m.mla() || m.mtp_layers > 0 || m.qk_norm,
        "Megatron-DeepSpeed builds no latent attention, MTP or query-key norms"},
       // The layout as written (the rules read an empty split as the even one).
-      {!even, "DeepSpeed's pipeline splits transformer layers evenly"}};
+      {!own_split,
+       "DeepSpeed's pipeline splits the layers itself (the first stages one layer more where "
+       "they do not divide)"}};
   for (const auto& [no, why] : unsupported)
     if (no) refuse(why);
   std::string out;

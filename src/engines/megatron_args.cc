@@ -338,7 +338,9 @@ void read_optimizer_dtypes(const Options& o, TrainingConfig& t) {
 
 // What Megatron-LM's validate_args asserts of these options (megatron/training/arguments.py),
 // refused here rather than after the job is queued.
-void megatron_asserts(const Options& o, const TrainingConfig& t) {
+// `deepspeed`: Megatron-DeepSpeed's validate_args, which has no divisibility assertion (DeepSpeed's
+// pipeline engine splits the layers itself).
+void megatron_asserts(const Options& o, const TrainingConfig& t, bool deepspeed) {
   if (t.overlap_param_gather && !(t.zero_stage >= 1 && t.overlap_grad_reduce))
     o.fail("--overlap-param-gather",
            "Megatron-LM runs it only with --use-distributed-optimizer and --overlap-grad-reduce");
@@ -360,7 +362,7 @@ void megatron_asserts(const Options& o, const TrainingConfig& t) {
                       o.has("--decoder-last-pipeline-num-layers") ||
                       o.has("--account-for-embedding-in-pipeline-split") ||
                       o.has("--account-for-loss-in-pipeline-split");  // refused there if wrong
-  if (layers > 0 && !uneven && layers % t.pp)
+  if (layers > 0 && !uneven && !deepspeed && layers % t.pp)
     o.fail("--pipeline-model-parallel-size",
            fmt::format("Megatron-LM asserts \"Number of layers should be divisible by the "
                        "pipeline-model-parallel size\" ({} layers, {} stages); give "
@@ -368,7 +370,7 @@ void megatron_asserts(const Options& o, const TrainingConfig& t) {
                        layers, t.pp));
 }
 
-TrainingConfig training_of(const Options& o, LaunchConfig& out) {
+TrainingConfig training_of(const Options& o, LaunchConfig& out, bool deepspeed) {
   TrainingConfig t;
   t.stack = Stack::kMegatron;
   // fp16 mixed precision keeps the bytes of bf16's (16-bit weights and activations, fp32 main
@@ -435,7 +437,7 @@ TrainingConfig training_of(const Options& o, LaunchConfig& out) {
   t.moe_capacity_factor = o.number("--moe-expert-capacity-factor", 0);
   t.dropout = o.number("--attention-dropout", 0.1) > 0 || o.number("--hidden-dropout", 0.1) > 0;
   read_stage_split(o, t);
-  megatron_asserts(o, t);
+  megatron_asserts(o, t, deepspeed);
   out.vocab_multiple = static_cast<int>(o.integer("--make-vocab-size-divisible-by", 128));
   return t;
 }
@@ -555,7 +557,7 @@ LaunchConfig read_args(const std::string& text, const std::string& source, bool 
       }
     if (whole) out.model = model_of(o);
   }
-  out.training = training_of(o, out);
+  out.training = training_of(o, out, deepspeed);
   refused.raise();  // every refusal at once: options unknown or not priced, values refused
   return out;
 }

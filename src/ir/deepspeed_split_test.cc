@@ -22,8 +22,8 @@ std::vector<int> partition_balanced(const std::vector<int>& weights, int parts) 
     return bounds;
   }
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> dp_max(n + 1, std::vector<double>(m + 1, inf)),
-      dp_min = dp_max, dp_cost = dp_max;
+  std::vector<std::vector<double>> dp_max(n + 1, std::vector<double>(m + 1, inf)), dp_min = dp_max,
+                                                                                   dp_cost = dp_max;
   std::vector<std::vector<int>> position(n + 1, std::vector<int>(m + 1, 0));
   std::vector<double> prefix(static_cast<std::size_t>(n) + 1, 0);
   for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + weights[i];
