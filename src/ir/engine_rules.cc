@@ -26,8 +26,9 @@ constexpr EngineRules kRules[] = {
      .expert_tensor_parallel = false,
      .precision_aware_optimizer = false,
      .shared_expert_overlap = false},
-    // Megatron-DeepSpeed: DeepSpeed's pipeline engine splits the layers evenly and does not
-    // interleave, its activation checkpointing takes every layer or none, sequences are split by
+    // Megatron-DeepSpeed: DeepSpeed's pipeline engine splits the layers itself (deepspeed_split)
+    // and does not interleave, its activation checkpointing takes every layer or none, sequences
+    // are split by
     // Ulysses (not context parallelism), and it has no FP8 recipe.
     {.engine = Engine::kMegatronDeepSpeed,
      .title = "Megatron-DeepSpeed",

@@ -222,10 +222,9 @@ bool ShapeSearch::consider(const TrainingConfig& given) {
       chosen = &adjusted;
     }
   // An engine that splits the layers itself (DeepSpeed's pipeline engine) runs its own split.
-  if (s_.even_stages_only && given.pp > 1 && given.stage_layers.empty() &&
-      deepspeed_split(layers_, given.pp) != even_stage_split(layers_, given.pp)) {
+  if (s_.even_stages_only && given.pp > 1 && given.stage_layers.empty() && layers_ % given.pp) {
     adjusted = given;
-    adjusted.stage_layers = deepspeed_split(layers_, given.pp);
+    apply_engine_split(search_engine_rules(s_), adjusted, layers_);
     chosen = &adjusted;
   }
   const TrainingConfig& t = *chosen;
