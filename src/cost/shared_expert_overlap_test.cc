@@ -53,8 +53,8 @@ TEST(SharedExpertOverlap, HidesTheAllToAllUpToTheSharedExpertsTime) {
 TEST(SharedExpertOverlap, IsMegatronsAndNeedsSharedExperts) {
   // On where it applies: megatron, shared experts, ep > 1.
   TrainingConfig t = deepseek_config();
-  const TransformerConfig& deepseek = *zoo::llm_model("deepseek-v3-like");
-  const TransformerConfig& mixtral = *zoo::llm_model("mixtral-8x7b");
+  const TransformerConfig deepseek = *zoo::llm_model("deepseek-v3-like");
+  const TransformerConfig mixtral = *zoo::llm_model("mixtral-8x7b");
   apply_stack_defaults(t, {}, &deepseek);
   EXPECT_TRUE(t.moe_shared_expert_overlap);
   apply_stack_defaults(t, {}, &mixtral);  // routed experts only
