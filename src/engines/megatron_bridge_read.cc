@@ -289,7 +289,7 @@ std::map<std::string, BridgeValue> recipe_fields(const BridgeRecipe& r,
     const std::string& read = key;
     if (!kRead.count(read) && !kAtDefault.count(read) &&
         read != "tokenizer.use_tokenizer_vocab_size" && read != "comm_overlap.tp_comm_overlap") {
-      if (read != "comm_overlap" && !ignored_field(read))  // kept whole by the generator's test
+      if (read != "comm_overlap" && !ignored_field(read))  // comm_overlap: the marker read above
         refused.add_at(
             fmt::format("{}:{}", source, line),
             fmt::format("{}: set by the recipe {}, a field paraplan does not read", read, r.name));
