@@ -40,7 +40,7 @@ std::string zero_text(const TrainingConfig& t) {
                            : fmt::format("{}", t.zero_stage);
 }
 
-std::string id_ranges(const std::vector<int>& ids) {  // {0,1,2,5} -> "0-2,5"
+std::string id_spans(const std::vector<int>& ids) {  // {0,1,2,5} -> "0-2,5"
   std::string out;
   for (std::size_t i = 0; i < ids.size();) {
     std::size_t j = i;
@@ -262,7 +262,7 @@ std::string mixed_transformer_words(const MixedTransformerPlanRequest& request,
           fmt::format("  {:>5}  {:<6} {:>3} {:>3}  {:<9} {:<11} {:>15.5f}  {} of {}\n", i,
                       cluster.device_types[static_cast<std::size_t>(st.device_type)].name, st.tp,
                       st.dp, fmt::format("{}-{}", st.first_layer, st.first_layer + st.layers - 1),
-                      id_ranges(st.device_ids), st.time_per_microbatch_s,
+                      id_spans(st.device_ids), st.time_per_microbatch_s,
                       format_bytes(st.memory.peak_bytes), format_bytes(st.memory_limit_bytes));
     }
   }

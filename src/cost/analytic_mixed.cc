@@ -13,7 +13,9 @@
 namespace paraplan {
 namespace {
 
-[[noreturn]] void bad(const std::string& message) { throw Error(ErrorKind::kUsage, "", message); }
+[[noreturn]] void bad_request(const std::string& message) {
+  throw Error(ErrorKind::kUsage, "", message);
+}
 
 }  // namespace
 
@@ -21,10 +23,12 @@ MixedAnalyticModel::MixedAnalyticModel(TransformerConfig model, Cluster cluster,
                                        std::vector<Calibration> calibrations, int devices)
     : model_(std::move(model)), cluster_(std::move(cluster)), cal_(std::move(calibrations)) {
   const std::size_t types = cluster_.device_types.size();
-  if (cal_.size() != types) bad("one calibration per device type is needed");
+  if (cal_.size() != types) bad_request("one calibration per device type is needed");
   if (devices < 1 || devices > cluster_.device_count())
-    bad(fmt::format("{} devices asked of a cluster of {}", devices, cluster_.device_count()));
-  if (cluster_.tiers.empty()) bad("the cluster has no link tiers; the analytic model needs them");
+    bad_request(
+        fmt::format("{} devices asked of a cluster of {}", devices, cluster_.device_count()));
+  if (cluster_.tiers.empty())
+    bad_request("the cluster has no link tiers; the analytic model needs them");
   devices_of_type_.assign(types, {});
   machine_size_of_type_.assign(types, 0);
   tier0_of_type_.assign(types, cluster_.tiers[0]);
@@ -164,28 +168,31 @@ TrainingConfig MixedAnalyticModel::segment_config(const MixedConfig& config, int
 }
 
 void MixedAnalyticModel::check(const MixedConfig& config) const {
-  if (config.segments.empty()) bad("a mixed pipeline needs at least one segment");
+  if (config.segments.empty()) bad_request("a mixed pipeline needs at least one segment");
   if (config.zero_stage < 0 || config.zero_stage > 2)
-    bad(fmt::format("ZeRO stage {}: a mixed pipeline runs ZeRO 0, 1 or 2", config.zero_stage));
+    bad_request(
+        fmt::format("ZeRO stage {}: a mixed pipeline runs ZeRO 0, 1 or 2", config.zero_stage));
   if (config.samples_per_microbatch < 1 || config.global_batch % config.samples_per_microbatch != 0)
-    bad(fmt::format("a pipeline micro-batch of {} sequences does not divide the batch of {}",
+    bad_request(
+        fmt::format("a pipeline micro-batch of {} sequences does not divide the batch of {}",
                     config.samples_per_microbatch, config.global_batch));
   std::vector<int> used(cluster_.device_types.size(), 0);
   for (std::size_t s = 0; s < config.segments.size(); ++s) {
     const MixedSegment& g = config.segments[s];
     if (g.device_type < 0 || g.device_type >= static_cast<int>(used.size()))
-      bad(fmt::format("segment {}: no device type {}", s, g.device_type));
-    if (g.tp < 1 || g.dp < 1 || g.pp < 1) bad(fmt::format("segment {}: a width below 1", s));
+      bad_request(fmt::format("segment {}: no device type {}", s, g.device_type));
+    if (g.tp < 1 || g.dp < 1 || g.pp < 1)
+      bad_request(fmt::format("segment {}: a width below 1", s));
     if (config.samples_per_microbatch % g.dp != 0)
-      bad(fmt::format("segment {}: {} replicas do not split a micro-batch of {} sequences", s, g.dp,
-                      config.samples_per_microbatch));
+      bad_request(fmt::format("segment {}: {} replicas do not split a micro-batch of {} sequences",
+                              s, g.dp, config.samples_per_microbatch));
     used[static_cast<std::size_t>(g.device_type)] += g.devices();
     segment_model(config, static_cast<int>(s)).check(segment_config(config, static_cast<int>(s)));
   }
   for (std::size_t k = 0; k < used.size(); ++k)
     if (used[k] > static_cast<int>(devices_of_type_[k].size()))
-      bad(fmt::format("{} {} devices used; the job has {}", used[k], cluster_.device_types[k].name,
-                      devices_of_type_[k].size()));
+      bad_request(fmt::format("{} {} devices used; the job has {}", used[k],
+                              cluster_.device_types[k].name, devices_of_type_[k].size()));
 }
 
 MixedResult MixedAnalyticModel::evaluate(const MixedConfig& config) const {

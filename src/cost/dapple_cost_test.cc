@@ -15,7 +15,7 @@
 namespace paraplan {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
+const std::string kDappleCost = std::string(PARAPLAN_DATA) + "/dapple/";
 
 std::vector<int> ids(const std::string& text) {
   std::vector<int> out;
@@ -27,7 +27,7 @@ std::vector<int> ids(const std::string& text) {
 }
 
 TEST(DappleCost, CollectiveAndTransferVectors) {
-  std::ifstream in(kDapple + "reference/cost_and_allocation_vectors.txt");
+  std::ifstream in(kDappleCost + "reference/cost_and_allocation_vectors.txt");
   std::string line;
   std::regex ar(R"(^AR dev=(\S+) G=\[([^\]]*)\] W=(\S+) -> (\S+))");
   std::regex x(R"(^X dev=(\S+) F=\[([^\]]*)\] T=\[([^\]]*)\] size=(\S+) -> (\S+))");
@@ -63,7 +63,7 @@ TEST(DappleCost, CollectiveAndTransferVectors) {
 // Every candidate of every recorded run, re-scored with the candidate's own activation factor
 // (2 in DAPPLE's stage DP, 1 in its bipartition); printed with 6 decimals.
 TEST(DappleCost, ReproducesEveryRecordedCandidate) {
-  std::ifstream in(kDapple + "reference/planner_runs.jsonl");
+  std::ifstream in(kDappleCost + "reference/planner_runs.jsonl");
   std::string line;
   std::map<std::string, std::pair<Model, DappleStates>> cache;
   std::regex cand(R"(^CAND (\S+) rp=(\d+) speedup=(\S+) est_time_s=(\S+) stages=\[(.*)\]$)");
@@ -73,7 +73,7 @@ TEST(DappleCost, ReproducesEveryRecordedCandidate) {
     io::Json run = io::parse_json_text(line, "planner_runs.jsonl");
     std::string profile = run["profile"];
     if (!cache.count(profile)) {
-      Model model = io::read_dapple(kDapple + profile, run["pbs"].get<int>());
+      Model model = io::read_dapple(kDappleCost + profile, run["pbs"].get<int>());
       DappleStates st = dapple_states(model);
       cache.emplace(profile, std::make_pair(std::move(model), std::move(st)));
     }

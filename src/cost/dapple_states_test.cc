@@ -11,14 +11,15 @@
 namespace paraplan {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
+const std::string kDappleStates = std::string(PARAPLAN_DATA) + "/dapple/";
 
 class DappleStatesReference : public testing::TestWithParam<std::string> {};
 
 TEST_P(DappleStatesReference, MatchesParsedStates) {
   const std::string profile = GetParam();
-  io::Json ref = io::parse_json_file(kDapple + "reference/parsed_states/" + profile + ".json");
-  Model model = io::read_dapple(kDapple + profile, 1);
+  io::Json ref =
+      io::parse_json_file(kDappleStates + "reference/parsed_states/" + profile + ".json");
+  Model model = io::read_dapple(kDappleStates + profile, 1);
   DappleStates st = dapple_states(model);
   ASSERT_EQ(st.size(), ref["n"].get<int>());
   auto near = [](double a, double b) {
@@ -55,8 +56,9 @@ INSTANTIATE_TEST_SUITE_P(Profiles, DappleStatesReference,
 // order the topological sort) came from Python set order in the original, so only the set of
 // states is reproducible, not their order.
 TEST(DappleStates, Gnmt16HasTheSameStatesAsTheOriginal) {
-  io::Json ref = io::parse_json_file(kDapple + "reference/parsed_states/gnmt-16-pbs-64.txt.json");
-  DappleStates st = dapple_states(io::read_dapple(kDapple + "gnmt-16-pbs-64.txt", 64));
+  io::Json ref =
+      io::parse_json_file(kDappleStates + "reference/parsed_states/gnmt-16-pbs-64.txt.json");
+  DappleStates st = dapple_states(io::read_dapple(kDappleStates + "gnmt-16-pbs-64.txt", 64));
   ASSERT_EQ(st.size(), 1495);
   auto pairs = [](const std::vector<double>& a, const std::vector<double>& b) {
     std::vector<std::pair<double, double>> v;
@@ -70,7 +72,7 @@ TEST(DappleStates, Gnmt16HasTheSameStatesAsTheOriginal) {
 }
 
 TEST(DappleStates, FallsBackToALinearOrderWhenAntichainsExplode) {
-  Model model = io::read_dapple(kDapple + "gnmt-32-pbs-64.txt", 64);
+  Model model = io::read_dapple(kDappleStates + "gnmt-32-pbs-64.txt", 64);
   DappleStates st = dapple_states(model);
   EXPECT_TRUE(st.linearised);
   EXPECT_GT(st.size(), 100);

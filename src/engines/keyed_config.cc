@@ -10,10 +10,7 @@ namespace paraplan::engines {
 
 using io::Json;
 
-namespace {
-// A value as written, whatever bytes its strings hold.
 std::string shown(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
-}  // namespace
 
 void Refusals::raise() const {
   if (refused_.empty()) return;

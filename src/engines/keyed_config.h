@@ -14,6 +14,9 @@
 
 namespace paraplan::engines {
 
+/// A value as written (JSON), whatever bytes its strings hold: for messages.
+std::string shown(const io::Json& v);
+
 using io::Json;
 
 /// What a read refuses, kept as it goes on (with the default in place of each value refused) so

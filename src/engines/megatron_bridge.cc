@@ -21,7 +21,7 @@
 namespace paraplan::engines {
 namespace {
 
-constexpr const char* kEngine = "bridge";
+constexpr const char* kBridgeEngine = "bridge";
 
 // One override as a shell word: bare when the shell and Hydra both take it as it is; else in
 // single quotes for the shell, with a string value also quoted for Hydra (a layout's | and ,).
@@ -169,7 +169,7 @@ std::string megatron_bridge_launch(const TransformerConfig& m, const TrainingCon
   if (const auto v =
           rules::engine(engine_rules(Engine::kMegatronBridge), t, static_cast<int>(m.num_layers)))
     throw RuleViolation(*v);
-  refuse_unbuildable(m, kEngine);
+  refuse_unbuildable(m, kBridgeEngine);
   if (t.optimizer_moments == OptimizerMoments::kFp8)
     throw FieldError("export",
                      " bridge: FP8 moments are not written: Bridge's dtype names give FP8 as "

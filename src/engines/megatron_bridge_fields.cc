@@ -9,21 +9,16 @@
 
 #include "engines/megatron_bridge.h"
 #include "engines/megatron_layout.h"
+#include "engines/shell_script.h"
 #include "ir/error.h"
 
 namespace paraplan::engines {
 namespace {
 
-std::string unquoted(std::string v) {
-  if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front())
-    return v.substr(1, v.size() - 2);
-  return v;
-}
-
 // Uneven stages without a layout: the first and last stages' layers, or the embedding and loss
 // counted as layers (Megatron-Core's get_num_layers_to_build), split once the model's layers
 // are known (a recipe's model is its Hugging Face config's).
-void read_stage_split(const BridgeFields& f, LaunchConfig& out) {
+void read_bridge_stage_split(const BridgeFields& f, LaunchConfig& out) {
   auto given = [&](const char* k) { return f.has(k) && !f.null(k); };
   PendingSplit split;
   if (given("model.num_layers_in_first_pipeline_stage"))
@@ -89,7 +84,7 @@ void refuse_unpriced(const BridgeFields& f, const TrainingConfig& t) {
 // MixedPrecisionConfig (DeepSeek-V3's) — with the fields a recipe sets on it (Qwen3-30B-A3B's
 // bf16_mixed() with grad_reduce_in_fp32 = False: gradients reduced in bf16, which Bridge sets over
 // the DDP configuration); and the optimizer's dtypes.
-void read_precision(const BridgeFields& f, TrainingConfig& t) {
+void read_bridge_precision(const BridgeFields& f, TrainingConfig& t) {
   const std::string precision = f.text("mixed_precision", "bf16_mixed");
   const bool custom = precision == "MixedPrecisionConfig";  // the dataclass's defaults: no bf16
   if (!custom) {
@@ -303,7 +298,7 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
     else if (!read_layout(f.text("model.pipeline_model_parallel_layout", ""), t, error))
       f.fail("model.pipeline_model_parallel_layout", error);
   }
-  read_stage_split(f, out);
+  read_bridge_stage_split(f, out);
   t.sequence_parallel = f.boolean("model.sequence_parallel", false);
   const std::string granularity =
       f.null("model.recompute_granularity")
@@ -348,7 +343,7 @@ TrainingConfig bridge_training(const BridgeFields& f, LaunchConfig& out, double 
   // Transformer Engine's own switches, which are what the backend comes down to.
   for (const std::string& e : out.environment)
     if (e == "NVTE_UNFUSED_ATTN=1") t.attention = Attention::kStandard;
-  read_precision(f, t);
+  read_bridge_precision(f, t);
   t.moe_capacity_factor = f.number("model.moe_expert_capacity_factor", 0);
   t.dropout = f.number("model.hidden_dropout", dropout) > 0 ||
               f.number("model.attention_dropout", dropout) > 0;

@@ -16,7 +16,7 @@ struct Row {
 };
 
 // clang-format off
-constexpr Row kRows[] = {
+constexpr Row kRecipeRows[] = {
     {"deepseek_v2_lite_pretrain_8gpu_h100_bf16_config", "deepseek-ai/DeepSeek-V2-Lite", "checkpoint.async_save", "false"},
     {"deepseek_v2_lite_pretrain_8gpu_h100_bf16_config", "deepseek-ai/DeepSeek-V2-Lite", "checkpoint.ckpt_format", "torch_dist"},
     {"deepseek_v2_lite_pretrain_8gpu_h100_bf16_config", "deepseek-ai/DeepSeek-V2-Lite", "checkpoint.fully_parallel_save", "true"},
@@ -5497,7 +5497,7 @@ constexpr std::pair<const char*, const char*> kAliases[] = {
 const std::vector<BridgeRecipe>& megatron_bridge_recipes() {
   static const std::vector<BridgeRecipe> recipes = [] {
     std::vector<BridgeRecipe> out;
-    for (const Row& row : kRows) {
+    for (const Row& row : kRecipeRows) {
       if (out.empty() || out.back().name != row.recipe) out.push_back({row.recipe, row.hf_id, {}});
       out.back().values.emplace_back(row.key, row.value);
     }

@@ -57,8 +57,8 @@ std::string unquoted(std::string v) {
 }
 
 // What a field of this annotation takes: an empty string, or why `value` is not that.
-std::string type_error(const std::string& key, const std::string& annotation,
-                       const std::string& raw) {
+std::string bridge_type_error(const std::string& key, const std::string& annotation,
+                              const std::string& raw) {
   const std::string value = unquoted(raw);
   const bool optional = annotation.find("Optional") != std::string::npos ||
                         annotation.find("None") != std::string::npos;
@@ -112,13 +112,13 @@ std::vector<std::pair<std::string, std::string>> overrides_of(const std::string&
   return out;
 }
 
-struct Case {
+struct BridgeCase {
   std::string name, model;
   TrainingConfig t;
 };
 
-std::vector<Case> matrix() {
-  std::vector<Case> cases;
+std::vector<BridgeCase> bridge_matrix() {
+  std::vector<BridgeCase> cases;
   TrainingConfig t;  // the default: Llama 3 8B on two nodes
   t.seq_len = 8192, t.global_batch = 512, t.micro_batch = 1, t.tp = 2, t.dp = 8;
   t.sequence_parallel = true, t.recompute = Recompute::kSelective, t.zero_stage = 1;
@@ -160,7 +160,7 @@ std::vector<Case> matrix() {
 TEST(MegatronBridge, EveryOverrideIsAFieldOfItsTypeAtTheCommitFollowed) {
   const Fields& fields = bridge_fields();
   ASSERT_GT(fields.annotation.size(), 500u);
-  for (const Case& c : matrix()) {
+  for (const BridgeCase& c : bridge_matrix()) {
     const std::string script = megatron_bridge_launch(*zoo::llm_model(c.model), c.t, 8);
     const auto overrides = overrides_of(script);
     ASSERT_GT(overrides.size(), 30u) << c.name << "\n" << script;
@@ -172,14 +172,14 @@ TEST(MegatronBridge, EveryOverrideIsAFieldOfItsTypeAtTheCommitFollowed) {
         ADD_FAILURE() << c.name << ": " << key << " is not a field at Megatron-Bridge 067f987";
         continue;
       }
-      EXPECT_EQ(type_error(key, it->second, value), "")
+      EXPECT_EQ(bridge_type_error(key, it->second, value), "")
           << c.name << ": " << key << "=" << value << " (" << it->second << ")";
     }
   }
 }
 
 TEST(MegatronBridge, ExportsReadBackAsTheSamePlan) {
-  for (const Case& c : matrix()) {
+  for (const BridgeCase& c : bridge_matrix()) {
     const TransformerConfig m = *zoo::llm_model(c.model);
     const std::string script = megatron_bridge_launch(m, c.t, 8);
     const LaunchConfig l = read_megatron_bridge_launch(script, c.name);

@@ -41,65 +41,66 @@ const std::set<std::string> kTrainerIgnored = {"accelerator",
                                                "plugins",
                                                "enable_progress_bar",
                                                "deterministic"};
-const std::set<std::string> kModelRead = {"micro_batch_size",
-                                          "global_batch_size",
-                                          "rampup_batch_size",
-                                          "tensor_model_parallel_size",
-                                          "pipeline_model_parallel_size",
-                                          "virtual_pipeline_model_parallel_size",
-                                          "context_parallel_size",
-                                          "expert_model_parallel_size",
-                                          "encoder_seq_length",
-                                          "max_position_embeddings",
-                                          "num_layers",
-                                          "hidden_size",
-                                          "ffn_hidden_size",
-                                          "num_attention_heads",
-                                          "num_query_groups",
-                                          "kv_channels",
-                                          "hidden_dropout",
-                                          "attention_dropout",
-                                          "ffn_dropout",
-                                          "normalization",
-                                          "make_vocab_size_divisible_by",
-                                          "bias",
-                                          "activation",
-                                          "position_embedding_type",
-                                          "rotary_percentage",
-                                          "rotary_base",
-                                          "share_embeddings_and_output_weights",
-                                          "overlap_p2p_comm",
-                                          "num_moe_experts",
-                                          "moe_router_topk",
-                                          "moe_ffn_hidden_size",
-                                          "moe_shared_expert_intermediate_size",
-                                          "moe_layer_freq",
-                                          "pipeline_model_parallel_layout",
-                                          "num_layers_in_first_pipeline_stage",
-                                          "num_layers_in_last_pipeline_stage",
-                                          "activations_checkpoint_granularity",
-                                          "activations_checkpoint_method",
-                                          "activations_checkpoint_num_layers",
-                                          "num_micro_batches_with_partial_activation_checkpoints",
-                                          "sequence_parallel",
-                                          "transformer_engine",
-                                          "mcore_gpt",
-                                          "fp8",
-                                          "fp8_e4m3",
-                                          "fp8_hybrid",
-                                          "ub_tp_comm_overlap",
-                                          "use_flash_attention",
-                                          "cpu_offloading",
-                                          "megatron_amp_O2",
-                                          "fp8_params",
-                                          "override_vocab_size",
-                                          "fsdp",
-                                          "drop_layers",
-                                          "tokenizer",
-                                          "optim",
-                                          "qk_layernorm",
-                                          "moe_expert_capacity_factor"};
-const std::set<std::string> kModelIgnored = {
+const std::set<std::string> kNemoModelRead = {
+    "micro_batch_size",
+    "global_batch_size",
+    "rampup_batch_size",
+    "tensor_model_parallel_size",
+    "pipeline_model_parallel_size",
+    "virtual_pipeline_model_parallel_size",
+    "context_parallel_size",
+    "expert_model_parallel_size",
+    "encoder_seq_length",
+    "max_position_embeddings",
+    "num_layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "num_attention_heads",
+    "num_query_groups",
+    "kv_channels",
+    "hidden_dropout",
+    "attention_dropout",
+    "ffn_dropout",
+    "normalization",
+    "make_vocab_size_divisible_by",
+    "bias",
+    "activation",
+    "position_embedding_type",
+    "rotary_percentage",
+    "rotary_base",
+    "share_embeddings_and_output_weights",
+    "overlap_p2p_comm",
+    "num_moe_experts",
+    "moe_router_topk",
+    "moe_ffn_hidden_size",
+    "moe_shared_expert_intermediate_size",
+    "moe_layer_freq",
+    "pipeline_model_parallel_layout",
+    "num_layers_in_first_pipeline_stage",
+    "num_layers_in_last_pipeline_stage",
+    "activations_checkpoint_granularity",
+    "activations_checkpoint_method",
+    "activations_checkpoint_num_layers",
+    "num_micro_batches_with_partial_activation_checkpoints",
+    "sequence_parallel",
+    "transformer_engine",
+    "mcore_gpt",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_hybrid",
+    "ub_tp_comm_overlap",
+    "use_flash_attention",
+    "cpu_offloading",
+    "megatron_amp_O2",
+    "fp8_params",
+    "override_vocab_size",
+    "fsdp",
+    "drop_layers",
+    "tokenizer",
+    "optim",
+    "qk_layernorm",
+    "moe_expert_capacity_factor"};
+const std::set<std::string> kNemoModelIgnored = {
     "data", "nsys_profile", "peft", "init_method_std", "use_scaled_init_method",
     "layernorm_epsilon", "do_layer_norm_weight_decay", "pre_process", "post_process",
     "persist_layer_norm", "headscale", "transformer_block_type", "openai_gelu",
@@ -144,9 +145,6 @@ const std::set<std::string> kOptimIgnored = {"lr",
                                              "distribute_within_nodes",
                                              "nccl_ub",
                                              "fsdp_shard_strategy"};
-
-// A value as written, whatever bytes its strings hold.
-std::string shown(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string path_of(const std::string& section, const std::string& key) {
   return section.empty() ? key : section + "." + key;
@@ -273,7 +271,7 @@ class Section {
   Refusals& refusals_;
 };
 
-TransformerConfig model_of(const Section& m) {
+TransformerConfig nemo_model_of(const Section& m) {
   TransformerConfig c;
   c.name = "nemo-recipe";
   c.num_layers = m.integer("num_layers", 0);
@@ -365,8 +363,8 @@ void read_split(const Section& m, TrainingConfig& t) {
     m.refuse(key, error);
 }
 
-TrainingConfig training_of(const Section& trainer, const Section& m, const Section& optim,
-                           LaunchConfig& out) {
+TrainingConfig nemo_training_of(const Section& trainer, const Section& m, const Section& optim,
+                                LaunchConfig& out) {
   TrainingConfig t;
   t.stack = Stack::kMegatron;
   if (m.boolean("fsdp", false))
@@ -461,7 +459,7 @@ LaunchConfig read_nemo_recipe(const std::string& text, const std::string& source
   const Section optim(root, root["model"].contains("optim") ? root["model"]["optim"] : none,
                       "model.optim", refusals);
   trainer.classify(kTrainerRead, kTrainerIgnored, out);
-  model.classify(kModelRead, kModelIgnored, out);
+  model.classify(kNemoModelRead, kNemoModelIgnored, out);
   optim.classify(kOptimRead, kOptimIgnored, out);
   for (const auto& [key, value] : root.items())
     if (key != "trainer" && key != "model") out.ignored.push_back(key);
@@ -472,9 +470,9 @@ LaunchConfig read_nemo_recipe(const std::string& text, const std::string& source
         model.refuse(needed, "is missing (the recipe gives part of the model)");
         whole = false;
       }
-    if (whole) out.model = model_of(model);
+    if (whole) out.model = nemo_model_of(model);
   }
-  out.training = training_of(trainer, model, optim, out);
+  out.training = nemo_training_of(trainer, model, optim, out);
   refusals.raise();  // every refusal at once
   return out;
 }

@@ -11,21 +11,23 @@
 #include "ir/error.h"
 
 namespace paraplan::engines {
-namespace {
 
-const Json kUnknown = "?";
-
-struct Token {
+// The tokenizer's output (outside the anonymous namespace: PythonConfig::Impl holds lines).
+struct PythonToken {
   enum class Kind { kName, kNumber, kString, kOp } kind;
   std::string text;
   int line;
 };
 
-struct Line {  // a logical line
+struct PythonLine {  // a logical line
   int indent = 0;
   int line = 0;
-  std::vector<Token> tokens;
+  std::vector<PythonToken> tokens;
 };
+
+namespace {
+
+const Json kUnknown = "?";
 
 const std::map<std::string, std::string> kSections = {{"training", "TrainingConfig"},
                                                       {"parallelism", "ParallelismConfig"},
@@ -61,15 +63,15 @@ std::string read_string(const std::string& s, std::size_t& i, int& line,
   return out;
 }
 
-std::vector<Line> tokenize(const std::string& s, const std::string& source) {
-  std::vector<Line> lines;
-  Line current;
+std::vector<PythonLine> tokenize(const std::string& s, const std::string& source) {
+  std::vector<PythonLine> lines;
+  PythonLine current;
   int line = 1, depth = 0;
   bool line_start = true;
   std::size_t i = 0;
   auto finish = [&] {
     if (!current.tokens.empty()) lines.push_back(current);
-    current = Line{};
+    current = PythonLine{};
     line_start = true;
   };
   while (i < s.size()) {
@@ -107,10 +109,10 @@ std::vector<Line> tokenize(const std::string& s, const std::string& source) {
       if (j < s.size() && (s[j] == '"' || s[j] == '\'') && word.size() <= 2 &&
           word.find_first_not_of("rRbBfFuU") == std::string::npos) {
         i = j;
-        current.tokens.push_back({Token::Kind::kString, read_string(s, i, line, source), at});
+        current.tokens.push_back({PythonToken::Kind::kString, read_string(s, i, line, source), at});
         continue;
       }
-      current.tokens.push_back({Token::Kind::kName, word, at});
+      current.tokens.push_back({PythonToken::Kind::kName, word, at});
       i = j;
       continue;
     }
@@ -121,12 +123,12 @@ std::vector<Line> tokenize(const std::string& s, const std::string& source) {
              (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '.' || s[j] == '_' ||
               ((s[j] == '+' || s[j] == '-') && (s[j - 1] == 'e' || s[j - 1] == 'E'))))
         ++j;
-      current.tokens.push_back({Token::Kind::kNumber, s.substr(i, j - i), at});
+      current.tokens.push_back({PythonToken::Kind::kNumber, s.substr(i, j - i), at});
       i = j;
       continue;
     }
     if (c == '"' || c == '\'') {
-      current.tokens.push_back({Token::Kind::kString, read_string(s, i, line, source), at});
+      current.tokens.push_back({PythonToken::Kind::kString, read_string(s, i, line, source), at});
       continue;
     }
     static const char* kOps[] = {"->", "==", "!=", "<=", ">=", "**", "//", ":="};
@@ -140,7 +142,7 @@ std::vector<Line> tokenize(const std::string& s, const std::string& source) {
     }
     if (std::string("()[]{},:.=+-*/%<>@|&~^;").find(c) == std::string::npos && op.size() == 1)
       fail(source, line, fmt::format("unexpected character '{}'", c));
-    current.tokens.push_back({Token::Kind::kOp, op, at});
+    current.tokens.push_back({PythonToken::Kind::kOp, op, at});
     i += op.size();
   }
   if (depth != 0) fail(source, line, "a bracket is not closed");
@@ -148,9 +150,11 @@ std::vector<Line> tokenize(const std::string& s, const std::string& source) {
   return lines;
 }
 
-bool is_op(const Token& t, const char* op) { return t.kind == Token::Kind::kOp && t.text == op; }
-bool is_name(const Token& t, const char* name) {
-  return t.kind == Token::Kind::kName && t.text == name;
+bool is_op(const PythonToken& t, const char* op) {
+  return t.kind == PythonToken::Kind::kOp && t.text == op;
+}
+bool is_name(const PythonToken& t, const char* name) {
+  return t.kind == PythonToken::Kind::kName && t.text == name;
 }
 
 // A value with the dotted name it was written as ("FullAC.Config"; "" for other expressions).
@@ -208,7 +212,7 @@ void assign_config_row(ConfigRows& rows, const std::string& key, const Json& val
 
 struct PythonConfig::Impl {
   std::string source;
-  std::vector<Line> lines;
+  std::vector<PythonLine> lines;
   std::vector<PythonFunction> functions;
   std::vector<std::pair<std::size_t, std::size_t>> bodies;  // lines of each function's body
   std::map<std::string, std::string> imports;
@@ -219,7 +223,7 @@ namespace {
 // Expressions of one statement, evaluated as they are parsed.
 class Expr {
  public:
-  Expr(const std::vector<Token>& tokens, std::size_t from, std::size_t to,
+  Expr(const std::vector<PythonToken>& tokens, std::size_t from, std::size_t to,
        const std::map<std::string, Json>& env, std::function<std::optional<Json>(const Val&)> call,
        const std::string& source)
       : t_(tokens), i_(from), end_(to), env_(env), call_(std::move(call)), source_(source) {}
@@ -233,7 +237,7 @@ class Expr {
  private:
   bool at(const char* op) const { return i_ < end_ && is_op(t_[i_], op); }
   bool at_name(const char* n) const { return i_ < end_ && is_name(t_[i_], n); }
-  const Token& next() {
+  const PythonToken& next() {
     if (i_ >= end_) fail(source_, t_[end_ - 1].line, "an expression ends too early");
     return t_[i_++];
   }
@@ -335,8 +339,9 @@ class Expr {
     for (;;) {
       if (at(".")) {
         ++i_;
-        const Token& name = next();
-        if (name.kind != Token::Kind::kName) fail(source_, name.line, "expected a name after '.'");
+        const PythonToken& name = next();
+        if (name.kind != PythonToken::Kind::kName)
+          fail(source_, name.line, "expected a name after '.'");
         const Json member = v.v.is_object() ? (v.v.contains(name.text) ? v.v[name.text]
                                                                        : default_of(v.v, name.text))
                                             : kUnknown;
@@ -366,7 +371,8 @@ class Expr {
         ++i_;
         or_expr();
         object["?"] = kUnknown;
-      } else if (i_ + 1 < end_ && t_[i_].kind == Token::Kind::kName && is_op(t_[i_ + 1], "=")) {
+      } else if (i_ + 1 < end_ && t_[i_].kind == PythonToken::Kind::kName &&
+                 is_op(t_[i_ + 1], "=")) {
         const std::string key = t_[i_].text;
         i_ += 2;
         object[key] = or_expr().v;
@@ -383,8 +389,8 @@ class Expr {
     return object;
   }
   Val atom() {
-    const Token& t = next();
-    if (t.kind == Token::Kind::kNumber) {
+    const PythonToken& t = next();
+    if (t.kind == PythonToken::Kind::kNumber) {
       std::string digits;
       for (char ch : t.text)
         if (ch != '_') digits += ch;
@@ -396,12 +402,12 @@ class Expr {
         return {kUnknown, ""};
       }
     }
-    if (t.kind == Token::Kind::kString) {
+    if (t.kind == PythonToken::Kind::kString) {
       std::string text = t.text;
-      while (i_ < end_ && t_[i_].kind == Token::Kind::kString) text += t_[i_++].text;
+      while (i_ < end_ && t_[i_].kind == PythonToken::Kind::kString) text += t_[i_++].text;
       return {text, ""};
     }
-    if (t.kind == Token::Kind::kName) {
+    if (t.kind == PythonToken::Kind::kName) {
       if (t.text == "True") return {true, ""};
       if (t.text == "False") return {false, ""};
       if (t.text == "None") return {nullptr, ""};
@@ -435,17 +441,17 @@ class Expr {
     fail(source_, t.line, fmt::format("unexpected '{}'", t.text));
   }
 
-  const std::vector<Token>& t_;
+  const std::vector<PythonToken>& t_;
   std::size_t i_, end_;
   const std::map<std::string, Json>& env_;
   std::function<std::optional<Json>(const Val&)> call_;
   const std::string& source_;
 };
 
-std::string dotted_target(const std::vector<Token>& t, std::size_t end) {
+std::string dotted_target(const std::vector<PythonToken>& t, std::size_t end) {
   std::string out;
   for (std::size_t i = 0; i < end; ++i) {
-    const bool name = t[i].kind == Token::Kind::kName;
+    const bool name = t[i].kind == PythonToken::Kind::kName;
     if ((i % 2 == 0) != name || (!name && t[i].text != ".")) return "";
     out += t[i].text;
   }
@@ -460,7 +466,7 @@ PythonConfig::PythonConfig(const std::string& text, std::string source)
   impl_->lines = tokenize(text, impl_->source);
   const auto& lines = impl_->lines;
   for (std::size_t i = 0; i < lines.size(); ++i) {
-    const Line& l = lines[i];
+    const PythonLine& l = lines[i];
     if (l.indent > 0) continue;
     const auto& t = l.tokens;
     if (is_name(t[0], "from") && t.size() >= 4) {
@@ -468,7 +474,7 @@ PythonConfig::PythonConfig(const std::string& text, std::string source)
       std::string module;
       while (k < t.size() && !is_name(t[k], "import")) module += t[k++].text;
       for (++k; k < t.size(); ++k) {
-        if (t[k].kind != Token::Kind::kName) continue;
+        if (t[k].kind != PythonToken::Kind::kName) continue;
         const std::string name = t[k].text;
         std::string local = name;
         if (k + 2 < t.size() && is_name(t[k + 1], "as")) local = t[k += 2].text;
@@ -530,7 +536,7 @@ ConfigRows PythonConfig::rows(
   };
   const auto [from, to] = impl_->bodies[index];
   for (std::size_t i = from; i < to; ++i) {
-    const Line& l = impl_->lines[i];
+    const PythonLine& l = impl_->lines[i];
     const auto& t = l.tokens;
     std::size_t eq = 0;
     for (std::size_t k = 0, depth = 0; k < t.size() && eq == 0; ++k) {
@@ -541,7 +547,7 @@ ConfigRows PythonConfig::rows(
     auto value = [&](std::size_t at) {
       return Expr(t, at, t.size(), env, call, impl_->source).parse().v;
     };
-    if (t.size() == 1 && t[0].kind == Token::Kind::kString) continue;  // a docstring
+    if (t.size() == 1 && t[0].kind == PythonToken::Kind::kString) continue;  // a docstring
     if (is_name(t[0], "pass") || is_name(t[0], "assert")) continue;
     if (is_name(t[0], "return")) {
       if (t.size() == 2 && is_name(t[1], "config")) continue;  // the configuration assigned
@@ -578,7 +584,7 @@ ConfigRows PythonConfig::rows(
     }
     static const std::set<std::string> kBlocks = {"if",  "for",    "while", "with", "try",
                                                   "def", "global", "del",   "raise"};
-    if (t[0].kind == Token::Kind::kName && kBlocks.count(t[0].text))
+    if (t[0].kind == PythonToken::Kind::kName && kBlocks.count(t[0].text))
       fail(impl_->source, l.line,
            fmt::format("a statement paraplan does not follow ('{}'): it reads configuration "
                        "functions of assignments and constructor calls only",

@@ -12,6 +12,13 @@
 #include "ir/error.h"
 
 namespace paraplan::engines {
+
+std::string unquoted(std::string s) {
+  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
+    return s.substr(1, s.size() - 2);
+  return s;
+}
+
 namespace {
 
 // A word as written: its parts, each bare, in double quotes or in single quotes (expansions and
@@ -303,12 +310,6 @@ std::string joined(const std::vector<std::string>& v) {
   std::string out;
   for (const auto& x : v) out += (out.empty() ? "" : " ") + x;
   return out;
-}
-
-std::string unquoted(std::string s) {
-  if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'') && s.back() == s.front())
-    return s.substr(1, s.size() - 2);
-  return s;
 }
 
 class Expander {

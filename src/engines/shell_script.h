@@ -25,6 +25,9 @@ struct ShellLaunch {
   std::map<std::string, std::string> files;
 };
 
+/// `s` without one pair of matching quotes around it ("x" or 'x'), else as it is.
+std::string unquoted(std::string s);
+
 /// The script's launch: the first command it runs whose program is a launcher (torchrun,
 /// python, python3, deepspeed, srun, mpirun) or a *.py file and which names a *.py script, its
 /// words expanded, preceded by NAME=value for each variable the script exported before it and

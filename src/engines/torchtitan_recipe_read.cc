@@ -23,14 +23,11 @@ namespace {
 const std::set<std::string> kModules = {"llama3", "qwen3", "deepseek_v3"};
 
 // What changes neither time nor memory, or is priced as the rest of the stack (with why).
-const std::set<std::string> kTrainingIgnored = {"training.steps", "training.max_norm",
-                                                "training.gc_freq", "training.gc_debug"};
-const std::set<std::string> kParallelismIgnored = {
+const std::set<std::string> kRecipeTrainingIgnored = {"training.steps", "training.max_norm",
+                                                      "training.gc_freq", "training.gc_debug"};
+const std::set<std::string> kRecipeParallelismIgnored = {
     "parallelism.spmd_backend", "parallelism.context_parallel_load_balancer",
     "parallelism.context_parallel_ptrr_mask_key", "parallelism.enable_fsdp_symm_mem"};
-
-// A value as Python would show it, whatever bytes its strings hold.
-std::string shown(const Json& v) { return v.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::optional<ConfigRows> registry_rows(const std::string& module, const std::string& function) {
   ConfigRows rows;
@@ -111,7 +108,7 @@ class Rows {
       }
       const bool matters =
           section == "training" || section == "parallelism" || section == "compile";
-      if (matters && !kTrainingIgnored.count(key) && !kParallelismIgnored.count(key)) {
+      if (matters && !kRecipeTrainingIgnored.count(key) && !kRecipeParallelismIgnored.count(key)) {
         fail(key, "is not priced");
         continue;
       }
@@ -127,7 +124,7 @@ class Rows {
   Refusals refusals_;
 };
 
-void read_model(Rows& r, LaunchConfig& out) {
+void read_recipe_model(Rows& r, LaunchConfig& out) {
   const Json* spec = r.get("model_spec");
   if (spec == nullptr || !spec->is_object() || spec->value("class", "") != "model_registry") {
     r.fail("model_spec", "expected model_registry(FLAVOR, ...) of llama3, qwen3 or deepseek_v3");
@@ -209,7 +206,7 @@ void read_training(Rows& r, LaunchConfig& out) {
   tt.global_batch = step > 0 ? step / t.seq_len : -1;
 }
 
-void read_parallelism(Rows& r, LaunchConfig& out) {
+void read_recipe_parallelism(Rows& r, LaunchConfig& out) {
   TrainingConfig& t = out.training;
   TorchtitanChoices& tt = *out.torchtitan;
   tt.dp_replicate = static_cast<int>(r.integer("parallelism.data_parallel_replicate_degree", 1, 1));
@@ -343,9 +340,9 @@ LaunchConfig from_rows(ConfigRows rows, const std::string& source, int world_siz
     r.fail(
         "optimizer",
         fmt::format("{} is not priced; paraplan prices Adam's state (default_adamw)", optimizer));
-  read_model(r, out);
+  read_recipe_model(r, out);
   read_training(r, out);
-  read_parallelism(r, out);
+  read_recipe_parallelism(r, out);
   read_checkpointing_and_compile(r, out);
   r.classify(out);
   if (world_size > 0 && out.world_size != world_size && out.torchtitan->dp_shard > 0)

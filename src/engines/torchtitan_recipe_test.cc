@@ -48,8 +48,8 @@ const Names& torchtitan_names() {
 }
 
 // Why `value` is not of the field's annotation ("" when it is).
-std::string type_error(const std::string& owner, const std::string& field,
-                       const std::string& value) {
+std::string titan_type_error(const std::string& owner, const std::string& field,
+                             const std::string& value) {
   const auto& fields = torchtitan_names().at("field");
   if (!fields.count(owner) || !fields.at(owner).count(field)) return "no such field";
   const std::string& a = fields.at(owner).at(field);
@@ -99,13 +99,13 @@ Checked check_recipe(const std::string& script) {
       static const std::regex kwarg(R"((\w+)=([^,)]+))");
       const std::string args = m[1];
       for (std::sregex_iterator i(args.begin(), args.end(), kwarg), e; i != e; ++i)
-        EXPECT_EQ(type_error("Float8LinearConverter.Config", (*i)[1], (*i)[2]), "") << line;
+        EXPECT_EQ(titan_type_error("Float8LinearConverter.Config", (*i)[1], (*i)[2]), "") << line;
     }
     if (std::regex_search(line, m, std::regex(R"re(DATASETS\["(\w+)"\])re"))) {
       EXPECT_TRUE(n.at("dataset").at("DATASETS").count(m[1])) << m[1];
     }
     if (std::regex_search(line, m, std::regex(R"(^    config\.training\.(\w+) = ([^ ]+))"))) {
-      EXPECT_EQ(type_error("TrainingConfig", m[1], m[2]), "") << line;
+      EXPECT_EQ(titan_type_error("TrainingConfig", m[1], m[2]), "") << line;
       c.training[m[1]] = m[2];
     } else if (std::regex_search(line, m, std::regex(R"(^    config\.(\w+) = )"))) {
       EXPECT_TRUE(n.at("field").at("Trainer.Config").count(m[1])) << line;
@@ -123,7 +123,7 @@ Checked check_recipe(const std::string& script) {
                           : (section == "CompileConfig" ? line.find('(') + 1 : 0));
       static const std::regex kwarg(R"re((\w+)=("[^"]*"|\[[^\]]*\]|[\w.-]+))re");
       for (std::sregex_iterator i(after.begin(), after.end(), kwarg), e; i != e; ++i) {
-        EXPECT_EQ(type_error(section, (*i)[1], (*i)[2]), "") << section << ": " << line;
+        EXPECT_EQ(titan_type_error(section, (*i)[1], (*i)[2]), "") << section << ": " << line;
         into[(*i)[1]] = (*i)[2];
       }
       if (std::regex_search(line, m, std::regex(R"(^            \[(.*)\],$)"))) {
@@ -182,7 +182,7 @@ void check_rules(const Checked& c, const TransformerConfig& model, const Trainin
   }
 }
 
-struct Case {
+struct TitanCase {
   std::string name;
   TransformerConfig model;
   TrainingConfig t;
@@ -192,8 +192,8 @@ TransformerConfig flavor(const char* name, const char* f) {
   return torchtitan_flavor_model(*find_torchtitan_flavor(name, f));
 }
 
-std::vector<Case> matrix() {
-  std::vector<Case> cases;
+std::vector<TitanCase> titan_matrix() {
+  std::vector<TitanCase> cases;
   TrainingConfig t;  // Llama 3 8B fully sharded over 64
   t.stack = Stack::kFsdp, t.seq_len = 8192, t.global_batch = 512, t.micro_batch = 1;
   t.dp = 64, t.zero_stage = 3, t.recompute = Recompute::kSelective, t.fused_elementwise = true;
@@ -226,7 +226,7 @@ std::vector<Case> matrix() {
 }
 
 TEST(TorchtitanRecipe, EveryNameIsTorchtitansAndItsRulesHold) {
-  for (const Case& c : matrix()) {
+  for (const TitanCase& c : titan_matrix()) {
     SCOPED_TRACE(c.name);
     ASSERT_EQ(
         rules::engine(engine_rules(Engine::kTorchtitan), c.t, static_cast<int>(c.model.num_layers)),
@@ -240,7 +240,7 @@ TEST(TorchtitanRecipe, EveryNameIsTorchtitansAndItsRulesHold) {
 }
 
 TEST(TorchtitanRecipe, WritesThePlansKnobs) {
-  const std::vector<Case> cases = matrix();
+  const std::vector<TitanCase> cases = titan_matrix();
   const std::string pipeline = torchtitan_recipe(cases[1].model, cases[1].t, 8, true);
   EXPECT_NE(pipeline.find("from torchtitan.models.llama3.config_registry import llama3_70b"),
             std::string::npos);
@@ -264,7 +264,7 @@ TEST(TorchtitanRecipe, WritesThePlansKnobs) {
 }
 
 TEST(TorchtitanRecipe, RefusesWhatTorchtitanCannotExpressNamingWhy) {
-  const std::vector<Case> cases = matrix();
+  const std::vector<TitanCase> cases = titan_matrix();
   auto refusal = [](const TransformerConfig& model, const TrainingConfig& t) {
     try {
       torchtitan_recipe(model, t, 8, true);
@@ -296,7 +296,7 @@ TEST(TorchtitanRecipe, RefusesWhatTorchtitanCannotExpressNamingWhy) {
 
 // Each export of the matrix read back (read_torchtitan_recipe, complete_torchtitan) is the plan.
 TEST(TorchtitanRecipe, ReadsBackAsThePlan) {
-  for (const Case& c : matrix()) {
+  for (const TitanCase& c : titan_matrix()) {
     SCOPED_TRACE(c.name);
     const LaunchConfig l = read_torchtitan_recipe(torchtitan_recipe(c.model, c.t, 8, true), "x.sh");
     EXPECT_EQ(l.world_size, c.t.devices());

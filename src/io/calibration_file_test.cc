@@ -11,13 +11,13 @@
 namespace paraplan::io {
 namespace {
 
-std::string write_temp(const std::string& name, const std::string& text) {
+std::string write_calibration(const std::string& name, const std::string& text) {
   std::string path = testing::TempDir() + name;
   std::ofstream(path) << text;
   return path;
 }
 
-void expect_input_error(const std::function<void()>& f, const std::string& needle) {
+void expect_calibration_error(const std::function<void()>& f, const std::string& needle) {
   try {
     f();
     ADD_FAILURE() << "accepted";
@@ -43,29 +43,30 @@ TEST(CalibrationFile, YamlReadsLikeJson) {
   const Json j = calibration_to_json(Calibration{});
   std::string yaml;
   for (auto& [key, value] : j.items()) yaml += key + ": " + value.dump() + "\n";
-  const std::string path = write_temp("calibration.yaml", yaml);
+  const std::string path = write_calibration("calibration.yaml", yaml);
   EXPECT_EQ(calibration_to_json(read_calibration_file(path)), j);
 }
 
 TEST(CalibrationFile, MistakesNameTheField) {
   Json j = calibration_to_json(Calibration{});
   j["gemm_efficiency"] = 1.5;
-  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "c.json: /gemm_efficiency");
+  expect_calibration_error([&] { calibration_from_json(j, "c.json"); }, "c.json: /gemm_efficiency");
   j = calibration_to_json(Calibration{});
   j.erase("ring_step_latency_s");
-  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "ring_step_latency_s");
+  expect_calibration_error([&] { calibration_from_json(j, "c.json"); }, "ring_step_latency_s");
   j = calibration_to_json(Calibration{});
   j["collective_efficiency"] = Json::array({0.9, -1});
-  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "/collective_efficiency/1");
+  expect_calibration_error([&] { calibration_from_json(j, "c.json"); }, "/collective_efficiency/1");
   j = calibration_to_json(Calibration{});
   j["gemm_speed"] = 1;
-  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "gemm_speed");
+  expect_calibration_error([&] { calibration_from_json(j, "c.json"); }, "gemm_speed");
   j = calibration_to_json(Calibration{});
   j["allocator_fragmentation"] = 1.5;
-  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "/allocator_fragmentation");
+  expect_calibration_error([&] { calibration_from_json(j, "c.json"); }, "/allocator_fragmentation");
   j = calibration_to_json(Calibration{});
   j["moe_load_imbalance"] = 0.9;  // the busiest rank cannot carry less than the mean
-  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "c.json: /moe_load_imbalance");
+  expect_calibration_error([&] { calibration_from_json(j, "c.json"); },
+                           "c.json: /moe_load_imbalance");
   j.erase("moe_load_imbalance");  // optional: files from before it keep the default
   EXPECT_EQ(calibration_from_json(j, "c.json").moe_load_imbalance,
             Calibration{}.moe_load_imbalance);
@@ -73,9 +74,9 @@ TEST(CalibrationFile, MistakesNameTheField) {
   j["version"] = 1;  // written before the memory fields existed: say what to add
   j.erase("runtime_reserved_bytes");
   j.erase("allocator_fragmentation");
-  expect_input_error([&] { calibration_from_json(j, "c.json"); }, "runtime_reserved_bytes");
-  const std::string bad = write_temp("bad.yaml", "device: A100\n  gemm: [1, 2\n");
-  expect_input_error([&] { read_calibration_file(bad); }, "bad.yaml:");
+  expect_calibration_error([&] { calibration_from_json(j, "c.json"); }, "runtime_reserved_bytes");
+  const std::string bad = write_calibration("bad.yaml", "device: A100\n  gemm: [1, 2\n");
+  expect_calibration_error([&] { read_calibration_file(bad); }, "bad.yaml:");
 }
 
 // A version 2 file (before the FlashAttention, eager, logit, network-latency and NCCL fields)
@@ -95,12 +96,12 @@ TEST(CalibrationFile, Version2FilesReadWithTheirMeaning) {
   EXPECT_EQ(c.network_step_latency_s, c.ring_step_latency_s);
   EXPECT_EQ(c.nccl_communicator_bytes, 0);
   j["logit_bytes_per_element"] = 20;
-  expect_input_error([&] { calibration_from_json(j, "v2.json"); },
-                     "/logit_bytes_per_element: not a version 2 field");
+  expect_calibration_error([&] { calibration_from_json(j, "v2.json"); },
+                           "/logit_bytes_per_element: not a version 2 field");
 }
 
 TEST(ClusterFile, YamlWithRepeatedMachines) {
-  const std::string path = write_temp("cluster.yml", R"(format: paraplan-cluster
+  const std::string path = write_calibration("cluster.yml", R"(format: paraplan-cluster
 version: 1
 name: four-h100-nodes
 device_types:
@@ -117,13 +118,13 @@ tiers:
   EXPECT_EQ(c.machine_count(), 4);
   EXPECT_DOUBLE_EQ(c.device_types[0].peak_flops_per_s, 9.89e14);
   EXPECT_DOUBLE_EQ(c.tiers[1].bandwidth_bytes_per_s, 5e10);
-  const std::string wrong = write_temp("wrong.yaml", R"(format: paraplan-cluster
+  const std::string wrong = write_calibration("wrong.yaml", R"(format: paraplan-cluster
 version: 1
 device_types: [{name: H100, memory_bytes: 1}]
 machines: [{devices: 8, device_type: H200}]
 tiers: [{name: nvlink, bandwidth_bytes_per_s: 1}]
 )");
-  expect_input_error([&] { read_cluster_file(wrong); }, "/machines/0/device_type");
+  expect_calibration_error([&] { read_cluster_file(wrong); }, "/machines/0/device_type");
 }
 
 TEST(Yaml, ScalarsBecomeTypedValues) {

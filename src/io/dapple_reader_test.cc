@@ -10,22 +10,22 @@
 namespace paraplan::io {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
+const std::string kDappleFiles = std::string(PARAPLAN_DATA) + "/dapple/";
 
 TEST(DappleReader, ReadsProfiles) {
-  Model vgg = read_dapple(kDapple + "vgg-19-pbs-32.txt");
+  Model vgg = read_dapple(kDappleFiles + "vgg-19-pbs-32.txt");
   EXPECT_EQ(vgg.profile_batch_size, 32);
   EXPECT_EQ(vgg.size(), 26);
   EXPECT_EQ(vgg.edges.size(), 25u);
-  Model vgg16 = read_dapple(kDapple + "vgg16.txt", 32);  // the file name states no batch
+  Model vgg16 = read_dapple(kDappleFiles + "vgg16.txt", 32);  // the file name states no batch
   EXPECT_EQ(vgg16.profile_batch_size, 32);
-  EXPECT_EQ(read_dapple(kDapple + "vgg16.txt").profile_batch_size, 1);
-  Model bert = read_dapple(kDapple + "bert-24-pbs-6.txt");  // has a trailing space
+  EXPECT_EQ(read_dapple(kDappleFiles + "vgg16.txt").profile_batch_size, 1);
+  Model bert = read_dapple(kDappleFiles + "bert-24-pbs-6.txt");  // has a trailing space
   EXPECT_EQ(bert.layers[0].name, "input_ids");
   EXPECT_EQ(bert.layers[0].id, 1);
 }
 
-void expect_error(const std::string& text, const std::string& pattern) {
+void expect_dapple_error(const std::string& text, const std::string& pattern) {
   try {
     parse_dapple(text, "p.txt", 1);
     ADD_FAILURE() << "accepted; expected " << pattern;
@@ -56,31 +56,33 @@ TEST(DappleReader, ParsesListsAndStageIds) {
 }
 
 TEST(DappleReader, RejectsBadInput) {
-  expect_error("", R"(p\.txt: no node lines)");
-  expect_error(kNode1 + "\tnode1 -- node9\n",
-               R"(p\.txt:2: edge names node "node9", which is not defined)");
-  expect_error(kNode1 +
-                   "node2 -- X -- forward_compute_time=-1, backward_compute_time=2, "
-                   "activation_size=1, parameter_size=1\n",
-               R"(p\.txt:2: forward_compute_time must be a finite non-negative number, got "-1")");
-  expect_error(kNode1 +
-                   "node2 -- X -- forward_compute_time=nan, backward_compute_time=2, "
-                   "activation_size=1, parameter_size=1\n",
-               R"(p\.txt:2: forward_compute_time must be a finite)");
-  expect_error(kNode1 + "node2 -- X -- forward_compute_time=1, backward_compute_time=2\n",
-               R"(p\.txt:2: expected 4 metadata items)");
-  expect_error(kNode1 +
-                   "node2 -- X -- backward_compute_time=1, forward_compute_time=2, "
-                   "activation_size=1, parameter_size=1\n",
-               R"(p\.txt:2: metadata item 1 must be forward_compute_time)");
-  expect_error(kNode1 + kNode1, R"(p\.txt:2: node "node1" is defined twice)");
-  expect_error(
+  expect_dapple_error("", R"(p\.txt: no node lines)");
+  expect_dapple_error(kNode1 + "\tnode1 -- node9\n",
+                      R"(p\.txt:2: edge names node "node9", which is not defined)");
+  expect_dapple_error(
+      kNode1 +
+          "node2 -- X -- forward_compute_time=-1, backward_compute_time=2, "
+          "activation_size=1, parameter_size=1\n",
+      R"(p\.txt:2: forward_compute_time must be a finite non-negative number, got "-1")");
+  expect_dapple_error(kNode1 +
+                          "node2 -- X -- forward_compute_time=nan, backward_compute_time=2, "
+                          "activation_size=1, parameter_size=1\n",
+                      R"(p\.txt:2: forward_compute_time must be a finite)");
+  expect_dapple_error(kNode1 + "node2 -- X -- forward_compute_time=1, backward_compute_time=2\n",
+                      R"(p\.txt:2: expected 4 metadata items)");
+  expect_dapple_error(kNode1 +
+                          "node2 -- X -- backward_compute_time=1, forward_compute_time=2, "
+                          "activation_size=1, parameter_size=1\n",
+                      R"(p\.txt:2: metadata item 1 must be forward_compute_time)");
+  expect_dapple_error(kNode1 + kNode1, R"(p\.txt:2: node "node1" is defined twice)");
+  expect_dapple_error(
       "layer7 -- X -- forward_compute_time=1, backward_compute_time=2, activation_size=1, "
       "parameter_size=1\n",
       R"(p\.txt:1: node ids must look like node<number>)");
-  expect_error(kNode1 + kNode2 + "\tnode1 -- node2\n\tnode2 -- node1\n", R"(cycle)");
-  expect_error(kNode1 + kNode2 + "\tnode1 -- node2\n\tnode1 -- node2\n", R"(duplicate edge)");
-  expect_error(kNode1 + "\tnode1\n", R"(p\.txt:2: an edge line must be)");
+  expect_dapple_error(kNode1 + kNode2 + "\tnode1 -- node2\n\tnode2 -- node1\n", R"(cycle)");
+  expect_dapple_error(kNode1 + kNode2 + "\tnode1 -- node2\n\tnode1 -- node2\n",
+                      R"(duplicate edge)");
+  expect_dapple_error(kNode1 + "\tnode1\n", R"(p\.txt:2: an edge line must be)");
 }
 
 }  // namespace

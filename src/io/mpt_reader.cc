@@ -17,28 +17,28 @@ namespace {
 
 constexpr double kGiB = 1073741824.0;
 
-std::string trim(const std::string& s) {
+std::string trimmed(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r");
   if (first == std::string::npos) return "";
   const auto last = s.find_last_not_of(" \t\r");
   return s.substr(first, last - first + 1);
 }
 
-std::vector<std::string> split(const std::string& line, char separator) {
+std::vector<std::string> split_fields(const std::string& line, char separator) {
   std::vector<std::string> out;
   std::string cell;
   std::stringstream in(line);
-  while (std::getline(in, cell, separator)) out.push_back(trim(cell));
+  while (std::getline(in, cell, separator)) out.push_back(trimmed(cell));
   if (!line.empty() && line.back() == separator) out.push_back("");
   return out;
 }
 
 /// A Markdown table row "| a | b |" into its cells.
 std::vector<std::string> pipe_cells(const std::string& line) {
-  std::string inner = trim(line);
+  std::string inner = trimmed(line);
   if (!inner.empty() && inner.front() == '|') inner.erase(0, 1);
   if (!inner.empty() && inner.back() == '|') inner.pop_back();
-  return split(inner, '|');
+  return split_fields(inner, '|');
 }
 
 // Canonical column names and the spelling of llm-foundry's README.
@@ -128,7 +128,7 @@ class RowReader {
 };
 
 /// One row: a run, or the reason it cannot be priced.
-std::optional<MeasuredRun> read_row(const RowReader& row, int line, std::string* skipped) {
+std::optional<MeasuredRun> read_mpt_row(const RowReader& row, int line, std::string* skipped) {
   MeasuredRun r;
   r.line = line;
   r.set = "mpt";
@@ -296,7 +296,7 @@ MptTable parse_mpt_table(const std::string& text, const std::string& path) {
       throw Error(ErrorKind::kInput, place,
                   fmt::format("{} cells, the header has {}", cells.size(), table->columns.size()));
     std::string skipped;
-    auto run = read_row(RowReader(*table, cells, place), number, &skipped);
+    auto run = read_mpt_row(RowReader(*table, cells, place), number, &skipped);
     if (run)
       out.runs.push_back(std::move(*run));
     else
@@ -306,23 +306,23 @@ MptTable parse_mpt_table(const std::string& text, const std::string& path) {
     ++number;
     if (number == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
     const std::string place = fmt::format("{}:{}", path, number);
-    const std::string t = trim(line);
+    const std::string t = trimmed(line);
     if (t.empty()) continue;
     if (first) {
       markdown = t.front() == '|' || t.front() == '#';
       first = false;
       if (!markdown) {
-        table = make_table("", split(line, '\t'), place);
+        table = make_table("", split_fields(line, '\t'), place);
         continue;
       }
     }
     if (!markdown) {
-      add(split(line, '\t'), place);
+      add(split_fields(line, '\t'), place);
       continue;
     }
     if (t.front() == '#') {  // a heading names the next table (the hardware)
       const auto text = t.find_first_not_of('#');
-      heading = text == std::string::npos ? "" : trim(t.substr(text));
+      heading = text == std::string::npos ? "" : trimmed(t.substr(text));
       table.reset();
       continue;
     }

@@ -65,7 +65,7 @@ TEST(MptReader, ReadsTheProjectsTable) {
   EXPECT_TRUE(t.skipped.empty());
 }
 
-void expect_bad(const std::string& text, const std::string& needle) {
+void expect_bad_mpt(const std::string& text, const std::string& needle) {
   try {
     parse_mpt_table(text, "t.tsv");
     FAIL() << "accepted: " << text;
@@ -82,17 +82,20 @@ TEST(MptReader, BadRowsNameTheLineAndColumn) {
   const std::string good =
       "7b\t2048\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n";
   EXPECT_EQ(parse_mpt_table(header + good, "t.tsv").runs.size(), 1u);
-  expect_bad(header + "7b\t2048\t8\tv100_32gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n",
-             "t.tsv:2: column \"gpu\": unknown GPU \"v100_32gb\" (known: a100_40gb");
-  expect_bad(header + "9b\t2048\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n",
-             "unknown MPT size \"9b\"");
-  expect_bad(header + "7b\t2048\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tmaybe\t5.3\n",
-             "column \"activation_checkpointing\": expected True or False");
-  expect_bad(header + "7b\t-1\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n",
-             "t.tsv:2: column \"seq_len\": expected a positive number");
-  expect_bad(header + "7b\t2048\t8\n", "t.tsv:2: 3 cells, the header has 11");
-  expect_bad("model\tseq_len\n7b\t2048\n", "missing column \"gpus\"");
-  expect_bad("", "no benchmark table");
+  expect_bad_mpt(
+      header + "7b\t2048\t8\tv100_32gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n",
+      "t.tsv:2: column \"gpu\": unknown GPU \"v100_32gb\" (known: a100_40gb");
+  expect_bad_mpt(
+      header + "9b\t2048\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n",
+      "unknown MPT size \"9b\"");
+  expect_bad_mpt(
+      header + "7b\t2048\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tmaybe\t5.3\n",
+      "column \"activation_checkpointing\": expected True or False");
+  expect_bad_mpt(header + "7b\t-1\t8\ta100_80gb\t6\t2\tamp_bf16\tDEFAULT\tFULL_SHARD\tFalse\t5.3\n",
+                 "t.tsv:2: column \"seq_len\": expected a positive number");
+  expect_bad_mpt(header + "7b\t2048\t8\n", "t.tsv:2: 3 cells, the header has 11");
+  expect_bad_mpt("model\tseq_len\n7b\t2048\n", "missing column \"gpus\"");
+  expect_bad_mpt("", "no benchmark table");
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ TEST(NemoReader, ReadsTheShippedTableWithTheRecipesOverlaps) {
   EXPECT_EQ(runs[6].model->num_kv_heads, 16);  // 405B as benchmarked: its config.json beside
 }
 
-void expect_bad(const std::string& row, const std::string& needle) {
+void expect_bad_nemo(const std::string& row, const std::string& needle) {
   try {
     parse_nemo_table(kHeader + row, "t.tsv", ".", zoo::llm_model);
     ADD_FAILURE() << "accepted: " << row;
@@ -51,14 +51,14 @@ TEST(NemoReader, BadRowsNameTheColumn) {
     row.replace(row.find(from), from.size(), to);
     return row;
   };
-  expect_bad(with("llama3-70b", "llama9"), "column \"model\"");
-  expect_bad(with("\t80\t8192", "\t81\t8192"), "column \"layers\"");
-  expect_bad(with("\t64\t128\t1\t4", "\t63\t128\t1\t4"), "column \"gpus\"");
-  expect_bad(with("none", "sometimes"), "column \"recompute\"");
-  expect_bad(with("H100-80GB", "A100-80GB"), "column \"gpu\"");
-  expect_bad(with("14.72", "-1"), "column \"measured_iter_s\"");
-  expect_bad(with("\tyes\t1\tyes", "\tmaybe\t1\tyes"), "column \"sp\"");
-  expect_bad("r\tllama3-70b\n", "cells");
+  expect_bad_nemo(with("llama3-70b", "llama9"), "column \"model\"");
+  expect_bad_nemo(with("\t80\t8192", "\t81\t8192"), "column \"layers\"");
+  expect_bad_nemo(with("\t64\t128\t1\t4", "\t63\t128\t1\t4"), "column \"gpus\"");
+  expect_bad_nemo(with("none", "sometimes"), "column \"recompute\"");
+  expect_bad_nemo(with("H100-80GB", "A100-80GB"), "column \"gpu\"");
+  expect_bad_nemo(with("14.72", "-1"), "column \"measured_iter_s\"");
+  expect_bad_nemo(with("\tyes\t1\tyes", "\tmaybe\t1\tyes"), "column \"sp\"");
+  expect_bad_nemo("r\tllama3-70b\n", "cells");
   try {
     parse_nemo_table("id\tmodel\n", "t.tsv", ".", zoo::llm_model);
     ADD_FAILURE() << "accepted a header without its columns";

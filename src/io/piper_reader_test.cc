@@ -8,7 +8,7 @@
 namespace paraplan::io {
 namespace {
 
-const std::string kPiper = std::string(PARAPLAN_DATA) + "/piper/";
+const std::string kPiperFiles = std::string(PARAPLAN_DATA) + "/piper/";
 
 TEST(PiperReader, ReadsTheThreeInputs) {
   struct Expect {
@@ -17,14 +17,14 @@ TEST(PiperReader, ReadsTheThreeInputs) {
   };
   for (auto e : {Expect{"bert32a100.json", 37, 67}, Expect{"gnmt.json", 78, 104},
                  Expect{"resnet.json", 177, 193}}) {
-    PiperInput in = read_piper(kPiper + e.file);
+    PiperInput in = read_piper(kPiperFiles + e.file);
     EXPECT_EQ(in.model.size(), e.nodes) << e.file;
     EXPECT_EQ(static_cast<int>(in.model.edges.size()), e.edges) << e.file;
     EXPECT_EQ(in.max_devices, 10);
     EXPECT_EQ(in.memory_per_device_bytes, 8e10);
     EXPECT_EQ(in.bandwidth_bytes_per_s, 2.5e10);
   }
-  PiperInput bert = read_piper(kPiper + "bert32a100.json");
+  PiperInput bert = read_piper(kPiperFiles + "bert32a100.json");
   EXPECT_EQ(bert.model.microbatches, 1920);
   EXPECT_EQ(bert.model.common_degrees(), (std::vector<int>{1, 2, 4, 8}));
   // syncTimeFw is keyed by predecessors (the README says the opposite).
@@ -49,7 +49,7 @@ std::string replace(std::string text, const std::string& from, const std::string
   return text.replace(pos, from.size(), to);
 }
 
-void expect_error(const std::string& text, const std::string& pattern) {
+void expect_piper_error(const std::string& text, const std::string& pattern) {
   try {
     parse_piper(text, "in.json");
     ADD_FAILURE() << "accepted; expected an error matching " << pattern;
@@ -66,40 +66,40 @@ TEST(PiperReader, AcceptsTheMinimalInput) {
 }
 
 TEST(PiperReader, RejectsBadInput) {
-  expect_error("{\"nodes\": [", R"(in\.json:1:\d+: malformed JSON)");
-  expect_error(replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": NaN,"),
-               R"(in\.json:3:\d+: malformed JSON)");
-  expect_error(
+  expect_piper_error("{\"nodes\": [", R"(in\.json:1:\d+: malformed JSON)");
+  expect_piper_error(replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": NaN,"),
+                     R"(in\.json:3:\d+: malformed JSON)");
+  expect_piper_error(
       replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": -1,"),
       R"(in\.json: /nodes/0/TMPCs/1/0/timePerSample: must be a finite non-negative number, got -1)");
-  expect_error(replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": 1e999,"),
-               R"(malformed JSON|finite)");
-  expect_error(replace(valid(), "\"mbsInBatch\": 4,", "\"maxBatchSize\": 4,"),
-               R"(/maxBatchSize: unknown field)");
-  expect_error(replace(valid(), "\"mbsInBatch\": 4,", ""),
-               R"(/mbsInBatch: missing required field)");
-  expect_error(replace(valid(), "\"maxDevices\": 2,", "\"maxDevices\": 0,"),
-               R"(/maxDevices: must be an integer in \[1, 1000000\], got 0)");
-  expect_error(replace(valid(), "\"destId\": 1,", "\"destId\": 7,"),
-               R"(/edges/0/destId: no node has id 7)");
-  expect_error(replace(valid(), "\"communicationCost\": 5}]",
-                       "\"communicationCost\": 5}, "
-                       "{\"sourceId\": 0, \"destId\": 1, \"communicationCost\": 5}]"),
-               R"(duplicate edge 0 -> 1)");
-  expect_error(replace(valid(), "\"communicationCost\": 5}]",
-                       "\"communicationCost\": 5}, "
-                       "{\"sourceId\": 1, \"destId\": 0, \"communicationCost\": 5}]"),
-               R"(cycle)");
-  expect_error(replace(valid(), "\"syncTimeFw\": {\"0\": 0}", "\"syncTimeFw\": {}"),
-               R"(/nodes/1/TMPCs/1/0/syncTimeFw/0: missing)");
-  expect_error(replace(valid(), "\"syncTimeFw\": {}", "\"syncTimeFw\": {\"1\": 0}"),
-               R"(/nodes/0/TMPCs/1/0/syncTimeFw/1: no edge into this node from node 1)");
-  expect_error(replace(valid(), "{\"1\": [{\"id\": \"vanilla\", \"timePerSample\": 1",
-                       "{\"0\": [{\"id\": \"vanilla\", \"timePerSample\": 1"),
-               R"(/nodes/0/TMPCs/0: a TMPCs key must be a tensor-parallel degree)");
-  expect_error(replace(valid(), "\"id\": 1,", "\"id\": 0,"), R"(duplicate node id 0)");
-  expect_error(replace(valid(), "\"nodes\": [", "\"nodes\": 3, \"x\": ["),
-               R"(unknown field|must be an array)");
+  expect_piper_error(replace(valid(), "\"timePerSample\": 1,", "\"timePerSample\": 1e999,"),
+                     R"(malformed JSON|finite)");
+  expect_piper_error(replace(valid(), "\"mbsInBatch\": 4,", "\"maxBatchSize\": 4,"),
+                     R"(/maxBatchSize: unknown field)");
+  expect_piper_error(replace(valid(), "\"mbsInBatch\": 4,", ""),
+                     R"(/mbsInBatch: missing required field)");
+  expect_piper_error(replace(valid(), "\"maxDevices\": 2,", "\"maxDevices\": 0,"),
+                     R"(/maxDevices: must be an integer in \[1, 1000000\], got 0)");
+  expect_piper_error(replace(valid(), "\"destId\": 1,", "\"destId\": 7,"),
+                     R"(/edges/0/destId: no node has id 7)");
+  expect_piper_error(replace(valid(), "\"communicationCost\": 5}]",
+                             "\"communicationCost\": 5}, "
+                             "{\"sourceId\": 0, \"destId\": 1, \"communicationCost\": 5}]"),
+                     R"(duplicate edge 0 -> 1)");
+  expect_piper_error(replace(valid(), "\"communicationCost\": 5}]",
+                             "\"communicationCost\": 5}, "
+                             "{\"sourceId\": 1, \"destId\": 0, \"communicationCost\": 5}]"),
+                     R"(cycle)");
+  expect_piper_error(replace(valid(), "\"syncTimeFw\": {\"0\": 0}", "\"syncTimeFw\": {}"),
+                     R"(/nodes/1/TMPCs/1/0/syncTimeFw/0: missing)");
+  expect_piper_error(replace(valid(), "\"syncTimeFw\": {}", "\"syncTimeFw\": {\"1\": 0}"),
+                     R"(/nodes/0/TMPCs/1/0/syncTimeFw/1: no edge into this node from node 1)");
+  expect_piper_error(replace(valid(), "{\"1\": [{\"id\": \"vanilla\", \"timePerSample\": 1",
+                             "{\"0\": [{\"id\": \"vanilla\", \"timePerSample\": 1"),
+                     R"(/nodes/0/TMPCs/0: a TMPCs key must be a tensor-parallel degree)");
+  expect_piper_error(replace(valid(), "\"id\": 1,", "\"id\": 0,"), R"(duplicate node id 0)");
+  expect_piper_error(replace(valid(), "\"nodes\": [", "\"nodes\": 3, \"x\": ["),
+                     R"(unknown field|must be an array)");
 }
 
 TEST(PiperReader, MissingFileIsAnIoError) {

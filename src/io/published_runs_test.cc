@@ -9,7 +9,7 @@
 namespace paraplan::io {
 namespace {
 
-void expect_input_error(const std::function<void()>& f, const std::string& needle) {
+void expect_published_error(const std::function<void()>& f, const std::string& needle) {
   try {
     f();
     ADD_FAILURE() << "accepted";
@@ -49,24 +49,24 @@ TEST(PublishedRuns, BadEntriesNameTheirField) {
   EXPECT_NO_THROW(published_runs_from_json(one_run(), "p.json"));
   Json j = one_run();
   j["runs"][0]["hf_config"] = Json::object();
-  expect_input_error([&] { published_runs_from_json(j, "p.json"); }, "p.json: /runs/0/model");
+  expect_published_error([&] { published_runs_from_json(j, "p.json"); }, "p.json: /runs/0/model");
   j = one_run();
   j["runs"][0].erase("model");
-  expect_input_error([&] { published_runs_from_json(j, "p.json"); }, "either \"model\"");
+  expect_published_error([&] { published_runs_from_json(j, "p.json"); }, "either \"model\"");
   j = one_run();
   j["runs"][0]["tokens_per_s_per_device"] = 0;
-  expect_input_error([&] { published_runs_from_json(j, "p.json"); },
-                     "/runs/0/tokens_per_s_per_device");
+  expect_published_error([&] { published_runs_from_json(j, "p.json"); },
+                         "/runs/0/tokens_per_s_per_device");
   j = one_run();
   j["runs"][0]["config"]["moe_capacity_factor"] = 0.5;
-  expect_input_error([&] { published_runs_from_json(j, "p.json"); },
-                     "/runs/0/config/moe_capacity_factor");
+  expect_published_error([&] { published_runs_from_json(j, "p.json"); },
+                         "/runs/0/config/moe_capacity_factor");
   j = one_run();
   j["version"] = 2;
-  expect_input_error([&] { published_runs_from_json(j, "p.json"); }, "/version");
+  expect_published_error([&] { published_runs_from_json(j, "p.json"); }, "/version");
   j = one_run();
   j["runs"][0]["tflops"] = 1;
-  expect_input_error([&] { published_runs_from_json(j, "p.json"); }, "tflops");
+  expect_published_error([&] { published_runs_from_json(j, "p.json"); }, "tflops");
 }
 
 }  // namespace

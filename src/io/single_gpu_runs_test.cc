@@ -26,7 +26,7 @@ TEST(SingleGpuRuns, ReadsTheShippedRunsAndTheirModels) {
   EXPECT_NEAR(runs[0].peak_reserved_bytes / 1073741824.0, 34.18, 0.01);
 }
 
-void expect_bad(const std::string& line, const std::string& needle) {
+void expect_bad_single_gpu(const std::string& line, const std::string& needle) {
   try {
     parse_single_gpu_runs(line, "r.jsonl", kFolder);
     ADD_FAILURE() << "accepted: " << line;
@@ -39,23 +39,23 @@ TEST(SingleGpuRuns, BadLinesAreNamed) {
   const std::string ok =
       R"("seq": 2048, "batch": 16, "micro_batch": 4, "recompute": "none", "ok": true, )"
       R"("iter_s": 0.5, "peak_allocated_gib": 40, "peak_reserved_gib": 41)";
-  expect_bad(R"({"model": "llama-3.2-1b", )" + ok + "}\n{", "r.jsonl:2");
-  expect_bad(R"({"model": "no-such-model", )" + ok + "}", "no-such-model");
-  expect_bad(R"({"model": "../x", )" + ok + "}", "configs/");
-  expect_bad(R"({"model": "llama-3.2-1b", "seq": 2048, "batch": 16, "micro_batch": 3, )"
-             R"("recompute": "none", "ok": true, "iter_s": 1, "peak_allocated_gib": 1, )"
-             R"("peak_reserved_gib": 1})",
-             "does not divide the batch of 16");
-  expect_bad(R"({"model": "llama-3.2-1b", "seq": 2048, "batch": 16, "micro_batch": 4, )"
-             R"("recompute": "some", "ok": true, "iter_s": 1, "peak_allocated_gib": 1, )"
-             R"("peak_reserved_gib": 1})",
-             "must be none or full");
-  expect_bad(R"({"model": "llama-3.2-1b", "seq": 2048, "batch": 16, "micro_batch": 4, )"
-             R"("recompute": "none", "ok": false, "peak_allocated_gib": 1, )"
-             R"("peak_reserved_gib": 1})",
-             "\"oom\": true");
-  expect_bad("[1]", "one JSON object a line");
-  expect_bad("", "no runs");
+  expect_bad_single_gpu(R"({"model": "llama-3.2-1b", )" + ok + "}\n{", "r.jsonl:2");
+  expect_bad_single_gpu(R"({"model": "no-such-model", )" + ok + "}", "no-such-model");
+  expect_bad_single_gpu(R"({"model": "../x", )" + ok + "}", "configs/");
+  expect_bad_single_gpu(R"({"model": "llama-3.2-1b", "seq": 2048, "batch": 16, "micro_batch": 3, )"
+                        R"("recompute": "none", "ok": true, "iter_s": 1, "peak_allocated_gib": 1, )"
+                        R"("peak_reserved_gib": 1})",
+                        "does not divide the batch of 16");
+  expect_bad_single_gpu(R"({"model": "llama-3.2-1b", "seq": 2048, "batch": 16, "micro_batch": 4, )"
+                        R"("recompute": "some", "ok": true, "iter_s": 1, "peak_allocated_gib": 1, )"
+                        R"("peak_reserved_gib": 1})",
+                        "must be none or full");
+  expect_bad_single_gpu(R"({"model": "llama-3.2-1b", "seq": 2048, "batch": 16, "micro_batch": 4, )"
+                        R"("recompute": "none", "ok": false, "peak_allocated_gib": 1, )"
+                        R"("peak_reserved_gib": 1})",
+                        "\"oom\": true");
+  expect_bad_single_gpu("[1]", "one JSON object a line");
+  expect_bad_single_gpu("", "no runs");
 }
 
 }  // namespace

@@ -65,14 +65,14 @@ constexpr EngineRules kRules[] = {
      .fp8_without_param_gather = false},
 };
 
-constexpr bool in_order() {
+constexpr bool rules_in_order() {
   for (std::size_t i = 0; i < std::size(kRules); ++i)
     if (kRules[i].engine != kEngines[i]) return false;
   return std::size(kRules) == kEngines.size();
 }
-static_assert(in_order(), "kRules lists every engine once, in kEngines' order");
+static_assert(rules_in_order(), "kRules lists every engine once, in kEngines' order");
 
-std::string str(long long v) { return std::to_string(v); }
+std::string count_str(long long v) { return std::to_string(v); }
 
 }  // namespace
 
@@ -137,16 +137,16 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
                       std::string(stack_text(e.stack)) + ")");
   if (t.zero_stage > e.max_zero_stage)
     return broken(
-        Knob::kZero, "engine_zero", str(t.zero_stage),
-        "shards at most to ZeRO " + str(e.max_zero_stage) + " (its distributed optimizer)");
+        Knob::kZero, "engine_zero", count_str(t.zero_stage),
+        "shards at most to ZeRO " + count_str(e.max_zero_stage) + " (its distributed optimizer)");
   if (t.zero_stage == 1 && !e.zero_stage_1)
     return broken(Knob::kZero, "engine_zero_1", "1",
                   "shards with FSDP (ZeRO 3, or 2 without resharding) or not at all (DDP)");
   if (t.cp > 1 && !e.context_parallel)
-    return broken(Knob::kCp, "engine_cp", str(t.cp),
+    return broken(Knob::kCp, "engine_cp", count_str(t.cp),
                   "splits sequences with Ulysses, not context parallelism; use {cp} 1");
   if (t.vpp > 1 && !e.interleaving)
-    return broken(Knob::kVpp, "engine_vpp", str(t.vpp),
+    return broken(Knob::kVpp, "engine_vpp", count_str(t.vpp),
                   "does not interleave its pipeline (DeepSpeed's pipeline engine); use {vpp} 1");
   if (!e.uneven_stages && !t.stage_layers.empty() &&
       t.stage_layers != deepspeed_split(num_layers, t.pp))
@@ -161,7 +161,7 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
     return broken(Knob::kStageLayers, "engine_first_last_split", "",
                   "gives interleaved stages only as the first and the last stage's layers, each "
                   "a multiple of {vpp} " +
-                      str(t.vpp) + " split evenly over its virtual stages");
+                      count_str(t.vpp) + " split evenly over its virtual stages");
   if (e.split_first_last_only && num_layers > 0 && t.pp > 2) {
     const std::vector<int> split =
         t.stage_layers.empty() ? even_stage_split(num_layers, t.pp) : t.stage_layers;
@@ -169,11 +169,11 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
       return broken(Knob::kStageLayers, "engine_first_last_split", "",
                     "sets only the first and the last stage's layers and splits the rest "
                     "evenly (num_layers_in_first/last_pipeline_stage), which cannot give " +
-                        str(num_layers) + " layers on {pp} " + str(t.pp) +
+                        count_str(num_layers) + " layers on {pp} " + count_str(t.pp) +
                         " as priced; choose a {pp} whose middle stages hold equal layers");
   }
   if (!e.partial_recompute && t.recompute == Recompute::kFull && t.recompute_layers > 0)
-    return broken(Knob::kRecompute, "engine_whole_recompute", str(t.recompute_layers),
+    return broken(Knob::kRecompute, "engine_whole_recompute", count_str(t.recompute_layers),
                   "checkpoints every layer or none (full or none)");
   if (e.recompute_every_kth && t.recompute == Recompute::kFull && t.recompute_layers > 0 &&
       num_layers > 0 && t.pp > 0) {
@@ -183,9 +183,10 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
     const long long per_rank = *std::max_element(split.begin(), split.end());
     const long long every = per_rank / t.recompute_layers;
     if (every < 1 || per_rank / every != t.recompute_layers)
-      return broken(Knob::kRecompute, "engine_every_kth", str(t.recompute_layers),
+      return broken(Knob::kRecompute, "engine_every_kth", count_str(t.recompute_layers),
                     "checkpoints every k-th layer of a rank, and no k recomputes " +
-                        str(t.recompute_layers) + " of its " + str(per_rank) + " layers");
+                        count_str(t.recompute_layers) + " of its " + count_str(per_rank) +
+                        " layers");
   }
   if (!e.fp8 && t.fp8)
     return broken(Knob::kPrecision, "engine_fp8", "fp8", "has no FP8 recipe; use {precision} bf16");
@@ -209,25 +210,25 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
                   "DDP configuration); use {grad_reduce_dtype} fp32");
   if (e.sequence_parallel_with_tp && t.tp > 1 && !t.sequence_parallel)
     return broken(Knob::kSequenceParallel, "engine_sp_with_tp", "",
-                  "shards the norms' sequence with its tensor parallelism: {tp} " + str(t.tp) +
-                      " needs {sequence_parallel}");
+                  "shards the norms' sequence with its tensor parallelism: {tp} " +
+                      count_str(t.tp) + " needs {sequence_parallel}");
   const bool fsdp_on = (t.zero_stage >= 2 && t.dp > 1) || t.cp > 1;
   const bool pure_bf16 = t.bf16_gradient_reduction && !t.fp32_loss;
   if (e.mixed_precision_needs_fsdp && !fsdp_on && (t.tp > 1 || t.pp > 1) && !pure_bf16)
-    return broken(Knob::kZero, "engine_amp_needs_fsdp", str(t.zero_stage),
+    return broken(Knob::kZero, "engine_amp_needs_fsdp", count_str(t.zero_stage),
                   "runs bf16 mixed precision only under FSDP; without sharded data parallelism "
                   "or context parallelism beside tensor or pipeline parallelism it trains in "
                   "fp32. Shard over data-parallel replicas ({zero} 2 or 3 with dp > 1), or train "
                   "in pure bf16 ({grad_reduce_dtype} bf16 {fp32_loss} bf16)");
   if (!e.expert_tensor_parallel && t.etp > 0 && t.etp != t.tp)
-    return broken(Knob::kEtp, "engine_etp", str(t.etp),
-                  "splits the experts as the dense layers; use {etp} " + str(t.tp) +
+    return broken(Knob::kEtp, "engine_etp", count_str(t.etp),
+                  "splits the experts as the dense layers; use {etp} " + count_str(t.tp) +
                       " (the tensor-parallel size)");
   if (e.shard_group_folds_cp && t.shard_group > 0 && t.shard_group % t.cp != 0)
-    return broken(Knob::kShardGroup, "engine_shard_group_folds_cp", str(t.shard_group),
+    return broken(Knob::kShardGroup, "engine_shard_group_folds_cp", count_str(t.shard_group),
                   "shards over whole context-parallel groups (data_parallel_shard_degree × cp): "
                   "{shard_group} must be a multiple of {cp} " +
-                      str(t.cp));
+                      count_str(t.cp));
   if (e.replicas_alone && t.zero_stage == 0 && t.dp > 1 && (t.tp > 1 || t.pp > 1))
     return broken(Knob::kZero, "engine_replicas_alone", "0",
                   "runs data-parallel replicas without sharding (DDP) only alone, not beside "

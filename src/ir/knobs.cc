@@ -154,12 +154,12 @@ constexpr KnobSpec kTable[] = {
 // clang-format on
 
 // The table is in Knob's order: knob_spec indexes it.
-constexpr bool in_order() {
+constexpr bool knobs_in_order() {
   for (std::size_t i = 0; i < std::size(kTable); ++i)
     if (static_cast<std::size_t>(kTable[i].knob) != i) return false;
   return std::size(kTable) == static_cast<std::size_t>(Knob::kSharedExpertOverlap) + 1;
 }
-static_assert(in_order(), "kTable lists every Knob once, in Knob's order");
+static_assert(knobs_in_order(), "kTable lists every Knob once, in Knob's order");
 
 }  // namespace
 

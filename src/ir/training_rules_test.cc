@@ -5,7 +5,7 @@
 namespace paraplan {
 namespace {
 
-TransformerConfig gpt() {
+TransformerConfig gpt_config() {
   TransformerConfig m;
   m.name = "gpt";
   m.hidden_size = 1024;
@@ -24,7 +24,7 @@ TEST(TrainingRules, EachFrontEndNamesTheKnobsItsOwnWay) {
   t.pp = 2;
   t.dp = 4;
   t.zero_stage = 3;
-  const auto v = check_training(gpt(), t, 8);
+  const auto v = check_training(gpt_config(), t, 8);
   ASSERT_TRUE(v);
   EXPECT_EQ(v->knob, Knob::kZero);
   EXPECT_EQ(v->rule, "zero_without_pipeline");
@@ -43,16 +43,16 @@ TEST(TrainingRules, EachFrontEndNamesTheKnobsItsOwnWay) {
                "zero 3: ZeRO stages 2 and 3 partition gradients per micro-batch and do not combine "
                "with pipeline parallelism (pp 2); use zero 0 or 1");
   t.zero_stage = 1;
-  EXPECT_FALSE(check_training(gpt(), t, 8));
-  EXPECT_TRUE(check_training(gpt(), t, 7));  // 8 devices on 7
+  EXPECT_FALSE(check_training(gpt_config(), t, 8));
+  EXPECT_TRUE(check_training(gpt_config(), t, 7));  // 8 devices on 7
   t.tp = 3;
-  EXPECT_EQ(check_training(gpt(), t, 64)->rule, "tp_divides_heads");
+  EXPECT_EQ(check_training(gpt_config(), t, 64)->rule, "tp_divides_heads");
 }
 
 // Interleaved stages may be uneven (Megatron-Core's layouts): each rank's layers, and layers per
 // virtual stage that sum to them.
 TEST(TrainingRules, UnevenVirtualStagesSumToTheirRanks) {
-  TransformerConfig m = gpt();
+  TransformerConfig m = gpt_config();
   m.num_layers = 22;  // not a multiple of pp × vpp = 8
   TrainingConfig t;
   t.global_batch = 64, t.pp = 2, t.vpp = 4, t.dp = 4;
@@ -76,7 +76,7 @@ TEST(TrainingRules, UnevenVirtualStagesSumToTheirRanks) {
 
 TEST(TrainingRules, SearchAndCheckAgreeOnEveryShape) {
   // The per-knob functions the search prunes with accept exactly what the whole check accepts.
-  const TransformerConfig m = gpt();
+  const TransformerConfig m = gpt_config();
   for (int tp : {1, 2, 3, 4, 8, 16, 32})
     for (int pp : {1, 2, 4, 24, 25})
       for (std::int64_t b : {1, 2, 3}) {

@@ -18,7 +18,7 @@
 namespace paraplan {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
+const std::string kDappleCandidates = std::string(PARAPLAN_DATA) + "/dapple/";
 
 std::vector<int> ints(const std::string& text) {
   std::vector<int> out;
@@ -41,7 +41,7 @@ std::set<std::vector<int>> sorted_sets(std::vector<std::vector<int>> sets) {
 }
 
 TEST(DappleCandidates, AllocatorMatchesDapplesRecordedVectors) {
-  std::ifstream in(kDapple + "reference/cost_and_allocation_vectors.txt");
+  std::ifstream in(kDappleCandidates + "reference/cost_and_allocation_vectors.txt");
   std::string line;
   int checked = 0;
   static const std::regex alloc(R"(^ALLOC dev=(\S+) occupied=\[([^\]]*)\] need=(\d+) -> (.*)$)");
@@ -106,7 +106,7 @@ std::vector<Recorded> recorded_candidates(const io::Json& run, int states) {
 // plan, and our regenerated straight pipelines price as DAPPLE's did (their cuts may differ
 // where DAPPLE's order of equal cuts is Python's set order).
 TEST(DappleCandidates, RecordedCandidatesAreRebuiltAndNoneBeatsTheSearch) {
-  std::ifstream in(kDapple + "reference/planner_runs.jsonl");
+  std::ifstream in(kDappleCandidates + "reference/planner_runs.jsonl");
   std::string line;
   std::map<std::string, Model> models;
   int candidates = 0, runs = 0;
@@ -114,7 +114,7 @@ TEST(DappleCandidates, RecordedCandidatesAreRebuiltAndNoneBeatsTheSearch) {
     io::Json run = io::parse_json_text(line, "planner_runs.jsonl");
     const std::string profile = run["profile"];
     if (!models.count(profile))
-      models.emplace(profile, io::read_dapple(kDapple + profile, run["pbs"].get<int>()));
+      models.emplace(profile, io::read_dapple(kDappleCandidates + profile, run["pbs"].get<int>()));
     const Model& model = models.at(profile);
     DappleSettings s;
     s.machine_ends = ends_of(run["devices"]);
@@ -168,7 +168,7 @@ TEST(DappleCandidates, SearchIsNoWorseThanEveryCandidateEverywhere) {
         "amoeba-6-pbs-8-simplified.txt", "bert-24-pbs-6.txt", "bert-48-pbs-2.txt",
         "gnmt-16-pbs-64.txt", "gnmt-32-pbs-64-simplified.txt", "gnmt-32-pbs-64.txt",
         "vgg-19-pbs-32.txt", "vgg16.txt", "xlnet-24-pbs-1.txt", "xlnet-36-pbs-1.txt"}) {
-    const Model model = io::read_dapple(kDapple + profile);
+    const Model model = io::read_dapple(kDappleCandidates + profile);
     const DappleStates states = dapple_states(model);
     for (const char* layout : {"2x8", "16x1", "2x4", "4+8+4"})
       for (int mbs : {1, model.profile_batch_size}) {
@@ -196,7 +196,7 @@ TEST(DappleCandidates, SearchIsNoWorseThanEveryCandidateEverywhere) {
 // The issue's example: on 2x4, a first stage of 3 + 3 GPUs and a second of 1 + 1 (ScatterFirst,
 // then what is left) is among the bipartitions.
 TEST(DappleCandidates, BipartitionsTakeGpusFromEveryMachine) {
-  const Model model = io::read_dapple(kDapple + "xlnet-36-pbs-1.txt");
+  const Model model = io::read_dapple(kDappleCandidates + "xlnet-36-pbs-1.txt");
   DappleSettings s;
   s.machine_ends = {4, 8};
   s.global_batch = 128;

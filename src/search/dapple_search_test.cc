@@ -14,10 +14,10 @@
 namespace paraplan {
 namespace {
 
-const std::string kDapple = std::string(PARAPLAN_DATA) + "/dapple/";
+const std::string kDappleSearch = std::string(PARAPLAN_DATA) + "/dapple/";
 
 TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
-  std::ifstream in(kDapple + "reference/planner_runs.jsonl");
+  std::ifstream in(kDappleSearch + "reference/planner_runs.jsonl");
   std::string line;
   std::map<std::string, Model> models;
   int runs = 0;
@@ -25,7 +25,7 @@ TEST(DappleSearch, AtLeastDappleAndDataParallelOnEveryRecordedRun) {
     io::Json run = io::parse_json_text(line, "planner_runs.jsonl");
     std::string profile = run["profile"];
     if (!models.count(profile))
-      models.emplace(profile, io::read_dapple(kDapple + profile, run["pbs"].get<int>()));
+      models.emplace(profile, io::read_dapple(kDappleSearch + profile, run["pbs"].get<int>()));
     const Model& model = models.at(profile);
     DappleSettings s;
     s.machine_ends = machine_ends(*parse_machine_sizes(run["devices"].get<std::string>()));
@@ -53,7 +53,7 @@ TEST(DappleSearch, ProfilesWithoutReferenceRunsBeatDataParallelism) {
        {"amoeba-36-pbs-1.txt", "amoeba-18-pbs-8.txt", "amoeba-6-pbs-8-simplified.txt",
         "amoeba-6-pbs-8-complicated.txt", "gnmt-32-pbs-64-simplified.txt", "gnmt-16-pbs-64.txt",
         "gnmt-32-pbs-64.txt"}) {
-    Model model = io::read_dapple(kDapple + profile);
+    Model model = io::read_dapple(kDappleSearch + profile);
     for (std::vector<int> ends : {std::vector<int>{8, 16}, std::vector<int>{4, 8}}) {
       DappleSettings s;
       s.machine_ends = ends;

@@ -15,7 +15,7 @@
 namespace paraplan {
 namespace {
 
-Model random_dag(int n) {
+Model random_ideal_dag(int n) {
   Model m;
   for (int v = 0; v < n; ++v) m.layers.push_back(Layer{v, "", {}, 0, {}});
   for (int v = 0; v < n; ++v)
@@ -27,7 +27,7 @@ Model random_dag(int n) {
 
 RC_GTEST_PROP(IdealLattice, EqualsEverySuccessorClosedSubset, ()) {
   const int n = *rc::gen::inRange(1, 11);
-  const Model m = random_dag(n);
+  const Model m = random_ideal_dag(n);
   std::vector<std::uint32_t> closed;  // brute force, ordered by size then by bits
   for (std::uint32_t s = 0; s < (1U << n); ++s) {
     bool ok = true;

@@ -47,8 +47,8 @@ struct Refinement {
   int size() const { return static_cast<int>(parts.size()); }
 };
 
-Refinement refine(const std::vector<const std::vector<int>*>& partitions,
-                  const std::vector<char>& allowed) {
+Refinement refine_partitions(const std::vector<const std::vector<int>*>& partitions,
+                             const std::vector<char>& allowed) {
   Refinement r;
   r.of_config.assign(allowed.size(), -1);
   std::map<std::vector<int>, int> ids;
@@ -226,7 +226,7 @@ void FrontierSolve::eliminate(int v) {
   std::vector<Refinement> slots;
   std::int64_t entries = 1;
   for (std::size_t s = 0; s < m.scope.size(); ++s) {
-    slots.push_back(refine(partitions[s], allowed_[m.scope[s]]));
+    slots.push_back(refine_partitions(partitions[s], allowed_[m.scope[s]]));
     entries *= slots.back().size();
     if (entries > max_points_) count(static_cast<std::size_t>(entries));
   }
@@ -234,7 +234,7 @@ void FrontierSolve::eliminate(int v) {
   for (int s = static_cast<int>(m.scope.size()) - 2; s >= 0; --s)
     m.stride[s] = m.stride[s + 1] * slots[s + 1].size();
   for (const Refinement& r : slots) m.classes.push_back(r.of_config);
-  const Refinement own = refine(own_partitions, allowed_[v]);
+  const Refinement own = refine_partitions(own_partitions, allowed_[v]);
   m.sets.resize(entries);
   fill(m, v, bucket_pairs, slots, own, pair_sources, message_sources);
   messages_.push_back(std::move(m));

@@ -71,20 +71,20 @@ double peak_bytes(const MixedResult& r) {
 }
 
 // Strictly better only: equal candidates keep the enumeration order (stable insertion).
-bool before(const MixedCandidate& a, const MixedCandidate& b) {
+bool mixed_before(const MixedCandidate& a, const MixedCandidate& b) {
   if (a.result.iteration_time_s != b.result.iteration_time_s)
     return a.result.iteration_time_s < b.result.iteration_time_s;
   return peak_bytes(a.result) < peak_bytes(b.result);
 }
 
-struct Shape {
+struct MixedShape {
   int tp, dp, pp;
 };
 
 // (tp, dp, pp) using all `devices`, tp within a machine and dividing the heads; tp, then pp
 // ascending.
-std::vector<Shape> shapes(const TransformerConfig& m, int devices, int machine) {
-  std::vector<Shape> out;
+std::vector<MixedShape> shapes(const TransformerConfig& m, int devices, int machine) {
+  std::vector<MixedShape> out;
   for (int tp = 1; tp <= std::min(devices, machine); ++tp) {
     if (devices % tp || machine % tp || m.num_attention_heads % tp) continue;
     for (int pp = 1; pp <= devices / tp && pp <= static_cast<int>(m.num_layers); ++pp)
@@ -146,7 +146,7 @@ MixedSearchResult search_llm_mixed(const MixedAnalyticModel& model, const MixedS
   std::vector<int> types;
   for (std::size_t k = 0; k < model.devices_of_type().size(); ++k)
     if (!model.devices_of_type()[k].empty()) types.push_back(static_cast<int>(k));
-  std::vector<std::vector<Shape>> shapes_of(model.devices_of_type().size());
+  std::vector<std::vector<MixedShape>> shapes_of(model.devices_of_type().size());
   for (int k : types) {
     // tp stays inside one of this type's machines.
     int node = 1;
@@ -162,8 +162,8 @@ MixedSearchResult search_llm_mixed(const MixedAnalyticModel& model, const MixedS
                                                           : top.back().result.iteration_time_s;
   };
   const auto offer = [&](MixedCandidate c) {
-    if (top.size() == static_cast<std::size_t>(s.top_k) && !before(c, top.back())) return;
-    top.insert(std::upper_bound(top.begin(), top.end(), c, before), std::move(c));
+    if (top.size() == static_cast<std::size_t>(s.top_k) && !mixed_before(c, top.back())) return;
+    top.insert(std::upper_bound(top.begin(), top.end(), c, mixed_before), std::move(c));
     if (top.size() > static_cast<std::size_t>(s.top_k)) top.pop_back();
   };
   const std::size_t n = types.size();
@@ -179,7 +179,7 @@ MixedSearchResult search_llm_mixed(const MixedAnalyticModel& model, const MixedS
       std::int64_t lcm = 1;
       bool any_tp = false;
       for (std::size_t i = 0; i < n; ++i) {
-        const Shape& sh = shapes_of[static_cast<std::size_t>(order[i])][pick[i]];
+        const MixedShape& sh = shapes_of[static_cast<std::size_t>(order[i])][pick[i]];
         base.segments.push_back({order[i], sh.tp, sh.dp, sh.pp});
         lcm = std::lcm(lcm, static_cast<std::int64_t>(sh.dp));
         any_tp = any_tp || sh.tp > 1;

@@ -45,7 +45,7 @@ MixedAnalyticModel tiny_mixed(int layers, int a100, int h100, double a100_memory
 
 using testing_support::compositions;
 
-double bottleneck(const MixedResult& r) {
+double mixed_bottleneck(const MixedResult& r) {
   double worst = 0;
   for (const auto& st : r.stages) worst = std::max(worst, st.time_per_microbatch_s);
   return worst;
@@ -131,7 +131,7 @@ RC_GTEST_PROP(MixedSearch, BalancedSplitIsTheBestBottleneck, ()) {
     MixedConfig cs = c;
     cs.stage_layers = split;
     const MixedResult r = m.evaluate(cs);
-    if (r.fits) best = std::min(best, bottleneck(r));
+    if (r.fits) best = std::min(best, mixed_bottleneck(r));
   });
   const auto split = balance_mixed_stages(m, c);
   RC_ASSERT(split.has_value() == (best < std::numeric_limits<double>::infinity()));
@@ -139,7 +139,7 @@ RC_GTEST_PROP(MixedSearch, BalancedSplitIsTheBestBottleneck, ()) {
     c.stage_layers = *split;
     const MixedResult r = m.evaluate(c);
     RC_ASSERT(r.fits);
-    RC_ASSERT(std::abs(bottleneck(r) - best) <= 1e-12 * best);
+    RC_ASSERT(std::abs(mixed_bottleneck(r) - best) <= 1e-12 * best);
   }
 }
 

@@ -21,14 +21,14 @@
 namespace paraplan {
 namespace {
 
-struct Case {
+struct IterationCase {
   Model model;
   PiperSettings settings;
 };
 
-Case random_case(std::mt19937& rng) {
+IterationCase random_case(std::mt19937& rng) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi - 1)(rng); };
-  Case c;
+  IterationCase c;
   Model& m = c.model;
   m.name = "random";
   const int n = pick(2, 5);
@@ -88,7 +88,7 @@ struct Brute {
   bool bound_held = true;                             // every plan's replay >= N × its objective
 };
 
-Brute brute_force(const Model& m, const PiperCostModel& cost, const PiperSettings& s) {
+Brute brute_force_iteration(const Model& m, const PiperCostModel& cost, const PiperSettings& s) {
   Brute out;
   const int n = m.size();
   std::vector<int> stage(static_cast<std::size_t>(n), 0);
@@ -174,10 +174,10 @@ TEST(PipelineIterationTwin, EqualsTheBestReplayOfEveryPlan) {
   int cases = 0, multi_stage = 0, unequal_widths = 0, better_than_steady = 0;
   int stage_counts_checked = 0, width_lists_checked = 0;
   for (int i = 0; i < 150; ++i) {
-    const Case c = random_case(rng);
+    const IterationCase c = random_case(rng);
     const PiperCostModel cost(c.model, c.settings);
     const Plan steady = search_pipeline(c.model, cost).plan;
-    const Brute brute = brute_force(c.model, cost, c.settings);
+    const Brute brute = brute_force_iteration(c.model, cost, c.settings);
     if (!steady.feasible) {
       EXPECT_FALSE(std::isfinite(brute.best)) << "case " << i;
       continue;

@@ -21,7 +21,7 @@
 namespace paraplan {
 namespace {
 
-const std::string kPiper = std::string(PARAPLAN_DATA) + "/piper/";
+const std::string kPiperModels = std::string(PARAPLAN_DATA) + "/piper/";
 constexpr double kGiB = 1073741824.0;
 
 double plan_objective(const io::PiperInput& in, int k, double m, double b) {
@@ -43,7 +43,7 @@ class PiperReference : public testing::TestWithParam<Reference> {};
 TEST_P(PiperReference, MatchesOrBeatsPiper) {
   const Reference& r = GetParam();
   static std::map<std::string, io::PiperInput> inputs;
-  if (!inputs.count(r.file)) inputs.emplace(r.file, io::read_piper(kPiper + r.file));
+  if (!inputs.count(r.file)) inputs.emplace(r.file, io::read_piper(kPiperModels + r.file));
   double ours = plan_objective(inputs.at(r.file), r.devices, r.memory, r.bandwidth);
   if (r.exact)
     EXPECT_NEAR(ours, r.objective, 1e-9 * r.objective) << r.file << " K=" << r.devices;
@@ -72,19 +72,19 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(PipelineSearch, ResNetExactKnapsackBeatsPiperWhereItsGreedyFails) {
-  io::PiperInput in = io::read_piper(kPiper + "resnet.json");
+  io::PiperInput in = io::read_piper(kPiperModels + "resnet.json");
   // Piper: 15.7580260655 (K=32) and 7.87901305062 (K=64); its greedy knapsack is suboptimal.
   EXPECT_LT(plan_objective(in, 32, 8 * kGiB, 25 * kGiB), 15.7580260655 * (1 - 1e-6));
   EXPECT_LT(plan_objective(in, 64, 8 * kGiB, 25 * kGiB), 7.87901305062 * (1 - 1e-6));
 }
 
 TEST(PipelineSearch, InfeasibleWhenNoPlanFits) {
-  io::PiperInput in = io::read_piper(kPiper + "bert32a100.json");
+  io::PiperInput in = io::read_piper(kPiperModels + "bert32a100.json");
   EXPECT_EQ(plan_objective(in, 8, 1 * kGiB, 25 * kGiB), kInfinity);
 }
 
 TEST(PipelineSearch, DeterministicPlans) {
-  io::PiperInput in = io::read_piper(kPiper + "bert32a100.json");
+  io::PiperInput in = io::read_piper(kPiperModels + "bert32a100.json");
   PiperSettings s{64, 8 * kGiB, 25 * kGiB, in.model.microbatches};
   PiperCostModel cost(in.model, s);
   Plan a = search_pipeline(in.model, cost).plan, b = search_pipeline(in.model, cost).plan;

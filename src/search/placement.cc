@@ -9,7 +9,8 @@ namespace paraplan {
 namespace {
 
 // (slowest stage, sum over stages): the local search's order; the first is the objective.
-std::pair<double, double> score(const PlacementCostModel& cost, const std::vector<int>& place) {
+std::pair<double, double> placement_score(const PlacementCostModel& cost,
+                                          const std::vector<int>& place) {
   double worst = 0, sum = 0;
   for (const auto& c : cost.stage_costs(place)) {
     worst = std::max(worst, c.total());
@@ -145,7 +146,7 @@ class BranchAndBound {
 PlacementResult place(const PlacementCostModel& cost, const PlacementOptions& options) {
   PlacementResult r;
   std::vector<int> current = cost.rank_order();
-  auto current_score = score(cost, current);
+  auto current_score = placement_score(cost, current);
   r.rank_order_cost_s = current_score.first;
   r.evaluations = 1;
   // Local search: move a slot to a device (swapping with the slot there, if any).
@@ -162,7 +163,7 @@ PlacementResult place(const PlacementCostModel& cost, const PlacementOptions& op
         if (d == here || (other >= 0 && other < s)) continue;  // each swap once per sweep
         current[static_cast<std::size_t>(s)] = d;
         if (other >= 0) current[static_cast<std::size_t>(other)] = here;
-        const auto candidate = score(cost, current);
+        const auto candidate = placement_score(cost, current);
         ++r.evaluations;
         if (better(candidate, current_score)) {
           current_score = candidate;

@@ -12,14 +12,15 @@ namespace paraplan {
 namespace {
 
 // A chain of `stages` layers, one per stage, and a plan with the given (d, t) per stage.
-struct Case {
+struct PlacementCase {
   Model model;
   Plan plan;
 };
 
-Case chain(const std::vector<std::pair<int, int>>& shapes, const std::vector<double>& edge_bytes,
-           const std::vector<double>& weight_bytes, const std::vector<double>& compute_s) {
-  Case c;
+PlacementCase chain(const std::vector<std::pair<int, int>>& shapes,
+                    const std::vector<double>& edge_bytes, const std::vector<double>& weight_bytes,
+                    const std::vector<double>& compute_s) {
+  PlacementCase c;
   const int n = static_cast<int>(shapes.size());
   for (int i = 0; i < n; ++i) {
     Layer layer;
@@ -49,8 +50,8 @@ TEST(Placement, PcieServerKeepsHeavyTrafficOnOnePcieSwitch) {
   // order, exact, and equals the brute force.
   const Cluster c = *zoo::cluster_preset("pcie-2socket", 8);
   const Topology t = cluster_topology(c);
-  Case k = chain({{2, 1}, {2, 1}, {2, 1}, {2, 1}}, {4e6, 4e6, 4e6}, {1e9, 1e9, 1e9, 1e9},
-                 {0.1, 0.1, 0.1, 0.1});
+  PlacementCase k = chain({{2, 1}, {2, 1}, {2, 1}, {2, 1}}, {4e6, 4e6, 4e6}, {1e9, 1e9, 1e9, 1e9},
+                          {0.1, 0.1, 0.1, 0.1});
   PlacementCostModel cost(k.model, k.plan, t, 8);
   const PlacementResult placed = place(cost);
   EXPECT_TRUE(placed.exact);
@@ -66,7 +67,7 @@ TEST(Placement, PcieServerKeepsHeavyTrafficOnOnePcieSwitch) {
 
 TEST(Placement, ApplyWritesDeviceIdsReplicaMajor) {
   const Topology t = cluster_topology(Cluster::flat(8, 1e9, 1e9));
-  Case k = chain({{2, 2}, {1, 2}}, {1e6}, {1e6, 1e6}, {1, 1});
+  PlacementCase k = chain({{2, 2}, {1, 2}}, {1e6}, {1e6, 1e6}, {1, 1});
   PlacementCostModel cost(k.model, k.plan, t, 2);
   ASSERT_EQ(cost.slot_count(), 6);
   std::vector<int> place = {7, 6, 5, 4, 3, 2};
@@ -112,7 +113,7 @@ RC_GTEST_PROP(PlacementTwin, EqualsBruteForceOnRandomSmallNetworks, ()) {
     weights.push_back(1e6 * *rc::gen::inRange(0, 100));
     compute.push_back(1e-3 * *rc::gen::inRange(1, 10));
   }
-  Case k = chain(shapes, edge_bytes, weights, compute);
+  PlacementCase k = chain(shapes, edge_bytes, weights, compute);
   const int microbatches = 4;
   // Machines: contiguous blocks of devices (tensor-parallel groups must stay inside one).
   std::vector<int> machine_of_device;

@@ -13,7 +13,7 @@
 namespace paraplan::sim {
 namespace {
 
-enum Stream { kCompute = 0, kPipeline = 1, kDataParallel = 2 };
+enum PipelineStream { kStageCompute = 0, kStagePipeline = 1, kStageDataParallel = 2 };
 
 // Builds the program of a staged plan: its devices (one per replica of each stage), their passes
 // in the schedule's order with the traffic after each, then each replica's all-reduce and
@@ -100,7 +100,7 @@ class StagedBuilder {
       after.push_back(last_[static_cast<std::size_t>(dev)]);
     Task pass;
     pass.device = dev;
-    pass.stream = kCompute;
+    pass.stream = kStageCompute;
     pass.after = after;
     pass.duration_s = op.forward ? st.forward_s : st.backward_s;
     pass.name = fmt::format("{} mb {}", op.forward ? "F" : "B", op.microbatch);
@@ -122,7 +122,7 @@ class StagedBuilder {
     const ReplayStage& st = stage(s);
     Task traffic;
     traffic.device = dev;
-    traffic.stream = kPipeline;
+    traffic.stream = kStagePipeline;
     traffic.after = {pass_id};
     traffic.duration_s = placed_ ? 0 : st.traffic_s;
     traffic.name =
@@ -163,7 +163,7 @@ class StagedBuilder {
         const int dev = first(s) + r;
         Task send;
         send.device = dev;
-        send.stream = kDataParallel;
+        send.stream = kStageDataParallel;
         send.after = {last_[static_cast<std::size_t>(dev)]};
         send.name = "all-reduce";
         send.phase = "gradient sync";
@@ -190,10 +190,10 @@ class StagedBuilder {
         task.stage = s;
         tail = prog_.add(task);
       };
-      if (!placed_) then(kDataParallel, st.allreduce_s, "all-reduce", "gradient sync", {tail});
+      if (!placed_) then(kStageDataParallel, st.allreduce_s, "all-reduce", "gradient sync", {tail});
       std::vector<int> after = ring;
       after.push_back(tail);
-      then(kCompute, st.optimizer_s, "optimizer", "optimizer", after);
+      then(kStageCompute, st.optimizer_s, "optimizer", "optimizer", after);
     }
   }
 

@@ -118,7 +118,7 @@ TEST(Simulator, MemoryAndDeadlocks) {
   }
 }
 
-AnalyticCostModel gpt(int devices, const std::string& name = "gpt-1.7b") {
+AnalyticCostModel gpt_cost(int devices, const std::string& name = "gpt-1.7b") {
   return AnalyticCostModel(*zoo::llm_model(name), *zoo::cluster_preset("dgx-a100", devices),
                            default_calibration("A100"));
 }
@@ -136,7 +136,7 @@ void expect_no_overlap(const Result& r) {
 TEST(TransformerSimulation, AgreesWithTheModelWhereItIsExact) {
   for (auto [tp, pp, dp, mb] : {std::tuple{2, 1, 4, 2}, std::tuple{1, 4, 2, 1},
                                 std::tuple{2, 4, 1, 2}, std::tuple{1, 8, 1, 1}}) {
-    auto cost = gpt(8);
+    auto cost = gpt_cost(8);
     TrainingConfig t;
     t.global_batch = 64;
     t.tp = tp;
@@ -164,7 +164,7 @@ TEST(TransformerSimulation, AgreesWithTheModelWhereItIsExact) {
 // + 1 model chunks (the analytic model gave them plain 1F1B's pp − s micro-batches, a third of
 // the replay's on the last rank of a 70B plan).
 TEST(TransformerSimulation, EveryStagesPeakIsTheReplays) {
-  auto cost = gpt(16);
+  auto cost = gpt_cost(16);
   for (int vpp : {1, 2, 3, 6}) {
     TrainingConfig t;
     t.global_batch = 64;
@@ -186,7 +186,7 @@ TEST(TransformerSimulation, EveryStagesPeakIsTheReplays) {
 // replayed chunk by chunk, without deadlock or overlap, near the analytic model that prices each
 // rank's layers.
 TEST(TransformerSimulation, ReplaysUnevenVirtualStages) {
-  auto cost = gpt(16);
+  auto cost = gpt_cost(16);
   const int layers = static_cast<int>(cost.model().num_layers);
   ASSERT_EQ(layers, 24);
   for (const std::vector<int>& chunks :
@@ -218,7 +218,7 @@ TEST(TransformerSimulation, ReplaysUnevenVirtualStages) {
 }
 
 TEST(TransformerSimulation, ZeroStagesAgreeWithoutPipelining) {
-  auto cost = gpt(16, "gpt-7.5b");
+  auto cost = gpt_cost(16, "gpt-7.5b");
   for (int zero : {0, 1, 2, 3}) {
     TrainingConfig t;
     t.global_batch = 64;
@@ -235,7 +235,7 @@ TEST(TransformerSimulation, ZeroStagesAgreeWithoutPipelining) {
 }
 
 TEST(TransformerSimulation, SchedulesOrderAsExpected) {
-  auto cost = gpt(8);
+  auto cost = gpt_cost(8);
   TrainingConfig t;
   t.global_batch = 32;
   t.pp = 4;
@@ -254,7 +254,7 @@ TEST(TransformerSimulation, SchedulesOrderAsExpected) {
 }
 
 TEST(TransformerSimulation, ZeroBubbleFillsTheDrain) {
-  auto cost = gpt(8);
+  auto cost = gpt_cost(8);
   TrainingConfig t;
   t.global_batch = 32;
   t.pp = 4;
@@ -275,7 +275,7 @@ TEST(TransformerSimulation, ZeroBubbleFillsTheDrain) {
 }
 
 TEST(TransformerSimulation, OverlapHidesTheGradientSync) {
-  auto cost = gpt(64, "gpt-18.4b");
+  auto cost = gpt_cost(64, "gpt-18.4b");
   TrainingConfig t;
   t.global_batch = 128;
   t.tp = 8;
