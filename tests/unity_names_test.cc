@@ -73,7 +73,8 @@ TEST(UnityBuild, NoTwoFilesOfATargetDefineTheSamePrivateName) {
     for (const auto& entry : fs::recursive_directory_iterator(root / folder)) {
       if (!entry.is_regular_file() || entry.path().extension() != ".cc") continue;
       const fs::path relative = fs::relative(entry.path(), root);
-      if (relative.begin()->string() == "tests" && relative.string().find("/data/") != std::string::npos)
+      if (relative.begin()->string() == "tests" &&
+          relative.string().find("/data/") != std::string::npos)
         continue;
       ++files;
       for (const std::string& name : file_private_names(entry.path()))
