@@ -5,6 +5,7 @@
 // for the pairs today's batches happen to hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
