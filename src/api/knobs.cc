@@ -184,6 +184,8 @@ KnobSlot knob_slot(TransformerKnobs& k, Knob knob) {
       return &k.optimizer_moments;
     case Knob::kSharedExpertOverlap:
       return &k.shared_expert_overlap;
+    case Knob::kPrecisionAwareOptimizer:
+      return &k.precision_aware_optimizer;
   }
   return std::monostate{};
 }
@@ -252,6 +254,7 @@ StackChoices stack_choices(const TransformerKnobs& k) {
   c.overlap_param_gather = tri(k.overlap_param_gather);
   c.fp8_param_gather = tri(k.fp8_param_gather);
   c.moe_shared_expert_overlap = tri(k.shared_expert_overlap);
+  c.precision_aware_optimizer = tri(k.precision_aware_optimizer);
   c.fused_elementwise = tri(k.compile);
   c.bf16_gradient_reduction = bf16("grad_reduce_dtype", k.grad_reduce_dtype);
   if (auto loss_bf16 = bf16("loss_dtype", k.loss_dtype)) c.fp32_loss = !*loss_bf16;

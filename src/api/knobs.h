@@ -39,6 +39,8 @@ struct TransformerKnobs {
   int fp8_param_gather = -1;  ///< FP8 parameters (megatron, fp8): -1 off unless given, 0, 1
   /// The shared experts' overlap (megatron): -1 on where it applies, 0, 1.
   int shared_expert_overlap = -1;
+  /// The precision-aware optimizer with fp32 moments (megatron): -1 off unless implied, 0, 1.
+  int precision_aware_optimizer = -1;
   int compile = -1;  ///< torch.compile (fsdp): -1 the stack's default (eager), 0 off, 1 on
   std::string grad_reduce_dtype;  ///< bf16 | fp32; empty: the stack's (fp32)
   std::string loss_dtype;         ///< bf16 | fp32; empty: the stack's

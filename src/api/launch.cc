@@ -352,6 +352,7 @@ JobOutcome launch_job(const LaunchOptions& o) {
   s.stack_choices.fp32_loss = as_is.fp32_loss;
   s.stack_choices.fused_loss = as_is.fused_loss;
   s.stack_choices.optimizer_moments = as_is.optimizer_moments;
+  s.stack_choices.precision_aware_optimizer = as_is.precision_aware_optimizer;
   // A Bridge recipe's own MixedPrecisionConfig reduces in bf16, which the recipe keeps.
   s.recipe_sets_precision = bridge && as_is.bf16_gradient_reduction;
   if (torchtitan) s.stack_choices.fused_elementwise = as_is.fused_elementwise;

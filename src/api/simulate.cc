@@ -143,6 +143,7 @@ struct Replayer {
       keep.overlap_grad_reduce = config.overlap_grad_reduce;
       keep.bf16_gradient_reduction = config.bf16_gradient_reduction;
       keep.optimizer_moments = config.optimizer_moments;
+      keep.precision_aware_optimizer = config.precision_aware_optimizer;
       keep.moe_shared_expert_overlap = config.moe_shared_expert_overlap;
       apply_stack_defaults(config, keep);
     }

@@ -323,7 +323,7 @@ std::string evaluate_words(const TransformerConfig& model, const std::string& cl
                      t.overlap_param_gather ? ", parameter gather overlapped" : "",
                      t.moe_shared_expert_overlap ? ", shared-expert overlap" : "",
                      t.bf16_gradient_reduction ? "bf16" : "fp32",
-                     t.optimizer_moments == OptimizerMoments::kFp32
+                     !precision_aware_optimizer(t)
                          ? ""
                          : fmt::format(", Adam's moments in {} (precision-aware optimizer)",
                                        optimizer_moments_text(t.optimizer_moments))) +

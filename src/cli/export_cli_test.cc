@@ -61,6 +61,7 @@ void expect_same_plan(const Exported& e, const std::vector<std::string>& knobs,
 }
 
 const std::vector<std::string> kMegatronKnobs = {"moe_shared_expert_overlap",
+                                                 "use_precision_aware_optimizer",
                                                  "tp",
                                                  "pp",
                                                  "cp",
@@ -211,9 +212,37 @@ TEST(CliExport, PrecisionAwareOptimizerRoundTrip) {
   const double a = Json::parse(fp32.out)["memory"]["optimizer_bytes"].get<double>(),
                b = Json::parse(bf16.out)["memory"]["optimizer_bytes"].get<double>();
   EXPECT_NEAR(a / b, 2.0, 1e-9);
+  // With fp32 moments (--precision-aware-optimizer): the main parameters' remainders only,
+  // 10 bytes of 12, written and read back as such.
+  for (const char* engine : {"megatron", "bridge"}) {
+    const Exported e = round_trip(
+        "--model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --precision-aware-optimizer",
+        engine, "--cluster dgx-h100");
+    EXPECT_EQ(e.plan["config"]["use_precision_aware_optimizer"], true) << e.text;
+    EXPECT_EQ(e.back["as_is"]["config"]["use_precision_aware_optimizer"], true) << e.text;
+    EXPECT_FALSE(e.back["as_is"]["config"].contains("optimizer_moments")) << e.text;
+    EXPECT_NE(e.text.find(std::string(engine) == "megatron"
+                              ? "--use-precision-aware-optimizer"
+                              : "optimizer.use_precision_aware_optimizer=true"),
+              std::string::npos)
+        << e.text;
+    EXPECT_EQ(e.text.find("exp_avg"), std::string::npos) << e.text;
+    EXPECT_EQ(e.text.find("exp-avg"), std::string::npos) << e.text;
+    expect_same_plan(e, kMegatronKnobs, 0.01);
+  }
+  const Outcome aware =
+      run("evaluate --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --tp 1 --zero 1 "
+          "--precision-aware-optimizer --json");
+  ASSERT_EQ(aware.exit_code, 0) << aware.out;
+  EXPECT_NEAR(Json::parse(aware.out)["memory"]["optimizer_bytes"].get<double>() / a, 10.0 / 12,
+              1e-9);
   // Not on an engine without it, and not without the distributed optimizer.
   EXPECT_EQ(run("plan --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 "
                 "--optimizer-moments bf16 --export nemo")
+                .exit_code,
+            2);
+  EXPECT_EQ(run("plan --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 "
+                "--precision-aware-optimizer --export nemo")
                 .exit_code,
             2);
   EXPECT_EQ(run("evaluate --model llama3-8b --cluster dgx-h100 --devices 8 --batch 64 --tp 1 "

@@ -93,6 +93,7 @@ TEST(KnobTable, ThePlanFilesConfigHasTheTablesKeysInItsRanges) {
   t.fused_loss = true;
   t.optimizer_moments = OptimizerMoments::kBf16;
   t.moe_shared_expert_overlap = true;
+  t.precision_aware_optimizer = true;
   t.stage_layers = {1};
   const io::Json j = io::training_to_json(t);
   std::set<std::string> written;

@@ -154,9 +154,8 @@ double AnalyticCostModel::optimizer_step_s(const TrainingConfig& t, double dense
                         expert_params / (sharded ? expert_data_parallel(t) : 1);
   // The step's traffic scales with the state it reads and writes (the calibration's figure is
   // fp32 Adam's, 12 bytes of state a parameter).
-  const double traffic = cal_.optimizer_bytes_per_parameter *
-                         optimizer_state_bytes(t.optimizer_moments) /
-                         optimizer_state_bytes(OptimizerMoments::kFp32);
+  const double traffic =
+      cal_.optimizer_bytes_per_parameter * optimizer_state_bytes(t) / optimizer_state_bytes({});
   return params * traffic / cal_.memory_bandwidth_bytes_per_s;
 }
 
@@ -214,7 +213,7 @@ MemoryBreakdown AnalyticCostModel::stage_memory(const TrainingConfig& t, const B
     if (t.fp8 && !t.fp8_param_gather)
       mem.weights_bytes += 2 * n * (c.layer_dense_params + c.layer_expert_params);
     mem.gradients_bytes = sharded(g, 2);
-    mem.optimizer_bytes = sharded(optimizer_state_bytes(t.optimizer_moments), 1);
+    mem.optimizer_bytes = sharded(optimizer_state_bytes(t), 1);
   }
   const double recomputed =
       t.recompute == Recompute::kFull

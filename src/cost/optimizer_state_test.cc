@@ -23,10 +23,23 @@ TrainingConfig zero1_on_8() {
   return t;
 }
 
+TrainingConfig with_moments(OptimizerMoments moments, bool precision_aware = false) {
+  TrainingConfig t;
+  t.optimizer_moments = moments;
+  t.precision_aware_optimizer = precision_aware;
+  return t;
+}
+
 TEST(OptimizerState, PrecisionAwareMomentsTakeTheirBytes) {
-  EXPECT_EQ(optimizer_state_bytes(OptimizerMoments::kFp32), 12);
-  EXPECT_EQ(optimizer_state_bytes(OptimizerMoments::kBf16), 6);
-  EXPECT_EQ(optimizer_state_bytes(OptimizerMoments::kFp8), 4);
+  EXPECT_EQ(optimizer_state_bytes(with_moments(OptimizerMoments::kFp32)), 12);
+  EXPECT_EQ(optimizer_state_bytes(with_moments(OptimizerMoments::kBf16)), 6);
+  EXPECT_EQ(optimizer_state_bytes(with_moments(OptimizerMoments::kFp8)), 4);
+  // The precision-aware optimizer with fp32 moments: the main parameters' remainders (2) and
+  // the moments (8). Low-precision moments imply it, so asking for it changes nothing there.
+  EXPECT_EQ(optimizer_state_bytes(with_moments(OptimizerMoments::kFp32, true)), 10);
+  EXPECT_EQ(optimizer_state_bytes(with_moments(OptimizerMoments::kBf16, true)), 6);
+  EXPECT_FALSE(precision_aware_optimizer(with_moments(OptimizerMoments::kFp32)));
+  EXPECT_TRUE(precision_aware_optimizer(with_moments(OptimizerMoments::kFp8)));
   const TransformerConfig llama = *zoo::llm_model("llama3-8b");
   const AnalyticCostModel cost(llama, *zoo::cluster_preset("dgx-h100", 8),
                                default_calibration("H100"));
@@ -48,6 +61,14 @@ TEST(OptimizerState, PrecisionAwareMomentsTakeTheirBytes) {
   // The step reads and writes less state: no slower.
   EXPECT_LT(bf16.iteration_time_s, fp32.iteration_time_s);
   EXPECT_LT(fp8.iteration_time_s, bf16.iteration_time_s);
+  // fp32 moments under the precision-aware optimizer: 10 of 12 bytes, nothing else changes.
+  t.optimizer_moments = OptimizerMoments::kFp32;
+  t.precision_aware_optimizer = true;
+  const AnalyticResult aware = cost.evaluate(t);
+  EXPECT_NEAR(aware.memory.optimizer_bytes / fp32.memory.optimizer_bytes, 10.0 / 12.0, 1e-9);
+  EXPECT_EQ(aware.memory.weights_bytes, fp32.memory.weights_bytes);
+  EXPECT_EQ(aware.memory.gradients_bytes, fp32.memory.gradients_bytes);
+  EXPECT_LT(aware.iteration_time_s, fp32.iteration_time_s);
 }
 
 TEST(OptimizerState, PrecisionAwareOptimizerIsMegatronsDistributedOne) {
@@ -76,6 +97,23 @@ TEST(OptimizerState, PrecisionAwareOptimizerIsMegatronsDistributedOne) {
   for (const Engine e : {Engine::kMegatronLm, Engine::kNemo, Engine::kMegatronBridge}) {
     const auto v = rules::engine(engine_rules(e), t, 32);
     EXPECT_EQ(v && v->rule == "engine_optimizer_moments", e == Engine::kNemo) << engine_name(e);
+  }
+  // With fp32 moments the same rules, named by the precision-aware optimizer's own knob.
+  t = zero1_on_8();
+  t.precision_aware_optimizer = true;
+  EXPECT_EQ(rule_of(t), "accepted");
+  t.zero_stage = 0;
+  EXPECT_EQ(rule_of(t), "precision_aware_optimizer_needs_distributed");
+  try {
+    cost.evaluate(t);
+  } catch (const RuleViolation& e) {
+    EXPECT_EQ(e.violation().knob, Knob::kPrecisionAwareOptimizer);
+  }
+  t.zero_stage = 1;
+  for (const Engine e : {Engine::kMegatronLm, Engine::kNemo, Engine::kMegatronBridge}) {
+    const auto v = rules::engine(engine_rules(e), t, 32);
+    EXPECT_EQ(v && v->rule == "engine_precision_aware_optimizer", e == Engine::kNemo)
+        << engine_name(e);
   }
 }
 

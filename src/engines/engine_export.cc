@@ -110,6 +110,24 @@ std::string megatron_layout(const TransformerConfig& model, const TrainingConfig
   return layout;
 }
 
+namespace {
+
+// Megatron-Core's precision-aware optimizer, one option a line: Transformer Engine's FusedAdam
+// holds the distributed optimizer's states, the fp32 main parameters as the bf16 weights' 16-bit
+// remainders, both moments in the dtype priced.
+std::string precision_aware_arguments(const TrainingConfig& t) {
+  if (!precision_aware_optimizer(t)) return "";
+  std::string out = "--use-precision-aware-optimizer \\\n";
+  if (t.optimizer_moments != OptimizerMoments::kFp32) {
+    const std::string_view moments = optimizer_moments_text(t.optimizer_moments);
+    out += fmt::format("--exp-avg-dtype {0} \\\n--exp-avg-sq-dtype {0} \\\n", moments);
+  }
+  if (t.bf16_gradient_reduction) out += "--main-grads-dtype bf16 \\\n";
+  return out;
+}
+
+}  // namespace
+
 std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig& t,
                                int devices_per_node) {
   refuse_what_it_does_not_run(Engine::kMegatronLm, m, t);
@@ -238,15 +256,7 @@ std::string megatron_arguments(const TransformerConfig& m, const TrainingConfig&
   if (t.moe_shared_expert_overlap) arg("--moe-shared-expert-overlap");
   if (t.vpp > 1 && !t.overlap_p2p_comm) arg("--no-overlap-p2p-communication");
   if (t.bf16_gradient_reduction) arg("--grad-reduce-in-bf16");
-  if (t.optimizer_moments != OptimizerMoments::kFp32) {
-    // Transformer Engine's FusedAdam holds the distributed optimizer's states: both moments in
-    // the dtype priced, the fp32 main parameters as the bf16 weights' 16-bit remainders.
-    const std::string moments(optimizer_moments_text(t.optimizer_moments));
-    arg("--use-precision-aware-optimizer");
-    arg("--exp-avg-dtype", moments);
-    arg("--exp-avg-sq-dtype", moments);
-    if (t.bf16_gradient_reduction) arg("--main-grads-dtype", "bf16");
-  }
+  out += precision_aware_arguments(t);
   // The fused attention priced on the megatron stack is Transformer Engine's (cuDNN); the other
   // stacks call FlashAttention-2.
   arg("--attention-backend", t.attention == Attention::kStandard ? "unfused"

@@ -612,6 +612,8 @@ std::vector<std::pair<std::string, std::string>> megatron_searched_options(
   if (t.optimizer_moments != OptimizerMoments::kFp32)
     out.emplace_back(spelled(Knob::kOptimizerMoments, Engine::kMegatronLm),
                      std::string(optimizer_moments_text(t.optimizer_moments)));
+  if (t.precision_aware_optimizer)
+    out.emplace_back(spelled(Knob::kPrecisionAwareOptimizer, Engine::kMegatronLm), "");
   return out;
 }
 

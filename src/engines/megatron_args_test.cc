@@ -340,6 +340,7 @@ TEST(MegatronArgs, ReadsThePrecisionAwareOptimizer) {
                                           "--exp-avg-sq-dtype bf16 --main-grads-dtype bf16\n",
                                       "args.txt");
   EXPECT_EQ(l.training.optimizer_moments, OptimizerMoments::kBf16);
+  EXPECT_FALSE(l.training.precision_aware_optimizer);  // implied by the moments
   EXPECT_TRUE(l.training.bf16_gradient_reduction);
   l = read_megatron_args(
       base + "--use-precision-aware-optimizer --exp-avg-dtype fp8 --exp-avg-sq-dtype fp8\n",
@@ -348,6 +349,8 @@ TEST(MegatronArgs, ReadsThePrecisionAwareOptimizer) {
   EXPECT_FALSE(l.training.bf16_gradient_reduction);
   l = read_megatron_args(base + "--use-precision-aware-optimizer\n", "args.txt");
   EXPECT_EQ(l.training.optimizer_moments, OptimizerMoments::kFp32);
+  EXPECT_TRUE(l.training.precision_aware_optimizer);  // fp32 moments, the main's remainders
+  EXPECT_EQ(optimizer_state_bytes(l.training), 10);
   for (const auto& [args, why] : std::vector<std::pair<std::string, std::string>>{
            {"--exp-avg-dtype bf16", "--exp-avg-dtype: Megatron-Core asserts it can only be fp32"},
            {"--use-precision-aware-optimizer --exp-avg-dtype bf16",

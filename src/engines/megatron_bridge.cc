@@ -153,12 +153,15 @@ void plan_overrides(const TransformerConfig& m, const TrainingConfig& t, Overrid
   // scaling (hybrid, amax history 1024, max) with FP8 parameters, as priced.
   o.set("mixed_precision",
         std::string(t.fp8 ? "bf16_with_fp8_delayed_scaling_mixed" : "bf16_mixed"));
-  if (t.optimizer_moments != OptimizerMoments::kFp32) {
-    // Transformer Engine's FusedAdam holds the states: both moments in bf16, the fp32 main
-    // parameters as 16-bit remainders (DeepSeek-V3's recipe's optimizer).
+  if (precision_aware_optimizer(t)) {
+    // Transformer Engine's FusedAdam holds the states: the fp32 main parameters as 16-bit
+    // remainders, both moments in bf16 where asked (DeepSeek-V3's recipe's optimizer) or fp32
+    // (the Qwen3 16-GPU recipes').
     o.set("optimizer.use_precision_aware_optimizer", true);
-    o.set("optimizer.exp_avg_dtype", std::string("bf16"));
-    o.set("optimizer.exp_avg_sq_dtype", std::string("bf16"));
+    if (t.optimizer_moments != OptimizerMoments::kFp32) {
+      o.set("optimizer.exp_avg_dtype", std::string("bf16"));
+      o.set("optimizer.exp_avg_sq_dtype", std::string("bf16"));
+    }
   }
 }
 
@@ -248,6 +251,8 @@ std::vector<std::pair<std::string, std::string>> megatron_bridge_searched_option
   if (t.optimizer_moments != OptimizerMoments::kFp32)
     out.emplace_back(spelled(Knob::kOptimizerMoments, e),
                      std::string(optimizer_moments_text(t.optimizer_moments)));
+  if (t.precision_aware_optimizer)
+    out.emplace_back(spelled(Knob::kPrecisionAwareOptimizer, e), on(true));
   return out;
 }
 

@@ -189,6 +189,10 @@ const std::map<std::string, AtDefault> kAtDefault = {
     {"optimizer.optimizer", {{"adam"}, "paraplan prices Adam's states and step"}},
     {"optimizer.optimizer_cpu_offload", {{"false"}, "optimizer offloading is not priced"}},
     {"optimizer.optimizer_offload_fraction", {{"0.0", "0"}, "optimizer offloading is not priced"}},
+    {"optimizer.store_param_remainders",
+     {{"true"},
+      "the precision-aware optimizer's main parameters are priced as the bf16 weights' 16-bit "
+      "remainders, Megatron-Core's default"}},
 };
 // Sections and fields that change neither time nor memory: the update's values, the schedule,
 // checkpoints, logs, seeds, evaluation, data sources, numerics of the same kernels.

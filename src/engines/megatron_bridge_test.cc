@@ -154,6 +154,9 @@ std::vector<BridgeCase> bridge_matrix() {
   TrainingConfig moments = t;  // the precision-aware optimizer's bf16 moments
   moments.optimizer_moments = OptimizerMoments::kBf16;
   cases.push_back({"bf16-moments", "llama3-8b", moments});
+  TrainingConfig aware = t;  // the precision-aware optimizer with fp32 moments (Qwen3's recipes)
+  aware.precision_aware_optimizer = true;
+  cases.push_back({"precision-aware-fp32", "llama3-8b", aware});
   return cases;
 }
 
@@ -208,6 +211,7 @@ TEST(MegatronBridge, ExportsReadBackAsTheSamePlan) {
     EXPECT_EQ(r.fp8, c.t.fp8) << c.name;
     EXPECT_EQ(r.fp8_param_gather, c.t.fp8_param_gather) << c.name;
     EXPECT_EQ(r.optimizer_moments, c.t.optimizer_moments) << c.name;
+    EXPECT_EQ(r.precision_aware_optimizer, c.t.precision_aware_optimizer) << c.name;
     EXPECT_EQ(r.attention, c.t.attention) << c.name;
     EXPECT_EQ(r.moe_capacity_factor, c.t.moe_capacity_factor) << c.name;
     EXPECT_EQ(stage_split(*l.model, r), stage_split(m, c.t)) << c.name;
@@ -391,6 +395,8 @@ TEST(MegatronBridge, NvidiasOwnRecipesAreReadAsTheirFunctionsSetThem) {
   // optimizer keeps fp32 moments.
   EXPECT_TRUE(q.training.bf16_gradient_reduction);
   EXPECT_EQ(q.training.optimizer_moments, OptimizerMoments::kFp32);
+  EXPECT_TRUE(q.training.precision_aware_optimizer);  // 10 bytes of state a parameter
+  EXPECT_EQ(optimizer_state_bytes(q.training), 10);
   // DeepSeek-V3's own MixedPrecisionConfig (bf16 weights, gradients reduced in bf16) and its
   // precision-aware optimizer with bf16 moments.
   const LaunchConfig v3 = read_megatron_bridge_launch(

@@ -296,6 +296,9 @@ std::vector<std::pair<OptimizerDtypeField, std::string>> read_optimizer_dtypes(
                                            d.exp_avg + ", the first moment's");
   else
     t.optimizer_moments = optimizer_moments_from_text(d.exp_avg).value_or(OptimizerMoments::kFp32);
+  // With fp32 moments the main parameters are still kept as remainders: a knob of its own (low-
+  // precision moments imply it).
+  t.precision_aware_optimizer = t.optimizer_moments == OptimizerMoments::kFp32;
   return refused;
 }
 

@@ -101,11 +101,18 @@ TEST(MegatronLayout, OptimizerDtypesAreMegatronCores) {
   OptimizerDtypes d;
   EXPECT_TRUE(read_optimizer_dtypes(d, t).empty());
   EXPECT_EQ(t.optimizer_moments, OptimizerMoments::kFp32);
+  EXPECT_FALSE(t.precision_aware_optimizer);
+  d.precision_aware = true;  // with fp32 moments: the knob of its own
+  EXPECT_TRUE(read_optimizer_dtypes(d, t).empty());
+  EXPECT_TRUE(t.precision_aware_optimizer);
+  d.precision_aware = false;
+  t = TrainingConfig{};
   d.exp_avg = d.exp_avg_sq = "bf16";
   ASSERT_EQ(read_optimizer_dtypes(d, t).size(), 2u);  // without the precision-aware optimizer
   d.precision_aware = true;
   EXPECT_TRUE(read_optimizer_dtypes(d, t).empty());
   EXPECT_EQ(t.optimizer_moments, OptimizerMoments::kBf16);
+  EXPECT_FALSE(t.precision_aware_optimizer);  // implied by the moments
   EXPECT_EQ(optimizer_dtype_name("torch.bfloat16"), "bf16");
   EXPECT_EQ(optimizer_dtype_name("torch.uint8"), "fp8");
   EXPECT_EQ(optimizer_dtype_name("torch.int4"), "");

@@ -246,6 +246,7 @@ Json training_to_json(const TrainingConfig& t) {
   if (t.optimizer_moments != OptimizerMoments::kFp32)  // the default: absent
     j[key(Knob::kOptimizerMoments)] = std::string(optimizer_moments_text(t.optimizer_moments));
   if (t.moe_shared_expert_overlap) j[key(Knob::kSharedExpertOverlap)] = true;  // default: absent
+  if (t.precision_aware_optimizer) j[key(Knob::kPrecisionAwareOptimizer)] = true;
   j[key(Knob::kStack)] = std::string(stack_text(t.stack));
   j[key(Knob::kTpCommOverlap)] = t.tp_comm_overlap;
   j[key(Knob::kOverlapP2pComm)] = t.overlap_p2p_comm;
@@ -314,6 +315,8 @@ TrainingConfig training_from_json(const JsonObject& o) {
   }
   if (o.has(key(Knob::kSharedExpertOverlap)))
     t.moe_shared_expert_overlap = flag(key(Knob::kSharedExpertOverlap));
+  if (o.has(key(Knob::kPrecisionAwareOptimizer)))
+    t.precision_aware_optimizer = flag(key(Knob::kPrecisionAwareOptimizer));
   // Plans written before the stack was a knob: Megatron with nothing overlapped but the
   // gradient reduction.
   if (o.has("stack")) {

@@ -203,6 +203,10 @@ std::optional<Violation> engine(const EngineRules& e, const TrainingConfig& t, i
                   std::string(optimizer_moments_text(t.optimizer_moments)),
                   "has no precision-aware optimizer (Adam's moments in fp32 only); use "
                   "{optimizer_moments} fp32");
+  if (!e.precision_aware_optimizer && t.precision_aware_optimizer)
+    return broken(Knob::kPrecisionAwareOptimizer, "engine_precision_aware_optimizer", "on",
+                  "has no precision-aware optimizer (fp32 main parameters only); plan with "
+                  "{precision_aware_optimizer} off");
   if (!e.bf16_gradient_reduction && t.bf16_gradient_reduction)
     return broken(Knob::kGradReduceDtype, "engine_bf16_grad_reduce", "bf16",
                   "reduces gradients in fp32 in a launch of overrides (its bf16 recipe, "

@@ -150,6 +150,10 @@ constexpr KnobSpec kTable[] = {
      false, "on where it applies (shared experts, ep > 1)", kMegatronOnly,
      {"--moe-shared-expert-overlap", "", "", "", "model.moe_shared_expert_overlap"},
      "Run a MoE layer's shared experts on a side stream, their GEMMs hiding the expert-parallel dispatch and combine (Megatron-Core's --moe-shared-expert-overlap; DeepSeek-V2's, GLM-4.5's and Kimi K2's recipes)"},
+    {Knob::kPrecisionAwareOptimizer, "precision_aware_optimizer", "--precision-aware-optimizer", "use_precision_aware_optimizer", KnobType::kOnOff, "", 0, 0, "",
+     false, "off (on with --optimizer-moments bf16 or fp8)", kMegatronOnly,
+     {"--use-precision-aware-optimizer", "", "", "", "optimizer.use_precision_aware_optimizer"},
+     "Megatron-Core's precision-aware optimizer with fp32 moments too: Transformer Engine's FusedAdam keeps the fp32 main parameters as the bf16 weights' missing 16 bits (10 bytes of optimizer state a parameter, not 12; Megatron-Bridge's Qwen3 16-GPU recipes; needs --zero 1 or 2)"},
 };
 // clang-format on
 
@@ -157,7 +161,7 @@ constexpr KnobSpec kTable[] = {
 constexpr bool knobs_in_order() {
   for (std::size_t i = 0; i < std::size(kTable); ++i)
     if (static_cast<std::size_t>(kTable[i].knob) != i) return false;
-  return std::size(kTable) == static_cast<std::size_t>(Knob::kSharedExpertOverlap) + 1;
+  return std::size(kTable) == static_cast<std::size_t>(Knob::kPrecisionAwareOptimizer) + 1;
 }
 static_assert(knobs_in_order(), "kTable lists every Knob once, in Knob's order");
 

@@ -54,6 +54,7 @@ enum class Knob {
   kLossKernel,
   kOptimizerMoments,
   kSharedExpertOverlap,
+  kPrecisionAwareOptimizer,
 };
 
 /// How a front end takes a knob's value.

@@ -36,15 +36,15 @@ enum class Stack { kMegatron, kFsdp, kDeepSpeed };
 /// bytes a parameter. DeepSeek-V3's recipe runs kBf16.
 enum class OptimizerMoments { kFp32, kBf16, kFp8 };
 
-/// The optimizer's state per parameter in bytes: the main parameter and Adam's two moments.
-inline double optimizer_state_bytes(OptimizerMoments moments) {
+/// Bytes of one of Adam's moments for a parameter.
+inline double moment_bytes(OptimizerMoments moments) {
   switch (moments) {
     case OptimizerMoments::kBf16:
-      return 2 + 2 * 2;
+      return 2;
     case OptimizerMoments::kFp8:
-      return 2 + 2 * 1;
+      return 1;
     default:
-      return 4 + 2 * 4;
+      return 4;
   }
 }
 
@@ -139,6 +139,11 @@ struct TrainingConfig {
   /// Adam's moments (and with them the main parameters' bytes): the precision-aware optimizer's
   /// when not kFp32 (stack kMegatron, ZeRO 1 or 2).
   OptimizerMoments optimizer_moments = OptimizerMoments::kFp32;
+  /// Megatron-Core's precision-aware optimizer with fp32 moments as well
+  /// (--use-precision-aware-optimizer alone, as Megatron-Bridge's Qwen3 16-GPU recipes run it):
+  /// the main parameters are the bf16 weights' 16-bit remainders all the same, 10 bytes of state
+  /// a parameter. Low-precision moments imply it (precision_aware_optimizer()).
+  bool precision_aware_optimizer = false;
   /// MoE token dropping (Megatron's --moe-expert-capacity-factor with padding to capacity, as
   /// GShard and Switch): every expert processes exactly capacity_factor × its mean share of the
   /// tokens. 0: dropless, each expert takes what the router sends it (the busiest expert-parallel
@@ -159,6 +164,20 @@ struct TrainingConfig {
   /// Micro-batches per pipeline per iteration.
   std::int64_t microbatches() const { return global_batch / (micro_batch * dp); }
 };
+
+/// Whether Megatron-Core's precision-aware optimizer holds the states: asked for, or implied by
+/// moments below fp32.
+inline bool precision_aware_optimizer(const TrainingConfig& t) {
+  return t.precision_aware_optimizer || t.optimizer_moments != OptimizerMoments::kFp32;
+}
+
+/// The optimizer's state per parameter in bytes: the main parameter — fp32, or under the
+/// precision-aware optimizer the 16 bits the bf16 weight lacks (Transformer Engine's FusedAdam
+/// with store_param_remainders, Megatron-Core's default; paraplan's FP8 is the delayed-scaling
+/// recipe, under which it holds too) — and Adam's two moments.
+inline double optimizer_state_bytes(const TrainingConfig& t) {
+  return (precision_aware_optimizer(t) ? 2 : 4) + 2 * moment_bytes(t.optimizer_moments);
+}
 
 /// A transformer pipeline over devices of several types (the mixed planner's configuration):
 /// segments in pipeline order, each on devices of one type with its own widths and stage count.

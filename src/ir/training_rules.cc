@@ -75,6 +75,7 @@ void apply_stack_defaults(TrainingConfig& t, const StackChoices& fixed,
   t.fp32_loss = fixed.fp32_loss.value_or(!(fsdp && t.bf16_gradient_reduction));
   t.fused_loss = fixed.fused_loss.value_or(false);
   t.optimizer_moments = fixed.optimizer_moments.value_or(OptimizerMoments::kFp32);
+  t.precision_aware_optimizer = fixed.precision_aware_optimizer.value_or(false);
   t.moe_shared_expert_overlap = fixed.moe_shared_expert_overlap.value_or(
       megatron && t.ep > 1 && model != nullptr && model->shared_experts > 0);
 }
@@ -324,15 +325,18 @@ std::optional<Violation> overlaps(const TrainingConfig& t) {
       return broken(Knob::kFp8ParamGather, "fp8_params_need_fp8", "",
                     "FP8 parameters need FP8 matrix products ({precision} fp8)");
   }
-  if (t.optimizer_moments != OptimizerMoments::kFp32) {
+  if (precision_aware_optimizer(t)) {
+    // Named by the knob that asked for it: the moments where they are low-precision.
+    const bool moments = t.optimizer_moments != OptimizerMoments::kFp32;
+    const Knob knob = moments ? Knob::kOptimizerMoments : Knob::kPrecisionAwareOptimizer;
+    const std::string value =
+        moments ? std::string(optimizer_moments_text(t.optimizer_moments)) : "on";
     if (!megatron)
-      return broken(Knob::kOptimizerMoments, "precision_aware_optimizer_needs_megatron",
-                    std::string(optimizer_moments_text(t.optimizer_moments)),
-                    "low-precision moments are Megatron-Core's precision-aware optimizer's; use "
-                    "{stack} megatron");
+      return broken(knob, "precision_aware_optimizer_needs_megatron", value,
+                    "the precision-aware optimizer (and low-precision moments) is Megatron-Core's; "
+                    "use {stack} megatron");
     if (t.zero_stage != 1 && t.zero_stage != 2)
-      return broken(Knob::kOptimizerMoments, "precision_aware_optimizer_needs_distributed",
-                    std::string(optimizer_moments_text(t.optimizer_moments)),
+      return broken(knob, "precision_aware_optimizer_needs_distributed", value,
                     "Megatron-Core runs the precision-aware optimizer only as its distributed "
                     "optimizer ({zero} 1)",
                     {{"zero", str(t.zero_stage)}});

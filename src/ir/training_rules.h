@@ -54,6 +54,8 @@ struct StackChoices {
   std::optional<OptimizerMoments> optimizer_moments;  ///< unset: fp32
   /// Unset: on where it applies (the model has shared experts, ep > 1, megatron).
   std::optional<bool> moe_shared_expert_overlap;
+  /// The precision-aware optimizer with fp32 moments (unset: off; low-precision moments imply it).
+  std::optional<bool> precision_aware_optimizer;
 };
 
 /// Sets what `t.stack` decides for a configuration of t's shape (docs/cost-models.md, "Training

@@ -343,7 +343,8 @@ InnerKnobs ShapeSearch::inner_knobs(int pp, int dp, int cp, int tp,
   if (s_.zero_stage) k.zeros = {*s_.zero_stage};
   // Low-precision moments: Megatron-Core's precision-aware optimizer is its distributed one.
   if (s_.stack_choices.optimizer_moments.value_or(OptimizerMoments::kFp32) !=
-      OptimizerMoments::kFp32)
+          OptimizerMoments::kFp32 ||
+      s_.stack_choices.precision_aware_optimizer.value_or(false))
     std::erase_if(k.zeros, [](int z) { return z != 1 && z != 2; });
   k.shards = {0};
   if (s_.shard_group) {  // HSDP as given: ZeRO 3 over groups that divide dp × cp
@@ -534,6 +535,7 @@ void search_within(LlmSearchSettings& s, Engine engine) {
   fixed.fp8_param_gather = s.stack_choices.fp8_param_gather.value_or(!e.fp8_without_param_gather);
   fixed.bf16_gradient_reduction = s.stack_choices.bf16_gradient_reduction.value_or(false);
   fixed.optimizer_moments = s.stack_choices.optimizer_moments.value_or(OptimizerMoments::kFp32);
+  fixed.precision_aware_optimizer = s.stack_choices.precision_aware_optimizer.value_or(false);
   fixed.moe_shared_expert_overlap = s.stack_choices.moe_shared_expert_overlap.value_or(false);
   if (s.recompute == Recompute::kFull) fixed.recompute_layers = s.recompute_layers.value_or(0);
   if (const auto v = rules::engine(e, fixed, 0)) throw RuleViolation(*v);
