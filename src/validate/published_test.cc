@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "ir/error.h"
 
 namespace paraplan::validate {
@@ -24,25 +27,35 @@ TEST(Published, MoeRunsWithinFifteenPercentAndFit) {
 // torchtitan's and IBM's FSDP and HSDP runs on A100 and NeMo's FP8 runs on H100
 // (data/published-2024), never fitted: each within 15 %, together within 8 %, and each fits, as
 // it ran (torchtitan's per-op selective checkpointing of Llama 2 70B at 4,096 tokens was "does
-// not fit" when priced as Megatron's selective recomputation).
+// not fit" when priced as Megatron's selective recomputation; its layer-wise checkpointing of
+// every second block is Llama 3 8B's TTO-02, 16 of 32 blocks recomputed).
 TEST(Published, TorchtitanFsdpAndNemoFp8RunsWithinTheirTargetsAndFit) {
   const auto rows = score_published(
       io::read_published_runs(std::string(PARAPLAN_DATA) + "/published-2024/published_2024.json"));
-  ASSERT_EQ(rows.size(), 17u);
+  ASSERT_EQ(rows.size(), 18u);
   double sum = 0;
-  for (std::size_t i = 0; i < 15; ++i) {
-    const auto& r = rows[i];
+  std::vector<const ScoredPublished*> b200;
+  for (const auto& r : rows) {
+    if (r.run.cluster == "dgx-b200") {
+      b200.push_back(&r);
+      continue;
+    }
     EXPECT_LT(std::abs(r.error()), 0.15) << r.run.name;
     EXPECT_TRUE(r.predicted.fits) << r.run.name;
     sum += std::abs(r.error());
   }
-  EXPECT_LT(sum / 15, 0.08);
+  ASSERT_EQ(b200.size(), 2u);
+  EXPECT_LT(sum / static_cast<double>(rows.size() - b200.size()), 0.08);
+  // TTO-02: torchtitan's layer-wise checkpointing at its default period, not its per-op policy.
+  ASSERT_NE(rows[1].run.name.find("TTO-02"), std::string::npos);
+  EXPECT_EQ(rows[1].run.config.recompute_layers, 16);
+  EXPECT_LT(std::abs(rows[1].error()), 0.08) << rows[1].run.name;
   // DGX B200 with MXFP8 (Megatron-Bridge), on the preset's published figures and the Hopper
   // transfer: Qwen3-30B-A3B on 8 within 10 %; Qwen3-235B-A22B on 256 still 25 % fast (its
   // pipeline of 94 MoE layers over 8 stages: the gap the closing note names).
-  EXPECT_LT(std::abs(rows[15].error()), 0.10) << rows[15].run.name;
-  EXPECT_LT(std::abs(rows[16].error()), 0.30) << rows[16].run.name;
-  EXPECT_TRUE(rows[15].predicted.fits && rows[16].predicted.fits);
+  EXPECT_LT(std::abs(b200[0]->error()), 0.10) << b200[0]->run.name;
+  EXPECT_LT(std::abs(b200[1]->error()), 0.30) << b200[1]->run.name;
+  EXPECT_TRUE(b200[0]->predicted.fits && b200[1]->predicted.fits);
 }
 
 TEST(Published, UnknownModelOrClusterNamesTheEntry) {
