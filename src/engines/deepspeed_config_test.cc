@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "io/json_fields.h"
 #include "ir/error.h"
 
@@ -134,7 +136,7 @@ torchrun $DISTRIBUTED_ARGS pretrain_gpt.py --tensor-model-parallel-size $TP \
   --num-layers 4 --hidden-size 256 --num-attention-heads 8 --num-key-value-heads 4 \
   --micro-batch-size $MICRO_BATCH_SIZE --global-batch-size $GLOBAL_BATCH_SIZE \
   --seq-length 1024 --max-position-embeddings 1024 --vocab-size 32000 --bf16 \
-  --data-impl mmap --no-query-key-layer-scaling $ds_args
+  --data-impl mmap --no-query-key-layer-scaling --layernorm-epsilon 1e-5 $ds_args
 )";
   const LaunchConfig l = read_deepspeed_config(text, "pretrain_llama2.sh");
   ASSERT_TRUE(l.model.has_value());
@@ -145,6 +147,8 @@ torchrun $DISTRIBUTED_ARGS pretrain_gpt.py --tensor-model-parallel-size $TP \
   EXPECT_EQ(l.training.global_batch, 32);
   EXPECT_EQ(l.training.zero_stage, 0);
   EXPECT_NE(l.training.recompute, Recompute::kFull);
+  // Megatron-DeepSpeed's spelling of the norms' epsilon, numerics alone (Megatron-LM refuses it).
+  EXPECT_NE(std::find(l.ignored.begin(), l.ignored.end(), "--layernorm-epsilon"), l.ignored.end());
 }
 
 TEST(DeepSpeedConfig, BadScriptsAreOnePlacedUsageError) {

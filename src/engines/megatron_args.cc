@@ -457,9 +457,11 @@ const std::set<std::string> kDeepSpeedOnly = {"--deepspeed",
                                               "--no-position-embedding",
                                               "--partition-activations"};
 // Megatron-DeepSpeed's options of an older Megatron-LM that cost nothing: its indexed dataset's
-// format, and the attention scores' scaling (numerics).
+// format, the attention scores' scaling and the norms' epsilon (numerics). Megatron-LM d98e8a6's
+// parser has none of them (--norm-epsilon is its spelling): they are read in this dialect alone.
 const std::set<std::string> kDeepSpeedIgnored = {"--data-impl", "--no-query-key-layer-scaling",
-                                                 "--apply-query-key-layer-scaling"};
+                                                 "--apply-query-key-layer-scaling",
+                                                 "--layernorm-epsilon"};
 
 // The arguments; with `deepspeed`, in Megatron-DeepSpeed's dialect, its own options into `extra`.
 LaunchConfig read_args(const std::string& text, const std::string& source, bool deepspeed,

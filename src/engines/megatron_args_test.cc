@@ -90,6 +90,17 @@ TEST(MegatronArgs, BadInputIsOnePlacedUsageError) {
       {base + "--tensor-model-paralel-size 2\n",
        "args.txt:2: --tensor-model-paralel-size: not an option of Megatron-LM (d98e8a6)'s "
        "pretrain_gpt.py; did you mean --tensor-model-parallel-size?"},
+      // Spellings of older Megatron-LMs (and Megatron-DeepSpeed's) that d98e8a6's parser refuses
+      // as unrecognized arguments: refused, not read as costing nothing.
+      {base + "--layernorm-epsilon 1e-5\n",
+       "args.txt:2: --layernorm-epsilon: not an option of Megatron-LM (d98e8a6)'s pretrain_gpt.py"},
+      {base + "--check-for-nan-in-loss-and-grad\n",
+       "--check-for-nan-in-loss-and-grad: not an option of Megatron-LM (d98e8a6)"},
+      {base + "--bias-swiglu-fusion\n",
+       "--bias-swiglu-fusion: not an option of Megatron-LM (d98e8a6)'s pretrain_gpt.py; did you "
+       "mean --no-bias-swiglu-fusion?"},
+      {base + "--untie-embeddings-and-output-weights-init\n",
+       "--untie-embeddings-and-output-weights-init: not an option of Megatron-LM (d98e8a6)"},
       // Megatron-LM's own option that paraplan does not price: refused by name, with why.
       {base + "--enable-cuda-graph\n",
        "args.txt:2: --enable-cuda-graph: CUDA graphs change launch overheads"},

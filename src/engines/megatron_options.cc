@@ -124,9 +124,7 @@ const std::set<std::string>& megatron_ignored_options() {
                                                 "--profile-ranks",
                                                 "--use-pytorch-profiler",
                                                 "--log-straggler",
-                                                "--check-for-nan-in-loss-and-grad",
                                                 "--norm-epsilon",
-                                                "--layernorm-epsilon",
                                                 "--apply-layernorm-1p",
                                                 "--attention-softmax-in-fp32",
                                                 "--no-persist-layer-norm",
@@ -168,9 +166,7 @@ const std::set<std::string>& megatron_ignored_options() {
                                                 "--per-split-data-args-path",
                                                 "--full-validation",
                                                 "--hybrid-override-pattern",
-                                                "--bias-swiglu-fusion",
-                                                "--init-model-with-meta-device",
-                                                "--untie-embeddings-and-output-weights-init"};
+                                                "--init-model-with-meta-device"};
   return options;
 }
 
