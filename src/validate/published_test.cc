@@ -35,7 +35,9 @@ TEST(Published, TorchtitanFsdpAndNemoFp8RunsWithinTheirTargetsAndFit) {
   ASSERT_EQ(rows.size(), 18u);
   double sum = 0;
   std::vector<const ScoredPublished*> b200;
+  const ScoredPublished* layer_wise = nullptr;
   for (const auto& r : rows) {
+    if (r.run.name.rfind("TTO-02", 0) == 0) layer_wise = &r;
     if (r.run.cluster == "dgx-b200") {
       b200.push_back(&r);
       continue;
@@ -47,12 +49,12 @@ TEST(Published, TorchtitanFsdpAndNemoFp8RunsWithinTheirTargetsAndFit) {
   ASSERT_EQ(b200.size(), 2u);
   EXPECT_LT(sum / static_cast<double>(rows.size() - b200.size()), 0.08);
   // TTO-02: torchtitan's layer-wise checkpointing at its default period, not its per-op policy.
-  ASSERT_NE(rows[1].run.name.find("TTO-02"), std::string::npos);
-  EXPECT_EQ(rows[1].run.config.recompute_layers, 16);
-  EXPECT_LT(std::abs(rows[1].error()), 0.08) << rows[1].run.name;
+  ASSERT_NE(layer_wise, nullptr);
+  EXPECT_EQ(layer_wise->run.config.recompute_layers, 16);
+  EXPECT_LT(std::abs(layer_wise->error()), 0.08) << layer_wise->run.name;
   // DGX B200 with MXFP8 (Megatron-Bridge), on the preset's published figures and the Hopper
-  // transfer: Qwen3-30B-A3B on 8 within 10 %; Qwen3-235B-A22B on 256 still 25 % fast (its
-  // pipeline of 94 MoE layers over 8 stages: the gap the closing note names).
+  // transfer: Qwen3-30B-A3B on 8 within 10 %; Qwen3-235B-A22B on 256 still 25 % fast (its layer
+  // split is the recipe's, 11,12,…,12,11; the per-layer gap needs a measurement to place).
   EXPECT_LT(std::abs(b200[0]->error()), 0.10) << b200[0]->run.name;
   EXPECT_LT(std::abs(b200[1]->error()), 0.30) << b200[1]->run.name;
   EXPECT_TRUE(b200[0]->predicted.fits && b200[1]->predicted.fits);
